@@ -1,0 +1,341 @@
+"""Threshold semantics: what each limit observes in a result, and the verdict.
+
+Every limit keyword of :data:`pytest_fairness.markers.LIMITS` maps to one observation of an
+:class:`~pytest_fairness.results.IndicatorResult`:
+
+================== ===============================================================
+limit              observed
+================== ===============================================================
+max_gap            ``result.gap`` (max − min over included groups), interval "gap"
+min_ratio          ``result.ratio`` (min / max over included groups), interval "ratio"
+min_value          the lowest included group value (the headline value if no groups)
+max_value          the highest included group value (the headline value if no groups)
+max_effect_size    ``|stats["effect_size"]|``
+min_p_value        ``stats["p_value"]``
+max_amplification  ``stats["amplification"]``
+max_variance       ``stats["variance"]``
+max_auc            the largest ``|cell|`` of ``matrices["auc"]``
+max_l1             ``stats["l1"]``
+================== ===============================================================
+
+With ``confidence="supported"`` a limit fails only when the whole interval lies beyond it;
+with ``"strict"`` it fails when any part does. A number that cannot be computed (a gap with
+fewer than two large-enough groups) raises :class:`InsufficientDataError` rather than pass.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import math
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, final
+
+from pytest_fairness.errors import FairnessConfigError, FairnessViolation, InsufficientDataError
+from pytest_fairness.markers import LIMITS, validate_threshold
+from pytest_fairness.results import GroupStat, IndicatorResult, group_label, iter_results
+
+__all__ = ["CheckOutcome", "check", "collecting", "evaluate"]
+
+
+@final
+@dataclass(frozen=True)
+class CheckOutcome:
+    """The verdict of one limit on one result.
+
+    Parameters
+    ----------
+    limit : str
+        The keyword (``"max_gap"``).
+    threshold : float
+        The limit's value.
+    observed : float
+        The number the limit bounds.
+    passed : bool
+        The verdict.
+    result : IndicatorResult
+        The result checked (the slice at ``at`` when one was picked).
+    key : str or None
+        The result's key when the test returned a dict.
+    confidence : str
+        ``"point"``, ``"supported"`` or ``"strict"``.
+    interval : (float, float) or None
+        The interval of ``observed`` the verdict used, if any.
+    where : str
+        Which group or cell produced ``observed`` (empty for whole-result numbers).
+    """
+
+    limit: str
+    threshold: float
+    observed: float
+    passed: bool
+    result: IndicatorResult
+    key: str | None = None
+    confidence: str = "point"
+    interval: tuple[float, float] | None = None
+    where: str = ""
+
+    @property
+    def label(self) -> str:
+        """``indicator (metric)`` with the coordinate and key, for reports."""
+        text = f"{self.result.name} ({self.result.metric})"
+        if self.result.at is not None:
+            text += f" at {self.result.at:g}"
+        if self.key is not None:
+            text = f"{self.key}: {text}"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-serialisable summary (the result itself is not repeated)."""
+        from pytest_fairness.results import _encode_float
+
+        return {
+            "limit": self.limit,
+            "threshold": self.threshold,
+            "observed": _encode_float(self.observed),
+            "passed": self.passed,
+            "indicator": self.result.name,
+            "metric": self.result.metric,
+            "at": self.result.at,
+            "key": self.key,
+            "confidence": self.confidence,
+            "interval": None if self.interval is None else list(self.interval),
+            "where": self.where,
+        }
+
+
+# -- observations ----------------------------------------------------------------------
+
+
+def _needs_groups(limit: str, result: IndicatorResult) -> tuple[GroupStat, ...]:
+    included = result.included_groups
+    if len(included) >= 2:
+        return included
+    sizes = ", ".join(f"{g.label} (n={g.n})" for g in result.groups) or "none"
+    raise InsufficientDataError(
+        f"{limit} needs at least 2 groups with n >= min_group_size={result.min_group_size} in "
+        f"{result.name!r} ({result.metric}); groups: {sizes}. Pass a smaller min_group_size "
+        "to the indicator, or add data for the small groups."
+    )
+
+
+def _stat(limit: str, result: IndicatorResult, name: str) -> float:
+    if name not in result.stats:
+        have = ", ".join(sorted(result.stats)) or "none"
+        raise FairnessConfigError(
+            f"{limit} bounds stats[{name!r}], which {result.name!r} ({result.metric}) does not "
+            f"report (its stats: {have}). Use a limit that fits this indicator, or pass "
+            "result=... to apply the limits to another returned result."
+        )
+    return result.stats[name]
+
+
+def _bounded(
+    limit: str, observed: float, interval: tuple[float, float] | None, confidence: str
+) -> float:
+    """The number the verdict uses: the estimate, or the decisive end of the interval."""
+    if confidence == "point":
+        return observed
+    if interval is None:
+        raise FairnessConfigError(
+            f"confidence={confidence!r} needs an interval for {limit}, and the result has "
+            "none. Compute the indicator with intervals (e.g. n_bootstrap=1000) or use "
+            "confidence='point'."
+        )
+    low, high = interval
+    upper_matters = (LIMITS[limit].bound == "max") == (confidence == "strict")
+    return high if upper_matters else low
+
+
+def _observe(
+    limit: str, result: IndicatorResult, confidence: str
+) -> tuple[float, float, tuple[float, float] | None, str]:
+    """Return ``(observed, decisive, interval, where)`` for one limit on one result."""
+    if limit in ("max_gap", "min_ratio"):
+        _needs_groups(limit, result)
+        kind = "gap" if limit == "max_gap" else "ratio"
+        observed = result.gap if kind == "gap" else result.ratio
+        if math.isnan(observed):
+            raise InsufficientDataError(
+                f"{limit}: the ratio of {result.name!r} ({result.metric}) is undefined for "
+                "negative values; bound the gap instead."
+            )
+        interval = result.intervals.get(kind)
+        return observed, _bounded(limit, observed, interval, confidence), interval, ""
+    if limit in ("min_value", "max_value"):
+        if not result.groups:
+            interval = result.intervals.get("value")
+            decisive = _bounded(limit, result.value, interval, confidence)
+            return result.value, decisive, interval, ""
+        included = result.included_groups
+        if not included:
+            raise InsufficientDataError(
+                f"{limit}: no group of {result.name!r} has n >= min_group_size="
+                f"{result.min_group_size}; pass a smaller min_group_size or add data."
+            )
+        pick = min if limit == "min_value" else max
+        decisive, group = pick(
+            ((_bounded(limit, g.value, g.interval, confidence), g) for g in included),
+            key=lambda pair: pair[0],
+        )
+        return group.value, decisive, group.interval, f"group {group.label}"
+    if limit == "max_effect_size":
+        observed = abs(_stat(limit, result, "effect_size"))
+        interval = result.intervals.get("effect_size")
+        if interval is not None:
+            low, high = interval
+            interval = (0.0 if low <= 0 <= high else min(abs(low), abs(high)),
+                        max(abs(low), abs(high)))
+        return observed, _bounded(limit, observed, interval, confidence), interval, ""
+    if limit == "max_auc":
+        matrix = result.matrices.get("auc")
+        if matrix is None:
+            raise FairnessConfigError(
+                f"max_auc bounds matrices['auc'], which {result.name!r} does not report; "
+                "use it with fair_sa results."
+            )
+        cells = [
+            (abs(v), f"cell {group_label(r)} × {group_label(c)}")
+            for r, row in zip(matrix.rows, matrix.values)
+            for c, v in zip(matrix.columns, row)
+            if not math.isnan(v)
+        ]
+        if not cells:
+            raise InsufficientDataError(f"max_auc: the AUC matrix of {result.name!r} is empty.")
+        observed, where = max(cells)
+        return observed, observed, None, where
+    stat = {
+        "min_p_value": "p_value",
+        "max_amplification": "amplification",
+        "max_variance": "variance",
+        "max_l1": "l1",
+    }[limit]
+    observed = _stat(limit, result, stat)
+    interval = result.intervals.get(stat)
+    return observed, _bounded(limit, observed, interval, confidence), interval, ""
+
+
+def _applies(spec_result: str | None, key: str | None, result: IndicatorResult) -> bool:
+    return spec_result is None or spec_result in (key, result.name)
+
+
+def evaluate(results: Any, limits: Mapping[str, Any]) -> list[CheckOutcome]:
+    """Check results against validated limits and return every outcome, raising nothing.
+
+    Parameters
+    ----------
+    results : IndicatorResult, or a sequence or mapping of them
+        What a fairness test returned.
+    limits : mapping
+        Validated keywords of one ``fairness_threshold`` marker.
+
+    Raises
+    ------
+    FairnessConfigError
+        When there is no result to check, ``result=`` matches none, or a limit does not fit.
+    InsufficientDataError
+        When the bounded number cannot be computed.
+    """
+    pairs = list(iter_results(results))
+    if not pairs:
+        raise FairnessConfigError(
+            "A fairness limit needs an IndicatorResult to check, but got "
+            f"{type(results).__name__}. Return the indicator's result from the test (or a "
+            "list or dict of results), or pass it to fairness.check()."
+        )
+    wanted = limits.get("result")
+    chosen = [(k, r) for k, r in pairs if _applies(wanted, k, r)]
+    if not chosen:
+        names = ", ".join(sorted({k or r.name for k, r in pairs}))
+        raise FairnessConfigError(
+            f"result={wanted!r} matches none of the returned results ({names}); use a dict key "
+            "or an indicator name."
+        )
+    confidence = limits.get("confidence", "point")
+    outcomes = []
+    for key, result in chosen:
+        target = result.select(limits["at"]) if "at" in limits else result
+        for limit in (k for k in limits if k in LIMITS):
+            threshold = float(limits[limit])
+            observed, decisive, interval, where = _observe(limit, target, confidence)
+            if LIMITS[limit].bound == "max":
+                passed = decisive <= threshold
+            else:
+                passed = decisive >= threshold
+            outcomes.append(
+                CheckOutcome(limit, threshold, observed, passed, target, key, confidence,
+                             interval, where)
+            )
+    return outcomes
+
+
+# -- inline checks and collection --------------------------------------------------------
+
+_COLLECTOR: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar(
+    "pytest_fairness_collector", default=None
+)
+
+
+@contextmanager
+def collecting() -> Iterator[list[Any]]:
+    """Collect the results and outcomes of inline :func:`check` calls made in the block.
+
+    The plugin wraps each test call in it so that inline checks reach the summary.
+    """
+    sink: list[Any] = []
+    token = _COLLECTOR.set(sink)
+    try:
+        yield sink
+    finally:
+        _COLLECTOR.reset(token)
+
+
+def raise_on_violation(outcomes: list[CheckOutcome]) -> None:
+    """Raise :class:`FairnessViolation` with a rendered message when any outcome failed."""
+    __tracebackhide__ = True
+    failed = [o for o in outcomes if not o.passed]
+    if failed:
+        from pytest_fairness.report.terminal import violation_message
+
+        raise FairnessViolation(violation_message(outcomes), outcomes)
+
+
+def check(results: Any, **limits: Any) -> tuple[CheckOutcome, ...]:
+    """Check results against limits, raising :class:`FairnessViolation` on any breach.
+
+    Parameters
+    ----------
+    results : IndicatorResult, or a sequence or mapping of them
+        The results to check.
+    **limits
+        The keywords of ``fairness.threshold`` (``max_gap=0.05``, ``at=0.5``, ...).
+
+    Returns
+    -------
+    tuple of CheckOutcome
+        Every outcome, when all passed.
+
+    Raises
+    ------
+    FairnessViolation
+        When any limit is broken; it is an ``AssertionError``, so pytest reports a failure.
+    FairnessConfigError
+        On invalid limits.
+
+    Examples
+    --------
+    >>> from pytest_fairness import GroupStat, IndicatorResult, fairness
+    >>> r = IndicatorResult("demo", "accuracy", 0.9, min_group_size=1,
+    ...                     groups=(GroupStat("a", 10, 0.92), GroupStat("b", 10, 0.88)))
+    >>> [o.passed for o in fairness.check(r, max_gap=0.05)]
+    [True]
+    """
+    __tracebackhide__ = True
+    clean = validate_threshold((), limits)
+    outcomes = evaluate(results, clean)
+    sink = _COLLECTOR.get()
+    if sink is not None:
+        sink.append((results, outcomes))
+    raise_on_violation(outcomes)
+    return tuple(outcomes)

@@ -1,0 +1,70 @@
+"""The exceptions pytest-fairness raises.
+
+::
+
+    FairnessError
+    ├── FairnessConfigError (ValueError)     bad marker, option or indicator argument
+    ├── InvalidDataError (ValueError)        malformed input data: NaN, mismatched lengths, bad files
+    │   └── InsufficientDataError            too little data to compute a number (empty input, one group)
+    ├── MissingDependencyError (ImportError) an optional package is absent; names the pip extra
+    └── FairnessViolation (AssertionError)   a result breaks a limit; pytest reports a failure
+
+Every message names the parameter, column or file, the offending value, and the fix.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_fairness.checks import CheckOutcome
+
+__all__ = [
+    "FairnessConfigError",
+    "FairnessError",
+    "FairnessViolation",
+    "InsufficientDataError",
+    "InvalidDataError",
+    "MissingDependencyError",
+]
+
+
+class FairnessError(Exception):
+    """Root of every exception pytest-fairness raises on purpose."""
+
+
+class FairnessConfigError(FairnessError, ValueError):
+    """A marker, option or indicator argument is invalid."""
+
+
+class InvalidDataError(FairnessError, ValueError):
+    """Input data is malformed: NaN, mismatched lengths, unreadable or inconsistent files."""
+
+
+class InsufficientDataError(InvalidDataError):
+    """There is too little data to compute the requested number."""
+
+
+class MissingDependencyError(FairnessError, ImportError):
+    """An optional dependency is not installed; the message names the pip extra."""
+
+
+class FairnessViolation(FairnessError, AssertionError):
+    """A result breaks one or more fairness limits.
+
+    Parameters
+    ----------
+    message : str
+        The rendered failure: limits, observed values and per-group tables.
+    outcomes : sequence of CheckOutcome
+        Every check that was made, passed ones included.
+    """
+
+    def __init__(self, message: str, outcomes: Any = ()) -> None:
+        super().__init__(message)
+        self.outcomes: tuple[CheckOutcome, ...] = tuple(outcomes)
+
+    @property
+    def violations(self) -> tuple[CheckOutcome, ...]:
+        """The checks that failed."""
+        return tuple(o for o in self.outcomes if not o.passed)

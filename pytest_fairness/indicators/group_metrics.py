@@ -1,0 +1,404 @@
+"""Group metrics of the cross-domain fairness benchmark (seed 003).
+
+Classification: per-group accuracy, MGA, mGA, DA, DEO, DEOdds, DTO and ΔDTO.
+Landmark detection: per-image NME, per-group SDR, MGS, mGS, DS, DTO and ΔDTO.
+
+More than two groups are allowed: every "difference" is the max − min over the groups
+with ``n >= min_group_size``. ``variant="reference"`` reproduces the released code of
+iurada/fairness_crossdomain (two groups only, DTO in percent, SDR as ``NME <= threshold``
+on its step grid, NME normalised by the distance between landmarks 36 and 45).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
+from pytest_fairness.indicators._common import (
+    as_1d,
+    check_min_group_size,
+    check_same_length,
+    check_variant,
+    encode_groups,
+    exclusion_notes,
+    make_group_stats,
+)
+from pytest_fairness.results import GroupKey, IndicatorResult, group_label
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+__all__ = ["delta_dto", "group_metrics", "landmark_metrics"]
+
+#: Landmarks whose distance normalises NME in the 68-point scheme (outer eye corners).
+INTEROCULAR_68 = (36, 45)
+
+
+def _dto(best: float, worst: float, variant: str) -> float:
+    """Distance from (best, worst) to the utopia point (1, 1), or (100, 100) in percent."""
+    if variant == "reference":
+        return math.hypot(100 - best * 100, 100 - worst * 100)
+    return math.hypot(1 - best, 1 - worst)
+
+
+def _spread(values: NDArray[np.float64]) -> float:
+    return float(values.max() - values.min()) if values.size >= 2 else math.nan
+
+
+def _check_groups_usable(
+    keys: list[GroupKey], variant: str, function: str
+) -> None:
+    if len(keys) < 2:
+        raise InsufficientDataError(
+            f"groups has a single value {group_label(keys[0])!r}: {function} compares groups, "
+            "so it needs at least two. Check the protected attribute column."
+        )
+    if variant == "reference" and len(keys) != 2:
+        raise FairnessConfigError(
+            f"variant='reference' reproduces code written for exactly two groups; got "
+            f"{len(keys)} groups ({', '.join(map(group_label, keys))}). Use variant='paper' "
+            "for more than two."
+        )
+
+
+def _positive_label(y_true: NDArray[Any], y_pred: NDArray[Any], pos_label: Any) -> Any:
+    classes = list(dict.fromkeys(np.concatenate([y_true, y_pred]).tolist()))
+    if pos_label is not None:
+        if pos_label not in classes:
+            raise FairnessConfigError(
+                f"pos_label={pos_label!r} does not occur in y_true or y_pred (classes: "
+                f"{sorted(map(str, classes))}). Pass one of the classes."
+            )
+        return pos_label
+    if set(classes) <= {0, 1}:  # also covers True/False
+        return 1
+    raise FairnessConfigError(
+        f"DEO and DEOdds need a positive class, and the labels {sorted(map(str, classes))[:10]} "
+        f"are not 0/1. Pass pos_label=<the positive class> (one-vs-rest for multiclass)."
+    )
+
+
+def group_metrics(
+    y_true: Any,
+    y_pred: Any,
+    *,
+    groups: Any,
+    pos_label: Any = None,
+    min_group_size: int = 30,
+    variant: str = "paper",
+) -> IndicatorResult:
+    r"""Accuracy per group and the fairness metrics of seed 003.
+
+    .. math::
+
+        DA = MGA - mGA, \quad
+        DEO = \max_g TPR_g - \min_g TPR_g, \quad
+        DEOdds = \sum_{t \in \{0, 1\}} \big(\max_g P(\hat y = 1 | y = t, g)
+                 - \min_g P(\hat y = 1 | y = t, g)\big), \quad
+        DTO = \lVert (1, 1) - (MGA, mGA) \rVert_2
+
+    where MGA and mGA are the best and worst group accuracies. With two groups the
+    max − min is the paper's absolute difference.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n,)
+        True and predicted labels.
+    groups : array-like of shape (n,), DataFrame, mapping or one-hot array
+        The protected attribute; several columns give intersectional groups.
+    pos_label : optional
+        The positive class for DEO and DEOdds; inferred only for 0/1 labels.
+    min_group_size : int, default 30
+        Smaller groups are reported but left out of MGA, mGA and every difference.
+    variant : {"paper", "reference"}
+        ``"reference"``: two groups only and DTO in percent, as the released code.
+
+    Returns
+    -------
+    IndicatorResult
+        ``value`` is the overall accuracy; each group's value is its accuracy (stats ``tpr``,
+        ``fpr``); ``stats`` holds ``accuracy``, ``MGA``, ``mGA``, ``DA``, ``DEO``, ``DEOdds``,
+        ``DTO``. The result's ``gap`` equals DA.
+
+    Examples
+    --------
+    >>> r = group_metrics([1, 0, 1, 1, 0, 1], [1, 0, 1, 0, 0, 0],
+    ...                   groups=["a", "a", "a", "b", "b", "b"], min_group_size=1)
+    >>> r.stats["DA"], round(r.stats["DTO"], 4)
+    (0.6666666666666667, 0.6667)
+    """
+    check_variant(variant, "group_metrics")
+    min_group_size = check_min_group_size(min_group_size)
+    y_true = as_1d(y_true, "y_true")
+    y_pred = as_1d(y_pred, "y_pred")
+    n = check_same_length(y_true=y_true, y_pred=y_pred)
+    keys, codes = encode_groups(groups, n)
+    _check_groups_usable(keys, variant, "group_metrics")
+    positive = _positive_label(y_true, y_pred, pos_label)
+
+    correct = (y_true == y_pred).astype(np.float64)
+    is_pos = y_true == positive
+    pred_pos = (y_pred == positive).astype(np.float64)
+    k = len(keys)
+    counts = np.bincount(codes, minlength=k)
+    accuracy = np.bincount(codes, weights=correct, minlength=k) / counts
+    n_pos = np.bincount(codes, weights=is_pos, minlength=k)
+    n_neg = counts - n_pos
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tpr = np.bincount(codes, weights=pred_pos * is_pos, minlength=k) / n_pos
+        fpr = np.bincount(codes, weights=pred_pos * ~is_pos, minlength=k) / n_neg
+
+    included = counts >= min_group_size
+    for i in np.flatnonzero(included & ((n_pos == 0) | (n_neg == 0))):
+        missing = "positive" if n_pos[i] == 0 else "negative"
+        raise InsufficientDataError(
+            f"group {group_label(keys[i])!r} has only one class in y_true (no {missing} "
+            f"samples for pos_label={positive!r}), so its "
+            f"{'TPR' if missing == 'positive' else 'FPR'} and therefore DEO/DEOdds are "
+            f"undefined. Add {missing} samples for that group, or raise min_group_size "
+            f"above its size ({int(counts[i])}) to report it without comparing it."
+        )
+    stats: dict[str, float] = {"accuracy": float(correct.mean())}
+    if included.sum() >= 2:
+        mga, mga_low = float(accuracy[included].max()), float(accuracy[included].min())
+        deo = _spread(tpr[included])
+        stats.update(MGA=mga, mGA=mga_low, DA=mga - mga_low, DEO=deo,
+                     DEOdds=deo + _spread(fpr[included]), DTO=_dto(mga, mga_low, variant))
+    else:
+        stats.update({name: math.nan for name in ("MGA", "mGA", "DA", "DEO", "DEOdds", "DTO")})
+    group_stats = make_group_stats(
+        keys, counts, accuracy, min_group_size=min_group_size,
+        stats=[{"tpr": float(tpr[i]), "fpr": float(fpr[i])} for i in range(k)],
+    )
+    return IndicatorResult(
+        name="group_metrics",
+        metric="accuracy",
+        value=stats["accuracy"],
+        groups=group_stats,
+        stats=stats,
+        params={"pos_label": positive, "min_group_size": min_group_size, "variant": variant,
+                "n": n},
+        higher_is_better=True,
+        min_group_size=min_group_size,
+        notes=exclusion_notes(group_stats, min_group_size),
+    )
+
+
+def _landmarks(values: Any, name: str) -> NDArray[np.float64]:
+    array = np.asarray(values, dtype=np.float64)
+    if array.ndim == 2 and array.shape[1] % 2 == 0:
+        array = array.reshape(array.shape[0], -1, 2)
+    if array.ndim != 3 or array.shape[2] != 2:
+        raise InvalidDataError(
+            f"{name} must have shape (images, landmarks, 2) or (images, 2 * landmarks); "
+            f"got shape {np.shape(values)}."
+        )
+    if array.shape[0] == 0:
+        raise InsufficientDataError(f"{name} is empty; pass at least one image per group.")
+    bad = np.flatnonzero(~np.isfinite(array).all(axis=(1, 2)))
+    if bad.size:
+        raise InvalidDataError(
+            f"{name} has NaN or infinite coordinates in image {int(bad[0])} ({bad.size} "
+            "images in all); drop those images or fill in the landmarks."
+        )
+    return array
+
+
+def _normalizer(normalizer: Any, y_true: NDArray[np.float64], variant: str) -> NDArray[np.float64]:
+    n, n_landmarks, _ = y_true.shape
+    if isinstance(normalizer, str):
+        if normalizer != "interocular":
+            raise FairnessConfigError(
+                f"normalizer must be 'interocular', a pair of landmark indices, or one positive "
+                f"distance per image; got normalizer={normalizer!r}."
+            )
+        if n_landmarks != 68:
+            raise FairnessConfigError(
+                f"normalizer='interocular' uses landmarks {INTEROCULAR_68} of the 68-point "
+                f"scheme, but the landmarks have {n_landmarks} points. Pass the pair of "
+                "indices of the eye corners, or one distance per image."
+            )
+        normalizer = INTEROCULAR_68
+    array = np.asarray(normalizer)
+    if array.shape == (2,) and array.dtype.kind in "iu":
+        i, j = (int(v) for v in array)
+        if not (0 <= i < n_landmarks and 0 <= j < n_landmarks) or i == j:
+            raise FairnessConfigError(
+                f"normalizer=({i}, {j}) must name two different landmarks in [0, {n_landmarks})."
+            )
+        distance = np.linalg.norm(y_true[:, i] - y_true[:, j], axis=1)
+    else:
+        if variant == "reference":
+            raise FairnessConfigError(
+                "variant='reference' normalises by the distance between two ground-truth "
+                "landmarks; pass normalizer='interocular' or a pair of indices."
+            )
+        distance = as_1d(np.asarray(normalizer, dtype=np.float64), "normalizer")
+        check_same_length(normalizer=distance, y_true=y_true)
+    bad = np.flatnonzero(~(distance > 0))
+    if bad.size:
+        raise InvalidDataError(
+            f"normalizer is {float(distance[bad[0]])!r} for image {int(bad[0])} ({bad.size} "
+            "images in all); NME divides by it, so it must be positive. Check the landmarks "
+            "of those images."
+        )
+    return distance
+
+
+def _success(nme: NDArray[np.float64], threshold: float, variant: str) -> NDArray[np.float64]:
+    """Whether each image is detected successfully at the threshold."""
+    if variant == "reference":
+        # The released compute_sdr counts NME <= the last point of an arange grid.
+        edge = np.arange(0, threshold + 0.0001, 0.0001)[-1]
+        return (nme <= edge).astype(np.float64)
+    return (nme < threshold).astype(np.float64)
+
+
+def landmark_metrics(
+    y_true: Any,
+    y_pred: Any,
+    *,
+    groups: Any,
+    normalizer: Any,
+    sdr_threshold: float = 0.08,
+    min_group_size: int = 30,
+    variant: str = "paper",
+) -> IndicatorResult:
+    r"""Landmark-detection fairness of seed 003: NME, SDR, MGS, mGS, DS and DTO.
+
+    .. math::
+
+        NME_i = \frac{1}{K} \sum_{k=1}^{K} \frac{\lVert y_{ik} - \hat y_{ik} \rVert_2}{D_i},
+        \quad SDR_g = P(NME < \theta \mid g), \quad DS = MGS - mGS
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n, K, 2) or (n, 2K)
+        Ground-truth and predicted landmarks.
+    groups : array-like of shape (n,), DataFrame, mapping or one-hot array
+        The protected attribute.
+    normalizer : "interocular", (int, int) or array-like of shape (n,)
+        ``D_i``: the distance between two ground-truth landmarks (``"interocular"`` is
+        (36, 45) of the 68-point scheme), or one positive distance per image.
+    sdr_threshold : float, default 0.08
+        The NME below which a detection succeeds.
+    min_group_size : int, default 30
+        Smaller groups are reported but left out of MGS, mGS, DS and DTO.
+    variant : {"paper", "reference"}
+        ``"reference"``: two groups, success as ``NME <=`` the released code's grid point,
+        DTO in percent.
+
+    Returns
+    -------
+    IndicatorResult
+        ``value`` is the overall SDR; each group's value is its SDR (stat ``nme``, its mean
+        NME); ``stats`` holds ``SDR``, ``NME``, ``MGS``, ``mGS``, ``DS``, ``DTO``.
+
+    Examples
+    --------
+    >>> truth = [[[0, 0], [10, 0]]] * 4
+    >>> pred = [[[0, 0], [10, 0]], [[1, 0], [10, 0]], [[0, 0], [10, 0]], [[0, 0], [13, 0]]]
+    >>> r = landmark_metrics(truth, pred, groups=[0, 0, 1, 1], normalizer=(0, 1),
+    ...                      min_group_size=1)
+    >>> r.stats["DS"], r.group(1).stats["nme"]
+    (0.5, 0.075)
+    """
+    check_variant(variant, "landmark_metrics")
+    min_group_size = check_min_group_size(min_group_size)
+    if isinstance(sdr_threshold, bool) or not isinstance(sdr_threshold, (int, float)) or not (
+        sdr_threshold > 0
+    ):
+        raise FairnessConfigError(
+            f"sdr_threshold must be a positive number (an NME); got sdr_threshold={sdr_threshold!r}."
+        )
+    truth = _landmarks(y_true, "y_true")
+    pred = _landmarks(y_pred, "y_pred")
+    if truth.shape != pred.shape:
+        raise InvalidDataError(
+            f"y_true and y_pred must have the same shape; got {truth.shape} and {pred.shape}."
+        )
+    n = truth.shape[0]
+    keys, codes = encode_groups(groups, n)
+    _check_groups_usable(keys, variant, "landmark_metrics")
+    distance = _normalizer(normalizer, truth, variant)
+    nme = np.linalg.norm(truth - pred, axis=2).mean(axis=1) / distance
+    success = _success(nme, float(sdr_threshold), variant)
+
+    k = len(keys)
+    counts = np.bincount(codes, minlength=k)
+    sdr = np.bincount(codes, weights=success, minlength=k) / counts
+    group_nme = np.bincount(codes, weights=nme, minlength=k) / counts
+    included = counts >= min_group_size
+    stats: dict[str, float] = {"SDR": float(success.mean()), "NME": float(nme.mean())}
+    if included.sum() >= 2:
+        mgs, mgs_low = float(sdr[included].max()), float(sdr[included].min())
+        stats.update(MGS=mgs, mGS=mgs_low, DS=mgs - mgs_low, DTO=_dto(mgs, mgs_low, variant))
+    else:
+        stats.update({name: math.nan for name in ("MGS", "mGS", "DS", "DTO")})
+    group_stats = make_group_stats(
+        keys, counts, sdr, min_group_size=min_group_size,
+        stats=[{"nme": float(group_nme[i])} for i in range(k)],
+    )
+    return IndicatorResult(
+        name="landmark_metrics",
+        metric=f"sdr@{sdr_threshold:g}",
+        value=stats["SDR"],
+        groups=group_stats,
+        stats=stats,
+        params={"sdr_threshold": sdr_threshold, "min_group_size": min_group_size,
+                "variant": variant, "n": n,
+                "normalizer": normalizer if isinstance(normalizer, (str, tuple, list)) else
+                "per-image distances"},
+        higher_is_better=True,
+        min_group_size=min_group_size,
+        notes=exclusion_notes(group_stats, min_group_size),
+    )
+
+
+def delta_dto(result: IndicatorResult, baseline: IndicatorResult) -> IndicatorResult:
+    """ΔDTO = DTO(baseline) − DTO(result): how much closer to utopia the model is.
+
+    Parameters
+    ----------
+    result, baseline : IndicatorResult
+        Results of :func:`group_metrics` or :func:`landmark_metrics` for the model and
+        for the baseline model, computed with the same indicator and variant.
+
+    Returns
+    -------
+    IndicatorResult
+        ``value`` is ΔDTO (positive: the model is better than the baseline); ``stats``
+        holds ``DTO`` and ``DTO_baseline``.
+
+    Examples
+    --------
+    >>> base = group_metrics([1, 0, 1, 0], [1, 0, 0, 0], groups=[0, 0, 1, 1], min_group_size=1)
+    >>> new = group_metrics([1, 0, 1, 0], [1, 0, 1, 0], groups=[0, 0, 1, 1], min_group_size=1)
+    >>> delta_dto(new, base).value
+    0.5
+    """
+    for name, r in (("result", result), ("baseline", baseline)):
+        if not isinstance(r, IndicatorResult) or "DTO" not in r.stats:
+            raise FairnessConfigError(
+                f"{name} must be a result of group_metrics or landmark_metrics (it needs "
+                f"stats['DTO']); got {getattr(r, 'name', type(r).__name__)!r}."
+            )
+    if (result.name, result.params.get("variant")) != (baseline.name, baseline.params.get("variant")):
+        raise FairnessConfigError(
+            f"result and baseline must come from the same indicator and variant to compare "
+            f"DTO; got {result.name!r} ({result.params.get('variant')}) and "
+            f"{baseline.name!r} ({baseline.params.get('variant')})."
+        )
+    value = baseline.stats["DTO"] - result.stats["DTO"]
+    return IndicatorResult(
+        name="delta_dto",
+        metric=f"delta_dto ({result.name})",
+        value=value,
+        stats={"delta_dto": value, "DTO": result.stats["DTO"],
+               "DTO_baseline": baseline.stats["DTO"]},
+        params={"indicator": result.name, "variant": result.params.get("variant")},
+        higher_is_better=True,
+    )

@@ -1,0 +1,168 @@
+"""Render results and verdicts as lines of text (no terminal I/O here).
+
+The plugin puts these lines in failure messages, report sections and the end-of-run
+summary; they use the user's vocabulary (groups, limits, gaps), never class names.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pytest_fairness.markers import LIMITS
+from pytest_fairness.results import IndicatorResult, group_label
+
+if TYPE_CHECKING:
+    from pytest_fairness.checks import CheckOutcome
+
+__all__ = ["format_number", "result_lines", "summary_lines", "violation_message"]
+
+
+def format_number(x: float | None, digits: int = 4) -> str:
+    """Format a float compactly; NaN and None become ``n/a``."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    if isinstance(x, float) and math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return f"{x:.{digits}g}" if abs(x) >= 1e-3 or x == 0 else f"{x:.3e}"
+
+
+def _interval(interval: Sequence[float] | None) -> str:
+    if interval is None:
+        return ""
+    return f"[{format_number(interval[0])}, {format_number(interval[1])}]"
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[str]], indent: str = "  ") -> list[str]:
+    rows = [list(header), *(list(r) for r in rows)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines = []
+    for row in rows:
+        cells = [c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        lines.append(indent + "  ".join(cells).rstrip())
+    return lines
+
+
+def group_table_lines(result: IndicatorResult, highlight: str = "") -> list[str]:
+    """The per-group table: group, n, value, Δ to the best group, interval, excluded."""
+    if not result.groups:
+        return []
+    best = result.best_group
+    worst = result.worst_group
+    stat_names = sorted({k for g in result.groups for k in g.stats})
+    with_interval = any(g.interval is not None for g in result.groups)
+    header = ["group", "n", result.metric, "Δ best", *(["interval"] if with_interval else []),
+              *stat_names, "excluded"]
+    rows = []
+    for g in result.groups:
+        delta = "" if best is None or g.excluded else f"{g.value - best.value:+.4g}"
+        marker = ""
+        if worst is not None and g is worst and len(result.included_groups) > 1:
+            marker = "  ← worst"
+        if highlight and highlight == f"group {g.label}":
+            marker = "  ← violates"
+        excluded = f"yes (n < {result.min_group_size})" if g.excluded else ""
+        rows.append(
+            [g.label, str(g.n), format_number(g.value), delta,
+             *([_interval(g.interval)] if with_interval else []),
+             *(format_number(g.stats.get(s)) for s in stat_names), excluded + marker]
+        )
+    return _table(header, rows)
+
+
+def result_lines(result: IndicatorResult) -> list[str]:
+    """A result in a few lines: headline, gap, stats, per-group table and notes."""
+    where = f" at {result.at:g}" if result.at is not None else ""
+    lines = [f"{result.name} ({result.metric}){where}: value {format_number(result.value)}"
+             + (f" {_interval(result.intervals['value'])}" if "value" in result.intervals else "")]
+    if len(result.included_groups) >= 2:
+        gap = f"gap {format_number(result.gap)}"
+        if "gap" in result.intervals:
+            gap += f" {_interval(result.intervals['gap'])}"
+        best, worst = result.best_group, result.worst_group
+        assert best is not None and worst is not None
+        lines.append(f"  {gap}, ratio {format_number(result.ratio)}; best {best.label} "
+                     f"({format_number(best.value)}), worst {worst.label} "
+                     f"({format_number(worst.value)})")
+    if result.stats:
+        shown = ", ".join(f"{k} {format_number(v)}" for k, v in result.stats.items())
+        lines.append(f"  stats: {shown}")
+    lines.extend(group_table_lines(result))
+    lines.extend(f"  note: {note}" for note in result.notes)
+    return lines
+
+
+def _observed(outcome: CheckOutcome) -> str:
+    what = outcome.limit.split("_", 1)[1].replace("_", " ")
+    text = f"{what} {format_number(outcome.observed)}"
+    if outcome.interval is not None:
+        text += f" {_interval(outcome.interval)}"
+    if outcome.where:
+        text += f" ({outcome.where})"
+    return text
+
+
+def _verdict_line(outcome: CheckOutcome) -> str:
+    op = "<=" if LIMITS[outcome.limit].bound == "max" else ">="
+    status = "ok  " if outcome.passed else "FAIL"
+    confidence = "" if outcome.confidence == "point" else f", confidence={outcome.confidence}"
+    return (f"{status} {outcome.limit}={format_number(outcome.threshold)}{confidence}: "
+            f"{_observed(outcome)}, needs {op} {format_number(outcome.threshold)}")
+
+
+def violation_message(outcomes: Sequence[CheckOutcome]) -> str:
+    """The failure message: every broken limit, then each violating result in detail."""
+    failed = [o for o in outcomes if not o.passed]
+    lines = [f"{len(failed)} fairness limit(s) broken"]
+    seen: list[int] = []
+    for outcome in outcomes:
+        if id(outcome.result) in seen:
+            continue
+        seen.append(id(outcome.result))
+        mine = [o for o in outcomes if o.result is outcome.result]
+        if all(o.passed for o in mine):
+            continue
+        lines.append("")
+        lines.append(outcome.label)
+        lines.extend(f"  {_verdict_line(o)}" for o in mine)
+        highlight = next((o.where for o in mine if not o.passed and o.where), "")
+        lines.extend(group_table_lines(outcome.result, highlight))
+        lines.extend(f"  note: {note}" for note in outcome.result.notes)
+    return "\n".join(lines)
+
+
+def summary_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line per fairness result of the run, passed ones too.
+
+    Each record is the JSON form the plugin keeps per test: ``nodeid``, ``outcome``,
+    ``results`` (``IndicatorResult.to_dict()``) and ``checks`` (``CheckOutcome.to_dict()``).
+    """
+    rows = []
+    for record in records:
+        checks = record.get("checks", [])
+        for data in record.get("results", []):
+            result = IndicatorResult.from_dict(data)
+            mine = [c for c in checks
+                    if c["indicator"] == result.name and c["metric"] == result.metric]
+            limits = "; ".join(
+                f"{c['limit']}={format_number(c['threshold'])}"
+                + ("" if c["at"] is None or c["at"] == result.at else f"@{c['at']:g}")
+                + ("" if c["passed"] else " FAIL")
+                for c in mine
+            ) or "-"
+            gap = format_number(result.gap) if len(result.included_groups) >= 2 else "-"
+            worst = result.worst_group
+            rows.append([
+                record["nodeid"],
+                f"{result.name} ({result.metric})",
+                format_number(result.value),
+                gap,
+                "-" if worst is None else group_label(worst.group),
+                limits,
+                record.get("outcome", ""),
+            ])
+    if not rows:
+        return []
+    return _table(["test", "indicator", "value", "gap", "worst group", "limits", "outcome"],
+                  rows, indent="")

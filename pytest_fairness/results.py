@@ -1,0 +1,552 @@
+"""Frozen result types every indicator returns, with a JSON round trip.
+
+An indicator computes one headline ``value`` and, for most families, one value per
+group (:class:`GroupStat`). Gaps and ratios are derived on request from the groups that
+are large enough (``n >= min_group_size``); smaller groups stay in the result, marked
+``excluded``, so a report can show them without letting noise decide the gap.
+
+The classes hold plain Python values (no numpy scalars) so that ``to_dict()`` is JSON
+serialisable and crosses the pytest-xdist worker boundary unchanged. Treat the mapping
+fields as read-only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Union, final
+
+from pytest_fairness.errors import FairnessConfigError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["SCHEMA_VERSION", "Curve", "GroupKey", "GroupStat", "IndicatorResult", "Matrix"]
+
+#: Version of the dictionary layout written by :meth:`IndicatorResult.to_dict`.
+SCHEMA_VERSION = 1
+
+Scalar = Union[str, int, float, bool, None]
+GroupKey = Union[str, int, float, bool, tuple[Union[str, int, float, bool], ...]]
+
+
+def _scalar(value: Any) -> Any:
+    """Turn numpy scalars and other number-likes into the matching Python scalar."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    item = getattr(value, "item", None)  # numpy scalars, 0-d arrays, torch scalars
+    if callable(item):
+        return item()
+    return value
+
+
+def normalize_group(key: Any) -> GroupKey:
+    """Return a hashable, JSON-friendly group key (tuples stay tuples, lists become tuples)."""
+    if isinstance(key, (tuple, list)):
+        return tuple(_scalar(k) for k in key)
+    return _scalar(key)  # type: ignore[no-any-return]
+
+
+def group_label(key: GroupKey) -> str:
+    """Render a group key for people: ``'female'`` or ``'female × dark'``."""
+    if isinstance(key, tuple):
+        return " × ".join(str(k) for k in key)
+    return str(key)
+
+
+def _encode_float(x: float) -> float | str | None:
+    if math.isnan(x):
+        return None
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x
+
+
+def _decode_float(x: Any) -> float:
+    if x is None:
+        return math.nan
+    return float(x)
+
+
+def _encode_key(key: GroupKey) -> Any:
+    return list(key) if isinstance(key, tuple) else key
+
+
+def _jsonable(value: Any) -> Any:
+    """Recursively convert params to JSON-compatible values."""
+    value = _scalar(value)
+    if isinstance(value, float):
+        return _encode_float(value)
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    tolist = getattr(value, "tolist", None)  # numpy arrays
+    if callable(tolist):
+        return _jsonable(tolist())
+    return value
+
+
+def _interval(value: Any) -> tuple[float, float] | None:
+    if value is None:
+        return None
+    low, high = value
+    return (float(_scalar(low)), float(_scalar(high)))
+
+
+@final
+@dataclass(frozen=True)
+class GroupStat:
+    """The value of an indicator for one group.
+
+    Parameters
+    ----------
+    group : str, int, float, bool or tuple of those
+        The group: one attribute value, or a tuple for an intersectional group.
+    n : int
+        Number of units the value is computed from (images, queries, households, ...).
+    value : float
+        The indicator's value for the group.
+    interval : (float, float) or None
+        Confidence interval of ``value``, when one was computed.
+    excluded : bool
+        True when ``n`` is below the result's ``min_group_size``: the group is shown
+        but left out of gaps, ratios and worst-group limits.
+    stats : mapping of str to float
+        Secondary per-group numbers (e.g. ``tpr``, ``fpr``).
+    """
+
+    group: GroupKey
+    n: int
+    value: float
+    interval: tuple[float, float] | None = None
+    excluded: bool = False
+    stats: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "group", normalize_group(self.group))
+        object.__setattr__(self, "n", int(_scalar(self.n)))
+        object.__setattr__(self, "value", float(_scalar(self.value)))
+        object.__setattr__(self, "interval", _interval(self.interval))
+        object.__setattr__(self, "excluded", bool(self.excluded))
+        object.__setattr__(
+            self, "stats", {str(k): float(_scalar(v)) for k, v in self.stats.items()}
+        )
+
+    @property
+    def label(self) -> str:
+        """The group as people read it."""
+        return group_label(self.group)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-serialisable dictionary."""
+        return {
+            "group": _encode_key(self.group),
+            "n": self.n,
+            "value": _encode_float(self.value),
+            "interval": None
+            if self.interval is None
+            else [_encode_float(v) for v in self.interval],
+            "excluded": self.excluded,
+            "stats": {k: _encode_float(v) for k, v in self.stats.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GroupStat:
+        """Rebuild a :class:`GroupStat` from :meth:`to_dict` output."""
+        interval = data.get("interval")
+        return cls(
+            group=normalize_group(data["group"]),
+            n=data["n"],
+            value=_decode_float(data["value"]),
+            interval=None if interval is None else tuple(_decode_float(v) for v in interval),  # type: ignore[arg-type]
+            excluded=data.get("excluded", False),
+            stats={k: _decode_float(v) for k, v in data.get("stats", {}).items()},
+        )
+
+
+@final
+@dataclass(frozen=True)
+class Curve:
+    """A curve such as a τ sweep, a Fair SA curve or an item-response curve.
+
+    Parameters
+    ----------
+    x, y : tuple of float
+        Coordinates, same length.
+    x_label, y_label : str
+        Axis names for reports.
+    interval : tuple of (float, float) or None
+        Pointwise confidence band, one pair per point.
+    """
+
+    x: tuple[float, ...]
+    y: tuple[float, ...]
+    x_label: str = ""
+    y_label: str = ""
+    interval: tuple[tuple[float, float], ...] | None = None
+
+    def __post_init__(self) -> None:
+        x = tuple(float(_scalar(v)) for v in self.x)
+        y = tuple(float(_scalar(v)) for v in self.y)
+        if len(x) != len(y):
+            raise FairnessConfigError(
+                f"Curve x and y must have the same length; got len(x)={len(x)}, len(y)={len(y)}."
+            )
+        object.__setattr__(self, "x", x)
+        object.__setattr__(self, "y", y)
+        if self.interval is not None:
+            object.__setattr__(self, "interval", tuple(_interval(p) for p in self.interval))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-serialisable dictionary."""
+        return {
+            "x": [_encode_float(v) for v in self.x],
+            "y": [_encode_float(v) for v in self.y],
+            "x_label": self.x_label,
+            "y_label": self.y_label,
+            "interval": None
+            if self.interval is None
+            else [[_encode_float(a), _encode_float(b)] for a, b in self.interval],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Curve:
+        """Rebuild a :class:`Curve` from :meth:`to_dict` output."""
+        interval = data.get("interval")
+        return cls(
+            x=tuple(_decode_float(v) for v in data["x"]),
+            y=tuple(_decode_float(v) for v in data["y"]),
+            x_label=data.get("x_label", ""),
+            y_label=data.get("y_label", ""),
+            interval=None
+            if interval is None
+            else tuple((_decode_float(a), _decode_float(b)) for a, b in interval),
+        )
+
+
+@final
+@dataclass(frozen=True)
+class Matrix:
+    """A labelled matrix, such as Fair SA's AUC matrix (rows subgroups, columns perturbations).
+
+    Parameters
+    ----------
+    rows, columns : tuple of group keys
+        Row and column labels.
+    values : tuple of tuple of float
+        ``values[i][j]`` is the cell of row ``rows[i]`` and column ``columns[j]``.
+    """
+
+    rows: tuple[GroupKey, ...]
+    columns: tuple[GroupKey, ...]
+    values: tuple[tuple[float, ...], ...]
+
+    def __post_init__(self) -> None:
+        rows = tuple(normalize_group(r) for r in self.rows)
+        columns = tuple(normalize_group(c) for c in self.columns)
+        values = tuple(tuple(float(_scalar(v)) for v in row) for row in self.values)
+        if len(values) != len(rows) or any(len(row) != len(columns) for row in values):
+            raise FairnessConfigError(
+                f"Matrix values must have shape ({len(rows)}, {len(columns)}) to match its "
+                f"labels; got {len(values)} rows of lengths {[len(r) for r in values]}."
+            )
+        object.__setattr__(self, "rows", rows)
+        object.__setattr__(self, "columns", columns)
+        object.__setattr__(self, "values", values)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-serialisable dictionary."""
+        return {
+            "rows": [_encode_key(r) for r in self.rows],
+            "columns": [_encode_key(c) for c in self.columns],
+            "values": [[_encode_float(v) for v in row] for row in self.values],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Matrix:
+        """Rebuild a :class:`Matrix` from :meth:`to_dict` output."""
+        return cls(
+            rows=tuple(normalize_group(r) for r in data["rows"]),
+            columns=tuple(normalize_group(c) for c in data["columns"]),
+            values=tuple(tuple(_decode_float(v) for v in row) for row in data["values"]),
+        )
+
+
+@final
+@dataclass(frozen=True)
+class IndicatorResult:
+    """What every indicator returns.
+
+    Parameters
+    ----------
+    name : str
+        The indicator (``"group_metrics"``, ``"precision_at_k"``, ...).
+    metric : str
+        What ``value`` and the group values measure (``"accuracy"``, ``"nme"``, ...).
+    value : float
+        The headline number.
+    groups : tuple of GroupStat
+        One entry per group, in a stable order.
+    stats : mapping of str to float
+        Named scalars (``effect_size``, ``p_value``, ``variance``, ``DA``, ...).
+    intervals : mapping of str to (float, float)
+        Confidence intervals of ``value`` (key ``"value"``), the ``"gap"``, the
+        ``"ratio"`` or any stat, where computed.
+    curves : mapping of str to Curve
+        Sweeps and curves the family has.
+    matrices : mapping of str to Matrix
+        Matrices the family has (e.g. ``"auc"``).
+    tables : mapping of str to tuple of dict
+        Detail tables (rows of JSON scalars), e.g. amplification per attribute set.
+    params : mapping
+        Everything needed to recompute the result, seed included.
+    higher_is_better : bool
+        Direction of ``metric``: decides the best and worst group.
+    min_group_size : int
+        Groups with fewer units are ``excluded`` from gaps and worst-group limits.
+    at : float, int or None
+        The coordinate (threshold τ, K or level) this result is computed at, if any.
+    slices : tuple of IndicatorResult
+        The same indicator at other coordinates; see :meth:`select`.
+    notes : tuple of str
+        Remarks for reports (e.g. rows dropped while validating).
+    """
+
+    name: str
+    metric: str
+    value: float
+    groups: tuple[GroupStat, ...] = ()
+    stats: Mapping[str, float] = field(default_factory=dict)
+    intervals: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    curves: Mapping[str, Curve] = field(default_factory=dict)
+    matrices: Mapping[str, Matrix] = field(default_factory=dict)
+    tables: Mapping[str, tuple[Mapping[str, Any], ...]] = field(default_factory=dict)
+    params: Mapping[str, Any] = field(default_factory=dict)
+    higher_is_better: bool = True
+    min_group_size: int = 30
+    at: float | int | None = None
+    slices: tuple[IndicatorResult, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "value", float(_scalar(self.value)))
+        object.__setattr__(self, "groups", tuple(self.groups))
+        object.__setattr__(
+            self, "stats", {str(k): float(_scalar(v)) for k, v in self.stats.items()}
+        )
+        object.__setattr__(
+            self, "intervals", {str(k): _interval(v) for k, v in self.intervals.items()}
+        )
+        object.__setattr__(
+            self,
+            "tables",
+            {
+                str(k): tuple({str(c): _scalar(v) for c, v in row.items()} for row in rows)
+                for k, rows in self.tables.items()
+            },
+        )
+        object.__setattr__(self, "params", _jsonable(dict(self.params)))
+        object.__setattr__(self, "min_group_size", int(self.min_group_size))
+        object.__setattr__(self, "at", _scalar(self.at))
+        object.__setattr__(self, "slices", tuple(self.slices))
+        object.__setattr__(self, "notes", tuple(self.notes))
+        labels = [g.group for g in self.groups]
+        if len(set(labels)) != len(labels):
+            dupes = sorted({group_label(k) for k in labels if labels.count(k) > 1})
+            raise FairnessConfigError(
+                f"IndicatorResult {self.name!r} lists a group more than once: {dupes}."
+            )
+
+    # -- groups -----------------------------------------------------------------------
+    @property
+    def included_groups(self) -> tuple[GroupStat, ...]:
+        """Groups that count for gaps and worst-group limits (not excluded, value defined)."""
+        return tuple(g for g in self.groups if not g.excluded and not math.isnan(g.value))
+
+    @property
+    def excluded_groups(self) -> tuple[GroupStat, ...]:
+        """Groups left out of the gap because ``n < min_group_size``."""
+        return tuple(g for g in self.groups if g.excluded)
+
+    @property
+    def best_group(self) -> GroupStat | None:
+        """The included group with the best value, by ``higher_is_better``."""
+        included = self.included_groups
+        if not included:
+            return None
+        pick = max if self.higher_is_better else min
+        return pick(included, key=lambda g: g.value)
+
+    @property
+    def worst_group(self) -> GroupStat | None:
+        """The included group with the worst value, by ``higher_is_better``."""
+        included = self.included_groups
+        if not included:
+            return None
+        pick = min if self.higher_is_better else max
+        return pick(included, key=lambda g: g.value)
+
+    @property
+    def gap(self) -> float:
+        """``max − min`` of the included group values; NaN with fewer than two."""
+        values = [g.value for g in self.included_groups]
+        if len(values) < 2:
+            return math.nan
+        return max(values) - min(values)
+
+    @property
+    def ratio(self) -> float:
+        """``min / max`` of the included group values, in [0, 1].
+
+        NaN with fewer than two included groups or negative values; 1 when all are 0.
+        """
+        values = [g.value for g in self.included_groups]
+        if len(values) < 2 or min(values) < 0:
+            return math.nan
+        high = max(values)
+        if high == 0:
+            return 1.0
+        return min(values) / high
+
+    def group(self, key: Any) -> GroupStat:
+        """Return the :class:`GroupStat` of one group.
+
+        Raises
+        ------
+        KeyError
+            When the group is absent; the message lists the groups.
+        """
+        key = normalize_group(key)
+        for g in self.groups:
+            if g.group == key:
+                return g
+        raise KeyError(
+            f"{key!r} is not a group of {self.name!r}; groups: {[g.group for g in self.groups]}"
+        )
+
+    # -- slices -----------------------------------------------------------------------
+    @property
+    def coordinates(self) -> tuple[float | int, ...]:
+        """Every coordinate (τ, K or level) :meth:`select` accepts."""
+        own = () if self.at is None else (self.at,)
+        return own + tuple(s.at for s in self.slices if s.at is not None)
+
+    def select(self, at: float | int) -> IndicatorResult:
+        """Return the result at one threshold τ, K or level.
+
+        Raises
+        ------
+        FairnessConfigError
+            When ``at`` is not one of :attr:`coordinates`.
+        """
+        for candidate in (self, *self.slices):
+            if candidate.at is not None and math.isclose(
+                float(candidate.at), float(at), rel_tol=1e-9, abs_tol=1e-12
+            ):
+                return candidate if candidate is self else replace(candidate, slices=())
+        available = ", ".join(repr(c) for c in self.coordinates) or "none"
+        raise FairnessConfigError(
+            f"at={at!r} is not a coordinate of {self.name!r} ({self.metric}); "
+            f"available: {available}. Pick one of those, or compute the indicator at {at!r}."
+        )
+
+    # -- export -----------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-serialisable dictionary (see :data:`SCHEMA_VERSION`)."""
+        return {
+            "schema": SCHEMA_VERSION,
+            "name": self.name,
+            "metric": self.metric,
+            "value": _encode_float(self.value),
+            "higher_is_better": self.higher_is_better,
+            "min_group_size": self.min_group_size,
+            "at": self.at,
+            "groups": [g.to_dict() for g in self.groups],
+            "stats": {k: _encode_float(v) for k, v in self.stats.items()},
+            "intervals": {
+                k: [_encode_float(a), _encode_float(b)] for k, (a, b) in self.intervals.items()
+            },
+            "curves": {k: c.to_dict() for k, c in self.curves.items()},
+            "matrices": {k: m.to_dict() for k, m in self.matrices.items()},
+            "tables": {k: [_jsonable(dict(r)) for r in rows] for k, rows in self.tables.items()},
+            "params": _jsonable(dict(self.params)),
+            "slices": [s.to_dict() for s in self.slices],
+            "notes": list(self.notes),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> IndicatorResult:
+        """Rebuild an :class:`IndicatorResult` from :meth:`to_dict` output."""
+        schema = data.get("schema", SCHEMA_VERSION)
+        if schema != SCHEMA_VERSION:
+            raise FairnessConfigError(
+                f"Cannot read an IndicatorResult written with schema {schema!r}; this version "
+                f"of pytest-fairness reads schema {SCHEMA_VERSION}. Upgrade pytest-fairness."
+            )
+        return cls(
+            name=data["name"],
+            metric=data["metric"],
+            value=_decode_float(data["value"]),
+            higher_is_better=data.get("higher_is_better", True),
+            min_group_size=data.get("min_group_size", 30),
+            at=data.get("at"),
+            groups=tuple(GroupStat.from_dict(g) for g in data.get("groups", ())),
+            stats={k: _decode_float(v) for k, v in data.get("stats", {}).items()},
+            intervals={
+                k: (_decode_float(a), _decode_float(b))
+                for k, (a, b) in data.get("intervals", {}).items()
+            },
+            curves={k: Curve.from_dict(c) for k, c in data.get("curves", {}).items()},
+            matrices={k: Matrix.from_dict(m) for k, m in data.get("matrices", {}).items()},
+            tables={k: tuple(rows) for k, rows in data.get("tables", {}).items()},
+            params=data.get("params", {}),
+            slices=tuple(cls.from_dict(s) for s in data.get("slices", ())),
+            notes=tuple(data.get("notes", ())),
+        )
+
+    def frame(self) -> pd.DataFrame:
+        """Return the per-group table as a pandas DataFrame.
+
+        Columns: ``group``, ``n``, ``value``, ``delta_to_best``, ``interval_low``,
+        ``interval_high``, ``excluded`` and one column per per-group stat.
+        """
+        import pandas as pd
+
+        best = self.best_group
+        rows = []
+        for g in self.groups:
+            low, high = g.interval if g.interval is not None else (math.nan, math.nan)
+            rows.append(
+                {
+                    "group": g.group,
+                    "n": g.n,
+                    "value": g.value,
+                    "delta_to_best": g.value - best.value if best is not None else math.nan,
+                    "interval_low": low,
+                    "interval_high": high,
+                    "excluded": g.excluded,
+                    **g.stats,
+                }
+            )
+        columns = ["group", "n", "value", "delta_to_best", "interval_low", "interval_high",
+                   "excluded"]
+        return pd.DataFrame(rows, columns=columns + sorted({k for g in self.groups for k in g.stats}))
+
+
+def iter_results(obj: Any) -> Iterable[tuple[str | None, IndicatorResult]]:
+    """Yield ``(key, result)`` from a result, a sequence of results or a mapping of them.
+
+    Returns nothing for objects that hold no :class:`IndicatorResult`.
+    """
+    if isinstance(obj, IndicatorResult):
+        yield None, obj
+    elif isinstance(obj, Mapping):
+        for key, value in obj.items():
+            if isinstance(value, IndicatorResult):
+                yield str(key), value
+    elif isinstance(obj, Sequence) and not isinstance(obj, (str, bytes)):
+        for value in obj:
+            if isinstance(value, IndicatorResult):
+                yield None, value
