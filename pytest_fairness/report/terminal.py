@@ -16,7 +16,13 @@ from pytest_fairness.results import IndicatorResult, group_label
 if TYPE_CHECKING:
     from pytest_fairness.checks import CheckOutcome
 
-__all__ = ["format_number", "result_lines", "summary_lines", "violation_message"]
+__all__ = [
+    "format_number",
+    "result_lines",
+    "section_text",
+    "summary_lines",
+    "violation_message",
+]
 
 
 def format_number(x: float | None, digits: int = 4) -> str:
@@ -53,7 +59,7 @@ def group_table_lines(result: IndicatorResult, highlight: str = "") -> list[str]
     stat_names = sorted({k for g in result.groups for k in g.stats})
     with_interval = any(g.interval is not None for g in result.groups)
     header = ["group", "n", result.metric, "Δ best", *(["interval"] if with_interval else []),
-              *stat_names, "excluded"]
+              *stat_names, ""]
     rows = []
     for g in result.groups:
         delta = "" if best is None or g.excluded else f"{g.value - best.value:+.4g}"
@@ -62,7 +68,7 @@ def group_table_lines(result: IndicatorResult, highlight: str = "") -> list[str]
             marker = "  ← worst"
         if highlight and highlight == f"group {g.label}":
             marker = "  ← violates"
-        excluded = f"yes (n < {result.min_group_size})" if g.excluded else ""
+        excluded = f"excluded (n < {result.min_group_size})" if g.excluded else ""
         rows.append(
             [g.label, str(g.n), format_number(g.value), delta,
              *([_interval(g.interval)] if with_interval else []),
@@ -114,7 +120,8 @@ def _verdict_line(outcome: CheckOutcome) -> str:
 def violation_message(outcomes: Sequence[CheckOutcome]) -> str:
     """The failure message: every broken limit, then each violating result in detail."""
     failed = [o for o in outcomes if not o.passed]
-    lines = [f"{len(failed)} fairness limit(s) broken"]
+    broken = "; ".join(f"{o.limit}={format_number(o.threshold)} ({_observed(o)})" for o in failed)
+    lines = [f"{len(failed)} fairness limit{'s' if len(failed) > 1 else ''} broken: {broken}"]
     seen: list[int] = []
     for outcome in outcomes:
         if id(outcome.result) in seen:
@@ -166,3 +173,29 @@ def summary_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
         return []
     return _table(["test", "indicator", "value", "gap", "worst group", "limits", "outcome"],
                   rows, indent="")
+
+
+def section_text(record: Mapping[str, Any]) -> str:
+    """The report section of one test: every result in detail, then every verdict."""
+    lines: list[str] = []
+    for data in record.get("results", []):
+        result = IndicatorResult.from_dict(data)
+        if lines:
+            lines.append("")
+        if data.get("key") is not None:
+            lines.append(f"[{data['key']}]")
+        lines.extend(result_lines(result))
+    checks = record.get("checks", [])
+    if checks:
+        lines.append("")
+        lines.append("limits:")
+        for c in checks:
+            op = "<=" if LIMITS[c["limit"]].bound == "max" else ">="
+            at = "" if c["at"] is None else f" at {c['at']:g}"
+            where = f" ({c['where']})" if c["where"] else ""
+            lines.append(
+                f"  {'ok  ' if c['passed'] else 'FAIL'} {c['indicator']}{at}: {c['limit']} "
+                f"observed {format_number(c['observed'])}{where}, needs {op} "
+                f"{format_number(c['threshold'])}"
+            )
+    return "\n".join(lines)

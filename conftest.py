@@ -1,0 +1,27 @@
+"""Repo-root test configuration.
+
+The plugin loads through its ``pytest11`` entry point; it is deliberately not listed in
+``pytest_plugins`` (pluggy would refuse to register it twice). ``pytester`` is enabled in
+``pyproject.toml`` (``-p pytester``).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+# Tiny tensors in tests: one thread each is faster on 2 cores and avoids oversubscription
+# under pytest-xdist. Set before torch is imported anywhere.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+
+
+@pytest.fixture(autouse=True)
+def _single_thread_torch() -> None:
+    """Run torch on one thread when a test uses it (without importing torch otherwise)."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
