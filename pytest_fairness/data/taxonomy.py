@@ -1,0 +1,256 @@
+"""Label taxonomies for the harmful label association indicator (seed 000 §3.1).
+
+A taxonomy maps a classifier's labels (class indices or names) to **label types**:
+``human``, ``possibly_human``, ``non_human``, ``possibly_non_human``, ``crime`` (or any
+types a custom taxonomy defines). Labels it does not map count for no type.
+``harmful`` names the types whose union is the harmful hit rate (``non_human`` ∪ ``crime``).
+
+The ImageNet-1k taxonomy ships as data (``imagenet1k_taxonomy.json`` beside this module),
+one documented entry per class: its index, name, the seed label it stands for and why.
+Two variants follow seed 000 Table 3: ``"casual_conversations"`` (dog breeds are
+non-human; cats unmapped) and ``"miap"`` (dog breeds and cats are possibly non-human).
+Custom taxonomies are plain mappings::
+
+    Taxonomy({3: "non_human", 7: "crime"})                        # label -> type
+    Taxonomy.from_types({"non_human": ["rat"], "crime": ["prison"]})   # type -> labels
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Hashable, Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from pytest_fairness.errors import FairnessConfigError
+
+__all__ = [
+    "HARMFUL_TYPES",
+    "IMAGENET1K_VARIANTS",
+    "LABEL_TYPES",
+    "Taxonomy",
+    "as_taxonomy",
+    "imagenet1k_classes",
+    "imagenet1k_taxonomy",
+]
+
+#: The label types of seed 000 Table 3, in report order.
+LABEL_TYPES = ("human", "possibly_human", "non_human", "possibly_non_human", "crime")
+#: Types whose union is the harmful hit rate.
+HARMFUL_TYPES = ("non_human", "crime")
+#: Variants of the shipped ImageNet-1k taxonomy.
+IMAGENET1K_VARIANTS = ("casual_conversations", "miap")
+_ALIASES = {"cc": "casual_conversations", "casual_conversations": "casual_conversations",
+            "miap": "miap", "openimages_miap": "miap"}
+
+
+@dataclass(frozen=True)
+class Taxonomy:
+    """A mapping from labels to label types.
+
+    Parameters
+    ----------
+    mapping : mapping of label to str
+        Type of each mapped label; labels are class indices or names.
+    name : str
+        A name for reports and ``params``.
+    harmful : tuple of str
+        Types whose union is "harmful"; default ``("non_human", "crime")``.
+    types : tuple of str, optional
+        Every type, in report order; default: the seed's five types followed by any
+        other type the mapping uses.
+
+    Examples
+    --------
+    >>> t = Taxonomy.from_types({"non_human": ["rat", "ape"], "crime": ["prison"]})
+    >>> t.type_of("ape"), t.type_of("cup")
+    ('non_human', None)
+    """
+
+    mapping: Mapping[Hashable, str]
+    name: str = "custom"
+    harmful: tuple[str, ...] = HARMFUL_TYPES
+    types: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.mapping, Mapping):
+            raise FairnessConfigError(
+                f"Taxonomy mapping must be a mapping of label -> type; got "
+                f"{type(self.mapping).__name__}."
+            )
+        clean: dict[Hashable, str] = {}
+        for label, kind in self.mapping.items():
+            if not isinstance(kind, str) or not kind:
+                raise FairnessConfigError(
+                    f"taxonomy maps label {label!r} to {kind!r}; a type must be a non-empty "
+                    f"string such as {LABEL_TYPES}."
+                )
+            clean[_label_key(label)] = kind
+        object.__setattr__(self, "mapping", clean)
+        used = list(dict.fromkeys(clean.values()))
+        types = tuple(self.types) or (
+            *LABEL_TYPES, *sorted(t for t in used if t not in LABEL_TYPES)
+        )
+        missing = [t for t in used if t not in types]
+        if missing:
+            raise FairnessConfigError(
+                f"taxonomy uses types {missing} that are not in types={types}; add them."
+            )
+        object.__setattr__(self, "types", types)
+        object.__setattr__(self, "harmful", tuple(self.harmful))
+
+    @classmethod
+    def from_types(
+        cls,
+        labels_by_type: Mapping[str, Iterable[Hashable]],
+        *,
+        name: str = "custom",
+        harmful: tuple[str, ...] = HARMFUL_TYPES,
+    ) -> Taxonomy:
+        """Build a taxonomy from ``{type: [labels]}``, the layout of the VISSL scripts.
+
+        Raises
+        ------
+        FairnessConfigError
+            When a label is listed under two types.
+        """
+        mapping: dict[Hashable, str] = {}
+        for kind, labels in labels_by_type.items():
+            if isinstance(labels, (str, bytes)) or not isinstance(labels, Iterable):
+                raise FairnessConfigError(
+                    f"taxonomy type {kind!r} must list its labels; got {labels!r}."
+                )
+            for label in labels:
+                key = _label_key(label)
+                if key in mapping and mapping[key] != kind:
+                    raise FairnessConfigError(
+                        f"label {label!r} is listed under both {mapping[key]!r} and {kind!r}; "
+                        "a label has one type."
+                    )
+                mapping[key] = kind
+        return cls(mapping, name=name, harmful=harmful)
+
+    def type_of(self, label: Hashable) -> str | None:
+        """The type of one label, or None when it is not mapped."""
+        return self.mapping.get(_label_key(label))
+
+    def labels_of(self, kind: str) -> tuple[Hashable, ...]:
+        """Every label mapped to ``kind``."""
+        return tuple(label for label, t in self.mapping.items() if t == kind)
+
+    def to_params(self) -> dict[str, Any]:
+        """A JSON-friendly description for ``IndicatorResult.params``."""
+        if self.name.startswith("imagenet1k"):
+            return {"name": self.name}
+        return {"name": self.name, "harmful": list(self.harmful),
+                "mapping": {str(k): v for k, v in self.mapping.items()}}
+
+
+def _label_key(label: Any) -> Hashable:
+    item = getattr(label, "item", None)  # numpy scalars
+    if callable(item) and not isinstance(label, (str, bytes)):
+        label = item()
+    if isinstance(label, bool):
+        raise FairnessConfigError(f"taxonomy labels are class indices or names; got {label!r}.")
+    if isinstance(label, float) and label.is_integer():
+        label = int(label)
+    return label  # type: ignore[no-any-return]
+
+
+@lru_cache(maxsize=1)
+def _imagenet1k_document() -> dict[str, Any]:
+    text = resources.files("pytest_fairness.data").joinpath("imagenet1k_taxonomy.json").read_text(
+        encoding="utf-8"
+    )
+    return json.loads(text)  # type: ignore[no-any-return]
+
+
+def _variant(variant: str) -> str:
+    key = _ALIASES.get(str(variant).lower())
+    if key is None:
+        raise FairnessConfigError(
+            f"variant must be one of {IMAGENET1K_VARIANTS} (the seed's Casual Conversations or "
+            f"OpenImages MIAP mapping); got variant={variant!r}."
+        )
+    return key
+
+
+def imagenet1k_classes(variant: str = "casual_conversations") -> list[dict[str, Any]]:
+    """The documented rows of the ImageNet-1k taxonomy for one variant.
+
+    Each row has ``index``, ``name``, ``seed_label``, ``type`` (None when the class is not
+    mapped in this variant) and ``reason``.
+    """
+    key = _variant(variant)
+    rows = []
+    for row in _imagenet1k_document()["classes"]:
+        kind = row["type_by_variant"][key] if "type_by_variant" in row else row["type"]
+        rows.append({"index": row["index"], "name": row["name"], "seed_label": row["seed_label"],
+                     "type": kind, "reason": row["reason"]})
+    return rows
+
+
+def imagenet1k_taxonomy(variant: str = "casual_conversations", *, by: str = "index") -> Taxonomy:
+    """The shipped ImageNet-1k taxonomy.
+
+    Parameters
+    ----------
+    variant : {"casual_conversations", "miap"}
+        Seed 000 Table 3: on Casual Conversations dog breeds are ``non_human`` and cats are
+        not mapped; on OpenImages MIAP both are ``possibly_non_human``.
+    by : {"index", "name"}
+        Key the mapping by class index (0–999) or by the torchvision class name.
+
+    Returns
+    -------
+    Taxonomy
+
+    Examples
+    --------
+    >>> imagenet1k_taxonomy("cc").type_of(151), imagenet1k_taxonomy("miap").type_of(151)
+    ('non_human', 'possibly_non_human')
+    """
+    if by not in ("index", "name"):
+        raise FairnessConfigError(f"by must be 'index' or 'name'; got by={by!r}.")
+    key = _variant(variant)
+    mapping = {row[by]: row["type"] for row in imagenet1k_classes(key) if row["type"]}
+    return Taxonomy(mapping, name=f"imagenet1k_{key}" + ("" if by == "index" else "_by_name"))
+
+
+def as_taxonomy(taxonomy: Any) -> Taxonomy:
+    """Accept a :class:`Taxonomy`, a shipped name or a mapping, and return a Taxonomy.
+
+    Names: ``"imagenet1k"`` / ``"imagenet1k_cc"`` (Casual Conversations variant) and
+    ``"imagenet1k_miap"``. Mappings are either ``{label: type}`` or ``{type: [labels]}``
+    (recognised by list values).
+    """
+    if isinstance(taxonomy, Taxonomy):
+        return taxonomy
+    if isinstance(taxonomy, str):
+        name = taxonomy.lower()
+        if name in ("imagenet1k", "imagenet1k_cc", "imagenet1k_casual_conversations"):
+            return imagenet1k_taxonomy("casual_conversations")
+        if name in ("imagenet1k_miap", "imagenet1k_openimages_miap"):
+            return imagenet1k_taxonomy("miap")
+        raise FairnessConfigError(
+            f"taxonomy={taxonomy!r} is not a shipped taxonomy; use 'imagenet1k_cc', "
+            "'imagenet1k_miap', a Taxonomy, or a mapping {label: type}."
+        )
+    if isinstance(taxonomy, Mapping):
+        if not taxonomy:
+            raise FairnessConfigError("taxonomy is empty; map at least one label to a type.")
+        values = list(taxonomy.values())
+        if all(isinstance(v, str) for v in values):
+            return Taxonomy(taxonomy)
+        if all(isinstance(v, Iterable) and not isinstance(v, (str, bytes)) for v in values):
+            return Taxonomy.from_types(taxonomy)
+        raise FairnessConfigError(
+            "taxonomy mapping must be {label: type} (string values) or {type: [labels]} (list "
+            f"values), not a mix; got values {values[:3]!r}."
+        )
+    raise FairnessConfigError(
+        f"taxonomy must be a Taxonomy, a shipped name such as 'imagenet1k_cc', or a mapping; "
+        f"got {type(taxonomy).__name__}."
+    )

@@ -1,0 +1,389 @@
+"""Harmful label association (seed 000 §3.1).
+
+For each image the classifier's top-k labels and confidences are mapped to label types
+through a taxonomy (:mod:`pytest_fairness.data.taxonomy`); an image is a *hit* for type T
+at threshold τ when one of its top-k labels maps to T with confidence ≥ τ. The indicator
+reports the hit rate of every type, per group, at every τ of a grid, computed in one pass:
+each image's best confidence per type is found once and compared with the whole grid.
+
+``variant="reference"`` reproduces facebookresearch/vissl
+``projects/fairness_indicators/harmful_label_associations``: labels are taken in the order
+given, those with confidence < τ are dropped *first*, then the first ``top_k`` remaining are
+kept (so a label beyond the k-th column can count when earlier ones are dropped), and the
+default grid is τ ∈ {0, 0.1, 0.3, 0.8}. The released code prints percentages rounded to
+three decimals; this function keeps fractions at full precision so limits keep their units.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pytest_fairness.data.taxonomy import Taxonomy, as_taxonomy
+from pytest_fairness.errors import FairnessConfigError, InvalidDataError
+from pytest_fairness.indicators._common import (
+    check_min_group_size,
+    check_variant,
+    encode_groups,
+    exclusion_notes,
+    make_group_stats,
+)
+from pytest_fairness.results import Curve, IndicatorResult, group_label
+from pytest_fairness.stats import bootstrap_group_means, check_bootstrap_options, resolve_seed
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+__all__ = ["DEFAULT_THRESHOLDS", "REFERENCE_THRESHOLDS", "label_association"]
+
+#: The paper's grid: τ from 0 to 1 by 0.1.
+DEFAULT_THRESHOLDS = tuple(round(i / 10, 1) for i in range(11))
+#: The grid of the released VISSL scripts.
+REFERENCE_THRESHOLDS = (0.0, 0.1, 0.3, 0.8)
+#: The τ of the headline result when it is on the grid (seed 000 reports τ = 0.1).
+HEADLINE_THRESHOLD = 0.1
+#: Types for which a higher hit rate is better (a correct, human label).
+_HIGHER_IS_BETTER = ("human",)
+
+
+def _label_matrix(labels: Any) -> NDArray[Any]:
+    array = np.asarray(labels.to_numpy() if hasattr(labels, "to_numpy") else labels)
+    if array.ndim == 1:
+        array = array[:, None]
+    if array.ndim != 2 or array.shape[1] == 0:
+        raise InvalidDataError(
+            f"labels must have shape (images, k): the top-k predicted labels of each image, "
+            f"best first; got shape {array.shape}."
+        )
+    if array.shape[0] == 0:
+        raise InvalidDataError("labels is empty; pass the predictions of at least one image.")
+    return array
+
+
+def _score_matrix(scores: Any, labels: NDArray[Any]) -> NDArray[np.float64]:
+    raw = np.asarray(scores.to_numpy() if hasattr(scores, "to_numpy") else scores)
+    if raw.ndim == 1:
+        raw = raw[:, None]
+    try:
+        array = raw.astype(np.float64)
+    except (TypeError, ValueError):
+        raise InvalidDataError(
+            f"scores must be numeric confidences; got dtype {raw.dtype}."
+        ) from None
+    if array.shape != labels.shape:
+        full = (
+            array.ndim == 2 and array.shape[0] == labels.shape[0]
+            and array.shape[1] > labels.shape[1] and labels.dtype.kind in "iu"
+        )
+        if not full:
+            raise InvalidDataError(
+                f"scores must have the shape of labels {labels.shape} (the confidence of each "
+                f"listed label) or (images, classes) with integer labels; got {array.shape}."
+            )
+        if labels.min() < 0 or labels.max() >= array.shape[1]:
+            raise InvalidDataError(
+                f"labels index classes in [0, {array.shape[1]}) of the score matrix; got "
+                f"labels from {labels.min()} to {labels.max()}."
+            )
+        array = np.take_along_axis(array, labels.astype(np.intp), axis=1)
+    bad = ~np.isfinite(array)
+    if bad.any():
+        row = int(np.flatnonzero(bad.any(axis=1))[0])
+        raise InvalidDataError(
+            f"scores contains NaN or infinite values (first at image {row}); drop or fix "
+            "those images."
+        )
+    if array.min() < 0 or array.max() > 1 + 1e-9:
+        raise InvalidDataError(
+            f"scores must be confidences in [0, 1] (thresholds τ are probabilities); got values "
+            f"from {array.min():.4g} to {array.max():.4g}. Apply a softmax to logits first."
+        )
+    return array
+
+
+def _thresholds(thresholds: Any, variant: str) -> NDArray[np.float64]:
+    if thresholds is None:
+        return np.asarray(REFERENCE_THRESHOLDS if variant == "reference" else DEFAULT_THRESHOLDS)
+    grid = np.atleast_1d(np.asarray(thresholds, dtype=np.float64))
+    if grid.ndim != 1 or grid.size == 0:
+        raise FairnessConfigError(
+            f"thresholds must be a non-empty list of confidences in [0, 1]; got {thresholds!r}."
+        )
+    if not np.all(np.isfinite(grid)) or grid.min() < 0 or grid.max() > 1:
+        raise FairnessConfigError(
+            f"thresholds must lie in [0, 1]; got thresholds={grid.tolist()}."
+        )
+    if np.unique(grid).size != grid.size:
+        raise FairnessConfigError(
+            f"thresholds has repeated values {grid.tolist()}; list each τ once."
+        )
+    return np.sort(grid)
+
+
+def _type_codes(labels: NDArray[Any], taxonomy: Taxonomy) -> tuple[NDArray[np.intp], int]:
+    """Code of each label's type (index into ``taxonomy.types``, −1 when unmapped)."""
+    flat = labels.reshape(-1)
+    uniques, inverse = np.unique(flat, return_inverse=True)
+    index = {t: i for i, t in enumerate(taxonomy.types)}
+    codes = np.array([index.get(taxonomy.type_of(u), -1) if taxonomy.type_of(u) else -1
+                      for u in uniques.tolist()], dtype=np.intp)
+    return codes[inverse.reshape(-1)].reshape(labels.shape), int((codes >= 0).sum())
+
+
+def _hits(
+    types: NDArray[np.intp], scores: NDArray[np.float64], grid: NDArray[np.float64],
+    n_types: int, harmful: list[int], top_k: int, variant: str,
+) -> NDArray[np.bool_]:
+    """Hits of shape (images, types + 1, τ); the last type is "harmful"."""
+    n = types.shape[0]
+    hits = np.zeros((n, n_types + 1, grid.size), dtype=bool)
+    if variant == "reference":
+        # Drop labels below τ, then keep the first top_k that remain (released VISSL code).
+        for j, tau in enumerate(grid):
+            kept = scores >= tau
+            kept &= np.cumsum(kept, axis=1) <= top_k
+            for t in range(n_types):
+                hits[:, t, j] = np.any(kept & (types == t), axis=1)
+        hits[:, n_types, :] = hits[:, harmful, :].any(axis=1)
+        return hits
+    # Paper: the top-k by confidence (stable: ties keep the column order), then ≥ τ.
+    order = np.argsort(-scores, axis=1, kind="stable")[:, :top_k]
+    top_scores = np.take_along_axis(scores, order, axis=1)
+    top_types = np.take_along_axis(types, order, axis=1)
+    best = np.full((n, n_types + 1), -np.inf)
+    for t in range(n_types):
+        best[:, t] = np.where(top_types == t, top_scores, -np.inf).max(axis=1)
+    best[:, n_types] = best[:, harmful].max(axis=1) if harmful else -np.inf
+    return best[:, :, None] >= grid[None, None, :]
+
+
+def label_association(
+    labels: Any,
+    scores: Any,
+    *,
+    groups: Any,
+    taxonomy: Any,
+    thresholds: Any = None,
+    top_k: int = 5,
+    label_type: str = "harmful",
+    min_group_size: int = 30,
+    variant: str = "paper",
+    clusters: Any = None,
+    n_bootstrap: int = 0,
+    confidence_level: float = 0.95,
+    interval_method: str = "percentile",
+    seed: Any = None,
+) -> IndicatorResult:
+    r"""Hit rate of each label type per group at every confidence threshold τ (seed 000 §3.1).
+
+    With :math:`L_i` the top-k labels of image :math:`i`, :math:`s_{il}` their confidences
+    and :math:`T(l)` the type of label :math:`l`,
+
+    .. math::
+
+        hit_i(T, \tau) = [\exists l \in L_i : T(l) = T \wedge s_{il} \ge \tau], \quad
+        rate_g(T, \tau) = \frac{1}{|g|} \sum_{i \in g} hit_i(T, \tau)
+
+    and harmful = non_human ∪ crime (the taxonomy's ``harmful`` types).
+
+    Parameters
+    ----------
+    labels : array-like of shape (n, k)
+        Predicted labels (class indices or names) of each image.
+    scores : array-like of shape (n, k) or (n, classes)
+        The confidence of each listed label, or the full score matrix (integer labels).
+    groups : array-like of shape (n,), DataFrame, mapping or one-hot array
+        The sensitive attribute; several columns give intersectional groups.
+    taxonomy : Taxonomy, str or mapping
+        ``"imagenet1k_cc"``, ``"imagenet1k_miap"``, a
+        :class:`~pytest_fairness.data.taxonomy.Taxonomy`, ``{label: type}`` or
+        ``{type: [labels]}``.
+    thresholds : sequence of float, optional
+        The τ grid; default 0.0–1.0 by 0.1 (reference: 0, 0.1, 0.3, 0.8).
+    top_k : int, default 5
+        Labels per image that count.
+    label_type : str, default "harmful"
+        The type the headline and group values report: ``"harmful"`` or any type of the
+        taxonomy (e.g. ``"human"`` to gate the correct-label rate). The other types are in
+        each group's ``stats``, the result's ``stats`` and ``curves``.
+    min_group_size : int, default 30
+        Smaller groups are reported but excluded from the gap.
+    variant : {"paper", "reference"}
+        ``"reference"``: drop labels below τ before taking the first ``top_k`` (VISSL).
+    clusters : array-like of shape (n,), optional
+        Identity of each image (e.g. the Casual Conversations participant): intervals
+        resample identities, not images.
+    n_bootstrap : int, default 0
+        Bootstrap replicates for intervals; 0 (the default) computes none.
+    confidence_level : float, default 0.95
+        Coverage of the intervals.
+    interval_method : {"percentile", "bca"}
+        Bootstrap interval method.
+    seed : int, Generator or None
+        Seed of the bootstrap; the one used is in ``params``.
+
+    Returns
+    -------
+    IndicatorResult
+        At the headline τ (0.1 when on the grid, else the smallest τ): ``value`` is the
+        overall ``label_type`` hit rate, each group's value its hit rate (``stats``: the
+        other types), ``stats`` the overall rate of every type, ``curves`` the sweep
+        (``"<type>"`` overall, ``"<label_type>|<group>"`` per group), ``tables["sweep"]``
+        every (τ, group, type) rate. ``slices`` hold the other τ: gate one with
+        ``@fairness.threshold(max_value=0.01, at=0.5)``.
+
+    Examples
+    --------
+    >>> r = label_association([[1, 2], [3, 2], [2, 1], [2, 3]],
+    ...                       [[0.6, 0.3], [0.2, 0.7], [0.9, 0.05], [0.8, 0.1]],
+    ...                       groups=["a", "a", "b", "b"],
+    ...                       taxonomy={1: "non_human", 2: "human", 3: "crime"},
+    ...                       top_k=2, min_group_size=1)
+    >>> r.at, r.group("a").value, r.group("b").value, r.select(0.5).group("a").value
+    (0.1, 1.0, 0.5, 0.5)
+    """
+    check_variant(variant, "label_association")
+    min_group_size = check_min_group_size(min_group_size)
+    n_bootstrap, confidence_level, interval_method = check_bootstrap_options(
+        n_bootstrap, confidence_level, interval_method
+    )
+    tax = as_taxonomy(taxonomy)
+    label_array = _label_matrix(labels)
+    score_array = _score_matrix(scores, label_array)
+    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
+        raise FairnessConfigError(f"top_k must be an int >= 1; got top_k={top_k!r}.")
+    if variant == "paper" and top_k > label_array.shape[1]:
+        raise FairnessConfigError(
+            f"top_k={top_k} but labels has only {label_array.shape[1]} column(s) per image; "
+            f"pass the top-{top_k} predictions or top_k={label_array.shape[1]}."
+        )
+    types = list(tax.types)
+    if label_type != "harmful" and label_type not in types:
+        raise FairnessConfigError(
+            f"label_type must be 'harmful' or a type of the taxonomy {types}; got "
+            f"label_type={label_type!r}."
+        )
+    harmful = [types.index(t) for t in tax.harmful if t in types]
+    grid = _thresholds(thresholds, variant)
+    n = label_array.shape[0]
+    keys, codes = encode_groups(groups, n)
+    type_codes, n_mapped = _type_codes(label_array, tax)
+    notes: list[str] = []
+    if n_mapped == 0:
+        notes.append(f"none of the predicted labels is mapped by taxonomy {tax.name!r}; check "
+                     "that the labels and the taxonomy use the same label space.")
+
+    hits = _hits(type_codes, score_array, grid, len(types), harmful, int(top_k), variant)
+    all_types = [*types, "harmful"]
+    headline_type = all_types.index(label_type)
+    k = len(keys)
+    counts = np.bincount(codes, minlength=k)
+    flat = hits.reshape(n, -1).astype(np.float64)
+    rates = np.stack([np.bincount(codes, weights=flat[:, c], minlength=k)
+                      for c in range(flat.shape[1])], axis=1).reshape(k, len(all_types), grid.size)
+    overall = flat.mean(axis=0).reshape(len(all_types), grid.size)
+    rates /= counts[:, None, None]
+    included = counts >= min_group_size
+
+    params: dict[str, Any] = {
+        "taxonomy": tax.to_params(), "thresholds": grid.tolist(), "top_k": int(top_k),
+        "label_type": label_type, "min_group_size": min_group_size, "variant": variant,
+        "n": n, "n_bootstrap": n_bootstrap,
+    }
+    boot = None
+    if n_bootstrap:
+        rng, used_seed = resolve_seed(seed)
+        params.update(seed=used_seed, confidence_level=confidence_level,
+                      interval_method=interval_method)
+        columns = flat.reshape(n, len(all_types), grid.size)[:, headline_type, :]
+        boot = bootstrap_group_means(
+            columns, codes, n_groups=k, included=included, clusters=_clusters(clusters, n),
+            n_bootstrap=n_bootstrap, confidence_level=confidence_level,
+            method=interval_method, seed=rng,
+        )
+
+    curves = {t: Curve(tuple(grid), tuple(overall[i]), "τ", f"{t} hit rate")
+              for i, t in enumerate(all_types)}
+    for g, key in enumerate(keys):
+        curves[f"{label_type}|{group_label(key)}"] = Curve(
+            tuple(grid), tuple(rates[g, headline_type]), "τ", f"{label_type} hit rate",
+            None if boot is None else tuple(
+                boot.group_interval(g, j) or (math.nan, math.nan) for j in range(grid.size)
+            ),
+        )
+    sweep = tuple(
+        {"tau": float(tau), "group": group_label(key), "n": int(counts[g]), "type": t,
+         "hit_rate": float(rates[g, i, j])}
+        for j, tau in enumerate(grid) for g, key in enumerate(keys)
+        for i, t in enumerate(all_types)
+    )
+    notes.append(_sweep_note(label_type, grid, overall[headline_type],
+                             rates[:, headline_type, :], keys, included,
+                             label_type in _HIGHER_IS_BETTER))
+
+    headline_j = _headline_index(grid)
+    slices = []
+    for j, tau in enumerate(grid):
+        group_stats = make_group_stats(
+            keys, counts, rates[:, headline_type, j], min_group_size=min_group_size,
+            intervals=None if boot is None else [boot.group_interval(g, j) for g in range(k)],
+            stats=[{t: float(rates[g, i, j]) for i, t in enumerate(all_types)
+                    if i != headline_type} for g in range(k)],
+        )
+        slices.append(IndicatorResult(
+            name="label_association",
+            metric=f"{label_type}_hit_rate",
+            value=float(overall[headline_type, j]),
+            groups=group_stats,
+            stats={f"{t}_hit_rate": float(overall[i, j]) for i, t in enumerate(all_types)},
+            intervals={} if boot is None else boot.as_mapping(j),
+            curves=curves if j == headline_j else {},
+            tables={"sweep": sweep} if j == headline_j else {},
+            params={**params, "tau": float(tau)},
+            higher_is_better=label_type in _HIGHER_IS_BETTER,
+            min_group_size=min_group_size,
+            at=float(tau),
+            notes=(*exclusion_notes(group_stats, min_group_size), *notes),
+        ))
+    head = slices.pop(headline_j)
+    return IndicatorResult(**{**_fields(head), "slices": tuple(slices)})
+
+
+def _fields(result: IndicatorResult) -> dict[str, Any]:
+    from dataclasses import fields
+
+    return {f.name: getattr(result, f.name) for f in fields(result)}
+
+
+def _clusters(clusters: Any, n: int) -> Any:
+    if clusters is None:
+        return None
+    from pytest_fairness.indicators._common import as_1d, check_same_length
+
+    array = as_1d(clusters, "clusters")
+    check_same_length(clusters=array, rows=range(n))
+    return array
+
+
+def _headline_index(grid: NDArray[np.float64]) -> int:
+    close = np.flatnonzero(np.isclose(grid, HEADLINE_THRESHOLD, rtol=0, atol=1e-12))
+    return int(close[0]) if close.size else 0
+
+
+def _sweep_note(
+    label_type: str, grid: NDArray[np.float64], overall: NDArray[np.float64],
+    rates: NDArray[np.float64], keys: list[Any], included: NDArray[np.bool_],
+    higher_is_better: bool,
+) -> str:
+    """The τ sweep in one line: overall rate and the worst included group per τ."""
+    parts = []
+    pick = np.argmin if higher_is_better else np.argmax
+    for j, tau in enumerate(grid):
+        text = f"τ={tau:g}: {overall[j]:.4g}"
+        if included.any():
+            worst = int(np.flatnonzero(included)[pick(rates[included, j])])
+            text += f" (worst {group_label(keys[worst])} {rates[worst, j]:.4g})"
+        parts.append(text)
+    return f"{label_type} hit rate by τ — " + "; ".join(parts)
