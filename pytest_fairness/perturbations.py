@@ -1,0 +1,473 @@
+"""The nine image perturbations of Fair SA (seed 002), batched on float tensors.
+
+Every perturbation maps a batch of images ``(N, C, H, W)`` (or one image ``(C, H, W)``)
+with values in [0, 1] and ``C`` in {1, 3} to a new tensor of the same shape, dtype and
+device, driven by a **level** in [0, 1]: level 0 returns an exact copy (the identity),
+level 1 the strongest setting below. The physical parameter grows linearly with the level,
+so the effect on a simple statistic is monotone in the level (blur lowers high-frequency
+energy, low exposure lowers the mean, ...). Pixel sizes are given for a 224-pixel image and
+scale with the shorter side, so a level means the same on a 25-pixel crop and a 224-pixel one.
+
+=================  ===================================  =================================
+name               parameter at level ``l``             definition
+=================  ===================================  =================================
+gaussian_blur      σ = 4·l px                           separable Gaussian, replicate edges
+gamma_contrast     γ = 1 + 2·l                          ``x ** γ`` (darkens mid-tones)
+rotation           θ = 90·l degrees                     counter-clockwise about the centre,
+                                                        bilinear, black corners
+speckle_noise      σ = 0.5·l                            ``clip(x + σ·x·n)``, n ~ N(0, 1)
+exposure_low       −3·l EV                              ``x · 2**(−3·l)``
+exposure_high      +3·l EV                              ``clip(x · 2**(3·l))``
+saturation_low     s = 1 − l                            ``gray + s·(x − gray)`` (l=1: gray)
+saturation_high    s = 1 + 2·l                          ``clip(gray + s·(x − gray))``
+motion_blur        streak of 1 + 20·l px                horizontal box of half-width 10·l px,
+                                                        fractional end taps, replicate edges
+jpeg               quality q = round(100 − 95·l)        torchvision's JPEG encoder/decoder
+vignette           strength l                           ``x · (1 − l·(r / r_corner)²)``
+=================  ===================================  =================================
+
+Exposure and saturation run in both directions in the seed ("from low to high"); a level
+in [0, 1] with 0 as the identity covers one direction, so each is two perturbations here.
+``gray`` is the ITU-R 601 luma (0.299 R + 0.587 G + 0.114 B); saturation leaves
+one-channel images unchanged.
+
+Only speckle noise is random. Its noise for one image comes from a generator seeded by
+``(seed, key)``, where the key is the image's row ``index`` when given, otherwise a hash of
+the image's bytes. The output therefore depends on the seed and the image alone, never on
+the batch it was processed in: a batch perturbed at once equals its images perturbed one at
+a time.
+
+Use :func:`perturb` on batches, or :class:`Perturbation` as a torchvision-style transform.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, final
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from pytest_fairness.errors import FairnessConfigError, InvalidDataError
+
+__all__ = ["PERTURBATIONS", "Perturbation", "PerturbationSpec", "parameter", "perturb"]
+
+#: Side length (pixels) the pixel parameters are given for; they scale with min(H, W).
+REFERENCE_SIZE: Final = 224
+
+_LUMA: Final = (0.299, 0.587, 0.114)
+
+
+@final
+@dataclass(frozen=True)
+class PerturbationSpec:
+    """One perturbation: what its level controls and how.
+
+    Parameters
+    ----------
+    name : str
+        The name used in ``perturb`` and in Fair SA results.
+    parameter : str
+        The physical parameter the level sets (``"sigma_px"``, ``"gamma"``, ...).
+    at_one : float
+        The parameter at level 1 (pixel sizes for a 224-pixel image).
+    at_zero : float
+        The parameter at level 0, the identity.
+    random : bool
+        Whether the output depends on the seed.
+    """
+
+    name: str
+    parameter: str
+    at_zero: float
+    at_one: float
+    random: bool = False
+
+    def value(self, level: float) -> float:
+        """The parameter at ``level`` (linear between ``at_zero`` and ``at_one``)."""
+        return self.at_zero + (self.at_one - self.at_zero) * level
+
+
+_SPECS: Final[dict[str, PerturbationSpec]] = {
+    spec.name: spec
+    for spec in (
+        PerturbationSpec("gaussian_blur", "sigma_px", 0.0, 4.0),
+        PerturbationSpec("gamma_contrast", "gamma", 1.0, 3.0),
+        PerturbationSpec("rotation", "degrees", 0.0, 90.0),
+        PerturbationSpec("speckle_noise", "sigma", 0.0, 0.5, random=True),
+        PerturbationSpec("exposure_low", "ev", 0.0, -3.0),
+        PerturbationSpec("exposure_high", "ev", 0.0, 3.0),
+        PerturbationSpec("saturation_low", "saturation_factor", 1.0, 0.0),
+        PerturbationSpec("saturation_high", "saturation_factor", 1.0, 3.0),
+        PerturbationSpec("motion_blur", "half_width_px", 0.0, 10.0),
+        PerturbationSpec("jpeg", "quality", 100.0, 5.0),
+        PerturbationSpec("vignette", "strength", 0.0, 1.0),
+    )
+}
+
+#: The perturbation names, in the order of the seed's figures.
+PERTURBATIONS: Final[tuple[str, ...]] = tuple(_SPECS)
+
+
+# -- validation ----------------------------------------------------------------------------
+
+
+def _check_name(name: Any) -> PerturbationSpec:
+    spec = _SPECS.get(name) if isinstance(name, str) else None
+    if spec is None:
+        raise FairnessConfigError(
+            f"perturbation must be one of {', '.join(PERTURBATIONS)}; got perturbation={name!r}."
+        )
+    return spec
+
+
+def _check_level(level: Any) -> float:
+    if isinstance(level, bool) or not isinstance(level, (int, float, np.integer, np.floating)):
+        raise FairnessConfigError(
+            f"level must be a number in [0, 1] (0 is the identity, 1 the strongest setting); "
+            f"got level={level!r} (type={type(level).__name__})."
+        )
+    value = float(level)
+    if not 0.0 <= value <= 1.0:  # also rejects NaN
+        raise FairnessConfigError(
+            f"level must be in [0, 1] (0 is the identity, 1 the strongest setting); "
+            f"got level={level!r}."
+        )
+    return value
+
+
+def _check_seed(seed: Any) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise FairnessConfigError(
+            f"seed must be a non-negative int; got seed={seed!r} (type={type(seed).__name__})."
+        )
+    return int(seed)
+
+
+def _check_images(images: Any) -> torch.Tensor:
+    if not isinstance(images, torch.Tensor):
+        raise InvalidDataError(
+            f"images must be a torch.Tensor of shape (N, C, H, W) with values in [0, 1]; got "
+            f"{type(images).__name__}. Convert with torch.as_tensor(...) / 255 or "
+            "torchvision.transforms.v2.ToDtype(torch.float32, scale=True)."
+        )
+    if not images.is_floating_point():
+        raise InvalidDataError(
+            f"images must be a float tensor with values in [0, 1]; got dtype {images.dtype}. "
+            "Convert with images.float() / 255."
+        )
+    if images.ndim != 4 or images.shape[1] not in (1, 3):
+        raise InvalidDataError(
+            f"images must have shape (N, C, H, W) with C = 1 or 3; got shape "
+            f"{tuple(images.shape)}."
+        )
+    if images.numel():
+        low, high = torch.aminmax(images)
+        if not (float(low) >= 0.0 and float(high) <= 1.0):  # NaN fails both
+            raise InvalidDataError(
+                f"images must have values in [0, 1]; got min={float(low)!r}, "
+                f"max={float(high)!r}. Scale them (x / 255) and replace NaN before perturbing."
+            )
+    return images
+
+
+def _check_index(index: Any, n: int) -> list[int] | None:
+    if index is None:
+        return None
+    values = np.asarray(index)
+    if values.shape != (n,) or values.dtype.kind not in "iu" or (values < 0).any():
+        raise FairnessConfigError(
+            f"index must hold one non-negative int per image (length {n}); got "
+            f"{index!r:.80}. Pass the images' row numbers in the dataset, or None."
+        )
+    return [int(v) for v in values]
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _scale(images: torch.Tensor) -> float:
+    return min(images.shape[-2:]) / REFERENCE_SIZE
+
+
+def _conv_rows(images: torch.Tensor, kernel: torch.Tensor) -> torch.Tensor:
+    """Convolve every row (last axis) with a 1-D kernel of odd length, replicating edges."""
+    n, c, h, w = images.shape
+    radius = kernel.numel() // 2
+    flat = images.reshape(n * c, 1, h, w)
+    padded = F.pad(flat, (radius, radius, 0, 0), mode="replicate")
+    out = F.conv2d(padded, kernel.to(images.dtype).view(1, 1, 1, -1))
+    return out.reshape(n, c, h, w)
+
+
+def _conv_cols(images: torch.Tensor, kernel: torch.Tensor) -> torch.Tensor:
+    return _conv_rows(images.transpose(-1, -2), kernel).transpose(-1, -2)
+
+
+def _gaussian_kernel(sigma: float) -> torch.Tensor:
+    radius = max(1, math.ceil(3 * sigma))
+    x = torch.arange(-radius, radius + 1, dtype=torch.float64)
+    kernel = torch.exp(-0.5 * (x / sigma) ** 2)
+    return kernel / kernel.sum()
+
+
+def _box_kernel(half_width: float) -> torch.Tensor:
+    """Box of width ``2·half_width + 1`` px sampled by area, so it grows continuously."""
+    radius = math.ceil(half_width)
+    x = torch.arange(-radius, radius + 1, dtype=torch.float64)
+    kernel = torch.clamp(half_width + 0.5 - x.abs(), 0.0, 1.0)
+    return kernel / kernel.sum()
+
+
+def _luma(images: torch.Tensor) -> torch.Tensor:
+    r, g, b = images[:, 0:1], images[:, 1:2], images[:, 2:3]
+    return _LUMA[0] * r + _LUMA[1] * g + _LUMA[2] * b
+
+
+def _image_seed(seed: int, key: int) -> int:
+    return int(np.random.SeedSequence([seed, key]).generate_state(1, dtype=np.uint64)[0])
+
+
+def _content_key(image: torch.Tensor) -> int:
+    data = image.detach().to("cpu", torch.float32).contiguous().numpy().tobytes()
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+
+
+# -- the perturbations ---------------------------------------------------------------------
+
+
+def _gaussian_blur(x: torch.Tensor, level: float, seed: int, keys: Any) -> torch.Tensor:
+    kernel = _gaussian_kernel(_SPECS["gaussian_blur"].value(level) * _scale(x))
+    return _conv_cols(_conv_rows(x, kernel), kernel)
+
+
+def _gamma_contrast(x: torch.Tensor, level: float, seed: int, keys: Any) -> torch.Tensor:
+    return x.pow(_SPECS["gamma_contrast"].value(level))
+
+
+def _rotation(x: torch.Tensor, level: float, seed: int, keys: Any) -> torch.Tensor:
+    from torchvision.transforms.v2 import InterpolationMode
+    from torchvision.transforms.v2 import functional as TF
+
+    angle = _SPECS["rotation"].value(level)
+    out = TF.rotate(x, angle, interpolation=InterpolationMode.BILINEAR, fill=[0.0])
+    return out.clamp_(0.0, 1.0)
+
+
+def _speckle_noise(x: torch.Tensor, level: float, seed: int, keys: Any) -> torch.Tensor:
+    sigma = _SPECS["speckle_noise"].value(level)
+    n = x.shape[0]
+    image_keys = keys if keys is not None else [_content_key(x[i]) for i in range(n)]
+    noise = torch.empty(x.shape, dtype=torch.float32)
+    for i, key in enumerate(image_keys):
+        generator = torch.Generator().manual_seed(_image_seed(seed, key))
+        noise[i] = torch.randn(x.shape[1:], generator=generator)
+    noise = noise.to(device=x.device, dtype=x.dtype)
+    return (x + sigma * x * noise).clamp_(0.0, 1.0)
+
+
+def _exposure(direction: str) -> Callable[..., torch.Tensor]:
+    name = f"exposure_{direction}"
+
+    def apply(x: torch.Tensor, level: float, seed: int, keys: Any) -> torch.Tensor:
+        return (x * 2.0 ** _SPECS[name].value(level)).clamp_(0.0, 1.0)
+
+    return apply
+
+
+def _saturation(direction: str) -> Callable[..., torch.Tensor]:
+    name = f"saturation_{direction}"
+
+    def apply(x: torch.Tensor, level: float, seed: int, keys: Any) -> torch.Tensor:
+        if x.shape[1] == 1:
+            return x.clone()
+        gray = _luma(x)
+        return (gray + _SPECS[name].value(level) * (x - gray)).clamp_(0.0, 1.0)
+
+    return apply
+
+
+def _motion_blur(x: torch.Tensor, level: float, seed: int, keys: Any) -> torch.Tensor:
+    return _conv_rows(x, _box_kernel(_SPECS["motion_blur"].value(level) * _scale(x)))
+
+
+def _jpeg(x: torch.Tensor, level: float, seed: int, keys: Any) -> torch.Tensor:
+    from torchvision.io import decode_jpeg, encode_jpeg
+
+    quality = int(round(_SPECS["jpeg"].value(level)))
+    with warnings.catch_warnings():
+        # torchvision 0.29 deprecates its codecs in favour of torchcodec; they still work
+        # and are what the seed's JPEG perturbation needs, so keep user logs quiet.
+        warnings.filterwarnings("ignore", message=".*TorchVision are deprecated",
+                                category=DeprecationWarning)
+        encoded = encode_jpeg(
+            list((x.detach() * 255.0).round_().to("cpu", torch.uint8).unbind(0)),
+            quality=quality,
+        )
+        decoded = decode_jpeg(encoded)
+    return torch.stack(decoded).to(device=x.device, dtype=x.dtype).div_(255.0)
+
+
+def _vignette(x: torch.Tensor, level: float, seed: int, keys: Any) -> torch.Tensor:
+    h, w = x.shape[-2:]
+    ys = torch.arange(h, dtype=torch.float64) - (h - 1) / 2
+    xs = torch.arange(w, dtype=torch.float64) - (w - 1) / 2
+    r2 = ys[:, None] ** 2 + xs[None, :] ** 2
+    corner = float(r2.max()) or 1.0
+    mask = 1.0 - _SPECS["vignette"].value(level) * r2 / corner
+    return x * mask.to(device=x.device, dtype=x.dtype)
+
+
+_APPLY: Final[dict[str, Callable[..., torch.Tensor]]] = {
+    "gaussian_blur": _gaussian_blur,
+    "gamma_contrast": _gamma_contrast,
+    "rotation": _rotation,
+    "speckle_noise": _speckle_noise,
+    "exposure_low": _exposure("low"),
+    "exposure_high": _exposure("high"),
+    "saturation_low": _saturation("low"),
+    "saturation_high": _saturation("high"),
+    "motion_blur": _motion_blur,
+    "jpeg": _jpeg,
+    "vignette": _vignette,
+}
+
+
+# -- public API ----------------------------------------------------------------------------
+
+
+def parameter(name: str, level: float, *, size: int = REFERENCE_SIZE) -> float:
+    """The physical parameter a level sets for one perturbation.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`PERTURBATIONS`.
+    level : float
+        In [0, 1].
+    size : int, default 224
+        The shorter image side; pixel parameters scale with ``size / 224``.
+
+    Returns
+    -------
+    float
+        σ in pixels, γ, degrees, EV, saturation factor, half-width in pixels, JPEG quality
+        or vignette strength (see the module table).
+
+    Examples
+    --------
+    >>> parameter("gaussian_blur", 0.5), parameter("jpeg", 1.0), parameter("rotation", 0.5)
+    (2.0, 5.0, 45.0)
+    """
+    spec = _check_name(name)
+    value = spec.value(_check_level(level))
+    if spec.parameter.endswith("_px"):
+        value *= size / REFERENCE_SIZE
+    if spec.parameter == "quality":
+        value = float(round(value))
+    return value
+
+
+def perturb(
+    images: torch.Tensor,
+    name: str,
+    level: float,
+    *,
+    seed: int = 0,
+    index: Sequence[int] | None = None,
+) -> torch.Tensor:
+    r"""Apply one perturbation at one level to a batch of images.
+
+    .. math::
+
+        T(x, 0) = x, \qquad T(x, l) = T_{p(l)}(x), \quad p(l) = p_0 + (p_1 - p_0)\,l
+
+    where ``p`` is the perturbation's parameter (module table).
+
+    Parameters
+    ----------
+    images : torch.Tensor of shape (N, C, H, W) or (C, H, W)
+        Float images with values in [0, 1], ``C`` = 1 or 3. Never modified.
+    name : str
+        One of :data:`PERTURBATIONS`.
+    level : float
+        In [0, 1]; 0 returns an exact copy.
+    seed : int, default 0
+        Seeds the random perturbations (speckle noise).
+    index : sequence of int, optional
+        Each image's row in its dataset; keys the per-image noise. Without it the key is a
+        hash of the image's bytes. Either way, batched equals one image at a time.
+
+    Returns
+    -------
+    torch.Tensor
+        The perturbed images, same shape, dtype and device, values in [0, 1].
+
+    Raises
+    ------
+    FairnessConfigError
+        For an unknown name, a level outside [0, 1], a bad seed or index.
+    InvalidDataError
+        For images that are not float tensors of shape (N, C, H, W) in [0, 1].
+
+    Examples
+    --------
+    >>> import torch
+    >>> x = torch.full((2, 3, 8, 8), 0.5)
+    >>> bool(torch.equal(perturb(x, "gaussian_blur", 0.0), x))
+    True
+    >>> round(float(perturb(x, "exposure_low", 1 / 3).mean()), 4)
+    0.25
+    """
+    spec = _check_name(name)
+    level = _check_level(level)
+    seed = _check_seed(seed)
+    single = isinstance(images, torch.Tensor) and images.ndim == 3
+    batch = _check_images(images.unsqueeze(0) if single else images)
+    keys = _check_index(index, batch.shape[0])
+    if level == 0.0 or batch.shape[0] == 0:
+        out = batch.clone()
+    else:
+        out = _APPLY[spec.name](batch, level, seed, keys)
+    return out.squeeze(0) if single else out
+
+
+@final
+class Perturbation:
+    """A perturbation at a fixed level, usable as a torchvision-style transform.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`PERTURBATIONS`.
+    level : float
+        In [0, 1]; 0 is the identity.
+    seed : int, default 0
+        Seeds speckle noise (per image, keyed by the image's content).
+
+    Examples
+    --------
+    >>> import torch
+    >>> t = Perturbation("vignette", 1.0)
+    >>> t(torch.ones(3, 5, 5))[0, 2, 2].item(), t(torch.ones(3, 5, 5))[0, 0, 0].item()
+    (1.0, 0.0)
+    """
+
+    __slots__ = ("level", "name", "seed")
+
+    def __init__(self, name: str, level: float, *, seed: int = 0) -> None:
+        self.name = _check_name(name).name
+        self.level = _check_level(level)
+        self.seed = _check_seed(seed)
+
+    def __call__(self, images: torch.Tensor) -> torch.Tensor:
+        """Perturb one image ``(C, H, W)`` or a batch ``(N, C, H, W)``."""
+        return perturb(images, self.name, self.level, seed=self.seed)
+
+    def __repr__(self) -> str:
+        return f"Perturbation({self.name!r}, {self.level!r}, seed={self.seed})"
