@@ -1,0 +1,205 @@
+"""CelebA: the official space-aligned text files, or the Kaggle CSV re-packaging."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pytest_fairness.data.dataset import (
+    FairnessDataset,
+    as_root,
+    bad_value,
+    check_unique,
+    read_csv,
+    read_text,
+    require_rows,
+)
+from pytest_fairness.errors import FairnessConfigError, InvalidDataError
+
+__all__ = ["load_celeba"]
+
+_SPLITS = {"train": "0", "valid": "1", "test": "2"}
+
+
+def load_celeba(root: str | os.PathLike[str], *, split: str = "all") -> FairnessDataset:
+    """Load CelebA's 40 binary attributes, identities and partitions.
+
+    Reads the official files (``list_attr_celeba.txt``, ``identity_CelebA.txt``,
+    ``list_eval_partition.txt``; whitespace runs as separators, the trailing space of the
+    header and CRLF tolerated) or the Kaggle CSVs (``list_attr_celeba.csv``,
+    ``list_eval_partition.csv``; no identity file). Root may be the folder with the files
+    or torchvision's parent of ``celeba/``. Images are looked up in ``img_align_celeba/``
+    (also Kaggle's doubled ``img_align_celeba/img_align_celeba/``).
+
+    Parameters
+    ----------
+    root : str or Path
+        The CelebA folder.
+    split : {"all", "train", "valid", "test"}
+        Keep one partition (needs the partition file).
+
+    Returns
+    -------
+    FairnessDataset
+        One int column (0/1) per attribute, named as in the file (``Male``, ``Young``, …),
+        torchvision's ``(x + 1) // 2``; ``gender`` ∈ {male, female} from ``Male``;
+        ``age_group`` ∈ {young, not_young} from ``Young``; ``identity`` (str) when the
+        identity file is present; ``partition``.
+
+    Examples
+    --------
+    >>> ds = load_celeba("fixtures/celeba", split="test")  # doctest: +SKIP
+    """
+    import pandas as pd
+
+    name = "celeba"
+    base = as_root(root, name)
+    if split not in ("all", *_SPLITS):
+        raise FairnessConfigError(
+            f"celeba: split must be 'all', 'train', 'valid' or 'test'; got split={split!r}."
+        )
+    if (base / "celeba").is_dir() and not _has_attr_file(base):
+        base = base / "celeba"
+    if (base / "list_attr_celeba.txt").is_file():
+        attrs = _read_official_attrs(base / "list_attr_celeba.txt")
+        identity = _read_pairs(base / "identity_CelebA.txt", "identity")
+        partition = _read_pairs(base / "list_eval_partition.txt", "partition")
+    elif (base / "list_attr_celeba.csv").is_file():
+        attrs = _read_kaggle_attrs(base / "list_attr_celeba.csv")
+        identity = None
+        file = base / "list_eval_partition.csv"
+        partition = None
+        if file.is_file():
+            table = read_csv(file, name, required=("image_id", "partition"))
+            check_unique(table["image_id"].tolist(), name, file, "image_id")
+            for i, value in enumerate(table["partition"].str.strip()):
+                if value not in ("0", "1", "2"):
+                    raise bad_value(name, file, i + 2, "partition", value, ("0", "1", "2"))
+            partition = (file, dict(zip(table["image_id"].str.strip(),
+                                        table["partition"].str.strip())))
+    else:
+        raise InvalidDataError(
+            f"celeba: no list_attr_celeba.txt (official) or list_attr_celeba.csv (Kaggle) under "
+            f"{str(base)!r}; point the root at the CelebA folder."
+        )
+    images = base / "img_align_celeba"
+    if (images / "img_align_celeba").is_dir():
+        images = images / "img_align_celeba"
+    frame = attrs
+    for extra, column in ((identity, "identity"), (partition, "partition")):
+        if extra is None:
+            continue
+        file, mapping = extra
+        missing = [i for i in frame["image_id"] if i not in mapping]
+        if missing:
+            raise InvalidDataError(
+                f"celeba: {str(file)!r} has no {column} for {len(missing)} image(s) of the "
+                f"attribute file, e.g. {missing[0]!r}; use the files of one release."
+            )
+        frame[column] = [mapping[i] for i in frame["image_id"]]
+    if split != "all":
+        if "partition" not in frame.columns:
+            raise InvalidDataError(
+                f"celeba: split={split!r} needs list_eval_partition.txt (or .csv) under "
+                f"{str(base)!r}; add it or use split='all'."
+            )
+        frame = frame[frame["partition"] == _SPLITS[split]]
+    frame["path"] = [str(images / i) for i in frame["image_id"]]
+    frame["gender"] = ["male" if v == 1 else "female" for v in frame["Male"]] \
+        if "Male" in frame.columns else None
+    frame["age_group"] = ["young" if v == 1 else "not_young" for v in frame["Young"]] \
+        if "Young" in frame.columns else None
+    require_rows(name, repr(str(base)), len(frame))
+    return FairnessDataset(pd.DataFrame(frame), name=name, root=base)
+
+
+def _has_attr_file(base: Path) -> bool:
+    return (base / "list_attr_celeba.txt").is_file() or (base / "list_attr_celeba.csv").is_file()
+
+
+def _read_official_attrs(path: Path) -> Any:
+    import pandas as pd
+
+    name = "celeba"
+    lines = [line for line in read_text(path, name).split("\n") if line.strip()]
+    try:
+        declared = int(lines[0].strip())
+    except ValueError:
+        raise InvalidDataError(
+            f"celeba: {str(path)!r} line 1 should be the image count; got {lines[0]!r}. Is this "
+            "the official list_attr_celeba.txt?"
+        ) from None
+    if len(lines) < 2:
+        raise InvalidDataError(f"celeba: {str(path)!r} has no attribute-name line (line 2).")
+    names = lines[1].split()
+    if "Male" not in names:
+        raise InvalidDataError(
+            f"celeba: {str(path)!r} line 2 does not name the attribute 'Male' (got {names[:5]}"
+            "...); line 2 must list the 40 attribute names."
+        )
+    ids, rows = [], []
+    for number, line in enumerate(lines[2:], start=3):
+        fields = line.split()
+        if len(fields) != len(names) + 1:
+            raise InvalidDataError(
+                f"celeba: {str(path)!r} line {number}: {len(fields)} fields, expected "
+                f"{len(names) + 1} (file name + {len(names)} attributes); the file is truncated "
+                "or corrupted."
+            )
+        values = []
+        for column, value in zip(names, fields[1:]):
+            if value not in ("1", "-1"):
+                raise bad_value(name, path, number, column, value, ("-1", "1"))
+            values.append((int(value) + 1) // 2)
+        ids.append(fields[0])
+        rows.append(values)
+    if declared != len(ids):
+        raise InvalidDataError(
+            f"celeba: {str(path)!r} line 1 declares {declared} images but {len(ids)} rows "
+            "follow; the file is truncated. Download it again."
+        )
+    check_unique(ids, name, path, "image file name", first_line=3)
+    frame = pd.DataFrame(rows, columns=names)
+    frame.insert(0, "image_id", ids)
+    return frame
+
+
+def _read_kaggle_attrs(path: Path) -> Any:
+    name = "celeba"
+    frame = read_csv(path, name, required=("image_id", "Male"))
+    check_unique(frame["image_id"].tolist(), name, path, "image_id")
+    for column in frame.columns[1:]:
+        values = frame[column].str.strip()
+        bad = ~values.isin(("1", "-1"))
+        if bad.any():
+            row = int(bad.to_numpy().nonzero()[0][0])
+            raise bad_value(name, path, row + 2, column, values.iloc[row], ("-1", "1"))
+        frame[column] = (values.astype(int) + 1) // 2
+    frame["image_id"] = frame["image_id"].str.strip()
+    return frame
+
+
+def _read_pairs(path: Path, column: str) -> tuple[Path, dict[str, str]] | None:
+    if not path.is_file():
+        return None
+    name = "celeba"
+    mapping: dict[str, str] = {}
+    for number, line in enumerate(read_text(path, name).split("\n"), start=1):
+        if not line.strip():
+            continue
+        fields = line.split()
+        if len(fields) != 2:
+            raise InvalidDataError(
+                f"celeba: {str(path)!r} line {number}: expected '<file name> <{column}>', got "
+                f"{line!r}."
+            )
+        if fields[0] in mapping:
+            raise InvalidDataError(
+                f"celeba: {str(path)!r} line {number}: {fields[0]!r} is listed twice; each "
+                "image must appear once."
+            )
+        if column == "partition" and fields[1] not in ("0", "1", "2"):
+            raise bad_value(name, path, number, "partition", fields[1], ("0", "1", "2"))
+        mapping[fields[0]] = fields[1]
+    return path, mapping

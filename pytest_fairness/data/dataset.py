@@ -1,0 +1,437 @@
+"""FairnessDataset: lazily loaded images plus a frame of canonical attributes.
+
+Every loader in :mod:`pytest_fairness.data` returns one. Images stay on disk until a batch
+needs them (``load_image``); the attributes live in a pandas frame whose canonical columns
+are the same across datasets, so an indicator written for one dataset runs on another.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from PIL import Image
+
+__all__ = ["BOX_COLUMNS", "CANONICAL_COLUMNS", "FairnessDataset", "age_group"]
+
+#: Columns every dataset frame has (missing values are ``None``/NaN or ``"unknown"``).
+CANONICAL_COLUMNS = (
+    "image_id",
+    "path",
+    "gender",
+    "age",
+    "age_group",
+    "skin_tone",
+    "race",
+    "identity",
+    "region",
+    "income",
+    "income_bucket",
+    "household",
+    "labels",
+)
+
+#: Optional crop box in pixels of the image file (left, top, right, bottom).
+BOX_COLUMNS = ("box_x0", "box_y0", "box_x1", "box_y1")
+
+#: Age buckets of seed 000 (lower bound inclusive): <18, 18-30, 30-45, 45-70, 70+.
+_AGE_EDGES = ((18, "<18"), (30, "18-30"), (45, "30-45"), (70, "45-70"))
+
+
+def age_group(age: Any) -> str:
+    """Bucket an age in years as seed 000 does: ``<18``, ``18-30``, ``30-45``, ``45-70``, ``70+``.
+
+    Lower bounds are inclusive (30 → ``30-45``); a missing or non-numeric age gives
+    ``"unknown"``.
+
+    Examples
+    --------
+    >>> [age_group(a) for a in (17, 18, 30, 69, 70, None)]
+    ['<18', '18-30', '30-45', '45-70', '70+', 'unknown']
+    """
+    try:
+        value = float(age)
+    except (TypeError, ValueError):
+        return "unknown"
+    if value != value:  # NaN
+        return "unknown"
+    for edge, label in _AGE_EDGES:
+        if value < edge:
+            return label
+    return "70+"
+
+
+class FairnessDataset:
+    """Images on disk and their attributes, in a frame with canonical columns.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        One row per image (or per box). Must have ``image_id`` (unique strings) and ``path``
+        (absolute file paths); the other canonical columns (:data:`CANONICAL_COLUMNS`) are
+        added as missing when absent. Optional ``box_x0, box_y0, box_x1, box_y1`` crop each
+        image to a box in pixels (NaN: whole image).
+    name : str
+        A short name used in messages and cache keys (``"utkface"``).
+    root : str or Path, optional
+        Where the dataset lives, for messages.
+    square_crop_ratio : float, optional
+        When set, an image (after the box crop) whose ``max(h, w) / min(h, w)`` is at least
+        this ratio is cropped to a square from its top-left corner, as seed 000 does for
+        MIAP boxes (ratio 1.2). ``None`` keeps the aspect ratio.
+    skipped : mapping of str to int, optional
+        Rows the loader left out, by reason (``{"box smaller than 100 px": 12}``).
+    notes : sequence of str, optional
+        Human-readable remarks from the loader (dropped rows, assumptions).
+
+    Attributes
+    ----------
+    frame : pandas.DataFrame
+        The attributes; row ``i`` describes image ``i``.
+    fingerprint : str
+        A sha256 of the annotations and the file list; equal datasets have equal
+        fingerprints, whatever the order of the files on disk.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"image_id": ["a", "b"], "path": ["/x/a.jpg", "/x/b.jpg"],
+    ...                       "gender": ["female", "male"]})
+    >>> ds = FairnessDataset(frame, name="toy")
+    >>> len(ds), list(ds.groups(by="gender"))
+    (2, ['female', 'male'])
+    >>> ds.subset(ds.frame["gender"] == "male").frame["image_id"].tolist()
+    ['b']
+    """
+
+    def __init__(
+        self,
+        frame: pd.DataFrame,
+        *,
+        name: str = "dataset",
+        root: str | os.PathLike[str] | None = None,
+        square_crop_ratio: float | None = None,
+        skipped: Mapping[str, int] | None = None,
+        notes: Sequence[str] = (),
+    ) -> None:
+        import pandas as pd
+
+        if not isinstance(frame, pd.DataFrame):
+            raise FairnessConfigError(
+                f"frame must be a pandas DataFrame; got frame of type {type(frame).__name__}."
+            )
+        for column in ("image_id", "path"):
+            if column not in frame.columns:
+                raise InvalidDataError(
+                    f"dataset {name!r}: the frame has no {column!r} column (columns: "
+                    f"{list(frame.columns)}); add one ({column} per image)."
+                )
+        if square_crop_ratio is not None and not square_crop_ratio >= 1.0:
+            raise FairnessConfigError(
+                f"square_crop_ratio must be None or a number >= 1; got "
+                f"square_crop_ratio={square_crop_ratio!r}."
+            )
+        frame = frame.reset_index(drop=True).copy()
+        frame["image_id"] = frame["image_id"].astype(str)
+        frame["path"] = frame["path"].astype(str)
+        duplicated = frame["image_id"].duplicated(keep=False)
+        if duplicated.any():
+            first = frame.loc[duplicated, "image_id"].iloc[0]
+            rows = frame.index[frame["image_id"] == first].tolist()
+            raise InvalidDataError(
+                f"dataset {name!r}: image_id {first!r} appears {len(rows)} times (rows {rows}); "
+                "ids must be unique. De-duplicate the annotations or build ids that include "
+                "the box or frame."
+            )
+        for column in CANONICAL_COLUMNS:
+            if column not in frame.columns:
+                frame[column] = None
+        self.frame: pd.DataFrame = frame
+        self.name = str(name)
+        self.root = None if root is None else Path(root)
+        self.square_crop_ratio = square_crop_ratio
+        self.skipped: dict[str, int] = dict(skipped or {})
+        self.notes: tuple[str, ...] = tuple(notes)
+        self._fingerprint: str | None = None
+
+    # -- basic protocol -------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    def __repr__(self) -> str:
+        skipped = sum(self.skipped.values())
+        return (f"FairnessDataset(name={self.name!r}, rows={len(self)}, "
+                f"skipped={skipped}, root={str(self.root) if self.root else None!r})")
+
+    @property
+    def image_ids(self) -> list[str]:
+        """The ``image_id`` of every row, in order."""
+        return self.frame["image_id"].tolist()
+
+    @property
+    def has_boxes(self) -> bool:
+        """Whether rows carry a crop box."""
+        return all(c in self.frame.columns for c in BOX_COLUMNS)
+
+    # -- fingerprint ----------------------------------------------------------------------
+    @property
+    def fingerprint(self) -> str:
+        """sha256 over the annotations and the file list (the content of ``frame``)."""
+        if self._fingerprint is None:
+            frame = self.frame
+            if self.root is not None:
+                # Relative paths: moving the dataset must not invalidate cached features.
+                prefix = str(self.root).rstrip(os.sep) + os.sep
+                frame = frame.assign(
+                    path=[p[len(prefix):] if p.startswith(prefix) else p for p in frame["path"]]
+                )
+            self._fingerprint = _frame_fingerprint(
+                frame, extra=(self.name, repr(self.square_crop_ratio))
+            )
+        return self._fingerprint
+
+    # -- selection ------------------------------------------------------------------------
+    def subset(self, rows: Any) -> FairnessDataset:
+        """Return the dataset restricted to ``rows``.
+
+        Parameters
+        ----------
+        rows : boolean mask, integer positions, or iterable of image ids
+            A boolean array/Series of length ``len(self)``, integer row positions, or
+            ``image_id`` strings.
+        """
+        import numpy as np
+
+        if hasattr(rows, "to_numpy"):
+            rows = rows.to_numpy()
+        array = np.asarray(list(rows) if not isinstance(rows, np.ndarray) else rows)
+        if array.dtype == bool:
+            if array.shape != (len(self),):
+                raise InvalidDataError(
+                    f"subset mask has shape {array.shape}; it needs one bool per row "
+                    f"({len(self)} rows)."
+                )
+            positions = np.flatnonzero(array)
+        elif array.size == 0:
+            positions = np.zeros(0, dtype=np.intp)
+        elif array.dtype.kind in "iu":
+            if array.min() < -len(self) or array.max() >= len(self):
+                raise InvalidDataError(
+                    f"subset positions must be in [0, {len(self)}); got min={array.min()}, "
+                    f"max={array.max()}."
+                )
+            positions = array
+        else:
+            index = {v: i for i, v in enumerate(self.frame["image_id"])}
+            missing = [str(v) for v in array if str(v) not in index]
+            if missing:
+                raise InvalidDataError(
+                    f"subset: {len(missing)} image id(s) are not in dataset {self.name!r}, "
+                    f"e.g. {missing[0]!r}; pass ids from dataset.frame['image_id']."
+                )
+            positions = np.array([index[str(v)] for v in array], dtype=np.intp)
+        return FairnessDataset(
+            self.frame.iloc[positions],
+            name=self.name,
+            root=self.root,
+            square_crop_ratio=self.square_crop_ratio,
+            skipped=self.skipped,
+            notes=self.notes,
+        )
+
+    def groups(self, by: str | Sequence[str]) -> Any:
+        """Return group labels for the indicators' ``groups=`` argument.
+
+        Parameters
+        ----------
+        by : str or sequence of str
+            One column (returns a Series) or several (returns a DataFrame, read by the
+            indicators as intersectional groups, e.g. ``("gender", "skin_tone")``).
+        """
+        columns = [by] if isinstance(by, str) else list(by)
+        if not columns:
+            raise FairnessConfigError("by must name at least one column; got an empty sequence.")
+        missing = [c for c in columns if c not in self.frame.columns]
+        if missing:
+            raise FairnessConfigError(
+                f"by={by!r}: dataset {self.name!r} has no column {missing[0]!r}; "
+                f"available: {sorted(map(str, self.frame.columns))}."
+            )
+        if isinstance(by, str):
+            return self.frame[by].reset_index(drop=True)
+        return self.frame[columns].reset_index(drop=True)
+
+    # -- images ---------------------------------------------------------------------------
+    def load_image(self, index: int) -> Image.Image:
+        """Open image ``index`` as RGB, cropped to its box and square-cropped if configured.
+
+        Raises
+        ------
+        InvalidDataError
+            When the file is missing or cannot be decoded; the message names the file, the
+            row and the image id.
+        """
+        from PIL import Image, UnidentifiedImageError
+
+        row = self.frame.iloc[index]
+        path = row["path"]
+        try:
+            with Image.open(path) as handle:
+                image = handle.convert("RGB")
+        except (OSError, UnidentifiedImageError, ValueError) as exc:
+            raise InvalidDataError(
+                f"dataset {self.name!r}: cannot read image {path!r} (row {index}, image_id "
+                f"{row['image_id']!r}): {exc}. Replace or remove the file, or drop the row "
+                "with dataset.subset(...)."
+            ) from exc
+        if self.has_boxes:
+            box = [row[c] for c in BOX_COLUMNS]
+            if all(b == b and b is not None for b in box):
+                image = image.crop(tuple(int(round(float(b))) for b in box))
+        if self.square_crop_ratio is not None:
+            image = square_top_left(image, self.square_crop_ratio)
+        return image
+
+
+def square_top_left(image: Image.Image, ratio: float) -> Image.Image:
+    """Crop to a square from the top-left when ``max(w, h) / min(w, h) >= ratio`` (seed 000)."""
+    width, height = image.size
+    short, long = min(width, height), max(width, height)
+    if short > 0 and long / short >= ratio:
+        return image.crop((0, 0, short, short))
+    return image
+
+
+def _frame_fingerprint(frame: pd.DataFrame, *, extra: Iterable[str] = ()) -> str:
+    """Hash a frame's columns and values, independent of row order."""
+    import numpy as np
+    import pandas as pd
+
+    digest = hashlib.sha256()
+    for item in extra:
+        digest.update(item.encode() + b"\0")
+    ordered = frame.sort_values("image_id", kind="stable")
+    for column in sorted(map(str, frame.columns)):
+        values = ordered[column].map(_stable_repr)
+        hashed = pd.util.hash_pandas_object(values, index=False).to_numpy(dtype=np.uint64)
+        digest.update(column.encode() + b"\0")
+        digest.update(hashed.tobytes())
+    return digest.hexdigest()
+
+
+def _stable_repr(value: Any) -> str:
+    if isinstance(value, float) and value != value:
+        return "nan"
+    if value is None:
+        return "None"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_stable_repr(v) for v in value) + "]"
+    return repr(value) if not isinstance(value, str) else value
+
+
+# -- helpers shared by the loaders --------------------------------------------------------------
+def as_root(root: Any, dataset: str) -> Path:
+    """Validate a dataset root: an existing directory."""
+    if not isinstance(root, (str, os.PathLike)):
+        raise FairnessConfigError(
+            f"{dataset}: root must be a path (str or os.PathLike); got root={root!r} "
+            f"(type={type(root).__name__})."
+        )
+    path = Path(root).expanduser()
+    if not path.is_dir():
+        raise InvalidDataError(
+            f"{dataset}: root {str(path)!r} is not a directory; pass the folder that holds "
+            "the dataset (e.g. --fairness-data NAME=PATH)."
+        )
+    return path.resolve()
+
+
+def find_file(root: Path, names: Sequence[str], dataset: str, *, what: str) -> Path:
+    """Return the first of ``names`` (relative to ``root``) that exists, or raise naming all."""
+    for name in names:
+        candidate = root / name
+        if candidate.is_file():
+            return candidate
+    raise InvalidDataError(
+        f"{dataset}: no {what} found under {str(root)!r}; looked for "
+        f"{', '.join(repr(n) for n in names)}. Point the root at the folder that contains it."
+    )
+
+
+def read_text(path: Path, dataset: str) -> str:
+    """Read a text annotation file (UTF-8, BOM and CR tolerated); raise when it is empty."""
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidDataError(
+            f"{dataset}: {str(path)!r} is not UTF-8 text ({exc}); is it the annotation file?"
+        ) from exc
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not text.strip():
+        raise InsufficientDataError(
+            f"{dataset}: {str(path)!r} is empty; download the annotation file again."
+        )
+    return text
+
+
+def read_csv(path: Path, dataset: str, *, required: Sequence[str], sep: str = ",") -> pd.DataFrame:
+    """Read a CSV with every column as a string and check that ``required`` columns exist."""
+    import io
+
+    import pandas as pd
+
+    text = read_text(path, dataset)
+    try:
+        frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, ValueError) as exc:
+        raise InvalidDataError(f"{dataset}: cannot parse {str(path)!r} as CSV: {exc}") from exc
+    frame.columns = [str(c).strip() for c in frame.columns]
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise InvalidDataError(
+            f"{dataset}: {str(path)!r} has no column {missing[0]!r} (header: "
+            f"{list(frame.columns)}); expected {list(required)}. Is this the right file?"
+        )
+    if frame.empty:
+        raise InsufficientDataError(f"{dataset}: {str(path)!r} has a header but no rows.")
+    return frame
+
+
+def bad_value(dataset: str, path: Path, line: int, column: str, value: Any,
+              allowed: Iterable[Any], fix: str = "correct or remove that row") -> InvalidDataError:
+    """Build the error for an unknown code: file, line, column, value, allowed values, fix."""
+    shown = ", ".join(repr(a) for a in allowed)
+    return InvalidDataError(
+        f"{dataset}: {str(path)!r} line {line}: {column}={value!r} is not one of {shown}; "
+        f"{fix}."
+    )
+
+
+def check_unique(ids: Sequence[str], dataset: str, path: Path, column: str,
+                 *, first_line: int = 2) -> None:
+    """Raise naming the lines when an id column repeats a value."""
+    seen: dict[str, int] = {}
+    for i, value in enumerate(ids):
+        if value in seen:
+            raise InvalidDataError(
+                f"{dataset}: {str(path)!r} lines {seen[value] + first_line} and "
+                f"{i + first_line}: duplicate {column} {value!r}; each {column} must appear "
+                "once. Remove the repeated row."
+            )
+        seen[value] = i
+
+
+def require_rows(dataset_name: str, source: Any, n: int) -> None:
+    """Raise when a loader produced no rows at all."""
+    if n == 0:
+        raise InsufficientDataError(
+            f"{dataset_name}: {source} has no usable rows; check that the file is the "
+            "complete annotation file and that the images are where the loader looks."
+        )

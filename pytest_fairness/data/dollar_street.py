@@ -1,0 +1,250 @@
+"""Dollar Street: the MLCommons/Kaggle release (``images_v2*.csv``) and Meta's ``metadata.csv``."""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from pytest_fairness.data.dataset import (
+    FairnessDataset,
+    as_root,
+    bad_value,
+    find_file,
+    read_csv,
+    require_rows,
+)
+from pytest_fairness.errors import FairnessConfigError, InvalidDataError
+
+__all__ = ["income_bucket", "load_dollar_street"]
+
+KAGGLE_COLUMNS = ("id", "country.id", "country.name", "region.id", "type", "imageRelPath",
+                  "topics", "place", "income", "imagenet_synonyms", "imagenet_sysnet_id")
+META_COLUMNS = ("country", "url", "income", "region", "label")
+_REGION_IDS = {"af": "Africa", "am": "The Americas", "as": "Asia", "eu": "Europe"}
+_REGIONS = {"Africa": "Africa", "Asia": "Asia", "Europe": "Europe", "The Americas": "The Americas",
+            "Americas": "The Americas"}
+_BUCKETS = {1: "low", 2: "medium", 3: "high"}
+_FILES = {"all": ("images_v2.csv",), "train": ("images_v2_imagenet_train.csv",),
+          "test": ("images_v2_imagenet_test.csv",), "meta": ("metadata.csv",)}
+
+
+def income_bucket(income: float) -> str:
+    r"""Seed 000's income bucket: :math:`\mathrm{round}(\ln(\text{income}) / 3)`.
+
+    1 → ``low``, 2 → ``medium``, 3 → ``high``; rounding is half-to-even, as
+    ``np.round`` in Meta's code. Incomes whose bucket would be 0 or 4 (below ≈ $4.5 or above
+    ≈ $36k) are clamped to ``low``/``high``; a missing income gives ``unknown``.
+
+    Examples
+    --------
+    >>> [income_bucket(x) for x in (27.0, 90.0, 93.0, 1700.0, 1900.0, 10000.0)]
+    ['low', 'low', 'medium', 'medium', 'high', 'high']
+    """
+    if income is None or not income == income or income <= 0:
+        return "unknown"
+    bucket = round(math.log(income) / 3)
+    return _BUCKETS[min(max(bucket, 1), 3)]
+
+
+def _parse_list(text: str, where: str) -> list[Any]:
+    text = text.strip()
+    if not text:
+        return []
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            # images_v2.csv may store topics as a plain comma-separated string.
+            value = [t.strip().lower() for t in text.split(",") if t.strip()]
+    if isinstance(value, (str, int)):
+        value = [value]
+    if not isinstance(value, (list, tuple)):
+        raise InvalidDataError(f"dollar_street: {where}: {text!r} is not a list literal.")
+    return list(value)
+
+
+def load_dollar_street(
+    root: str | os.PathLike[str],
+    *,
+    split: str = "all",
+    image_dir: str = "images",
+) -> FairnessDataset:
+    """Load Dollar Street with region, income bucket, household and labels.
+
+    Reads either release, picked by ``split``:
+
+    * MLCommons/Kaggle ``dataset_dollarstreet/``: ``images_v2.csv`` (``split="all"``) or
+      ``images_v2_imagenet_{train,test}.csv``. ``labels`` are the ImageNet-1k class
+      indices of ``imagenet_sysnet_id``; household is ``place``; images at
+      ``imageRelPath``.
+    * Meta's fairness-indicators version, ``metadata.csv`` (``split="meta"``): ``labels`` are
+      the Dollar Street topics of ``label``; household is the ``<Country> <N>`` folder of the
+      url; images at ``<root>/<image_dir>/<file name of the url>``.
+
+    Following seed 000, images listed several times (once per label) are de-duplicated
+    into one row whose ``labels`` is the union (an image is a hit when any of its labels is
+    predicted); the merged rows are counted in ``dataset.skipped``. Region names are
+    Africa, Asia, Europe, The Americas; ``income_bucket`` is :func:`income_bucket`.
+
+    Parameters
+    ----------
+    root : str or Path
+        ``dataset_dollarstreet/`` (Kaggle; its parent works too) or the folder with
+        ``metadata.csv``.
+    split : {"all", "train", "test", "meta"}
+        Which file to read (see above).
+    image_dir : str
+        For ``split="meta"``: the sub-folder with the images.
+
+    Returns
+    -------
+    FairnessDataset
+
+    Examples
+    --------
+    >>> ds = load_dollar_street("fixtures/dollar_street")  # doctest: +SKIP
+    >>> ds.groups(by=("region", "income_bucket"))  # doctest: +SKIP
+    """
+    import pandas as pd
+
+    name = "dollar_street"
+    base = as_root(root, name)
+    if split not in _FILES:
+        raise FairnessConfigError(
+            f"dollar_street: split must be one of {sorted(_FILES)}; got split={split!r}."
+        )
+    nested = base / "dataset_dollarstreet"
+    if nested.is_dir() and not any((base / f).is_file() for f in _FILES[split]):
+        base = nested  # the parent of Kaggle's unzipped folder
+    path = find_file(base, _FILES[split], name, what=f"annotation CSV for split {split!r}")
+    if split == "meta":
+        frame = read_csv(path, name, required=META_COLUMNS)
+        records = _meta_records(frame, path, base / image_dir)
+    else:
+        frame = read_csv(path, name, required=KAGGLE_COLUMNS)
+        records = _kaggle_records(frame, path, base)
+    require_rows(name, repr(str(path)), len(records))
+    merged, skipped = _deduplicate(records, path)
+    out = pd.DataFrame.from_records(merged)
+    out["income_bucket"] = [income_bucket(x) for x in out["income"]]
+    return FairnessDataset(out, name=name, root=base, skipped=skipped)
+
+
+def _income(value: str, path: Path, line: int) -> float:
+    try:
+        income = float(value)
+    except ValueError:
+        raise InvalidDataError(
+            f"dollar_street: {str(path)!r} line {line}: income={value!r} is not a number "
+            "(monthly household income in USD); correct or remove that row."
+        ) from None
+    if not income > 0:
+        raise InvalidDataError(
+            f"dollar_street: {str(path)!r} line {line}: income={value!r} must be positive; "
+            "correct or remove that row."
+        )
+    return income
+
+
+def _kaggle_records(frame: Any, path: Path, base: Path) -> list[dict[str, Any]]:
+    records = []
+    for i, row in enumerate(frame.to_dict("records")):
+        line = i + 2
+        region = _REGION_IDS.get(row["region.id"].strip().lower())
+        if region is None:
+            raise bad_value("dollar_street", path, line, "region.id", row["region.id"],
+                            _REGION_IDS)
+        image_id = row["id"].strip()
+        if not image_id:
+            raise InvalidDataError(
+                f"dollar_street: {str(path)!r} line {line}: id is empty; every image needs "
+                "its 24-hex id."
+            )
+        where = f"{str(path)!r} line {line}"
+        labels = _parse_list(row["imagenet_sysnet_id"], f"{where} imagenet_sysnet_id")
+        try:
+            labels = [int(v) for v in labels]
+        except (TypeError, ValueError):
+            raise InvalidDataError(
+                f"dollar_street: {where}: imagenet_sysnet_id={row['imagenet_sysnet_id']!r} "
+                "must list ImageNet-1k class indices (ints 0-999)."
+            ) from None
+        records.append({
+            "image_id": image_id,
+            "path": str(base / row["imageRelPath"].strip()),
+            "country": row["country.name"].strip(),
+            "country_id": row["country.id"].strip(),
+            "region": region,
+            "income": _income(row["income"], path, line),
+            "household": row["place"].strip() or "unknown",
+            "labels": labels,
+            "topics": _parse_list(row["topics"], f"{where} topics"),
+            "_line": line,
+        })
+    return records
+
+
+def _meta_records(frame: Any, path: Path, images: Path) -> list[dict[str, Any]]:
+    records = []
+    for i, row in enumerate(frame.to_dict("records")):
+        line = i + 2
+        region = _REGIONS.get(row["region"].strip())
+        if region is None:
+            raise bad_value("dollar_street", path, line, "region", row["region"],
+                            sorted(set(_REGIONS.values())))
+        url = unquote(urlparse(row["url"].strip()).path)
+        parts = [p for p in url.split("/") if p]
+        if len(parts) < 2:
+            raise InvalidDataError(
+                f"dollar_street: {str(path)!r} line {line}: url={row['url']!r} has no "
+                "'media/<Country N>/image/<uuid>/<file>.jpg' path; correct or remove that row."
+            )
+        file = parts[-1]
+        household = parts[parts.index("media") + 1] if "media" in parts[:-1] else "unknown"
+        image_id = parts[-2] if "image" in parts else Path(file).stem
+        records.append({
+            "image_id": image_id,
+            "path": str(images / file),
+            "country": row["country"].strip(),
+            "region": region,
+            "income": _income(row["income"], path, line),
+            "household": household,
+            "labels": [str(v) for v in _parse_list(row["label"], f"line {line} label")],
+            "_line": line,
+        })
+    return records
+
+
+def _deduplicate(records: list[dict[str, Any]], path: Path) -> tuple[list[dict[str, Any]],
+                                                                      dict[str, int]]:
+    merged: dict[str, dict[str, Any]] = {}
+    repeats = 0
+    for record in records:
+        line = record.pop("_line")
+        first = merged.get(record["image_id"])
+        if first is None:
+            record["_line"] = line
+            merged[record["image_id"]] = record
+            continue
+        repeats += 1
+        for key in ("region", "income", "household", "path"):
+            if first[key] != record[key]:
+                raise InvalidDataError(
+                    f"dollar_street: {str(path)!r} lines {first['_line']} and {line} list image "
+                    f"{record['image_id']!r} with different {key} ({first[key]!r} vs "
+                    f"{record[key]!r}); one image has one {key}. Correct one of the rows."
+                )
+        for key in ("labels", "topics"):
+            if key in record:
+                first[key] = first[key] + [v for v in record[key] if v not in first[key]]
+    for record in merged.values():
+        record.pop("_line")
+    skipped = {"duplicate image merged (labels unioned)": repeats} if repeats else {}
+    return list(merged.values()), skipped

@@ -1,0 +1,85 @@
+"""FairFace: ``fairface_label_{train,val}.csv`` plus the ``train/`` and ``val/`` images."""
+
+from __future__ import annotations
+
+import os
+
+from pytest_fairness.data.dataset import (
+    FairnessDataset,
+    as_root,
+    bad_value,
+    check_unique,
+    find_file,
+    read_csv,
+    require_rows,
+)
+from pytest_fairness.errors import FairnessConfigError
+
+__all__ = ["load_fairface"]
+
+COLUMNS = ("file", "age", "gender", "race", "service_test")
+AGES = {"0-2": "0-2", "3-9": "3-9", "10-19": "10-19", "20-29": "20-29", "30-39": "30-39",
+        "40-49": "40-49", "50-59": "50-59", "60-69": "60-69", "more than 70": "70+"}
+GENDERS = {"Male": "male", "Female": "female"}
+RACES = {"White": "white", "Black": "black", "Latino_Hispanic": "latino_hispanic",
+         "East Asian": "east_asian", "Southeast Asian": "southeast_asian", "Indian": "indian",
+         "Middle Eastern": "middle_eastern"}
+
+
+def load_fairface(root: str | os.PathLike[str], *, split: str = "val") -> FairnessDataset:
+    """Load FairFace with apparent age bin, gender and race.
+
+    Parameters
+    ----------
+    root : str or Path
+        Folder with ``fairface_label_<split>.csv`` and the ``train/`` / ``val/`` images
+        (either padding release).
+    split : {"val", "train", "all"}
+        Which label file(s) to read.
+
+    Returns
+    -------
+    FairnessDataset
+        ``image_id`` = ``file`` (``val/12.jpg``); ``age_group`` ∈ {0-2, …, 60-69, 70+}
+        (``more than 70`` → ``70+``); ``gender`` ∈ {male, female}; ``race`` lower-case with
+        underscores (``east_asian``, ``latino_hispanic``, …); ``service_test`` (bool).
+
+    Examples
+    --------
+    >>> ds = load_fairface("fixtures/fairface")  # doctest: +SKIP
+    """
+    import pandas as pd
+
+    name = "fairface"
+    base = as_root(root, name)
+    splits = {"val": ("val",), "train": ("train",), "all": ("train", "val")}
+    if split not in splits:
+        raise FairnessConfigError(
+            f"fairface: split must be 'val', 'train' or 'all'; got split={split!r}."
+        )
+    frames = []
+    for part in splits[split]:
+        path = find_file(base, [f"fairface_label_{part}.csv"], name,
+                         what=f"label CSV for split {part!r}")
+        frame = read_csv(path, name, required=COLUMNS)
+        for column, mapping in (("age", AGES), ("gender", GENDERS), ("race", RACES),
+                                ("service_test", {"True": True, "False": False})):
+            values = frame[column].str.strip()
+            bad = ~values.isin(list(mapping))
+            if bad.any():
+                row = int(bad.to_numpy().nonzero()[0][0])
+                raise bad_value(name, path, row + 2, column, values.iloc[row], mapping)
+            frame[column] = values.map(mapping)
+        files = frame["file"].str.strip()
+        check_unique(files.tolist(), name, path, "file")
+        frames.append(pd.DataFrame({
+            "image_id": files,
+            "path": [str(base / f) for f in files],
+            "age_group": frame["age"],
+            "gender": frame["gender"],
+            "race": frame["race"],
+            "service_test": frame["service_test"].astype(bool),
+        }))
+    out = pd.concat(frames, ignore_index=True)
+    require_rows(name, repr(str(base)), len(out))
+    return FairnessDataset(out, name=name, root=base)

@@ -1,0 +1,123 @@
+"""Fitzpatrick17k: ``fitzpatrick17k.csv`` (both schema versions) plus ``<md5hash>.jpg`` images."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pytest_fairness.data.casual_conversations import skin_tone_group
+from pytest_fairness.data.dataset import (
+    FairnessDataset,
+    as_root,
+    bad_value,
+    check_unique,
+    find_file,
+    read_csv,
+    require_rows,
+)
+from pytest_fairness.errors import InvalidDataError
+
+__all__ = ["load_fitzpatrick17k"]
+
+_SCALES = ("-1", "1", "2", "3", "4", "5", "6")
+_IMAGE_DIRS = ("finalfitz17k", "images", ".")
+
+
+def load_fitzpatrick17k(
+    root: str | os.PathLike[str],
+    *,
+    csv: str | os.PathLike[str] = "fitzpatrick17k.csv",
+    image_dir: str | None = None,
+) -> FairnessDataset:
+    """Load Fitzpatrick17k skin-condition images with Fitzpatrick skin types.
+
+    Accepts the current CSV (``fitzpatrick_scale``, ``fitzpatrick_centaur``) and the
+    original 2021 one (a leading unnamed index column and ``fitzpatrick``). Skin type
+    ``-1`` means unknown. Following seed 000's grouping, types I-III are ``lighter`` and
+    IV-VI ``darker``.
+
+    Parameters
+    ----------
+    root : str or Path
+        Folder with the CSV and the images.
+    csv : str or Path
+        The CSV, absolute or relative to root.
+    image_dir : str, optional
+        Sub-folder with ``<md5hash>.jpg``; default the first of ``finalfitz17k/``,
+        ``images/`` and root that exists.
+
+    Returns
+    -------
+    FairnessDataset
+        ``image_id`` = md5hash; ``fitzpatrick`` (int, -1 unknown), ``skin_tone``,
+        ``fitzpatrick_centaur`` (when present), ``condition`` (``label``),
+        ``nine_partition_label``, ``three_partition_label``, ``qc``; ``labels`` = [condition].
+
+    Examples
+    --------
+    >>> ds = load_fitzpatrick17k("fixtures/fitzpatrick17k")  # doctest: +SKIP
+    >>> ds.frame["skin_tone"].value_counts()  # doctest: +SKIP
+    """
+    import pandas as pd
+
+    name = "fitzpatrick17k"
+    base = as_root(root, name)
+    path = Path(csv)
+    path = path if path.is_absolute() else base / path
+    path = find_file(path.parent, [path.name], name, what="annotation CSV")
+    frame = read_csv(path, name, required=("md5hash", "label"))
+    scale = next((c for c in ("fitzpatrick_scale", "fitzpatrick") if c in frame.columns), None)
+    if scale is None:
+        raise InvalidDataError(
+            f"fitzpatrick17k: {str(path)!r} has neither 'fitzpatrick_scale' (current CSV) nor "
+            f"'fitzpatrick' (2021 CSV); header: {list(frame.columns)}."
+        )
+    ids = frame["md5hash"].str.strip().tolist()
+    for i, value in enumerate(ids):
+        if not value:
+            raise InvalidDataError(
+                f"fitzpatrick17k: {str(path)!r} line {i + 2}: md5hash is empty; every image "
+                "needs its md5hash (the image file name)."
+            )
+    check_unique(ids, name, path, "md5hash")
+    columns = [scale] + [c for c in ("fitzpatrick_centaur",) if c in frame.columns]
+    for column in columns:
+        values = frame[column].str.strip()
+        bad = ~values.isin(_SCALES)
+        if bad.any():
+            row = int(bad.to_numpy().nonzero()[0][0])
+            raise bad_value(name, path, row + 2, column, values.iloc[row], _SCALES,
+                            "use 1-6, or -1 for unknown")
+    images = _image_dir(base, image_dir)
+    fitz = frame[scale].str.strip().astype(int)
+    out = pd.DataFrame({
+        "image_id": ids,
+        "path": [str(images / f"{i}.jpg") for i in ids],
+        "fitzpatrick": fitz,
+        "skin_tone": [skin_tone_group(v) for v in fitz],
+        "condition": frame["label"].str.strip(),
+        "labels": [[v.strip()] for v in frame["label"]],
+    })
+    if "fitzpatrick_centaur" in frame.columns:
+        out["fitzpatrick_centaur"] = frame["fitzpatrick_centaur"].str.strip().astype(int)
+    for column in ("nine_partition_label", "three_partition_label", "qc", "url"):
+        if column in frame.columns:
+            out[column] = frame[column].str.strip()
+    require_rows(name, repr(str(path)), len(out))
+    return FairnessDataset(out, name=name, root=base)
+
+
+def _image_dir(base: Path, image_dir: str | None) -> Path:
+    if image_dir is not None:
+        folder = base / image_dir
+        if not folder.is_dir():
+            raise InvalidDataError(
+                f"fitzpatrick17k: image_dir {str(folder)!r} is not a directory; pass the "
+                "sub-folder of root with the <md5hash>.jpg files."
+            )
+        return folder
+    for candidate in _IMAGE_DIRS:
+        folder = base / candidate
+        if folder.is_dir():
+            return folder.resolve()
+    return base

@@ -1,0 +1,127 @@
+"""Your own dataset: a CSV/TSV/Parquet manifest with a path column and attribute columns."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from pytest_fairness.data.dataset import FairnessDataset, read_csv, require_rows
+from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
+
+__all__ = ["load_manifest"]
+
+
+def load_manifest(
+    path: str | os.PathLike[str],
+    *,
+    path_column: str = "path",
+    id_column: str | None = "image_id",
+    rename: Mapping[str, str] | None = None,
+    root: str | os.PathLike[str] | None = None,
+    name: str = "manifest",
+) -> FairnessDataset:
+    """Load a manifest: one row per image, a path column and any attribute columns.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.csv``, ``.tsv`` or ``.parquet`` file (or a directory holding ``manifest.csv``
+        / ``manifest.parquet``).
+    path_column : str
+        The column with image paths, absolute or relative to ``root``.
+    id_column : str or None
+        The column with unique image ids; when absent (or None) the path is the id.
+    rename : mapping, optional
+        Renames applied first, e.g. ``{"sex": "gender", "fitz": "fitzpatrick"}``, so your
+        columns meet the canonical names.
+    root : str or Path, optional
+        Base of relative paths; default the manifest's folder.
+    name : str
+        Dataset name used in messages and cache keys.
+
+    Returns
+    -------
+    FairnessDataset
+        Every column of the manifest, plus the canonical ones (missing ones empty). Values
+        are strings for CSV; Parquet keeps its types.
+
+    Examples
+    --------
+    >>> ds = load_manifest("fixtures/manifest/manifest.csv")  # doctest: +SKIP
+    >>> ds.groups(by="gender")  # doctest: +SKIP
+    """
+    import pandas as pd
+
+    if not isinstance(path, (str, os.PathLike)):
+        raise FairnessConfigError(
+            f"manifest: path must be a file path; got path={path!r} (type={type(path).__name__})."
+        )
+    file = Path(path).expanduser()
+    if file.is_dir():
+        found = [file / n for n in ("manifest.csv", "manifest.parquet", "manifest.tsv")
+                 if (file / n).is_file()]
+        if not found:
+            raise InvalidDataError(
+                f"manifest: {str(file)!r} is a directory without manifest.csv, manifest.parquet "
+                "or manifest.tsv; pass the manifest file itself."
+            )
+        file = found[0]
+    if not file.is_file():
+        raise InvalidDataError(
+            f"manifest: {str(file)!r} does not exist; pass a CSV/TSV/Parquet manifest with a "
+            f"{path_column!r} column."
+        )
+    file = file.resolve()
+    suffix = file.suffix.lower()
+    if suffix == ".parquet":
+        try:
+            frame = pd.read_parquet(file)
+        except Exception as exc:  # pyarrow raises several unrelated types
+            raise InvalidDataError(
+                f"manifest: cannot read {str(file)!r} as Parquet: {exc}"
+            ) from exc
+        if frame.empty:
+            raise InsufficientDataError(f"manifest: {str(file)!r} has no rows.")
+    elif suffix in (".csv", ".tsv", ".txt"):
+        frame = read_csv(file, name, required=(), sep="\t" if suffix == ".tsv" else ",")
+    else:
+        raise FairnessConfigError(
+            f"manifest: {str(file)!r} has suffix {suffix!r}; use .csv, .tsv or .parquet."
+        )
+    if rename:
+        frame = frame.rename(columns=dict(rename))
+    if path_column not in frame.columns:
+        raise InvalidDataError(
+            f"manifest: {str(file)!r} has no {path_column!r} column (columns: "
+            f"{list(frame.columns)}); add it or pass path_column=."
+        )
+    base = Path(root).expanduser().resolve() if root is not None else file.parent
+    paths = frame[path_column].astype(str).str.strip()
+    empty = paths == ""
+    if empty.any():
+        row = int(empty.to_numpy().nonzero()[0][0])
+        raise InvalidDataError(
+            f"manifest: {str(file)!r} row {row + 2}: {path_column} is empty; every row needs "
+            "an image path."
+        )
+    frame = frame.copy()
+    frame["path"] = [p if os.path.isabs(p) else str(base / p) for p in paths]
+    if id_column is not None and id_column in frame.columns:
+        ids = frame[id_column].astype(str).str.strip()
+        what = id_column
+    else:
+        ids = paths
+        what = path_column
+    seen: dict[str, int] = {}
+    for i, value in enumerate(ids):
+        if value in seen:
+            raise InvalidDataError(
+                f"manifest: {str(file)!r} rows {seen[value] + 2} and {i + 2} share {what} "
+                f"{value!r}; ids must be unique. Remove the repeat or add a unique "
+                f"{id_column or 'image_id'} column."
+            )
+        seen[value] = i
+    frame["image_id"] = ids.to_numpy()
+    require_rows(name, repr(str(file)), len(frame))
+    return FairnessDataset(frame, name=name, root=base)

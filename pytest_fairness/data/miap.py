@@ -1,0 +1,211 @@
+"""Open Images MIAP: ``open_images_extended_miap_boxes_<split>.csv`` plus the Open Images files."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pytest_fairness.data.casual_conversations import _check_drop
+from pytest_fairness.data.dataset import (
+    FairnessDataset,
+    as_root,
+    bad_value,
+    find_file,
+    read_csv,
+    require_rows,
+)
+from pytest_fairness.errors import FairnessConfigError, InvalidDataError
+
+__all__ = ["load_miap"]
+
+COLUMNS = ("ImageID", "LabelName", "Confidence", "XMin", "XMax", "YMin", "YMax", "IsOccluded",
+           "IsTruncated", "IsGroupOf", "IsDepictionOf", "IsInsideOf", "GenderPresentation",
+           "AgePresentation")
+_GENDERS = {"Predominantly Feminine": "female", "Predominantly Masculine": "male",
+            "Unknown": "unknown"}
+_AGES = {"Young": "young", "Middle": "middle", "Older": "older", "Unknown": "unknown"}
+_SPLITS = {"train": "train", "val": "validation", "validation": "validation", "test": "test"}
+
+
+def load_miap(
+    root: str | os.PathLike[str],
+    *,
+    split: str = "test",
+    image_dir: str | None = None,
+    min_box_size: int = 100,
+    drop_unknown: tuple[str, ...] = (),
+    square_crop_ratio: float | None = 1.2,
+    drop_duplicate_boxes: bool = True,
+) -> FairnessDataset:
+    r"""Load the person boxes of Open Images MIAP with perceived gender and age.
+
+    Follows seed 000 (appendix B.2): one row per box; boxes whose width or height in pixels
+    is below ``min_box_size`` are dropped; with ``drop_unknown=("gender", "age")`` boxes of
+    unknown gender or age are dropped; each crop whose aspect ratio
+    :math:`\max(h, w) / \min(h, w) \ge 1.2` is cut to a square from its top-left corner
+    (``square_crop_ratio``). Resizing to 224 is the transform's job
+    (:func:`pytest_fairness.extract.default_transform`).
+
+    Parameters
+    ----------
+    root : str or Path
+        Folder with ``open_images_extended_miap_boxes_<split>.csv`` and the images, saved as
+        Open Images' downloader does: ``<ImageID>.jpg``, flat.
+    split : {"test", "val", "train"}
+        Which box file to read.
+    image_dir : str, optional
+        Sub-folder of root with the images. Default: the first of ``<split token>/``
+        (``test``, ``validation``, ``train``), ``images/`` and root itself that holds images.
+    min_box_size : int
+        Minimum box width and height in pixels (seed 000: 100). 0 keeps every box.
+    drop_unknown : tuple of {"gender", "age"}
+        Drop boxes whose presentation is ``Unknown`` (counted in ``dataset.skipped``).
+    square_crop_ratio : float or None
+        See :class:`FairnessDataset`; ``None`` keeps the box's aspect ratio.
+    drop_duplicate_boxes : bool
+        The real files repeat some rows verbatim; drop the repeats (counted).
+
+    Returns
+    -------
+    FairnessDataset
+        ``image_id`` is ``<ImageID>_<k>`` (boxes of an image numbered in coordinate order),
+        ``source_image_id`` the ImageID; ``gender`` ∈ {female, male, unknown}, ``age_group``
+        ∈ {young, middle, older, unknown}; boxes in pixels in ``box_x0..box_y1``; the raw
+        flags ``is_group_of`` etc.
+
+    Examples
+    --------
+    >>> ds = load_miap("fixtures/miap", split="test")  # doctest: +SKIP
+    >>> ds.skipped  # doctest: +SKIP
+    {'box smaller than 100 px': 3}
+    """
+    name = "miap"
+    base = as_root(root, name)
+    if split not in _SPLITS:
+        raise FairnessConfigError(
+            f"miap: split must be one of {sorted(_SPLITS)}; got split={split!r}."
+        )
+    if isinstance(min_box_size, bool) or not isinstance(min_box_size, int) or min_box_size < 0:
+        raise FairnessConfigError(
+            f"miap: min_box_size must be an int >= 0 (pixels); got min_box_size={min_box_size!r}."
+        )
+    _check_drop(drop_unknown, ("gender", "age"), name)
+    file_split = "val" if split == "validation" else split
+    path = find_file(base, [f"open_images_extended_miap_boxes_{file_split}.csv"], name,
+                     what=f"MIAP box file for split {split!r}")
+    frame = read_csv(path, name, required=COLUMNS)
+    images = _image_dir(base, image_dir, _SPLITS[split])
+
+    skipped: dict[str, int] = {}
+    if drop_duplicate_boxes:
+        repeated = frame.duplicated(keep="first")
+        if repeated.any():
+            skipped["duplicate box row"] = int(repeated.sum())
+        lines = (frame.index[~repeated] + 2).tolist()
+        frame = frame[~repeated]
+    else:
+        lines = (frame.index + 2).tolist()
+
+    import pandas as pd
+    from PIL import Image, UnidentifiedImageError
+
+    sizes: dict[str, tuple[int, int] | None] = {}
+    records: list[dict[str, Any]] = []
+    for line, row in zip(lines, frame.itertuples(index=False)):
+        image_id = str(row.ImageID).strip()
+        if not image_id:
+            raise InvalidDataError(
+                f"miap: {str(path)!r} line {line}: ImageID is empty; every box needs the "
+                "16-hex Open Images ImageID."
+            )
+        gender = _GENDERS.get(row.GenderPresentation.strip())
+        if gender is None:
+            raise bad_value(name, path, line, "GenderPresentation", row.GenderPresentation,
+                            _GENDERS)
+        age = _AGES.get(row.AgePresentation.strip())
+        if age is None:
+            raise bad_value(name, path, line, "AgePresentation", row.AgePresentation, _AGES)
+        try:
+            x0, x1, y0, y1 = (float(getattr(row, c)) for c in ("XMin", "XMax", "YMin", "YMax"))
+        except ValueError:
+            raise InvalidDataError(
+                f"miap: {str(path)!r} line {line}: box coordinates "
+                f"{[row.XMin, row.XMax, row.YMin, row.YMax]} are not numbers; the columns are "
+                "XMin, XMax, YMin, YMax, normalised to [0, 1]."
+            ) from None
+        if not (0.0 <= x0 <= x1 <= 1.0 and 0.0 <= y0 <= y1 <= 1.0):
+            raise InvalidDataError(
+                f"miap: {str(path)!r} line {line}: box XMin={x0}, XMax={x1}, YMin={y0}, "
+                f"YMax={y1} is not inside [0, 1] with min <= max; the columns are XMin, XMax, "
+                "YMin, YMax (in that order), normalised."
+            )
+        if image_id not in sizes:
+            file = images / f"{image_id}.jpg"
+            try:
+                with Image.open(file) as handle:
+                    sizes[image_id] = handle.size
+            except FileNotFoundError:
+                sizes[image_id] = None
+            except (OSError, UnidentifiedImageError) as exc:
+                raise InvalidDataError(
+                    f"miap: cannot read image {str(file)!r} (ImageID {image_id!r}, {str(path)!r} "
+                    f"line {line}): {exc}. Download it again or delete it to skip its boxes."
+                ) from exc
+        size = sizes[image_id]
+        if size is None:
+            skipped["image file missing"] = skipped.get("image file missing", 0) + 1
+            continue
+        width, height = size
+        box = (x0 * width, y0 * height, x1 * width, y1 * height)
+        if box[2] - box[0] < min_box_size or box[3] - box[1] < min_box_size:
+            key = f"box smaller than {min_box_size} px"
+            skipped[key] = skipped.get(key, 0) + 1
+            continue
+        records.append({
+            "source_image_id": image_id,
+            "path": str(images / f"{image_id}.jpg"),
+            "gender": gender,
+            "age_group": age,
+            "gender_presentation": row.GenderPresentation.strip(),
+            "age_presentation": row.AgePresentation.strip(),
+            "box_x0": box[0], "box_y0": box[1], "box_x1": box[2], "box_y1": box[3],
+            "is_occluded": row.IsOccluded == "1", "is_truncated": row.IsTruncated == "1",
+            "is_group_of": row.IsGroupOf == "1", "is_depiction_of": row.IsDepictionOf == "1",
+            "is_inside_of": row.IsInsideOf == "1",
+        })
+    out = pd.DataFrame.from_records(records)
+    require_rows(name, repr(str(path)), len(out))
+    for column, key in (("gender", "gender"), ("age", "age_group")):
+        if column in drop_unknown:
+            unknown = out[key] == "unknown"
+            if unknown.any():
+                skipped[f"unknown {column}"] = int(unknown.sum())
+                out = out[~unknown]
+    require_rows(name, repr(str(path)), len(out))
+    # Rows are not sorted in the real files: number boxes per image in coordinate order so
+    # ids do not depend on row order.
+    out = out.sort_values(["source_image_id", "box_x0", "box_y0", "box_x1", "box_y1",
+                           "gender", "age_group"], kind="stable").reset_index(drop=True)
+    rank = out.groupby("source_image_id").cumcount()
+    out.insert(0, "image_id", out["source_image_id"] + "_" + rank.astype(str))
+    return FairnessDataset(out, name=name, root=base, square_crop_ratio=square_crop_ratio,
+                           skipped=skipped)
+
+
+def _image_dir(base: Path, image_dir: str | None, token: str) -> Path:
+    if image_dir is not None:
+        folder = base / image_dir
+        if not folder.is_dir():
+            raise InvalidDataError(
+                f"miap: image_dir {str(folder)!r} is not a directory; pass the sub-folder of "
+                "root that holds <ImageID>.jpg files."
+            )
+        return folder
+    for folder in (base / token, base / "images", base):
+        if folder.is_dir() and any(p.suffix.lower() == ".jpg" for p in folder.iterdir()):
+            return folder
+    raise InvalidDataError(
+        f"miap: no <ImageID>.jpg images under {str(base)!r} (looked in {token}/, images/ and "
+        "the root); download them with Open Images' downloader.py or pass image_dir=."
+    )
