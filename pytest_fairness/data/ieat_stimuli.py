@@ -1,0 +1,398 @@
+"""iEAT stimuli: image folders laid out like ryansteed/ieat, and the declarative test list.
+
+A stimuli root holds one folder per category, grouped one level deep::
+
+    <root>/valence/pleasant/*.jpg
+    <root>/insect-flower/flower/*.png
+    ...
+
+The folder *is* the label (file names carry none). An iEAT is four category folders
+(X and Y targets, A and B attributes). Seed 004's Table 1 and Table 2 tests ship as data
+(:func:`ieat_tests`, from ``ieat_tests.json``): names and folder names only — the images are
+third-party photos and are not distributed; users bring them.
+
+:func:`load_ieat_stimuli` lists the image paths and their category labels, without reading
+any image. The embeddings come from any callable ``embed(paths) -> (len(paths), d) array``
+(:meth:`IEATStimuli.embed`), or from features computed elsewhere in the order of
+:attr:`IEATStimuli.paths` (:meth:`IEATStimuli.split`); :meth:`IEATStimuli.test_sets`
+then feeds :func:`pytest_fairness.indicators.ieat.ieat_battery`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from pytest_fairness.data.dataset import FairnessDataset
+
+__all__ = [
+    "IMAGE_EXTENSIONS",
+    "IEATStimuli",
+    "IEATTestSpec",
+    "category_paths",
+    "ieat_tests",
+    "load_ieat_stimuli",
+]
+
+#: File extensions the released iEAT code embeds (compared case-insensitively).
+IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".webp")
+_ROLES = ("X", "Y", "A", "B")
+
+
+@dataclass(frozen=True)
+class IEATTestSpec:
+    """One iEAT as four category folders.
+
+    Parameters
+    ----------
+    name : str
+        Test name (for the shipped tests, the name in ryansteed/ieat ``ieat/utils.py``).
+    X, Y : str
+        Target category folders, relative to the stimuli root (``"insect-flower/flower"``).
+    A, B : str
+        Attribute category folders (``"valence/pleasant"``).
+    label : str
+        How the seed's table names the row (``"Valence (WMBM)"``); defaults to ``name``.
+    table : int or None
+        The table of seed 004 the test comes from (1 or 2), None for user tests.
+    """
+
+    name: str
+    X: str
+    Y: str
+    A: str
+    B: str
+    label: str = ""
+    table: int | None = None
+
+    def __post_init__(self) -> None:
+        for role in _ROLES:
+            value = getattr(self, role)
+            if not isinstance(value, str) or not value.strip("/"):
+                raise FairnessConfigError(
+                    f"IEATTestSpec {self.name!r}: {role} must be a category folder relative "
+                    f"to the stimuli root, like 'valence/pleasant'; got {role}={value!r}."
+                )
+            if Path(value).is_absolute() or ".." in Path(value).parts:
+                raise FairnessConfigError(
+                    f"IEATTestSpec {self.name!r}: {role}={value!r} must stay inside the stimuli "
+                    "root (a relative path without '..')."
+                )
+            object.__setattr__(self, role, Path(value).as_posix().strip("/"))
+        if self.X == self.Y:
+            raise FairnessConfigError(
+                f"IEATTestSpec {self.name!r}: X and Y are the same folder {self.X!r}; the "
+                "targets must differ."
+            )
+        if not self.label:
+            object.__setattr__(self, "label", self.name)
+
+    @property
+    def categories(self) -> tuple[str, str, str, str]:
+        """The four folders in the order (X, Y, A, B)."""
+        return (self.X, self.Y, self.A, self.B)
+
+
+def _spec(value: Any) -> IEATTestSpec:
+    if isinstance(value, IEATTestSpec):
+        return value
+    if isinstance(value, Mapping):
+        try:
+            return IEATTestSpec(**{k: value[k] for k in ("name", *_ROLES)},
+                                label=value.get("label", ""), table=value.get("table"))
+        except KeyError as exc:
+            raise FairnessConfigError(
+                f"an iEAT test given as a mapping needs the keys name, X, Y, A, B; "
+                f"{exc.args[0]!r} is missing in {dict(value)!r}."
+            ) from None
+    raise FairnessConfigError(
+        f"tests must hold test names, IEATTestSpec objects or mappings with keys name, X, Y, "
+        f"A, B; got {value!r} (type={type(value).__name__})."
+    )
+
+
+def _shipped() -> tuple[IEATTestSpec, ...]:
+    text = resources.files("pytest_fairness.data").joinpath("ieat_tests.json").read_text("utf-8")
+    return tuple(_spec(row) for row in json.loads(text)["tests"])
+
+
+def ieat_tests(
+    names: str | Iterable[str] | None = None, *, table: int | None = None
+) -> tuple[IEATTestSpec, ...]:
+    """Seed 004's iEATs: Table 1 (15 tests) and Table 2 (16 intersectional tests).
+
+    Parameters
+    ----------
+    names : str or iterable of str, optional
+        Select tests by ``name`` or ``label`` (``"Insect-Flower"``, ``"Valence (BW)"``).
+    table : {1, 2}, optional
+        Keep the tests of one table.
+
+    Returns
+    -------
+    tuple of IEATTestSpec
+        In the order of the tables, or of ``names`` when given.
+
+    Examples
+    --------
+    >>> len(ieat_tests(table=1)), len(ieat_tests(table=2))
+    (15, 16)
+    >>> ieat_tests("Insect-Flower")[0].categories
+    ('insect-flower/flower', 'insect-flower/insect', 'valence/pleasant', 'valence/unpleasant')
+    """
+    specs = _shipped()
+    if table is not None:
+        if table not in (1, 2):
+            raise FairnessConfigError(
+                f"table must be 1 (seed 004's Table 1) or 2 (its intersectional Table 2); got "
+                f"table={table!r}."
+            )
+        specs = tuple(s for s in specs if s.table == table)
+    if names is None:
+        return specs
+    wanted = [names] if isinstance(names, str) else list(names)
+    index = {**{s.label: s for s in specs}, **{s.name: s for s in specs}}
+    missing = [n for n in wanted if n not in index]
+    if missing:
+        raise FairnessConfigError(
+            f"unknown iEAT test(s) {missing}; known names: {sorted(s.name for s in specs)}."
+        )
+    return tuple(index[n] for n in wanted)
+
+
+def category_paths(
+    root: str | os.PathLike[str], category: str, *, extensions: Sequence[str] = IMAGE_EXTENSIONS
+) -> list[Path]:
+    """Sorted image files directly inside ``<root>/<category>`` (extensions case-insensitive).
+
+    Raises
+    ------
+    InvalidDataError
+        When the folder does not exist.
+    """
+    folder = Path(root) / category
+    if not folder.is_dir():
+        raise InvalidDataError(
+            f"iEAT category folder {category!r} is missing under {str(root)!r} (looked for "
+            f"{str(folder)!r}); lay the stimuli out as <root>/<group>/<category>/*.jpg."
+        )
+    allowed = {e.lower() for e in extensions}
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in allowed)
+
+
+@dataclass(frozen=True)
+class IEATStimuli:
+    """Image paths and their category labels for a set of iEATs.
+
+    Attributes
+    ----------
+    root : Path
+        The stimuli root.
+    tests : tuple of IEATTestSpec
+        The tests these stimuli serve.
+    paths : tuple of Path
+        Every image of every category the tests use, grouped by category, sorted.
+    labels : tuple of str
+        ``labels[i]`` is the category folder of ``paths[i]``.
+    """
+
+    root: Path
+    tests: tuple[IEATTestSpec, ...]
+    paths: tuple[Path, ...]
+    labels: tuple[str, ...]
+
+    @property
+    def categories(self) -> tuple[str, ...]:
+        """The distinct categories, in order of first use."""
+        return tuple(dict.fromkeys(self.labels))
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def embed(
+        self, embed: Callable[[list[Path]], Any], *, batch_size: int | None = None
+    ) -> dict[str, NDArray[np.float64]]:
+        """Embed every image with ``embed(paths) -> array (len(paths), d)``; split by category.
+
+        Parameters
+        ----------
+        embed : callable
+            Takes a list of image paths, returns one embedding per path (numpy array,
+            torch tensor or nested lists).
+        batch_size : int, optional
+            Call ``embed`` on at most this many paths at a time (default: all at once).
+        """
+        if not callable(embed):
+            raise FairnessConfigError(
+                f"embed must be a callable from a list of image paths to an (n, d) array; got "
+                f"{type(embed).__name__}."
+            )
+        step = len(self.paths) if batch_size is None else batch_size
+        if isinstance(step, bool) or not isinstance(step, int) or step < 1:
+            raise FairnessConfigError(
+                f"batch_size must be a positive int or None; got batch_size={batch_size!r}."
+            )
+        parts = []
+        for start in range(0, len(self.paths), step):
+            chunk = list(self.paths[start : start + step])
+            out = embed(chunk)
+            if hasattr(out, "detach"):  # torch tensors
+                out = out.detach().cpu().numpy()
+            array = np.asarray(out, dtype=np.float64)
+            if array.ndim != 2 or array.shape[0] != len(chunk):
+                raise InvalidDataError(
+                    f"embed returned shape {array.shape} for {len(chunk)} paths; it must return "
+                    "one embedding per path, shape (len(paths), d)."
+                )
+            parts.append(array)
+        return self.split(np.concatenate(parts))
+
+    def split(self, features: Any) -> dict[str, NDArray[np.float64]]:
+        """Split features computed in the order of :attr:`paths` into one array per category."""
+        if hasattr(features, "detach"):
+            features = features.detach().cpu().numpy()
+        array = np.asarray(features, dtype=np.float64)
+        if array.ndim != 2 or array.shape[0] != len(self.paths):
+            raise InvalidDataError(
+                f"features must have one row per stimulus image, shape ({len(self.paths)}, d) "
+                f"in the order of IEATStimuli.paths; got shape {array.shape}."
+            )
+        labels = np.asarray(self.labels, dtype=object)
+        return {c: array[labels == c] for c in self.categories}
+
+    def test_sets(
+        self, features: Mapping[str, Any]
+    ) -> dict[str, tuple[NDArray[np.float64], ...]]:
+        """Test name → (X, Y, A, B) embeddings, ready for ``ieat_battery``.
+
+        Parameters
+        ----------
+        features : mapping of category to array
+            What :meth:`embed` or :meth:`split` returned.
+        """
+        missing = sorted({c for t in self.tests for c in t.categories} - set(features))
+        if missing:
+            raise InvalidDataError(
+                f"features has no embeddings for categories {missing}; pass the output of "
+                "IEATStimuli.embed() or IEATStimuli.split()."
+            )
+        return {t.name: tuple(np.asarray(features[c]) for c in t.categories) for t in self.tests}
+
+    def set_names(self) -> dict[str, tuple[str, str, str, str]]:
+        """Test name → the four category folders, for ``ieat_battery(names=...)``."""
+        return {t.name: t.categories for t in self.tests}
+
+    def to_dataset(self) -> FairnessDataset:
+        """The stimuli as a :class:`~pytest_fairness.data.dataset.FairnessDataset`.
+
+        One row per image (``image_id`` = the path relative to the root, ``path``, and a
+        ``category`` column), so a feature extractor that reads datasets (the
+        ``fairness_features`` fixture) embeds it; :meth:`split` then takes its features.
+        """
+        import pandas as pd
+
+        from pytest_fairness.data.dataset import FairnessDataset
+
+        frame = pd.DataFrame({
+            "image_id": [p.relative_to(self.root).as_posix() for p in self.paths],
+            "path": [str(p) for p in self.paths],
+            "category": list(self.labels),
+        })
+        return FairnessDataset(frame, name="ieat_stimuli", root=self.root)
+
+
+def load_ieat_stimuli(
+    root: str | os.PathLike[str],
+    *,
+    tests: str | Iterable[Any] | None = None,
+    extensions: Sequence[str] = IMAGE_EXTENSIONS,
+    min_images: int = 2,
+) -> IEATStimuli:
+    """List the stimulus images of iEATs under ``root`` (no image is read).
+
+    Parameters
+    ----------
+    root : str or Path
+        The folder holding ``<group>/<category>/`` image folders (for the public stimuli,
+        ryansteed/ieat's ``data/experiments``).
+    tests : test name(s), IEATTestSpec(s) or mappings, optional
+        The tests to prepare; default every shipped test (:func:`ieat_tests`).
+    extensions : sequence of str
+        Image file extensions to take.
+    min_images : int, default 2
+        Fewest images a category may have (the iEAT needs 2 per set).
+
+    Returns
+    -------
+    IEATStimuli
+
+    Raises
+    ------
+    InvalidDataError
+        When ``root`` or a category folder is missing (every missing folder is named).
+    InsufficientDataError
+        When a category has fewer than ``min_images`` images.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> for cat in ("t/x", "t/y", "a/good", "a/bad"):
+    ...     (root / cat).mkdir(parents=True)
+    ...     for i in range(2):
+    ...         _ = (root / cat / f"{i}.jpg").write_bytes(b"")
+    >>> spec = IEATTestSpec("toy", X="t/x", Y="t/y", A="a/good", B="a/bad")
+    >>> stimuli = load_ieat_stimuli(root, tests=[spec])
+    >>> len(stimuli), stimuli.categories
+    (8, ('t/x', 't/y', 'a/good', 'a/bad'))
+    """
+    root_path = Path(root)
+    if not root_path.is_dir():
+        raise InvalidDataError(
+            f"iEAT stimuli root {str(root)!r} is not a directory; pass the folder that holds "
+            "<group>/<category>/ image folders (ryansteed/ieat: data/experiments)."
+        )
+    if isinstance(min_images, bool) or not isinstance(min_images, int) or min_images < 1:
+        raise FairnessConfigError(
+            f"min_images must be a positive int; got min_images={min_images!r}."
+        )
+    if tests is None:
+        specs = _shipped()
+    elif isinstance(tests, (str, IEATTestSpec, Mapping)):
+        specs = ieat_tests(tests) if isinstance(tests, str) else (_spec(tests),)
+    else:
+        items = list(tests)
+        if not items:
+            raise FairnessConfigError("tests is empty; pass at least one test or None for all.")
+        specs = tuple(ieat_tests(t)[0] if isinstance(t, str) else _spec(t) for t in items)
+    categories = list(dict.fromkeys(c for s in specs for c in s.categories))
+    missing = [c for c in categories if not (root_path / c).is_dir()]
+    if missing:
+        raise InvalidDataError(
+            f"{len(missing)} iEAT category folder(s) are missing under {str(root)!r}: "
+            f"{missing}. Add them, or select tests whose folders exist with tests=[...]."
+        )
+    paths: list[Path] = []
+    labels: list[str] = []
+    for category in categories:
+        found = category_paths(root_path, category, extensions=extensions)
+        if len(found) < min_images:
+            raise InsufficientDataError(
+                f"iEAT category {category!r} has {len(found)} image(s) with extensions "
+                f"{tuple(extensions)} under {str(root)!r}; each set needs at least {min_images}."
+            )
+        paths.extend(found)
+        labels.extend([category] * len(found))
+    return IEATStimuli(root=root_path, tests=specs, paths=tuple(paths), labels=tuple(labels))
