@@ -157,10 +157,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.hookimpl
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Validate fairness markers, hand-written ones included, before the test runs."""
-    for mark in item.iter_markers(MARKER_THRESHOLD):
-        validate_threshold(mark.args, mark.kwargs)
-    for mark in item.iter_markers(MARKER_REGRESSION):
-        validate_regression(mark.args, mark.kwargs)
+    try:
+        for mark in item.iter_markers(MARKER_THRESHOLD):
+            validate_threshold(mark.args, mark.kwargs)
+        for mark in item.iter_markers(MARKER_REGRESSION):
+            validate_regression(mark.args, mark.kwargs)
+    except FairnessConfigError as error:
+        pytest.fail(f"invalid fairness marker on {item.nodeid}: {error}", pytrace=False)
 
 
 # -- running a test ---------------------------------------------------------------------------

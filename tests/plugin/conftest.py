@@ -1,0 +1,27 @@
+"""Fixtures for the end-to-end plugin tests: every scenario runs without and with xdist."""
+
+from __future__ import annotations
+
+import pytest
+
+MODES = {"no_xdist": ["-p", "no:xdist"], "xdist_zero": ["-n", "0"], "xdist_two": ["-n", "2"]}
+
+
+@pytest.fixture(params=list(MODES), ids=list(MODES))
+def xdist_args(request: pytest.FixtureRequest) -> list[str]:
+    """Extra pytest arguments for one of: no xdist, ``-n 0``, ``-n 2``."""
+    return MODES[request.param]
+
+
+#: A small binary problem with a known accuracy gap: group a 0.75, group b 0.5.
+DATA = '''
+Y = [1, 0, 1, 1, 0, 1, 0, 0] * 5
+P = [1, 0, 1, 0, 0, 0, 0, 1] * 5
+G = ["a", "a", "a", "a", "b", "b", "b", "b"] * 5
+'''
+
+
+@pytest.fixture
+def data_source() -> str:
+    """Module source defining Y, P and G (40 rows, accuracy 0.75 for a and 0.5 for b)."""
+    return DATA
