@@ -1,0 +1,110 @@
+"""Pin the public namespaces: adding or removing a name must be a deliberate change."""
+
+from __future__ import annotations
+
+import importlib.metadata
+
+import pytest
+
+import pytest_fairness
+from pytest_fairness import indicators
+
+PUBLIC = [
+    "CheckOutcome",
+    "Curve",
+    "FairnessConfigError",
+    "FairnessError",
+    "FairnessViolation",
+    "GroupStat",
+    "IndicatorResult",
+    "InsufficientDataError",
+    "InvalidDataError",
+    "Matrix",
+    "MissingDependencyError",
+    "__version__",
+    "check",
+    "fairness",
+    "indicators",
+]
+
+INDICATORS = [
+    "bias_amp",
+    "delta_dto",
+    "directional_bias_amp",
+    "fair_sa",
+    "geodiversity",
+    "group_metrics",
+    "ieat",
+    "label_association",
+    "landmark_metrics",
+    "multi_directional",
+    "multi_mals",
+    "precision_at_k",
+]
+
+
+def test_package_all_is_pinned_and_sorted() -> None:
+    assert pytest_fairness.__all__ == PUBLIC
+    assert pytest_fairness.__all__ == sorted(pytest_fairness.__all__)
+
+
+@pytest.mark.parametrize("name", PUBLIC)
+def test_every_public_name_resolves(name: str) -> None:
+    assert getattr(pytest_fairness, name) is not None
+
+
+def test_public_names_are_the_defining_objects() -> None:
+    from pytest_fairness import checks, errors, markers, results
+
+    assert pytest_fairness.IndicatorResult is results.IndicatorResult
+    assert pytest_fairness.check is checks.check
+    assert pytest_fairness.fairness is markers.fairness
+    assert pytest_fairness.FairnessViolation is errors.FairnessViolation
+
+
+def test_version_is_the_installed_version() -> None:
+    assert pytest_fairness.__version__ == importlib.metadata.version("pytest-fairness")
+
+
+def test_unknown_attribute() -> None:
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        pytest_fairness.nope  # noqa: B018
+
+
+def test_exception_tree() -> None:
+    from pytest_fairness import errors as e
+
+    assert issubclass(e.FairnessConfigError, (e.FairnessError, ValueError))
+    assert issubclass(e.InvalidDataError, ValueError)
+    assert issubclass(e.InsufficientDataError, e.InvalidDataError)
+    assert issubclass(e.MissingDependencyError, ImportError)
+    assert issubclass(e.FairnessViolation, AssertionError)
+    for name in e.__all__:
+        assert issubclass(getattr(e, name), e.FairnessError)
+
+
+def test_indicators_all_is_pinned_and_sorted() -> None:
+    assert indicators.__all__ == INDICATORS
+    assert indicators.__all__ == sorted(indicators.__all__)
+    assert set(INDICATORS) <= set(dir(indicators))
+
+
+def test_unknown_indicator() -> None:
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        indicators.nope  # noqa: B018
+
+
+def test_an_implemented_indicator_resolves_lazily() -> None:
+    assert callable(indicators.group_metrics)
+
+
+def test_importing_the_package_is_cheap() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, pytest_fairness; "
+            "print(sorted(m for m in ('numpy', 'pandas', 'torch', 'faiss', 'scipy', "
+            "'matplotlib') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"
