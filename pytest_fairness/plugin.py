@@ -33,6 +33,8 @@ from pytest_fairness.markers import (
     validate_threshold,
 )
 
+pytest_plugins = ["pytest_fairness._fixtures"]
+
 ENABLE_OPTION: Final = "--fairness"
 ENABLE_INI: Final = "fairness"
 SKIP_REASON: Final = (

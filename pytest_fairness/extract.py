@@ -1,0 +1,801 @@
+"""Batched feature extraction with a disk cache, and precomputed features.
+
+:func:`extract_features` streams a :class:`~pytest_fairness.data.FairnessDataset` through a
+torch ``DataLoader`` (worker processes, pinned memory on CUDA, inference mode, optional
+AMP), calls the model once per batch and returns :class:`Features` aligned with the
+dataset's frame. Images are never all in memory: only one batch (per worker) is.
+
+The cache stores one ``.npz`` per (model, dataset, transform, perturbation) under
+``cache_dir``, keyed by
+
+* the model: a sha256 of its ``state_dict`` and architecture (``repr``), or a given id;
+* the dataset: :attr:`FairnessDataset.fingerprint` (annotations and file list);
+* the transform, the normalisation, the perturbation and the hooked layers.
+
+Writes are atomic (a temporary file, then ``os.replace``) and each entry has a file lock,
+so two pytest-xdist workers asking for the same features extract them once: the second
+waits for the lock, then reads what the first wrote.
+
+Precomputed features (``.npy``, ``.npz``, ``.parquet``) are read by
+:func:`load_precomputed`, so extraction can run elsewhere and the gate stays cheap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import os
+import sys
+import tempfile
+import time
+import warnings
+import weakref
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_fairness.errors import FairnessConfigError, InvalidDataError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import torch
+    from numpy.typing import NDArray
+    from PIL import Image
+
+    from pytest_fairness.data.dataset import FairnessDataset
+
+__all__ = [
+    "DefaultTransform",
+    "Features",
+    "cache_key",
+    "callable_fingerprint",
+    "extract_features",
+    "load_precomputed",
+    "model_fingerprint",
+]
+
+#: Bumped when the cache layout or the meaning of an entry changes.
+CACHE_VERSION = 1
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+_IDS = "__image_ids__"
+
+
+# -- features ------------------------------------------------------------------------------
+class Features:
+    """Model outputs for every row of a dataset, in the dataset's row order.
+
+    Parameters
+    ----------
+    dataset : FairnessDataset
+        The images the outputs belong to; row ``i`` of every output is row ``i`` of
+        ``dataset.frame``.
+    outputs : mapping of str to ndarray
+        Named 2-D arrays ``(len(dataset), d)``: ``"embeddings"``, ``"logits"``, hooked layer
+        names, or the keys of a model that returns a dict.
+    key : str, optional
+        The cache key the outputs were stored under.
+    from_cache : bool
+        Whether they were read from the cache (no forward pass ran).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from pytest_fairness.data import FairnessDataset
+    >>> ds = FairnessDataset(pd.DataFrame({"image_id": ["a", "b"], "path": ["a", "b"],
+    ...                                    "gender": ["f", "m"]}))
+    >>> f = Features(ds, {"embeddings": np.eye(2)})
+    >>> f.embeddings.shape, f.groups(by="gender").tolist()
+    ((2, 2), ['f', 'm'])
+    """
+
+    def __init__(self, dataset: FairnessDataset, outputs: Mapping[str, Any], *,
+                 key: str | None = None, from_cache: bool = False) -> None:
+        import numpy as np
+
+        if not outputs:
+            raise InvalidDataError(
+                "features: the model returned no outputs; return a tensor (embeddings), a "
+                "pair (embeddings, logits) or a dict of named tensors."
+            )
+        arrays: dict[str, NDArray[Any]] = {}
+        for name, value in outputs.items():
+            array = np.asarray(value)
+            if array.ndim == 1:
+                array = array.reshape(-1, 1)
+            if array.ndim != 2 or array.shape[0] != len(dataset):
+                raise InvalidDataError(
+                    f"features: output {name!r} has shape {array.shape}; expected "
+                    f"({len(dataset)}, d), one row per image of dataset {dataset.name!r}."
+                )
+            arrays[str(name)] = array
+        self.dataset = dataset
+        self.outputs = arrays
+        self.key = key
+        self.from_cache = from_cache
+
+    def __len__(self) -> int:
+        return len(self.dataset)
+
+    def __repr__(self) -> str:
+        shapes = ", ".join(f"{k}={v.shape}" for k, v in self.outputs.items())
+        return f"Features(dataset={self.dataset.name!r}, {shapes}, from_cache={self.from_cache})"
+
+    def __getitem__(self, name: str) -> NDArray[Any]:
+        if name not in self.outputs:
+            raise KeyError(
+                f"no output {name!r}; this model produced {sorted(self.outputs)}"
+            )
+        return self.outputs[name]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> NDArray[Any]:
+        import numpy as np
+
+        return np.asarray(self.embeddings, dtype=dtype)
+
+    @property
+    def frame(self) -> Any:
+        """The dataset's attribute frame (row ``i`` ↔ feature row ``i``)."""
+        return self.dataset.frame
+
+    @property
+    def embeddings(self) -> NDArray[Any]:
+        """The ``"embeddings"`` output (or the only output when there is one)."""
+        if "embeddings" in self.outputs:
+            return self.outputs["embeddings"]
+        if len(self.outputs) == 1:
+            return next(iter(self.outputs.values()))
+        raise KeyError(
+            f"no 'embeddings' output; this model produced {sorted(self.outputs)}: pick one "
+            "with features[name]."
+        )
+
+    @property
+    def logits(self) -> NDArray[Any]:
+        """The ``"logits"`` output."""
+        return self["logits"]
+
+    def groups(self, by: str | Sequence[str]) -> Any:
+        """Group labels from the dataset frame (see :meth:`FairnessDataset.groups`)."""
+        return self.dataset.groups(by)
+
+    def subset(self, rows: Any) -> Features:
+        """Rows of the features and the dataset together (mask, positions or image ids)."""
+        import numpy as np
+
+        sub = self.dataset.subset(rows)
+        index = {v: i for i, v in enumerate(self.dataset.frame["image_id"])}
+        positions = np.array([index[v] for v in sub.frame["image_id"]], dtype=np.intp)
+        return Features(sub, {k: v[positions] for k, v in self.outputs.items()},
+                        key=None, from_cache=self.from_cache)
+
+
+# -- transforms and fingerprints -----------------------------------------------------------
+class DefaultTransform:
+    """Resize a PIL image to ``size × size`` (bilinear, antialiased) and return a float tensor.
+
+    Values stay in [0, 1] so a perturbation can act on them; normalisation (ImageNet mean
+    and std by default) runs after the perturbation, on the batch.
+    """
+
+    def __init__(self, size: int = 224) -> None:
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise FairnessConfigError(f"size must be a positive int; got size={size!r}.")
+        self.size = size
+
+    def __call__(self, image: Image.Image) -> torch.Tensor:
+        from torchvision.transforms import functional as TF
+
+        image = image.resize((self.size, self.size), resample=2)  # PIL.Image.BILINEAR
+        return TF.pil_to_tensor(image).float().div_(255.0)
+
+    def __repr__(self) -> str:
+        return f"DefaultTransform(size={self.size})"
+
+
+def callable_fingerprint(obj: Any) -> str:
+    """A string that changes when a transform/perturbation/model callable changes.
+
+    Uses, in order: a ``fairness_fingerprint`` attribute; the ``repr`` when it does not
+    contain a memory address (torchvision transforms, dataclasses, :class:`Perturbation`);
+    otherwise the qualified name plus a hash of the code, constants, defaults and closure.
+
+    Examples
+    --------
+    >>> callable_fingerprint(DefaultTransform(224))
+    'DefaultTransform(size=224)'
+    """
+    if obj is None:
+        return "None"
+    explicit = getattr(obj, "fairness_fingerprint", None)
+    if explicit is not None:
+        return str(explicit() if callable(explicit) else explicit)
+    text = repr(obj)
+    if " at 0x" not in text and "object at" not in text:
+        return text
+    function = getattr(obj, "func", None) if hasattr(obj, "keywords") else None  # partial
+    if function is not None:
+        return (f"partial({callable_fingerprint(function)}, "
+                f"{[callable_fingerprint(a) for a in obj.args]}, "
+                f"{ {k: callable_fingerprint(v) for k, v in sorted(obj.keywords.items())} })")
+    code = getattr(obj, "__code__", None)
+    if code is None and hasattr(type(obj), "__call__"):
+        code = getattr(type(obj).__call__, "__code__", None)
+    digest = hashlib.sha256()
+    if code is not None:
+        try:
+            digest.update(inspect.getsource(code).encode())
+        except (OSError, TypeError):
+            digest.update(code.co_code)
+            digest.update(repr(code.co_consts).encode())
+    for cell in getattr(obj, "__closure__", None) or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            continue
+        digest.update(_value_fingerprint(value).encode())
+    for value in getattr(obj, "__defaults__", None) or ():
+        digest.update(_value_fingerprint(value).encode())
+    if hasattr(obj, "__dict__") and not inspect.isfunction(obj):
+        for name, value in sorted(vars(obj).items()):
+            digest.update(name.encode() + _value_fingerprint(value).encode())
+    name = getattr(obj, "__qualname__", type(obj).__qualname__)
+    return f"{getattr(obj, '__module__', '')}.{name}#{digest.hexdigest()[:16]}"
+
+
+def _value_fingerprint(value: Any) -> str:
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(value, torch.nn.Module):
+        return model_fingerprint(value)
+    if torch is not None and isinstance(value, torch.Tensor):
+        return _tensor_digest(value)
+    if callable(value) and not isinstance(value, type):
+        return callable_fingerprint(value)
+    text = repr(value)
+    return text if " at 0x" not in text else type(value).__qualname__
+
+
+def _tensor_digest(tensor: torch.Tensor) -> str:
+    data = tensor.detach().cpu().contiguous().reshape(-1)
+    raw = data.view(__import__("torch").uint8) if data.numel() else data
+    digest = hashlib.sha256(f"{tensor.dtype}{tuple(tensor.shape)}".encode())
+    digest.update(raw.numpy().tobytes())
+    return digest.hexdigest()
+
+
+_MODEL_MEMO: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], str]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def model_fingerprint(model: Any, *, model_id: str | None = None) -> str:
+    """Identify a model's weights and architecture for the cache key.
+
+    ``model_id`` wins when given (e.g. a checkpoint id). An ``nn.Module`` (or a bound
+    method of one) hashes its ``state_dict`` and ``repr``; the hash is memoised until a
+    parameter or buffer changes in place. Another callable is fingerprinted with
+    :func:`callable_fingerprint` (modules it closes over are hashed too); give it a
+    ``fairness_fingerprint`` attribute to choose the id yourself.
+
+    Examples
+    --------
+    >>> model_fingerprint(print, model_id="resnet50-epoch-90")
+    'id:resnet50-epoch-90'
+    """
+    if model_id is not None:
+        return f"id:{model_id}"
+    torch = sys.modules.get("torch")
+    owner = getattr(model, "__self__", None)
+    if torch is not None and not isinstance(model, torch.nn.Module) and isinstance(
+            owner, torch.nn.Module):
+        return f"{model_fingerprint(owner)}.{getattr(model, '__name__', '?')}"
+    if torch is None or not isinstance(model, torch.nn.Module):
+        return "callable:" + callable_fingerprint(model)
+    state = model.state_dict(keep_vars=True)
+    version = tuple((k, v.data_ptr(), v._version, tuple(v.shape)) for k, v in state.items())
+    memo = _MODEL_MEMO.get(model)
+    if memo is not None and memo[0] == version:
+        return memo[1]
+    digest = hashlib.sha256(repr(model).encode())
+    for name, tensor in state.items():
+        digest.update(name.encode() + b"\0" + _tensor_digest(tensor).encode())
+    result = "state:" + digest.hexdigest()
+    _MODEL_MEMO[model] = (version, result)
+    return result
+
+
+def cache_key(**parts: Any) -> str:
+    """sha256 of the JSON of the named parts (sorted), prefixed by the cache version."""
+    payload = json.dumps({"version": CACHE_VERSION, **parts}, sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+# -- the torch side -----------------------------------------------------------------------
+class _ImageRows:
+    """Map-style dataset for the DataLoader: row i → (image tensor, i). Picklable."""
+
+    def __init__(self, dataset: FairnessDataset, transform: Callable[[Any], Any]) -> None:
+        self.dataset = dataset
+        self.transform = transform
+
+    def __len__(self) -> int:
+        return len(self.dataset)
+
+    def __getitem__(self, index: int) -> tuple[Any, int]:
+        return self.transform(self.dataset.load_image(index)), index
+
+
+def _as_outputs(value: Any) -> dict[str, Any]:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return {"embeddings": value}
+    if isinstance(value, Mapping):
+        return {str(k): v for k, v in value.items() if isinstance(v, torch.Tensor)}
+    if isinstance(value, (tuple, list)) and 1 <= len(value) <= 2 and all(
+            isinstance(v, torch.Tensor) for v in value):
+        return dict(zip(("embeddings", "logits"), value))
+    raise InvalidDataError(
+        f"fairness_model returned {type(value).__name__}; return a tensor (embeddings), a "
+        "tuple (embeddings, logits) or a dict of named tensors."
+    )
+
+
+class _Progress:
+    """A one-line progress bar on stderr, shown only when stderr is a terminal."""
+
+    def __init__(self, label: str, total: int, enabled: bool | None) -> None:
+        stream = sys.stderr
+        self.enabled = stream.isatty() if enabled is None else enabled
+        self.label, self.total, self.done = label, total, 0
+        self.start = time.perf_counter()
+
+    def update(self, n: int) -> None:
+        self.done += n
+        if not self.enabled:
+            return
+        width = 30
+        filled = int(width * self.done / max(self.total, 1))
+        rate = self.done / max(time.perf_counter() - self.start, 1e-9)
+        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] "
+                         f"{self.done}/{self.total} images ({rate:.0f}/s)")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def _resolve_device(device: Any) -> torch.device:
+    import torch
+
+    if device is None or device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        return torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise FairnessConfigError(
+            f"device must be 'cpu', 'cuda', 'cuda:N', 'mps' or 'auto'; got device={device!r}."
+        ) from exc
+
+
+def _check_positive(name: str, value: Any, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise FairnessConfigError(f"{name} must be an int >= {minimum}; got {name}={value!r}.")
+    return value
+
+
+def _normalizer(normalize: Any) -> tuple[Any, str]:
+    if normalize is None or normalize is False:
+        return None, "None"
+    if normalize == "imagenet":
+        return (IMAGENET_MEAN, IMAGENET_STD), "imagenet"
+    if isinstance(normalize, tuple) and len(normalize) == 2:
+        mean, std = (tuple(float(v) for v in part) for part in normalize)
+        return (mean, std), repr((mean, std))
+    raise FairnessConfigError(
+        f"normalize must be 'imagenet', None or a (mean, std) pair; got normalize={normalize!r}."
+    )
+
+
+def _perturbation(perturbation: Any) -> tuple[Callable[[Any, Any], Any] | None, str]:
+    if perturbation is None:
+        return None, "None"
+    if isinstance(perturbation, tuple) and len(perturbation) in (2, 3) and isinstance(
+            perturbation[0], str):
+        from pytest_fairness.perturbations import perturb
+
+        name, level = perturbation[0], perturbation[1]
+        seed = perturbation[2] if len(perturbation) == 3 else 0
+
+        def apply(batch: Any, index: Any) -> Any:
+            return perturb(batch, name, level, seed=seed, index=index)
+
+        return apply, f"perturb({name!r}, {level!r}, seed={seed!r})"
+    if not callable(perturbation):
+        raise FairnessConfigError(
+            "perturbation must be a callable on image batches, a (name, level) or a (name, "
+            f"level, seed) tuple; got perturbation={perturbation!r}."
+        )
+    return (lambda batch, index: perturbation(batch)), callable_fingerprint(perturbation)
+
+
+def extract_features(
+    model: Any,
+    dataset: FairnessDataset,
+    *,
+    transform: Callable[[Any], Any] | None = None,
+    normalize: Any = "imagenet",
+    perturbation: Any = None,
+    layers: Sequence[str] = (),
+    batch_size: int = 64,
+    num_workers: int = 0,
+    device: Any = "cpu",
+    amp: bool = False,
+    cache_dir: str | os.PathLike[str] | None = None,
+    model_id: str | None = None,
+    progress: bool | None = None,
+    memory: MutableMapping[str, Features] | None = None,
+) -> Features:
+    r"""Run ``model`` over every image of ``dataset`` in batches; cache the outputs on disk.
+
+    For row :math:`i`: :math:`o_i = f(\mathrm{norm}(P(T(\mathrm{crop}(x_i)))))` with the
+    dataset's box/square crop, the transform :math:`T` (default: resize to 224×224, values
+    in [0, 1]), the perturbation :math:`P` on the batch, normalisation, and the model
+    :math:`f` under ``torch.inference_mode()`` (``model.eval()`` for the call).
+
+    Parameters
+    ----------
+    model : torch.nn.Module or callable
+        Maps a float batch ``(N, C, H, W)`` to a tensor (embeddings), a tuple
+        ``(embeddings, logits)`` or a dict of named tensors.
+    dataset : FairnessDataset
+        The images.
+    transform : callable, optional
+        PIL image → tensor ``(C, H, W)``; default :class:`DefaultTransform` (224).
+    normalize : "imagenet", None or (mean, std)
+        Per-channel normalisation after the perturbation.
+    perturbation : callable, (name, level) or (name, level, seed), optional
+        Applied to each batch before normalisation; a tuple calls
+        :func:`pytest_fairness.perturbations.perturb` with the rows as noise keys.
+    layers : sequence of str
+        Names of sub-modules (``dict(model.named_modules())``) whose outputs are captured by
+        a forward hook, flattened, under their own names.
+    batch_size, num_workers : int
+        DataLoader settings.
+    device : str
+        ``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"mps"`` or ``"auto"``.
+    amp : bool
+        Run under ``torch.autocast`` (outputs are stored as float32).
+    cache_dir : str or Path, optional
+        Where to cache; ``None`` disables the cache.
+    model_id : str, optional
+        Identify the model by this id instead of hashing its weights.
+    progress : bool, optional
+        Show a progress bar; default only when stderr is a terminal.
+    memory : mutable mapping, optional
+        An in-process memo (cache key → Features) checked before the disk, so repeated
+        calls in one session skip even the file read. Used only with ``cache_dir``.
+
+    Returns
+    -------
+    Features
+        Outputs aligned with ``dataset.frame``; ``from_cache`` says whether a forward pass ran.
+
+    Examples
+    --------
+    >>> import torch, pandas as pd
+    >>> from PIL import Image
+    >>> from pytest_fairness.data import FairnessDataset
+    >>> import tempfile, os
+    >>> folder = tempfile.mkdtemp()
+    >>> for name in ("a", "b"):
+    ...     Image.new("RGB", (8, 8), (255, 0, 0)).save(os.path.join(folder, name + ".png"))
+    >>> ds = FairnessDataset(pd.DataFrame({"image_id": ["a", "b"],
+    ...     "path": [os.path.join(folder, n + ".png") for n in "ab"]}))
+    >>> model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.LazyLinear(4))
+    >>> extract_features(model, ds, transform=DefaultTransform(8)).embeddings.shape
+    (2, 4)
+    """
+    from pytest_fairness.data.dataset import FairnessDataset
+
+    if not isinstance(dataset, FairnessDataset):
+        raise FairnessConfigError(
+            f"dataset must be a FairnessDataset (from a loader or load_manifest); got "
+            f"{type(dataset).__name__}."
+        )
+    if not callable(model):
+        raise FairnessConfigError(
+            f"model must be a torch.nn.Module or a callable on image batches; got "
+            f"{type(model).__name__}."
+        )
+    _check_positive("batch_size", batch_size)
+    _check_positive("num_workers", num_workers, 0)
+    if isinstance(layers, str):
+        raise FairnessConfigError(
+            f"layers must be a sequence of module names; got the string layers={layers!r} "
+            f"(write layers=[{layers!r}])."
+        )
+    transform = DefaultTransform() if transform is None else transform
+    if not callable(transform):
+        raise FairnessConfigError(f"transform must be callable; got transform={transform!r}.")
+    norm, norm_spec = _normalizer(normalize)
+    perturb_fn, perturb_spec = _perturbation(perturbation)
+    torch_device = _resolve_device(device)
+
+    key = entry = None
+    if cache_dir is not None:
+        key = cache_key(
+            model=model_fingerprint(model, model_id=model_id),
+            dataset=dataset.fingerprint,
+            transform=callable_fingerprint(transform),
+            normalize=norm_spec,
+            perturbation=perturb_spec,
+            layers=list(layers),
+            amp=bool(amp),
+        )
+        if memory is not None and key in memory:
+            return memory[key]
+        entry = Path(cache_dir) / key[:2] / f"{key}.npz"
+        features = _cached_or_extract(entry, key, model, dataset, transform, norm, perturb_fn,
+                                      layers, batch_size, num_workers, torch_device, amp,
+                                      progress)
+        if memory is not None:
+            memory[key] = features
+        return features
+    outputs = _run(model, dataset, transform, norm, perturb_fn, layers, batch_size,
+                   num_workers, torch_device, amp, progress)
+    return Features(dataset, outputs, key=None, from_cache=False)
+
+
+def _cached_or_extract(entry: Path, key: str, model: Any, dataset: FairnessDataset,
+                       transform: Any, norm: Any, perturb_fn: Any, layers: Sequence[str],
+                       batch_size: int, num_workers: int, torch_device: torch.device,
+                       amp: bool, progress: bool | None) -> Features:
+    """Read the entry, or extract under the entry's file lock and write it atomically."""
+    cached = _read_entry(entry, dataset)
+    if cached is not None:
+        return Features(dataset, cached, key=key, from_cache=True)
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    from filelock import FileLock
+
+    with FileLock(str(entry) + ".lock"):
+        cached = _read_entry(entry, dataset)  # another process may have just written it
+        if cached is not None:
+            return Features(dataset, cached, key=key, from_cache=True)
+        outputs = _run(model, dataset, transform, norm, perturb_fn, layers, batch_size,
+                       num_workers, torch_device, amp, progress)
+        _write_entry(entry, outputs, dataset)
+    return Features(dataset, outputs, key=key, from_cache=False)
+
+
+def _run(model: Any, dataset: FairnessDataset, transform: Any, norm: Any, perturb_fn: Any,
+         layers: Sequence[str], batch_size: int, num_workers: int, device: torch.device,
+         amp: bool, progress: bool | None) -> dict[str, NDArray[Any]]:
+    import numpy as np
+    import torch
+
+    loader = torch.utils.data.DataLoader(
+        _ImageRows(dataset, transform),  # type: ignore[arg-type]
+        batch_size=batch_size,
+        shuffle=False,
+        num_workers=num_workers,
+        pin_memory=device.type == "cuda",
+        persistent_workers=False,
+    )
+    module = model if isinstance(model, torch.nn.Module) else None
+    captured: dict[str, Any] = {}
+    handles = []
+    if layers:
+        if module is None:
+            raise FairnessConfigError(
+                f"layers={list(layers)!r} needs a torch.nn.Module model; got "
+                f"{type(model).__name__}."
+            )
+        named = dict(module.named_modules())
+        for name in layers:
+            if name not in named:
+                raise FairnessConfigError(
+                    f"layers: the model has no sub-module {name!r}; some names: "
+                    f"{[n for n in named if n][:10]}."
+                )
+
+            def hook(_m: Any, _inputs: Any, output: Any, name: str = name) -> None:
+                captured[name] = output
+
+            handles.append(named[name].register_forward_hook(hook))
+    if norm is not None:
+        mean = torch.tensor(norm[0], device=device).view(1, -1, 1, 1)
+        std = torch.tensor(norm[1], device=device).view(1, -1, 1, 1)
+    was_training = module.training if module is not None else False
+    if module is not None:
+        module.eval()
+    chunks: dict[str, list[NDArray[Any]]] = {}
+    bar = _Progress(f"fairness: extracting {dataset.name}", len(dataset), progress)
+    try:
+        with torch.inference_mode(), torch.autocast(device_type=device.type, enabled=amp):
+            for images, index in loader:
+                images = images.to(device, non_blocking=True)
+                if perturb_fn is not None:
+                    images = perturb_fn(images, index.tolist())
+                if norm is not None:
+                    images = (images - mean) / std
+                outputs = _as_outputs(model(images))
+                for name in layers:
+                    outputs[name] = captured.pop(name)
+                for name, value in outputs.items():
+                    if not isinstance(value, torch.Tensor):
+                        raise InvalidDataError(
+                            f"layer {name!r} produced {type(value).__name__}, not a tensor."
+                        )
+                    if value.shape[0] != len(index):
+                        raise InvalidDataError(
+                            f"output {name!r} has {value.shape[0]} rows for a batch of "
+                            f"{len(index)} images; the model must return one row per image."
+                        )
+                    array = value.detach().float().reshape(len(index), -1).cpu().numpy()
+                    chunks.setdefault(name, []).append(array)
+                bar.update(len(index))
+    finally:
+        bar.close()
+        for handle in handles:
+            handle.remove()
+        if module is not None:
+            module.train(was_training)
+    return {name: np.concatenate(parts) for name, parts in chunks.items()}
+
+
+# -- cache entries -------------------------------------------------------------------------
+def _read_entry(entry: Path, dataset: FairnessDataset) -> dict[str, NDArray[Any]] | None:
+    import numpy as np
+
+    if not entry.is_file():
+        return None
+    try:
+        with np.load(entry, allow_pickle=False) as data:
+            arrays = {k: data[k] for k in data.files}
+    except (OSError, ValueError, EOFError) as exc:
+        warnings.warn(f"fairness cache: ignoring unreadable entry {str(entry)!r} ({exc}); "
+                      "it will be recomputed.", stacklevel=3)
+        return None
+    ids = arrays.pop(_IDS, None)
+    if ids is None or ids.tolist() != dataset.image_ids:
+        warnings.warn(f"fairness cache: entry {str(entry)!r} does not match the dataset's "
+                      "rows; it will be recomputed.", stacklevel=3)
+        return None
+    return arrays
+
+
+def _write_entry(entry: Path, outputs: Mapping[str, NDArray[Any]], dataset: FairnessDataset
+                 ) -> None:
+    import numpy as np
+
+    fd, tmp = tempfile.mkstemp(prefix=entry.name, suffix=".tmp", dir=entry.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            np.savez(handle, **outputs, **{_IDS: np.asarray(dataset.image_ids, dtype=str)})
+        os.replace(tmp, entry)  # atomic: readers see the old state or the whole entry
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# -- precomputed features ------------------------------------------------------------------
+def load_precomputed(path: str | os.PathLike[str], dataset: FairnessDataset, *,
+                     id_column: str = "image_id") -> Features:
+    """Read features computed elsewhere and align them with ``dataset``'s rows.
+
+    Parameters
+    ----------
+    path : str or Path
+        * ``.npy``: one 2-D array, rows in the dataset's order (no ids to check against).
+        * ``.npz``: named 2-D arrays (``embeddings``, ``logits``, …) and optionally an
+          ``id_column`` array of image ids; with ids, rows are matched by id.
+        * ``.parquet``: an ``id_column`` column; every list/array-valued column becomes an
+          output of that name, and the numeric scalar columns, in order, the
+          ``embeddings``.
+    dataset : FairnessDataset
+        The images the features belong to. Extra ids in the file are ignored; ids of the
+        dataset missing from the file are an error.
+    id_column : str
+        Name of the id array/column.
+
+    Returns
+    -------
+    Features
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, tempfile, os
+    >>> from pytest_fairness.data import FairnessDataset
+    >>> ds = FairnessDataset(pd.DataFrame({"image_id": ["a", "b"], "path": ["a", "b"]}))
+    >>> file = os.path.join(tempfile.mkdtemp(), "f.npz")
+    >>> np.savez(file, image_id=np.array(["b", "a"]), embeddings=np.array([[2.0], [1.0]]))
+    >>> load_precomputed(file, ds).embeddings.ravel().tolist()
+    [1.0, 2.0]
+    """
+    import numpy as np
+
+    file = Path(path)
+    if not file.is_file():
+        raise InvalidDataError(
+            f"precomputed features {str(file)!r} do not exist; pass a .npy, .npz or .parquet "
+            "file."
+        )
+    suffix = file.suffix.lower()
+    ids: Any = None
+    try:
+        if suffix == ".npy":
+            outputs = {"embeddings": np.load(file, allow_pickle=False)}
+        elif suffix == ".npz":
+            with np.load(file, allow_pickle=False) as data:
+                outputs = {k: data[k] for k in data.files}
+            ids = outputs.pop(id_column, None)
+        elif suffix == ".parquet":
+            outputs, ids = _read_parquet(file, id_column)
+        else:
+            raise FairnessConfigError(
+                f"precomputed features {str(file)!r}: suffix {suffix!r} is not .npy, .npz or "
+                ".parquet."
+            )
+    except (OSError, ValueError, EOFError) as exc:
+        if isinstance(exc, FairnessConfigError | InvalidDataError):
+            raise
+        raise InvalidDataError(f"cannot read precomputed features {str(file)!r}: {exc}") from exc
+    if not outputs:
+        raise InvalidDataError(f"precomputed features {str(file)!r} hold no arrays.")
+    if ids is None:
+        for name, array in outputs.items():
+            if len(array) != len(dataset):
+                raise InvalidDataError(
+                    f"precomputed features {str(file)!r}: {name!r} has {len(array)} rows but "
+                    f"dataset {dataset.name!r} has {len(dataset)}; without an {id_column!r} "
+                    "array, rows must match the dataset one to one. Save the ids too."
+                )
+        return Features(dataset, outputs)
+    ids = [str(v) for v in np.asarray(ids).tolist()]
+    position: dict[str, int] = {}
+    for i, value in enumerate(ids):
+        if value in position:
+            raise InvalidDataError(
+                f"precomputed features {str(file)!r}: id {value!r} appears at rows "
+                f"{position[value]} and {i}; each image needs one row."
+            )
+        position[value] = i
+    missing = [v for v in dataset.image_ids if v not in position]
+    if missing:
+        raise InvalidDataError(
+            f"precomputed features {str(file)!r} lack {len(missing)} of the {len(dataset)} "
+            f"images of dataset {dataset.name!r}, e.g. {missing[0]!r}; recompute them on the "
+            "same dataset (ids from dataset.frame['image_id'])."
+        )
+    order = np.array([position[v] for v in dataset.image_ids], dtype=np.intp)
+    return Features(dataset, {k: np.asarray(v)[order] for k, v in outputs.items()})
+
+
+def _read_parquet(file: Path, id_column: str) -> tuple[dict[str, Any], Any]:
+    import numpy as np
+    import pandas as pd
+
+    frame = pd.read_parquet(file)
+    if id_column not in frame.columns:
+        raise InvalidDataError(
+            f"precomputed features {str(file)!r} have no {id_column!r} column (columns: "
+            f"{list(frame.columns)[:10]}); add the image ids."
+        )
+    outputs: dict[str, Any] = {}
+    scalars = []
+    for column in frame.columns:
+        if column == id_column:
+            continue
+        first = frame[column].iloc[0] if len(frame) else None
+        if isinstance(first, (list, tuple, np.ndarray)):
+            outputs[str(column)] = np.stack([np.asarray(v, dtype=float) for v in frame[column]])
+        elif pd.api.types.is_numeric_dtype(frame[column]):
+            scalars.append(column)
+    if scalars:
+        outputs.setdefault("embeddings", frame[scalars].to_numpy(dtype=float))
+    return outputs, frame[id_column].to_numpy()
+
