@@ -4,8 +4,8 @@
 
     FairnessError
     ├── FairnessConfigError (ValueError)     bad marker, option or indicator argument
-    ├── InvalidDataError (ValueError)        malformed input data: NaN, mismatched lengths, bad files
-    │   └── InsufficientDataError            too little data to compute a number (empty input, one group)
+    ├── InvalidDataError (ValueError)        malformed data: NaN, mismatched lengths, bad files
+    │   └── InsufficientDataError            too little data for a number (empty, one group)
     ├── MissingDependencyError (ImportError) an optional package is absent; names the pip extra
     └── FairnessViolation (AssertionError)   a result breaks a limit; pytest reports a failure
 

@@ -18,7 +18,7 @@ hookspec = pluggy.HookspecMarker("pytest")
 
 @hookspec
 def pytest_fairness_result(item: pytest.Item, key: str | None, result: IndicatorResult) -> None:
-    """Called once for every result a fairness test produced, before it is checked.
+    r"""Called once for every result a fairness test produced, before it is checked.
 
     Use it to send results elsewhere (an experiment tracker, a log). It must not change
     the result (results are frozen).

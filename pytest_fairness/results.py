@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Union, final
+from typing import TYPE_CHECKING, Any, final
 
 from pytest_fairness.errors import FairnessConfigError
 
@@ -27,8 +27,8 @@ __all__ = ["SCHEMA_VERSION", "Curve", "GroupKey", "GroupStat", "IndicatorResult"
 #: Version of the dictionary layout written by :meth:`IndicatorResult.to_dict`.
 SCHEMA_VERSION = 1
 
-Scalar = Union[str, int, float, bool, None]
-GroupKey = Union[str, int, float, bool, tuple[Union[str, int, float, bool], ...]]
+Scalar = str | int | float | bool | None
+GroupKey = str | int | float | bool | tuple[str | int | float | bool, ...]
 
 
 def _scalar(value: Any) -> Any:
@@ -532,7 +532,8 @@ class IndicatorResult:
             )
         columns = ["group", "n", "value", "delta_to_best", "interval_low", "interval_high",
                    "excluded"]
-        return pd.DataFrame(rows, columns=columns + sorted({k for g in self.groups for k in g.stats}))
+        extra = sorted({k for g in self.groups for k in g.stats})
+        return pd.DataFrame(rows, columns=columns + extra)
 
 
 def iter_results(obj: Any) -> Iterable[tuple[str | None, IndicatorResult]]:

@@ -113,7 +113,9 @@ def _sort_keys(keys: list[GroupKey]) -> list[GroupKey]:
         return sorted(keys, key=lambda k: (type(k).__name__, str(k)))
 
 
-def encode_groups(groups: Any, n: int, *, name: str = "groups") -> tuple[list[GroupKey], NDArray[np.intp]]:
+def encode_groups(
+    groups: Any, n: int, *, name: str = "groups"
+) -> tuple[list[GroupKey], NDArray[np.intp]]:
     """Encode group memberships as sorted keys and one integer code per row.
 
     Parameters

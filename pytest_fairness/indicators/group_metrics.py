@@ -312,7 +312,8 @@ def landmark_metrics(
         sdr_threshold > 0
     ):
         raise FairnessConfigError(
-            f"sdr_threshold must be a positive number (an NME); got sdr_threshold={sdr_threshold!r}."
+            "sdr_threshold must be a positive number (an NME); got "
+            f"sdr_threshold={sdr_threshold!r}."
         )
     truth = _landmarks(y_true, "y_true")
     pred = _landmarks(y_pred, "y_pred")
@@ -386,7 +387,8 @@ def delta_dto(result: IndicatorResult, baseline: IndicatorResult) -> IndicatorRe
                 f"{name} must be a result of group_metrics or landmark_metrics (it needs "
                 f"stats['DTO']); got {getattr(r, 'name', type(r).__name__)!r}."
             )
-    if (result.name, result.params.get("variant")) != (baseline.name, baseline.params.get("variant")):
+    variants = (result.params.get("variant"), baseline.params.get("variant"))
+    if result.name != baseline.name or variants[0] != variants[1]:
         raise FairnessConfigError(
             f"result and baseline must come from the same indicator and variant to compare "
             f"DTO; got {result.name!r} ({result.params.get('variant')}) and "
