@@ -1,0 +1,384 @@
+"""Geographical diversity of object recognition (seed 000 §3.2, Dollar Street).
+
+Images are de-duplicated (an image listed once per ground-truth label is one image, a hit
+when any of its labels is among the top-k predictions with confidence ≥ τ), each
+household's hit rate is the mean over its images, and a group's value is the mean over
+its households. Groups are income buckets (``round(ln(income) / 3)`` → 1 low, 2 medium,
+3 high), regions, or bucket × region. Intervals resample households, not images.
+
+``variant="reference"`` reproduces facebookresearch/vissl
+``projects/fairness_indicators/geographical_diversity``: no de-duplication, a (image,
+label) pair is a hit when the first of the top-k predictions (in the order given) equal to
+the label has confidence strictly > τ, the released code averages per *image id* (its
+"household" key is the image id, so ``household=`` does not weight the result), and the
+income bucket uses numpy's round-half-to-even.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pytest_fairness.errors import FairnessConfigError, InvalidDataError
+from pytest_fairness.indicators._common import (
+    as_1d,
+    check_min_group_size,
+    check_same_length,
+    check_variant,
+    encode_groups,
+    exclusion_notes,
+    make_group_stats,
+)
+from pytest_fairness.indicators.label_association import _label_matrix, _score_matrix
+from pytest_fairness.results import IndicatorResult, group_label
+from pytest_fairness.stats import bootstrap_group_means, check_bootstrap_options, resolve_seed
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+__all__ = ["INCOME_BUCKETS", "geodiversity", "income_bucket"]
+
+#: Names of the income buckets of seed 000 §3.2.
+INCOME_BUCKETS = {1: "low", 2: "medium", 3: "high"}
+_BY = {"income": ("income",), "region": ("region",), "income_region": ("income", "region")}
+
+
+def income_bucket(income: Any, *, variant: str = "paper") -> NDArray[np.intp]:
+    """Income bucket ``round(ln(income) / 3)`` clipped to 1–3 (1 low, 2 medium, 3 high).
+
+    ``variant="paper"`` rounds halves up; ``"reference"`` rounds halves to even as numpy
+    does in the released code. Incomes below e^1.5 or above e^10.5 fall outside 1–3 and
+    are clipped to the nearest bucket.
+
+    Examples
+    --------
+    >>> income_bucket([30, 500, 5000]).tolist()
+    [1, 2, 3]
+    """
+    x = np.log(np.asarray(income, dtype=np.float64)) / 3
+    raw = np.round(x) if variant == "reference" else np.floor(x + 0.5)
+    return np.clip(raw, 1, 3).astype(np.intp)
+
+
+def _truth_pairs(truth: Any, n: int) -> tuple[NDArray[np.intp], NDArray[Any]]:
+    """Flatten per-row ground truth (a label or a collection of labels) to (row, label)."""
+    if hasattr(truth, "to_numpy"):
+        truth = truth.to_numpy()
+    if isinstance(truth, np.ndarray) and truth.ndim == 2:
+        items: list[Any] = [list(row) for row in truth]
+    elif isinstance(truth, (str, bytes)) or not isinstance(truth, Iterable):
+        raise InvalidDataError(
+            f"truth must hold one ground-truth label (or a list of labels) per row; got "
+            f"{type(truth).__name__}."
+        )
+    else:
+        items = list(truth)
+    check_same_length(truth=items, labels=range(n))
+    rows, labels = [], []
+    for i, item in enumerate(items):
+        if isinstance(item, (list, tuple, set, frozenset, np.ndarray)):
+            values = list(item)
+            if not values:
+                raise InvalidDataError(
+                    f"truth has an empty label list at row {i}; every image needs at least "
+                    "one ground-truth label (drop unlabelled images)."
+                )
+        else:
+            values = [item]
+        for v in values:
+            if v is None or (isinstance(v, float) and math.isnan(v)):
+                raise InvalidDataError(
+                    f"truth contains NaN/None at row {i}; drop or fix that image."
+                )
+            rows.append(i)
+            labels.append(v.item() if hasattr(v, "item") else v)
+    label_array = np.empty(len(labels), dtype=object)
+    label_array[:] = labels
+    return np.asarray(rows, dtype=np.intp), label_array
+
+
+def _constant_within(
+    codes: NDArray[np.intp], values: NDArray[Any], what: str, owner: str, keys: list[Any]
+) -> NDArray[Any]:
+    """The value of each owner (household or image), raising when it varies inside one."""
+    first = np.full(len(keys), -1, dtype=np.intp)
+    first[codes[::-1]] = np.arange(codes.size)[::-1]
+    expected = values[first[codes]]
+    differs = expected != values
+    if values.dtype.kind == "f":
+        differs &= ~(np.isnan(expected) & np.isnan(values))
+    if np.any(differs):
+        row = int(np.flatnonzero(differs)[0])
+        raise InvalidDataError(
+            f"{owner} {group_label(keys[codes[row]])!r} has more than one {what} "
+            f"({values[first[codes[row]]]!r} and {values[row]!r}, row {row}); every row of "
+            f"one {owner} must carry the same {what}."
+        )
+    return values[first]
+
+
+def _hits_paper(
+    labels: NDArray[Any], scores: NDArray[np.float64], pair_row: NDArray[np.intp],
+    pair_label: NDArray[Any], top_k: int, threshold: float,
+) -> NDArray[np.bool_]:
+    """Hit of each (row, truth label) pair: in the top-k by confidence with score ≥ τ."""
+    order = np.argsort(-scores, axis=1, kind="stable")[:, :top_k]
+    top = np.take_along_axis(labels, order, axis=1)
+    ok = np.take_along_axis(scores, order, axis=1) >= threshold
+    return np.any((top[pair_row] == pair_label[:, None]) & ok[pair_row], axis=1)
+
+
+def _hits_reference(
+    labels: NDArray[Any], scores: NDArray[np.float64], pair_row: NDArray[np.intp],
+    pair_label: NDArray[Any], top_k: int, threshold: float,
+) -> NDArray[np.bool_]:
+    """VISSL ``_is_hit_naive``: the first matching top-k prediction decides, score > τ."""
+    match = labels[pair_row, :top_k] == pair_label[:, None]
+    found = match.any(axis=1)
+    first = match.argmax(axis=1)
+    return found & (scores[pair_row, first] > threshold)
+
+
+def geodiversity(
+    labels: Any,
+    scores: Any,
+    *,
+    truth: Any,
+    household: Any,
+    region: Any,
+    income: Any,
+    top_k: int = 5,
+    threshold: float = 0.0,
+    by: str = "income",
+    image: Any = None,
+    min_group_size: int = 30,
+    variant: str = "paper",
+    n_bootstrap: int = 0,
+    confidence_level: float = 0.95,
+    interval_method: str = "percentile",
+    seed: Any = None,
+) -> IndicatorResult:
+    r"""Household hit rate per income bucket, region or bucket × region (seed 000 §3.2).
+
+    .. math::
+
+        hit_i = [\exists l \in top_k(i) : l \in truth_i \wedge s_{il} \ge \tau], \quad
+        r_h = \frac{1}{|h|} \sum_{i \in h} hit_i, \quad
+        v_g = \frac{1}{|\{h \in g\}|} \sum_{h \in g} r_h
+
+    over de-duplicated images :math:`i` and households :math:`h`.
+
+    Parameters
+    ----------
+    labels : array-like of shape (rows, k)
+        Predicted labels of each row, best first.
+    scores : array-like of shape (rows, k) or (rows, classes)
+        Their confidences, or the full score matrix (integer labels).
+    truth : sequence of label or of list of labels, length rows
+        Ground truth of each row: one label, or every label of the image.
+    household, region, income : array-like of shape (rows,)
+        Household id, region and household income (positive, e.g. monthly USD) of each
+        row; region and income must be constant within a household.
+    top_k : int, default 5
+        Predictions that count.
+    threshold : float, default 0.0
+        Minimum confidence τ of a counted prediction.
+    by : {"income", "region", "income_region"}
+        The grouping: income bucket (``low``/``medium``/``high``), region, or the
+        ``(bucket, region)`` intersection. ``tables["breakdown"]`` always holds all three.
+    image : array-like of shape (rows,), optional
+        Image id of each row; rows of one image (one per ground-truth label) are merged and
+        counted once. Without it every row is a distinct image.
+    min_group_size : int, default 30
+        In households: smaller groups are reported but excluded from the gap.
+    variant : {"paper", "reference"}
+        ``"reference"`` reproduces the released VISSL code (see the module docstring).
+    n_bootstrap : int, default 0
+        Bootstrap replicates over households for intervals; 0 computes none.
+    confidence_level : float, default 0.95
+        Coverage of the intervals.
+    interval_method : {"percentile", "bca"}
+        Bootstrap interval method.
+    seed : int, Generator or None
+        Seed of the bootstrap; the one used is in ``params``.
+
+    Returns
+    -------
+    IndicatorResult
+        ``value`` is the mean household hit rate; each group's value is its mean household
+        hit rate (``n`` households, ``stats["images"]``); ``tables["households"]`` lists
+        every household's images, hits and rate.
+
+    Examples
+    --------
+    >>> r = geodiversity([[1, 2], [3, 4], [5, 6], [7, 8]], [[.6, .4]] * 4,
+    ...                  truth=[1, 9, 5, 7], household=["h1", "h1", "h2", "h3"],
+    ...                  region=["Asia", "Asia", "Europe", "Europe"],
+    ...                  income=[30, 30, 5000, 5000], top_k=2, min_group_size=1)
+    >>> r.group("low").value, r.group("high").value, r.value
+    (0.5, 1.0, 0.8333333333333334)
+    """
+    check_variant(variant, "geodiversity")
+    min_group_size = check_min_group_size(min_group_size)
+    n_bootstrap, confidence_level, interval_method = check_bootstrap_options(
+        n_bootstrap, confidence_level, interval_method
+    )
+    if by not in _BY:
+        raise FairnessConfigError(
+            f"by must be one of {tuple(_BY)}; got by={by!r}."
+        )
+    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
+        raise FairnessConfigError(f"top_k must be an int >= 1; got top_k={top_k!r}.")
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not (
+        0 <= threshold <= 1
+    ):
+        raise FairnessConfigError(
+            f"threshold must be a confidence in [0, 1]; got threshold={threshold!r}."
+        )
+    label_array = _label_matrix(labels)
+    score_array = _score_matrix(scores, label_array)
+    if top_k > label_array.shape[1]:
+        raise FairnessConfigError(
+            f"top_k={top_k} but labels has only {label_array.shape[1]} column(s) per image; "
+            f"pass the top-{top_k} predictions or top_k={label_array.shape[1]}."
+        )
+    n = label_array.shape[0]
+    pair_row, pair_label = _truth_pairs(truth, n)
+    hh = as_1d(household, "household")
+    reg = as_1d(region, "region")
+    inc = as_1d(income, "income")
+    check_same_length(labels=label_array, household=hh, region=reg, income=inc)
+    try:
+        inc = inc.astype(np.float64)
+    except (TypeError, ValueError):
+        raise InvalidDataError(f"income must be numeric; got dtype {inc.dtype}.") from None
+    if not np.all(np.isfinite(inc)) or np.any(inc <= 0):
+        row = int(np.flatnonzero(~(np.isfinite(inc) & (inc > 0)))[0])
+        raise InvalidDataError(
+            f"income must be positive (its logarithm defines the bucket); got {inc[row]!r} "
+            f"at row {row}. Drop households without a known income."
+        )
+    hh_keys, hh_codes = encode_groups(hh, n, name="household")
+    hh_region = _constant_within(hh_codes, reg, "region", "household", hh_keys)
+    hh_income = _constant_within(hh_codes, inc, "income", "household", hh_keys)
+
+    # Images: rows with the same id are one image (paper) - its predictions must agree.
+    if image is None:
+        img_keys, img_codes = list(range(n)), np.arange(n)
+    else:
+        img_keys, img_codes = encode_groups(image, n, name="image")
+        _constant_within(img_codes, hh_codes, "household", "image", img_keys)
+        for name, array in (("labels", label_array), ("scores", score_array)):
+            first = np.full(len(img_keys), -1, dtype=np.intp)
+            first[img_codes[::-1]] = np.arange(n)[::-1]
+            differs = np.any(array[first[img_codes]] != array, axis=1)
+            if differs.any():
+                row = int(np.flatnonzero(differs)[0])
+                raise InvalidDataError(
+                    f"image {group_label(img_keys[img_codes[row]])!r} has different {name} in "
+                    f"rows {int(first[img_codes[row]])} and {row}; rows of one image must "
+                    "carry the same predictions."
+                )
+    n_img = len(img_keys)
+    hit_fn = _hits_reference if variant == "reference" else _hits_paper
+    pair_hit = hit_fn(label_array, score_array, pair_row, pair_label, int(top_k),
+                      float(threshold)).astype(np.float64)
+    pair_img = img_codes[pair_row]
+    img_pairs = np.bincount(pair_img, minlength=n_img)
+    img_hh = np.zeros(n_img, dtype=np.intp)
+    img_hh[img_codes] = hh_codes
+    if variant == "reference":
+        # Released code: mean over the image's (image, label) records; units are images.
+        unit_value = np.bincount(pair_img, weights=pair_hit, minlength=n_img) / img_pairs
+        unit_hh = img_hh
+        unit_images = np.ones(n_img, dtype=np.intp)
+    else:
+        img_hit = (np.bincount(pair_img, weights=pair_hit, minlength=n_img) > 0).astype(float)
+        n_hh = len(hh_keys)
+        unit_images = np.bincount(img_hh, minlength=n_hh)
+        unit_value = np.bincount(img_hh, weights=img_hit, minlength=n_hh) / unit_images
+        unit_hh = np.arange(n_hh)
+    bucket = income_bucket(hh_income, variant=variant)
+    clipped = int(np.sum((hh_income < math.exp(1.5)) | (hh_income >= math.exp(10.5))))
+    unit_bucket = np.array([INCOME_BUCKETS[b] for b in bucket[unit_hh]], dtype=object)
+    unit_region = hh_region[unit_hh]
+    columns = {"income": unit_bucket, "region": unit_region}
+
+    def grouping(name: str) -> tuple[list[Any], NDArray[np.intp]]:
+        parts = {c: columns[c] for c in _BY[name]}
+        return encode_groups(parts, unit_value.size, name=name)
+
+    keys, codes = grouping(by)
+    k = len(keys)
+    counts = np.bincount(codes, minlength=k)
+    values = np.bincount(codes, weights=unit_value, minlength=k) / counts
+    images = np.bincount(codes, weights=unit_images, minlength=k)
+    included = counts >= min_group_size
+    params: dict[str, Any] = {
+        "top_k": int(top_k), "threshold": float(threshold), "by": by,
+        "min_group_size": min_group_size, "variant": variant, "rows": n, "images": n_img,
+        "households": len(hh_keys), "n_bootstrap": n_bootstrap,
+    }
+    intervals: dict[str, tuple[float, float]] = {}
+    group_intervals = None
+    if n_bootstrap:
+        rng, used_seed = resolve_seed(seed)
+        params.update(seed=used_seed, confidence_level=confidence_level,
+                      interval_method=interval_method)
+        boot = bootstrap_group_means(
+            unit_value, codes, n_groups=k, included=included,
+            clusters=unit_hh if variant == "reference" else None,
+            n_bootstrap=n_bootstrap, confidence_level=confidence_level,
+            method=interval_method, seed=rng,
+        )
+        intervals = boot.as_mapping()
+        group_intervals = [boot.group_interval(g) for g in range(k)]
+    unit = "image" if variant == "reference" else "household"
+    group_stats = make_group_stats(
+        keys, counts, values, min_group_size=min_group_size, intervals=group_intervals,
+        stats=[{"images": float(images[g])} for g in range(k)],
+    )
+    breakdown = []
+    for name in _BY:
+        b_keys, b_codes = grouping(name)
+        b_counts = np.bincount(b_codes, minlength=len(b_keys))
+        b_values = np.bincount(b_codes, weights=unit_value, minlength=len(b_keys)) / b_counts
+        b_images = np.bincount(b_codes, weights=unit_images, minlength=len(b_keys))
+        breakdown.extend(
+            {"by": name, "group": group_label(key), f"{unit}s": int(b_counts[g]),
+             "images": int(b_images[g]), "hit_rate": float(b_values[g])}
+            for g, key in enumerate(b_keys)
+        )
+    households = tuple(
+        {"household": str(key), "region": str(hh_region[h]), "income": float(hh_income[h]),
+         "income_bucket": INCOME_BUCKETS[int(bucket[h])],
+         "images": int(np.sum(img_hh == h)),
+         "hit_rate": float(unit_value[h]) if variant == "paper" else
+         float(unit_value[img_hh == h].mean())}
+        for h, key in enumerate(hh_keys)
+    )
+    notes = list(exclusion_notes(group_stats, min_group_size))
+    notes.append(f"{unit}s (images) per group: " + ", ".join(
+        f"{group_label(key)} {int(counts[g])} ({int(images[g])})" for g, key in enumerate(keys)))
+    if variant == "paper" and n_img < n:
+        notes.append(f"{n - n_img} duplicate row(s) merged into {n_img} images.")
+    if clipped:
+        notes.append(f"{clipped} household(s) have an income outside the 3 buckets "
+                     "(ln(income)/3 outside [0.5, 3.5)) and were put in the nearest one.")
+    return IndicatorResult(
+        name="geodiversity",
+        metric="hit_rate",
+        value=float(unit_value.mean()),
+        groups=group_stats,
+        stats={"hit_rate": float(unit_value.mean()), "households": float(len(hh_keys)),
+               "images": float(n_img)},
+        intervals=intervals,
+        tables={"households": households, "breakdown": tuple(breakdown)},
+        params=params,
+        higher_is_better=True,
+        min_group_size=min_group_size,
+        notes=tuple(notes),
+    )

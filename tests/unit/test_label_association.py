@@ -1,0 +1,170 @@
+"""Unit tests of label_association and the shipped taxonomies."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pytest_fairness import fairness
+from pytest_fairness.data.taxonomy import (
+    Taxonomy,
+    as_taxonomy,
+    imagenet1k_classes,
+    imagenet1k_taxonomy,
+)
+from pytest_fairness.errors import FairnessConfigError, InvalidDataError
+from pytest_fairness.indicators import label_association
+
+TAX = {1: "non_human", 2: "human", 3: "crime", 4: "possibly_human"}
+LABELS = [[1, 2], [3, 2], [2, 1], [2, 4]]
+SCORES = [[0.6, 0.3], [0.2, 0.7], [0.9, 0.05], [0.8, 0.15]]
+GROUPS = ["a", "a", "b", "b"]
+
+
+def _run(**kw):
+    args = dict(groups=GROUPS, taxonomy=TAX, top_k=2, min_group_size=1)
+    args.update(kw)
+    return label_association(kw.pop("labels", LABELS), kw.pop("scores", SCORES),
+                             **{k: v for k, v in args.items() if k not in ("labels", "scores")})
+
+
+def test_hand_computed_sweep() -> None:
+    r = _run()
+    # τ=0.1: a: both images harmful (1@.6, 3@.2); b: image 3 has 1@.05 < .1 -> not a hit.
+    assert r.at == 0.1
+    assert r.group("a").value == 1.0 and r.group("b").value == 0.0
+    assert r.select(0.0).group("b").value == 0.5
+    assert r.select(0.3).group("a").value == 0.5
+    assert r.select(0.7).group("a").value == 0.0
+    assert r.stats["human_hit_rate"] == 1.0
+    assert r.group("b").stats["possibly_human"] == 0.5
+    assert r.gap == 1.0
+    assert r.curves["harmful"].y[0] == 0.75
+    assert len(r.coordinates) == 11
+
+
+def test_other_label_type_is_gateable() -> None:
+    r = _run(label_type="human")
+    assert r.metric == "human_hit_rate" and r.higher_is_better
+    assert r.select(0.5).group("a").value == 0.5
+
+
+def test_top_k_restricts_labels() -> None:
+    r = _run(top_k=1)
+    assert r.select(0.0).group("b").value == 0.0  # label 1 is second for image 3
+
+
+def test_full_score_matrix_is_gathered() -> None:
+    full = np.zeros((4, 6))
+    for i, (row, s) in enumerate(zip(LABELS, SCORES)):
+        full[i, row] = s
+    assert _run(scores=full).to_dict() == _run().to_dict()
+
+
+def test_reference_drops_before_top_k() -> None:
+    labels = [[5, 1]]  # label 5 unmapped with low score; reference refills from column 2
+    scores = [[0.05, 0.5]]
+    kw = dict(groups=["a"], taxonomy=TAX, top_k=1, min_group_size=1)
+    paper = label_association(labels, scores, thresholds=[0.1], **kw)
+    ref = label_association(labels, scores, thresholds=[0.1], variant="reference", **kw)
+    assert paper.value == 1.0  # paper re-sorts by confidence: label 1 is the top-1
+    assert ref.value == 1.0
+    unsorted = label_association([[1, 5]], [[0.05, 0.5]], thresholds=[0.0, 0.1], variant="reference", **kw)
+    assert unsorted.select(0.0).value == 1.0 and unsorted.select(0.1).value == 0.0
+    assert label_association([[5, 1]], [[0.5, 0.05]], thresholds=[0.0], variant="reference", **kw).value == 0.0
+    assert ref.coordinates == (0.1,)
+    assert sorted(label_association(labels, scores, variant="reference", **kw).coordinates) == [0.0, 0.1, 0.3, 0.8]
+
+
+def test_intervals_and_gate_with_confidence() -> None:
+    rng = np.random.default_rng(0)
+    n = 200
+    labels = rng.integers(1, 5, size=(n, 2))
+    scores = rng.random((n, 2))
+    groups = np.repeat(["a", "b"], n // 2)
+    r = label_association(labels, scores, groups=groups, taxonomy=TAX, top_k=2,
+                          n_bootstrap=200, seed=0, clusters=np.arange(n) // 4)
+    assert {"gap", "value", "ratio"} <= set(r.intervals)
+    assert r.group("a").interval is not None
+    assert r.params["seed"] == 0
+    with pytest.raises(AssertionError, match="harmful hit rate by τ"):
+        fairness.check(r, max_value=0.01, at=0.1, confidence="supported")
+
+
+@pytest.mark.parametrize(
+    ("kw", "err", "fragment"),
+    [
+        (dict(labels=[[[1]]]), InvalidDataError, r"shape \(images, k\)"),
+        (dict(labels=np.zeros((0, 2), int), scores=np.zeros((0, 2))), InvalidDataError, "empty"),
+        (dict(scores=[[0.5, 0.5]]), InvalidDataError, r"shape of labels"),
+        (dict(scores=[["x", "y"]] * 4), InvalidDataError, r"numeric"),
+        (dict(scores=[[np.nan, 0.1]] * 4), InvalidDataError, r"NaN"),
+        (dict(scores=[[2.0, 0.1]] * 4), InvalidDataError, r"softmax"),
+        (dict(top_k=0), FairnessConfigError, r"top_k=0"),
+        (dict(top_k=3), FairnessConfigError, r"top_k=3"),
+        (dict(label_type="evil"), FairnessConfigError, r"label_type='evil'"),
+        (dict(thresholds=[]), FairnessConfigError, r"non-empty"),
+        (dict(thresholds=[1.5]), FairnessConfigError, r"\[0, 1\]"),
+        (dict(thresholds=[0.1, 0.1]), FairnessConfigError, r"repeated"),
+        (dict(variant="x"), FairnessConfigError, r"variant='x'"),
+        (dict(clusters=[1, 2], n_bootstrap=100), InvalidDataError, r"len\(clusters\)"),
+        (dict(taxonomy=42), FairnessConfigError, r"got int"),
+        (dict(taxonomy="imagenet21k"), FairnessConfigError, r"not a shipped"),
+        (dict(taxonomy={}), FairnessConfigError, r"empty"),
+        (dict(taxonomy={1: "x", 2: ["y"]}), FairnessConfigError, r"not a mix"),
+    ],
+)
+def test_validation(kw: dict, err: type, fragment: str) -> None:
+    labels = kw.pop("labels", LABELS)
+    scores = kw.pop("scores", SCORES)
+    args = dict(groups=GROUPS, taxonomy=TAX, top_k=2, min_group_size=1)
+    args.update(kw)
+    with pytest.raises(err, match=fragment):
+        label_association(labels, scores, **args)
+
+
+def test_full_scores_bad_index() -> None:
+    with pytest.raises(InvalidDataError, match=r"labels index classes"):
+        label_association([[9]], np.full((1, 3), 0.3), groups=["a"], taxonomy=TAX, top_k=1)
+
+
+def test_unmapped_labels_noted() -> None:
+    r = label_association([["x"]], [[0.9]], groups=["a"], taxonomy=TAX, top_k=1,
+                          min_group_size=1)
+    assert any("none of the predicted labels" in n for n in r.notes)
+
+
+def test_imagenet_variants_differ_on_dogs_and_cats() -> None:
+    cc, miap = imagenet1k_taxonomy("cc"), imagenet1k_taxonomy("miap")
+    assert cc.type_of(151) == "non_human" and miap.type_of(151) == "possibly_non_human"
+    assert cc.type_of(281) is None and miap.type_of(281) == "possibly_non_human"
+    for index, kind in [(365, "non_human"), (743, "crime"), (983, "human"), (629, "possibly_human")]:
+        assert cc.type_of(index) == kind == miap.type_of(index)
+    assert imagenet1k_taxonomy("miap", by="name").type_of("prison") == "crime"
+    rows = imagenet1k_classes("cc")
+    assert all(row["reason"] and row["seed_label"] for row in rows)
+    assert len({row["index"] for row in rows}) == len(rows)
+
+
+@pytest.mark.slow  # importing torchvision takes seconds
+def test_imagenet_names_match_torchvision() -> None:
+    meta = pytest.importorskip("torchvision.models._meta")
+    for row in imagenet1k_classes("miap"):
+        assert meta._IMAGENET_CATEGORIES[row["index"]] == row["name"]
+
+
+def test_taxonomy_validation() -> None:
+    with pytest.raises(FairnessConfigError, match="listed under both"):
+        Taxonomy.from_types({"crime": ["a"], "human": ["a"]})
+    with pytest.raises(FairnessConfigError, match="must list its labels"):
+        Taxonomy.from_types({"crime": "prison"})
+    with pytest.raises(FairnessConfigError, match="non-empty string"):
+        Taxonomy({1: 3})
+    with pytest.raises(FairnessConfigError, match="not in types"):
+        Taxonomy({1: "odd"}, types=("human",))
+    with pytest.raises(FairnessConfigError, match="variant='coco'"):
+        imagenet1k_taxonomy("coco")
+    with pytest.raises(FairnessConfigError, match="by='wnid'"):
+        imagenet1k_taxonomy(by="wnid")
+    assert as_taxonomy({"crime": ["prison"]}).type_of("prison") == "crime"
+    assert Taxonomy({1: "sexism"}).types[-1] == "sexism"

@@ -1,0 +1,122 @@
+"""Unit tests of the bootstrap layer in stats.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pytest_fairness.errors import FairnessConfigError, InvalidDataError
+from pytest_fairness.stats import (
+    as_generator,
+    bootstrap_group_means,
+    check_bootstrap_options,
+    resolve_seed,
+)
+
+
+def _data() -> tuple[np.ndarray, np.ndarray]:
+    values = np.r_[np.ones(40), np.zeros(20), np.ones(15), np.zeros(45)]
+    groups = np.r_[np.zeros(60, int), np.ones(60, int)]
+    return values, groups
+
+
+def test_as_generator_rejects_negative_seed() -> None:
+    with pytest.raises(FairnessConfigError, match=r"seed=-1"):
+        as_generator(-1)
+
+
+def test_resolve_seed_reports_drawn_seed() -> None:
+    rng, seed = resolve_seed(None)
+    assert isinstance(seed, int)
+    assert resolve_seed(5)[1] == 5
+    assert resolve_seed(np.random.default_rng(1))[1] is None
+    assert rng is not None
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        ((-1, 0.95, "percentile"), r"n_bootstrap=-1"),
+        ((True, 0.95, "percentile"), r"n_bootstrap=True"),
+        ((50, 0.95, "percentile"), r"at least 100"),
+        ((1000, 1.0, "percentile"), r"confidence_level=1\.0"),
+        ((1000, 0.95, "normal"), r"interval_method='normal'"),
+    ],
+)
+def test_check_bootstrap_options_rejects(args: tuple, fragment: str) -> None:
+    with pytest.raises(FairnessConfigError, match=fragment):
+        check_bootstrap_options(*args)
+
+
+def test_check_bootstrap_options_accepts_off() -> None:
+    assert check_bootstrap_options(0, 0.9, "bca") == (0, 0.9, "bca")
+
+
+def test_bootstrap_mismatched_shapes() -> None:
+    with pytest.raises(InvalidDataError, match="one group code per unit"):
+        bootstrap_group_means([1.0, 0.0], [0], n_groups=1, included=[True])
+
+
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+def test_intervals_contain_estimates(method: str) -> None:
+    values, groups = _data()
+    b = bootstrap_group_means(values, groups, n_groups=2, included=[True, True],
+                              n_bootstrap=400, method=method, seed=3)
+    low, high = b.interval("gap")
+    assert low < 2 / 3 - 0.25 < high
+    g0 = b.group_interval(0)
+    assert g0 is not None and g0[0] < 2 / 3 < g0[1]
+    v = b.interval("value")
+    assert v is not None and v[0] < 55 / 120 < v[1]
+    assert set(b.as_mapping()) == {"value", "gap", "ratio"}
+
+
+def test_seed_reproducible_and_varies() -> None:
+    values, groups = _data()
+    kw = dict(n_groups=2, included=[True, True], n_bootstrap=200)
+    a = bootstrap_group_means(values, groups, seed=1, **kw)
+    b = bootstrap_group_means(values, groups, seed=1, **kw)
+    c = bootstrap_group_means(values, groups, seed=2, **kw)
+    assert a.interval("gap") == b.interval("gap")
+    assert a.interval("gap") != c.interval("gap")
+
+
+def test_constant_values_give_degenerate_interval() -> None:
+    b = bootstrap_group_means(np.ones(10), np.r_[np.zeros(5, int), np.ones(5, int)],
+                              n_groups=2, included=[True, True], n_bootstrap=100,
+                              method="bca", seed=0)
+    assert b.interval("gap") == (0.0, 0.0)
+    assert b.group_interval(1) == (1.0, 1.0)
+
+
+def test_gap_undefined_with_one_included_group() -> None:
+    values, groups = _data()
+    b = bootstrap_group_means(values, groups, n_groups=2, included=[True, False],
+                              n_bootstrap=100, seed=0)
+    assert b.interval("gap") is None
+    assert "gap" not in b.as_mapping()
+
+
+def test_clusters_widen_interval() -> None:
+    """Perfectly correlated clusters: resampling them gives a wider interval than units."""
+    rng = np.random.default_rng(0)
+    cluster_value = rng.random(20) < 0.5
+    clusters = np.repeat(np.arange(20), 10)
+    values = cluster_value[clusters].astype(float)
+    groups = np.zeros(200, int)
+    kw = dict(n_groups=1, included=[True], n_bootstrap=500, seed=0)
+    plain = bootstrap_group_means(values, groups, **kw).group_interval(0)
+    clustered = bootstrap_group_means(values, groups, clusters=clusters, **kw).group_interval(0)
+    assert plain is not None and clustered is not None
+    assert clustered[1] - clustered[0] > 2 * (plain[1] - plain[0])
+
+
+def test_several_metrics_at_once() -> None:
+    values, groups = _data()
+    stacked = np.stack([values, 1 - values], axis=1)
+    b = bootstrap_group_means(stacked, groups, n_groups=2, included=[True, True],
+                              n_bootstrap=200, seed=0)
+    assert b.group.shape == (2, 2, 2)
+    g0, g0_flipped = b.group_interval(0, 0), b.group_interval(0, 1)
+    assert g0 is not None and g0_flipped is not None
+    assert g0[0] == pytest.approx(1 - g0_flipped[1])
