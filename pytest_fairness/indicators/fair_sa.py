@@ -1,0 +1,857 @@
+"""Fair SA: sensitivity analysis for fairness under image perturbations (seed 002).
+
+VPSA (RichardWebster et al. 2018) perturbs every image at increasing levels δ and plots the
+match rate against δ (the *item-response curve*). Fair SA (Joshi et al. 2022) splits the
+images into a protected subgroup P (attribute ``a`` has value ``v``) and the rest R and
+plots the bias α(δ) between them; the signed area under each curve, for every (subgroup,
+perturbation), forms the AUC matrix, summarised by L1 norms of its rows, columns and whole.
+
+The expensive step, embeddings of perturbed images, is behind one of three sources:
+
+* a **model** (``torch.nn.Module`` or any callable from an image batch to embeddings, in
+  eval mode) and a ``dataset`` of images (a tensor ``(N, C, H, W)`` in [0, 1], or a
+  re-iterable of such batches in a fixed order). Batches are perturbed and embedded one at a
+  time, so 11 perturbations × n levels never hold more than one perturbed batch;
+* a **features callable** with a ``perturbation`` keyword, called as
+  ``features(dataset, perturbation=None)`` and ``features(dataset, perturbation=(name,
+  level))``: the signature of the ``fairness_features`` fixture, whose disk cache is then
+  reused across tests;
+* a **mapping** of precomputed embeddings keyed by ``(name, level)``, the clean ones by
+  ``None``.
+
+Choices the seed leaves open, made here:
+
+* Level 0 is always on the curve (the clean point): the perturbations are the identity at
+  0, so it is computed once from the clean embeddings, and added when ``levels`` lacks it.
+* AUC is the trapezoid area over the levels divided by the largest level, i.e. the mean
+  height of the curve, so AUCs of different level grids compare (an IRC's AUC is in [0, 1]).
+* Verification pairs every perturbed probe with every *other* clean gallery image (the
+  self pair is what self-matching measures); GAR at FAR is computed within the protected
+  subgroup and within the rest, each with its own threshold set on its impostor pairs at
+  that level, the lowest with FAR <= ``far``. Pruning removes pairs misclassified at δ = 0.
+* Self-matching thresholds derived from ``far`` use the clean impostor pairs (different
+  identities when ``identities`` is given, else all pairs of different images); pruning
+  removes images that falsely match another clean image.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
+from pytest_fairness.indicators._common import (
+    as_1d,
+    check_min_group_size,
+    check_same_length,
+    exclusion_notes,
+    make_group_stats,
+)
+from pytest_fairness.results import Curve, GroupKey, IndicatorResult, Matrix, group_label, normalize_group
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+__all__ = ["curve_key", "fair_sa"]
+
+TASKS = ("self_matching", "verification")
+#: Rows of the pairwise similarity matrix computed at once when deriving a threshold.
+_BLOCK = 2048
+#: Number of worst cells listed in the notes (and so in failure messages).
+_WORST_CELLS = 3
+
+FeatureGetter = Callable[[Any, float], "NDArray[np.float64]"]
+
+
+def curve_key(kind: str, perturbation: str, subgroup: GroupKey | None = None) -> str:
+    """The key of a curve in a Fair SA result.
+
+    ``curve_key("fair_sa", "jpeg", "young")`` is ``"fair_sa/young/jpeg"`` (α(δ));
+    ``curve_key("irc", "jpeg")`` the overall item-response curve ``"irc/jpeg"`` and
+    ``curve_key("irc", "jpeg", "young")`` the protected subgroup's one.
+    """
+    if subgroup is None:
+        return f"{kind}/{perturbation}"
+    return f"{kind}/{group_label(normalize_group(subgroup))}/{perturbation}"
+
+
+# -- validation ------------------------------------------------------------------------------
+
+
+def _check_levels(levels: Any) -> NDArray[np.float64]:
+    if isinstance(levels, (int, np.integer)) and not isinstance(levels, bool):
+        if levels < 2:
+            raise FairnessConfigError(
+                f"levels must be an int >= 2 (that many evenly spaced levels in [0, 1]) or a "
+                f"sequence of levels in [0, 1]; got levels={levels!r}."
+            )
+        return np.linspace(0.0, 1.0, int(levels))
+    try:
+        values = np.asarray(levels, dtype=np.float64)
+    except (TypeError, ValueError):
+        values = np.asarray([np.nan])
+    if values.ndim != 1 or values.size == 0 or not np.all((values >= 0) & (values <= 1)):
+        raise FairnessConfigError(
+            f"levels must be an int >= 2 or a non-empty sequence of numbers in [0, 1]; got "
+            f"levels={levels!r}."
+        )
+    if np.any(np.diff(values) <= 0):
+        raise FairnessConfigError(
+            f"levels must be strictly increasing; got levels={levels!r}. Sort them and drop "
+            "duplicates."
+        )
+    if values[-1] <= 0:
+        raise FairnessConfigError(
+            f"levels must include a level above 0 (level 0 is the clean image); got "
+            f"levels={levels!r}."
+        )
+    return values if values[0] == 0 else np.concatenate([[0.0], values])
+
+
+def _check_probability(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not (
+        0 < value < 1
+    ):
+        raise FairnessConfigError(
+            f"{name} must be a number in (0, 1) (a false-accept rate, e.g. 0.01 for 1%); got "
+            f"{name}={value!r}."
+        )
+    return float(value)
+
+
+def _check_threshold(threshold: Any) -> float | None:
+    if threshold is None:
+        return None
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.floating)) or not (
+        -1 <= threshold <= 1
+    ):
+        raise FairnessConfigError(
+            f"threshold must be a cosine similarity in [-1, 1], or None to derive it from "
+            f"far=; got threshold={threshold!r}."
+        )
+    return float(threshold)
+
+
+def _check_perturbations(perturbations: Any, model: bool) -> dict[str, Any]:
+    """Return ``{name: callable or None}``; None means the built-in perturbation."""
+    from pytest_fairness.perturbations import PERTURBATIONS
+
+    if perturbations is None:
+        return dict.fromkeys(PERTURBATIONS)
+    if isinstance(perturbations, str):
+        perturbations = [perturbations]
+    if isinstance(perturbations, Mapping):
+        items = dict(perturbations)
+        bad = [k for k, f in items.items() if not isinstance(k, str) or not callable(f)]
+        if bad or not items:
+            raise FairnessConfigError(
+                "perturbations given as a mapping must map names (str) to callables "
+                f"f(images, level, *, seed, index); got keys {bad or '(none)'}."
+            )
+        return items
+    names = list(perturbations) if isinstance(perturbations, Iterable) else [perturbations]
+    if not names or not all(isinstance(n, str) for n in names) or len(set(names)) != len(names):
+        raise FairnessConfigError(
+            f"perturbations must be a non-empty list of distinct names (str); got "
+            f"perturbations={perturbations!r}."
+        )
+    if model:
+        unknown = [n for n in names if n not in PERTURBATIONS]
+        if unknown:
+            raise FairnessConfigError(
+                f"perturbations has unknown name(s) {unknown}; built-in ones are "
+                f"{', '.join(PERTURBATIONS)}. Pass a mapping name → callable for others."
+            )
+    return dict.fromkeys(names)
+
+
+# -- feature sources -----------------------------------------------------------------------
+
+
+def _embeddings(values: Any, what: str) -> NDArray[np.float64]:
+    """Validate one embedding matrix and L2-normalise its rows."""
+    if hasattr(values, "detach"):
+        values = values.detach().to("cpu").numpy()
+    array = np.asarray(values, dtype=np.float64)
+    if array.ndim != 2 or array.shape[0] == 0:
+        raise InvalidDataError(
+            f"embeddings for {what} must be a non-empty 2-D array (images, features); got "
+            f"shape {array.shape}."
+        )
+    if not np.isfinite(array).all():
+        row = int(np.flatnonzero(~np.isfinite(array).all(axis=1))[0])
+        raise InvalidDataError(
+            f"embeddings for {what} have NaN or infinite values in row {row}; fix the model "
+            "output or the cached features for that image."
+        )
+    norms = np.linalg.norm(array, axis=1)
+    if (norms == 0).any():
+        row = int(np.flatnonzero(norms == 0)[0])
+        raise InvalidDataError(
+            f"embeddings for {what} have an all-zero row {row}: its cosine similarity is "
+            "undefined. Check the model output for that image."
+        )
+    return array / norms[:, None]
+
+
+def _what(name: str | None, level: float) -> str:
+    return "the clean images" if name is None else f"{name} at level {level:g}"
+
+
+def _from_mapping(features: Mapping[Any, Any]) -> FeatureGetter:
+    def lookup(name: str | None, level: float) -> Any:
+        if name is None or level == 0:
+            for key in (None, (None, 0), (None, 0.0)):
+                if key in features:
+                    return features[key]
+            if name is None:
+                raise FairnessConfigError(
+                    "the precomputed features have no clean embeddings; add them under the "
+                    "key None."
+                )
+        for key, value in features.items():
+            if (isinstance(key, tuple) and len(key) == 2 and key[0] == name
+                    and isinstance(key[1], (int, float)) and math.isclose(key[1], level)):
+                return value
+        raise FairnessConfigError(
+            f"the precomputed features have no entry for ({name!r}, {level:g}); add it, or "
+            "pass only the perturbations and levels that were extracted."
+        )
+
+    return lambda name, level: _embeddings(lookup(name, level), _what(name, level))
+
+
+def _from_callable(features: Callable[..., Any], dataset: Any) -> FeatureGetter:
+    def get(name: str | None, level: float) -> NDArray[np.float64]:
+        perturbation = None if name is None or level == 0 else (name, level)
+        return _embeddings(features(dataset, perturbation=perturbation), _what(name, level))
+
+    return get
+
+
+def _batches(dataset: Any, batch_size: int) -> Iterable[Any]:
+    import torch
+
+    if isinstance(dataset, np.ndarray):
+        dataset = torch.from_numpy(dataset)
+    if isinstance(dataset, torch.Tensor):
+        if dataset.ndim != 4:
+            raise InvalidDataError(
+                f"dataset must be an image tensor (N, C, H, W) with values in [0, 1] or a "
+                f"re-iterable of such batches; got a tensor of shape {tuple(dataset.shape)}."
+            )
+        return [dataset[i : i + batch_size] for i in range(0, dataset.shape[0], batch_size)]
+    if isinstance(dataset, Iterable) and not isinstance(dataset, (str, bytes, Mapping)):
+        return dataset
+    raise FairnessConfigError(
+        f"with a model, dataset must be an image tensor (N, C, H, W) in [0, 1] or a "
+        f"re-iterable of batches (e.g. a DataLoader with shuffle=False); got "
+        f"{type(dataset).__name__}. Or pass precomputed features instead of the model."
+    )
+
+
+def _batch_images(batch: Any) -> Any:
+    import torch
+
+    if isinstance(batch, Mapping):
+        batch = batch.get("image", batch.get("images"))
+    elif isinstance(batch, (tuple, list)) and batch:
+        batch = batch[0]
+    if isinstance(batch, np.ndarray):
+        batch = torch.from_numpy(batch)
+    if not isinstance(batch, torch.Tensor):
+        raise InvalidDataError(
+            f"each dataset batch must be an image tensor, a (images, ...) tuple or a dict "
+            f"with key 'image'; got {type(batch).__name__}."
+        )
+    return batch
+
+
+def _from_model(
+    model: Callable[..., Any],
+    dataset: Any,
+    perturbations: Mapping[str, Any],
+    seed: int,
+    batch_size: int,
+) -> FeatureGetter:
+    import torch
+
+    from pytest_fairness.perturbations import perturb
+
+    if isinstance(model, torch.nn.Module) and model.training:
+        raise FairnessConfigError(
+            "the model is in training mode (dropout and batch norm would change its "
+            "embeddings between calls); call model.eval() before fair_sa."
+        )
+    device = None
+    if isinstance(model, torch.nn.Module):
+        device = next((p.device for p in model.parameters()), None)
+
+    def get(name: str | None, level: float) -> NDArray[np.float64]:
+        chunks = []
+        start = 0
+        with torch.inference_mode():
+            for batch in _batches(dataset, batch_size):
+                images = _batch_images(batch)
+                index = list(range(start, start + images.shape[0]))
+                start += images.shape[0]
+                if name is not None and level > 0:
+                    custom = perturbations.get(name)
+                    if custom is None:
+                        images = perturb(images, name, level, seed=seed, index=index)
+                    else:
+                        images = custom(images, level, seed=seed, index=index)
+                if device is not None:
+                    images = images.to(device)
+                out = model(images)
+                if isinstance(out, (tuple, list)):
+                    out = out[0]
+                out = torch.as_tensor(out)
+                chunks.append(out.reshape(out.shape[0], -1).to("cpu", torch.float64))
+        if not chunks:
+            raise InsufficientDataError("dataset yielded no images; pass at least one batch.")
+        return _embeddings(torch.cat(chunks).numpy(), _what(name, level))
+
+    return get
+
+
+def _source(
+    model_or_features: Any, dataset: Any, perturbations: Mapping[str, Any], seed: int,
+    batch_size: int,
+) -> tuple[FeatureGetter, str]:
+    if isinstance(model_or_features, Mapping):
+        return _from_mapping(model_or_features), "precomputed"
+    if not callable(model_or_features):
+        raise FairnessConfigError(
+            f"model_or_features must be a model (nn.Module or callable on image batches), a "
+            f"features callable with a 'perturbation' keyword, or a mapping of precomputed "
+            f"embeddings; got {type(model_or_features).__name__}."
+        )
+    try:
+        params = inspect.signature(model_or_features).parameters
+    except (TypeError, ValueError):
+        params = {}
+    if "perturbation" in params:
+        return _from_callable(model_or_features, dataset), "features"
+    return _from_model(model_or_features, dataset, perturbations, seed, batch_size), "model"
+
+
+# -- attributes ------------------------------------------------------------------------------
+
+
+def _column(dataset: Any, name: str, parameter: str) -> Any:
+    for holder in (getattr(dataset, "attributes", None), dataset):
+        if holder is None or isinstance(holder, (str, bytes)):
+            continue
+        try:
+            return holder[name]
+        except (KeyError, TypeError, IndexError, ValueError):
+            continue
+    raise FairnessConfigError(
+        f"{parameter}={name!r} names a column, but the dataset ({type(dataset).__name__}) has "
+        f"no column {name!r}. Pass the labels themselves (one per image) instead."
+    )
+
+
+def _subgroups(
+    attribute: Any, dataset: Any, n: int, protected: Any
+) -> list[tuple[GroupKey, NDArray[np.bool_]]]:
+    """One ``(row key, protected mask)`` per protected subgroup, one-vs-rest."""
+    if isinstance(attribute, str):
+        columns = {None: _column(dataset, attribute, "attribute")}
+    elif isinstance(attribute, Mapping) or hasattr(attribute, "columns"):
+        names = list(attribute.columns) if hasattr(attribute, "columns") else list(attribute)
+        if not names:
+            raise FairnessConfigError("attribute has no columns; pass at least one attribute.")
+        columns = {str(c): attribute[c] for c in names}
+        if len(columns) == 1:
+            columns = {None: next(iter(columns.values()))}
+    else:
+        columns = {None: attribute}
+    wanted = None if protected is None else (
+        list(protected) if isinstance(protected, (list, tuple, set)) else [protected])
+    rows: list[tuple[GroupKey, NDArray[np.bool_]]] = []
+    for column, values in columns.items():
+        label = "attribute" if column is None else f"attribute[{column!r}]"
+        array = as_1d(values, label)
+        check_same_length(**{label: array}, embeddings=range(n))
+        keys = [normalize_group(v) for v in array.tolist()]
+        distinct = list(dict.fromkeys(keys))
+        if len(distinct) < 2:
+            raise InsufficientDataError(
+                f"{label} has a single value {group_label(distinct[0])!r}; Fair SA compares a "
+                "protected subgroup with the rest, so it needs at least two values."
+            )
+        try:
+            distinct.sort()  # type: ignore[type-var]
+        except TypeError:
+            distinct.sort(key=str)
+        chosen = distinct if wanted is None else [normalize_group(v) for v in wanted]
+        missing = [v for v in chosen if v not in distinct]
+        if missing:
+            raise FairnessConfigError(
+                f"protected={protected!r}: value(s) {missing} do not occur in {label} (values: "
+                f"{[group_label(v) for v in distinct][:20]})."
+            )
+        key_array = np.empty(n, dtype=object)
+        key_array[:] = keys
+        for value in chosen:
+            mask = np.fromiter((k == value for k in keys), dtype=bool, count=n)
+            key = value if column is None else f"{column}={group_label(value)}"
+            rows.append((key, mask))
+    return rows
+
+
+# -- similarity thresholds -------------------------------------------------------------------
+
+
+def _far_threshold(impostor: NDArray[np.float64], far: float, total: int | None = None) -> float:
+    """The lowest threshold t with #{impostor >= t} <= far · N (the top scores suffice)."""
+    total = impostor.size if total is None else total
+    allowed = min(int(math.floor(far * total + 1e-9)), total - 1)
+    k = impostor.size - allowed - 1  # position of the (allowed+1)-th largest
+    pivot = float(np.partition(impostor, k)[k])
+    return float(np.nextafter(pivot, np.inf))
+
+
+def _impostor_mask(ids: NDArray[Any] | None, rows: slice, n: int) -> NDArray[np.bool_]:
+    i = np.arange(rows.start, rows.stop)[:, None]
+    mask = np.arange(n)[None, :] > i  # each unordered pair once
+    if ids is not None:
+        mask &= ids[rows][:, None] != ids[None, :]
+    return mask
+
+
+def _clean_threshold(clean: NDArray[np.float64], ids: NDArray[Any] | None, far: float) -> float:
+    """Threshold at ``far`` over clean impostor pairs, computed in row blocks (top scores only)."""
+    n = clean.shape[0]
+    if ids is None:
+        total = n * (n - 1) // 2
+    else:
+        _, counts = np.unique(ids, return_inverse=False, return_counts=True)
+        total = int((n * n - (counts.astype(np.int64) ** 2).sum()) // 2)
+    if total == 0:
+        raise InsufficientDataError(
+            "no impostor pairs among the clean images (all from one identity, or a single "
+            "image), so a threshold cannot be derived from far=; pass threshold=."
+        )
+    keep = min(int(math.floor(far * total + 1e-9)), total - 1) + 1
+    top = np.empty(0)
+    for start in range(0, n, _BLOCK):
+        rows = slice(start, min(n, start + _BLOCK))
+        scores = (clean[rows] @ clean.T)[_impostor_mask(ids, rows, n)]
+        top = np.concatenate([top, scores])
+        if top.size > keep:
+            top = np.partition(top, top.size - keep)[top.size - keep:]
+    return _far_threshold(top, far, total)
+
+
+def _false_matches(
+    clean: NDArray[np.float64], ids: NDArray[Any] | None, threshold: float
+) -> NDArray[np.bool_]:
+    """Images whose clean embedding matches another identity's at ``threshold``."""
+    n = clean.shape[0]
+    out = np.zeros(n, dtype=bool)
+    for start in range(0, n, _BLOCK):
+        rows = slice(start, min(n, start + _BLOCK))
+        scores = clean[rows] @ clean.T
+        mask = np.ones_like(scores, dtype=bool)
+        mask[np.arange(scores.shape[0]), np.arange(rows.start, rows.stop)] = False
+        if ids is not None:
+            mask &= ids[rows][:, None] != ids[None, :]
+        out[rows] = ((scores >= threshold) & mask).any(axis=1)
+    return out
+
+
+# -- the two tasks -----------------------------------------------------------------------------
+
+
+class _Verification:
+    """GAR at FAR within a subset of images, with optional pruning fixed at level 0."""
+
+    def __init__(self, index: NDArray[np.intp], ids: NDArray[Any], far: float, name: str):
+        self.index = index
+        self.far = far
+        same = ids[index][:, None] == ids[index][None, :]
+        off = ~np.eye(index.size, dtype=bool)
+        self.genuine = same & off
+        self.impostor = ~same
+        if not self.genuine.any() or not self.impostor.any():
+            kind = "genuine (same identity)" if not self.genuine.any() else "impostor"
+            raise InsufficientDataError(
+                f"verification needs {kind} pairs within {name}, which has none among its "
+                f"{index.size} images; each subgroup needs identities with at least two "
+                "images and at least two identities. Use task='self_matching' otherwise."
+            )
+        self.pruned_pairs = 0
+
+    def prune(self, scores: NDArray[np.float64]) -> None:
+        sub = scores[np.ix_(self.index, self.index)]
+        threshold = _far_threshold(sub[self.impostor], self.far)
+        genuine = self.genuine & (sub >= threshold)
+        impostor = self.impostor & (sub < threshold)
+        self.pruned_pairs = int(self.genuine.sum() + self.impostor.sum()
+                                - genuine.sum() - impostor.sum())
+        self.genuine, self.impostor = genuine, impostor
+        if not genuine.any():
+            raise InsufficientDataError(
+                "pruning removed every genuine pair of a subgroup (all are false non-matches "
+                "at level 0); run without prune=True."
+            )
+
+    def gar(self, scores: NDArray[np.float64]) -> float:
+        sub = scores[np.ix_(self.index, self.index)]
+        threshold = _far_threshold(sub[self.impostor], self.far)
+        return float((sub[self.genuine] >= threshold).mean())
+
+
+def _trapezoid(x: NDArray[np.float64], y: NDArray[np.float64]) -> float:
+    return float(np.sum((y[1:] + y[:-1]) / 2 * np.diff(x)))
+
+
+# -- the indicator ---------------------------------------------------------------------------
+
+
+def fair_sa(
+    model_or_features: Any,
+    dataset: Any = None,
+    *,
+    attribute: Any,
+    perturbations: Any = None,
+    levels: Any = 5,
+    task: str = "self_matching",
+    threshold: float | None = None,
+    far: float = 0.01,
+    identities: Any = None,
+    protected: Any = None,
+    prune: bool = False,
+    seed: int = 0,
+    batch_size: int = 64,
+    min_group_size: int = 30,
+) -> IndicatorResult:
+    r"""Fair SA curves, VPSA item-response curves and the signed-AUC matrix (seed 002).
+
+    For perturbation T, levels 0 = δ_0 < … < δ_n and probes x'_i = T(x_i, δ):
+
+    .. math::
+
+        \text{self-matching:}\quad m_i(\delta) = [\cos(f(x'_i), f(x_i)) \ge t], \quad
+        \alpha(\delta) = P(m = 1 \mid P) - P(m = 1 \mid R)
+
+        \text{verification:}\quad
+        \alpha(\delta) = GAR_P(\delta)\,@\,FAR - GAR_R(\delta)\,@\,FAR
+
+        AUC = \frac{1}{\delta_n} \sum_k \frac{\alpha(\delta_{k-1}) + \alpha(\delta_k)}{2}
+              (\delta_k - \delta_{k-1}), \qquad
+        L1 = \sum_{P, T} |AUC_{P,T}|
+
+    where P is a protected subgroup and R the rest; the item-response curve is the match
+    rate (or GAR) against δ. Rows of the AUC matrix are protected subgroups, columns
+    perturbations; row, column and matrix L1 norms summarise it.
+
+    Parameters
+    ----------
+    model_or_features : nn.Module or callable, features callable, or mapping
+        A model from image batches to embeddings (with ``dataset`` holding the images); a
+        callable ``features(dataset, *, perturbation=None | (name, level))`` such as the
+        ``fairness_features`` fixture; or precomputed embeddings ``{None: clean,
+        (name, level): perturbed}``. Rows align with the attribute labels.
+    dataset : tensor, iterable of batches, or any object, optional
+        Images (N, C, H, W) in [0, 1] for a model; passed through to a features callable;
+        columns named by ``attribute`` or ``identities`` are read as ``dataset.attributes[name]``
+        or ``dataset[name]``.
+    attribute : str, array-like, mapping or DataFrame
+        The protected attribute: a column name or one label per image; several columns give
+        one set of rows each (keys ``"column=value"``).
+    perturbations : str, sequence of str, or mapping of name → callable, optional
+        Default: every built-in perturbation (:data:`pytest_fairness.perturbations.PERTURBATIONS`).
+    levels : int or sequence of float, default 5
+        An int n gives n evenly spaced levels in [0, 1]; level 0 is always included.
+    task : {"self_matching", "verification"}
+        The seed's two tasks.
+    threshold : float, optional
+        Self-matching similarity threshold t; by default the lowest threshold with a
+        false-accept rate <= ``far`` on the clean impostor pairs.
+    far : float, default 0.01
+        False-accept rate: for the derived self-matching threshold, and GAR's operating
+        point in verification.
+    identities : str or array-like, optional
+        Identity per image; required for verification, and restricts impostor pairs to
+        different identities in self-matching.
+    protected : value or list of values, optional
+        Which attribute values are protected subgroups (e.g. ``1`` for binary CelebA
+        columns); by default every value, each against the rest.
+    prune : bool, default False
+        VPSA's pruning: drop images (self-matching) or pairs (verification) that fail at
+        level 0. The seed makes it optional because it may drop subgroups unevenly; the
+        result reports how many were dropped.
+    seed : int, default 0
+        Seeds the random perturbations (speckle noise), per image.
+    batch_size : int, default 64
+        Batch size when a model embeds an image tensor.
+    min_group_size : int, default 30
+        Subgroups (or their rest) with fewer images are reported but left out of
+        ``matrices["auc"]`` and the L1 norms.
+
+    Returns
+    -------
+    IndicatorResult
+        ``value`` and ``stats["l1"]``: the matrix L1 norm; ``stats["l1_row[<subgroup>]"]``,
+        ``stats["l1_col[<perturbation>]"]``, ``stats["irc_auc[<perturbation>]"]``;
+        ``matrices["auc"]`` (signed AUCs, included subgroups × perturbations),
+        ``matrices["irc_auc"]`` (VPSA AUCs, rows ``"all"`` and each subgroup);
+        ``curves[curve_key(...)]``: α(δ) per (subgroup, perturbation) and the item-response
+        curves; one group per protected subgroup whose value is its row L1 norm (lower is
+        better; stats ``mean_auc``, ``clean_alpha``, ``worst_auc``, ``n_rest``);
+        ``tables["cells"]``: cells by decreasing |AUC|; the worst cells with their curve
+        points are in ``notes``.
+
+    Raises
+    ------
+    FairnessConfigError
+        For invalid arguments.
+    InvalidDataError
+        For malformed embeddings or labels.
+    InsufficientDataError
+        When a subgroup or its rest is empty, or verification lacks genuine or impostor pairs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> clean = np.eye(4)
+    >>> blurred = np.eye(4)
+    >>> blurred[3] = [1, 1, 1, 0]  # image 3 (subgroup b) no longer matches itself
+    >>> features = {None: clean, ("blur", 1.0): blurred}
+    >>> r = fair_sa(features, attribute=["a", "a", "b", "b"], perturbations=["blur"],
+    ...             levels=[1.0], threshold=0.5, min_group_size=1)
+    >>> r.matrices["auc"].values
+    ((0.25,), (-0.25,))
+    >>> r.stats["l1"], r.curves["fair_sa/b/blur"].y
+    (0.5, (0.0, -0.5))
+    """
+    if task not in TASKS:
+        raise FairnessConfigError(
+            f"task must be 'self_matching' or 'verification'; got task={task!r}."
+        )
+    min_group_size = check_min_group_size(min_group_size)
+    grid = _check_levels(levels)
+    far = _check_probability(far, "far")
+    given_threshold = _check_threshold(threshold)
+    if task == "verification" and given_threshold is not None:
+        raise FairnessConfigError(
+            "threshold= applies to task='self_matching'; verification sets its threshold "
+            "from far= within each subgroup. Drop threshold= or change task."
+        )
+    if not isinstance(prune, bool):
+        raise FairnessConfigError(f"prune must be True or False; got prune={prune!r}.")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise FairnessConfigError(f"seed must be a non-negative int; got seed={seed!r}.")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or (
+        batch_size < 1
+    ):
+        raise FairnessConfigError(f"batch_size must be an int >= 1; got batch_size={batch_size!r}.")
+    is_model = callable(model_or_features) and not isinstance(model_or_features, Mapping)
+    perts = _check_perturbations(perturbations, is_model and not _has_perturbation_kw(
+        model_or_features))
+    get, source = _source(model_or_features, dataset, perts, int(seed), int(batch_size))
+
+    clean = get(None, 0.0)
+    n = clean.shape[0]
+    rows = _subgroups(attribute, dataset, n, protected)
+    ids = None
+    if identities is not None:
+        raw = _column(dataset, identities, "identities") if isinstance(identities, str) else identities
+        ids = as_1d(raw, "identities")
+        check_same_length(identities=ids, embeddings=range(n))
+        ids = np.asarray([normalize_group(v) for v in ids.tolist()] + [None], dtype=object)[:-1]
+    elif task == "verification":
+        raise FairnessConfigError(
+            "task='verification' needs identities= (one identity label per image, or a column "
+            "name) to tell genuine from impostor pairs."
+        )
+
+    notes: list[str] = []
+    keep = np.ones(n, dtype=bool)
+    t = given_threshold
+    if task == "self_matching":
+        if t is None:
+            t = _clean_threshold(clean, ids, far)
+        if prune:
+            keep = ~_false_matches(clean, ids, t)
+            notes.append(f"pruning dropped {int((~keep).sum())} of {n} images that falsely "
+                         f"match another clean image at t={t:.4g}")
+    sizes = [(int((mask & keep).sum()), int((~mask & keep).sum())) for _, mask in rows]
+    for (key, _), (n_p, n_r) in zip(rows, sizes):
+        if n_p == 0 or n_r == 0:
+            side = "protected subgroup" if n_p == 0 else "rest (the other images)"
+            raise InsufficientDataError(
+                f"subgroup {group_label(key)!r}: its {side} has no images"
+                f"{' after pruning' if prune else ''}, so α cannot be computed. Check the "
+                "attribute labels or pass protected= to choose subgroups."
+            )
+
+    names = list(perts)
+    n_levels = grid.size
+    alpha = np.zeros((len(rows), len(names), n_levels))
+    rate_p = np.zeros_like(alpha)
+    overall = np.zeros((len(names), n_levels))
+
+    if task == "self_matching":
+        def responses(emb: NDArray[np.float64]) -> tuple[NDArray[np.float64], float]:
+            match = (np.einsum("ij,ij->i", emb, clean) >= t).astype(np.float64)
+            per_row = np.array([[match[m & keep].mean(), match[~m & keep].mean()]
+                                for _, m in rows])
+            return per_row, float(match[keep].mean())
+    else:
+        assert ids is not None
+        everyone = _Verification(np.arange(n), ids, far, "all images")
+        subsets = [(_Verification(np.flatnonzero(m), ids, far, f"subgroup {group_label(k)!r}"),
+                    _Verification(np.flatnonzero(~m), ids, far,
+                                  f"the rest of subgroup {group_label(k)!r}"))
+                   for k, m in rows]
+        if prune:
+            scores0 = clean @ clean.T
+            everyone.prune(scores0)
+            for a, b in subsets:
+                a.prune(scores0)
+                b.prune(scores0)
+            dropped = sum(a.pruned_pairs + b.pruned_pairs for a, b in subsets)
+            notes.append(f"pruning dropped {everyone.pruned_pairs} of {n * (n - 1)} pairs "
+                         f"misclassified at level 0 ({dropped} within subgroups and rests)")
+
+        def responses(emb: NDArray[np.float64]) -> tuple[NDArray[np.float64], float]:
+            scores = emb @ clean.T
+            per_row = np.array([[a.gar(scores), b.gar(scores)] for a, b in subsets])
+            return per_row, everyone.gar(scores)
+
+    clean_rows, clean_overall = responses(clean)
+    for j, name in enumerate(names):
+        for k, level in enumerate(grid):
+            if k == 0:
+                per_row, total = clean_rows, clean_overall
+            else:
+                per_row, total = responses(get(name, float(level)))
+            alpha[:, j, k] = per_row[:, 0] - per_row[:, 1]
+            rate_p[:, j, k] = per_row[:, 0]
+            overall[j, k] = total
+
+    x = grid / grid[-1]
+    auc = np.array([[_trapezoid(x, alpha[i, j]) for j in range(len(names))]
+                    for i in range(len(rows))])
+    irc_all = np.array([_trapezoid(x, overall[j]) for j in range(len(names))])
+    irc_rows = np.array([[_trapezoid(x, rate_p[i, j]) for j in range(len(names))]
+                         for i in range(len(rows))])
+
+    keys = [key for key, _ in rows]
+    labels = [group_label(normalize_group(k)) for k in keys]
+    included = np.array([min(a, b) >= min_group_size for a, b in sizes], dtype=bool)
+    row_l1 = np.abs(auc).sum(axis=1)
+    inc_auc = auc[included]
+    stats: dict[str, float] = {
+        "l1": float(np.abs(inc_auc).sum()) if included.any() else math.nan,
+        "max_abs_auc": float(np.abs(inc_auc).max()) if included.any() else math.nan,
+    }
+    if t is not None:
+        stats["threshold"] = t
+    for i in np.flatnonzero(included):
+        stats[f"l1_row[{labels[i]}]"] = float(row_l1[i])
+    for j, name in enumerate(names):
+        stats[f"l1_col[{name}]"] = (float(np.abs(inc_auc[:, j]).sum()) if included.any()
+                                    else math.nan)
+    for j, name in enumerate(names):
+        stats[f"irc_auc[{name}]"] = float(irc_all[j])
+
+    matrices = {
+        "auc": Matrix(tuple(k for k, inc in zip(keys, included) if inc), tuple(names),
+                      tuple(map(tuple, inc_auc))),
+        "irc_auc": Matrix(("all", *keys), tuple(names),
+                          (tuple(irc_all), *map(tuple, irc_rows))),
+    }
+    if not included.all():
+        matrices["auc_all"] = Matrix(tuple(keys), tuple(names), tuple(map(tuple, auc)))
+
+    y_label = "α = P(match | protected) − P(match | rest)" if task == "self_matching" else (
+        f"α = GAR@FAR={far:g} (protected) − GAR@FAR (rest)")
+    irc_label = "match rate" if task == "self_matching" else f"GAR at FAR={far:g}"
+    curves: dict[str, Curve] = {}
+    index_rows = []
+    for j, name in enumerate(names):
+        curves[curve_key("irc", name)] = Curve(grid, overall[j], "level", irc_label)
+        index_rows.append({"curve": curve_key("irc", name), "kind": "irc", "subgroup": None,
+                           "perturbation": name})
+    for i, key in enumerate(keys):
+        for j, name in enumerate(names):
+            for kind, y, lab in (("fair_sa", alpha[i, j], y_label),
+                                 ("irc", rate_p[i, j], irc_label)):
+                curves[curve_key(kind, name, key)] = Curve(grid, y, "level", lab)
+                index_rows.append({"curve": curve_key(kind, name, key), "kind": kind,
+                                   "subgroup": labels[i], "perturbation": name})
+
+    cells = []
+    for i, key in enumerate(keys):
+        for j, name in enumerate(names):
+            worst = int(np.argmax(np.abs(alpha[i, j])))
+            cells.append({"subgroup": labels[i], "perturbation": name,
+                          "auc": float(auc[i, j]), "clean_alpha": float(alpha[i, j, 0]),
+                          "worst_level": float(grid[worst]),
+                          "worst_alpha": float(alpha[i, j, worst]),
+                          "excluded": not bool(included[i])})
+    cells.sort(key=lambda c: (-abs(c["auc"]), c["subgroup"], c["perturbation"]))
+    for cell in [c for c in cells if not c["excluded"]][:_WORST_CELLS]:
+        i, j = labels.index(cell["subgroup"]), names.index(cell["perturbation"])
+        points = ", ".join(f"{lv:g}: {a:+.3g}" for lv, a in zip(grid, alpha[i, j]))
+        notes.append(f"cell {cell['subgroup']} × {cell['perturbation']}: AUC "
+                     f"{cell['auc']:+.4g}; α(δ) = {points}")
+
+    group_stats = make_group_stats(
+        keys, [a for a, _ in sizes], row_l1, min_group_size=min_group_size,
+        stats=[{"mean_auc": float(auc[i].mean()), "clean_alpha": float(alpha[i, 0, 0]),
+                "worst_auc": float(auc[i, np.argmax(np.abs(auc[i]))]),
+                "n_rest": float(sizes[i][1])} for i in range(len(rows))],
+    )
+    for g, inc in zip(group_stats, included):
+        if not inc and not g.excluded:  # the rest is the small side
+            notes.append(f"subgroup {g.label}: its rest has fewer than min_group_size="
+                         f"{min_group_size} images; left out of the AUC matrix")
+    group_stats = tuple(g if inc else _excluded(g) for g, inc in zip(group_stats, included))
+
+    return IndicatorResult(
+        name="fair_sa",
+        metric=f"auc_l1 ({task.replace('_', '-')})",
+        value=stats["l1"],
+        groups=group_stats,
+        stats=stats,
+        curves=curves,
+        matrices=matrices,
+        tables={"cells": tuple(cells), "curves": tuple(index_rows)},
+        params={
+            "task": task, "perturbations": names, "levels": grid.tolist(),
+            "threshold": t, "threshold_source": "given" if given_threshold is not None else (
+                "far" if task == "self_matching" else "far per subgroup"),
+            "far": far, "prune": prune, "seed": int(seed), "protected": protected,
+            "attribute": attribute if isinstance(attribute, str) else "labels",
+            "identities": identities if isinstance(identities, str) or identities is None
+            else "labels",
+            "min_group_size": min_group_size, "n": n, "source": source,
+        },
+        higher_is_better=False,
+        min_group_size=min_group_size,
+        notes=(*exclusion_notes(group_stats, min_group_size), *notes),
+    )
+
+
+def _excluded(g: Any) -> Any:
+    from dataclasses import replace
+
+    return replace(g, excluded=True)
+
+
+def _has_perturbation_kw(obj: Any) -> bool:
+    try:
+        return "perturbation" in inspect.signature(obj).parameters
+    except (TypeError, ValueError):
+        return False

@@ -1,0 +1,454 @@
+"""Fair SA: hand-computed curves, constructed models, sources, pruning, validation."""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from pytest_fairness import fairness
+from pytest_fairness.errors import (
+    FairnessConfigError,
+    FairnessViolation,
+    InsufficientDataError,
+    InvalidDataError,
+)
+from pytest_fairness.indicators import fair_sa
+from pytest_fairness.perturbations import perturb
+from pytest_fairness.results import IndicatorResult
+
+# -- brute-force oracles (independent of the implementation) ---------------------------------
+
+
+def oracle_threshold(impostor: np.ndarray, far: float) -> float:
+    """The lowest threshold among all candidates with FAR <= far (scores >= t accepted)."""
+    candidates = np.unique(np.concatenate([impostor, np.nextafter(impostor, np.inf)]))
+    ok = [t for t in candidates if (impostor >= t).mean() <= far + 1e-12]
+    return float(min(ok))
+
+
+def oracle_gar(emb: np.ndarray, clean: np.ndarray, ids: list[Any], subset: list[int],
+               far: float) -> float:
+    def cos(a: np.ndarray, b: np.ndarray) -> float:
+        return float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
+
+    genuine, impostor = [], []
+    for i in subset:
+        for j in subset:
+            if i == j:
+                continue
+            (genuine if ids[i] == ids[j] else impostor).append(cos(emb[i], clean[j]))
+    t = oracle_threshold(np.array(impostor), far)
+    return float(np.mean(np.array(genuine) >= t))
+
+
+def trapezoid(x: list[float], y: list[float]) -> float:
+    return sum((y[k] + y[k - 1]) / 2 * (x[k] - x[k - 1]) for k in range(1, len(x))) / x[-1]
+
+
+# -- hand-computed self-matching ---------------------------------------------------------------
+
+
+def four_images() -> dict[Any, np.ndarray]:
+    clean = np.eye(4)
+    half = np.eye(4)
+    half[3] = [1, 1, 1, 0]  # image 3 (group b) fails at level 0.5 and 1
+    full = half.copy()
+    full[0] = [0, 1, 1, 1]  # image 0 (group a) fails at level 1 as well
+    return {None: clean, ("blur", 0.5): half, ("blur", 1.0): full}
+
+
+def test_hand_computed_self_matching() -> None:
+    """α, AUC, IRC and every L1 norm on four images and two levels."""
+    r = fair_sa(four_images(), attribute=["a", "a", "b", "b"], perturbations="blur",
+                levels=[0.5, 1.0], threshold=0.5, min_group_size=1)
+    # match rates: a = (1, 1, 0.5), b = (1, 0.5, 0.5); α_a = (0, 0.5, 0), α_b = −α_a
+    assert r.curves["fair_sa/a/blur"].y == (0.0, 0.5, 0.0)
+    assert r.curves["fair_sa/b/blur"].y == (0.0, -0.5, 0.0)
+    assert r.curves["fair_sa/a/blur"].x == (0.0, 0.5, 1.0)
+    assert r.curves["irc/blur"].y == (1.0, 0.75, 0.5)
+    assert r.curves["irc/b/blur"].y == (1.0, 0.5, 0.5)
+    auc = trapezoid([0, 0.5, 1], [0, 0.5, 0])
+    assert auc == 0.25
+    assert r.matrices["auc"].values == ((0.25,), (-0.25,))
+    assert r.matrices["auc"].rows == ("a", "b") and r.matrices["auc"].columns == ("blur",)
+    assert r.value == r.stats["l1"] == 0.5
+    assert r.stats["l1_row[a]"] == r.stats["l1_row[b]"] == 0.25
+    assert r.stats["l1_col[blur]"] == 0.5
+    assert r.stats["irc_auc[blur]"] == trapezoid([0, 0.5, 1], [1, 0.75, 0.5])
+    assert r.matrices["irc_auc"].values[0] == (0.75,)
+    assert r.group("b").value == 0.25 and r.group("b").stats["worst_auc"] == -0.25
+    assert r.group("a").stats["clean_alpha"] == 0.0 and r.group("a").n == 2
+    assert not r.higher_is_better and r.metric == "auc_l1 (self-matching)"
+    assert r.tables["cells"][0]["auc"] == 0.25
+    assert any("cell a × blur: AUC +0.25" in note for note in r.notes)
+
+
+def test_auc_normalises_by_the_largest_level() -> None:
+    """Levels [0, 0.5] give the same AUC as the same curve over [0, 1]."""
+    features = {None: np.eye(4), ("blur", 0.5): four_images()[("blur", 0.5)]}
+    r = fair_sa(features, attribute=["a", "a", "b", "b"], perturbations="blur",
+                levels=[0.5], threshold=0.5, min_group_size=1)
+    assert r.matrices["auc"].values == ((0.25,), (-0.25,))  # mean height of (0, 0.5)
+
+
+def test_levels_int_gives_even_grid_with_zero() -> None:
+    calls = []
+
+    def features(dataset: Any, *, perturbation: Any = None) -> np.ndarray:
+        calls.append(perturbation)
+        return np.eye(4)
+
+    r = fair_sa(features, "ds", attribute=[0, 0, 1, 1], perturbations=["a", "b"], levels=3,
+                threshold=0.5, min_group_size=1)
+    assert r.params["levels"] == [0.0, 0.5, 1.0]
+    assert calls == [None, ("a", 0.5), ("a", 1.0), ("b", 0.5), ("b", 1.0)]
+    assert r.value == 0.0 and r.params["source"] == "features"
+
+
+# -- constructed models with real perturbations --------------------------------------------------
+
+
+class Centered(torch.nn.Module):
+    """Embedding = the image with its mean removed: fine detail dominates for textures."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        f = x.flatten(1)
+        return f - f.mean(1, keepdim=True)
+
+
+class Luma(torch.nn.Module):
+    """Embedding = the ITU-R 601 luma image (plus a constant): blind to desaturation."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        luma = 0.299 * x[:, 0] + 0.587 * x[:, 1] + 0.114 * x[:, 2]
+        return torch.cat([luma.flatten(1), torch.ones(x.shape[0], 1)], dim=1)
+
+
+def sharp_and_smooth(n: int = 12, size: int = 48) -> tuple[torch.Tensor, list[str]]:
+    g = torch.Generator().manual_seed(0)
+    sharp = torch.rand((n, 3, size, size), generator=g)
+    ramp = torch.linspace(0, 1, size)
+    smooth = 0.2 + 0.3 * (ramp.view(1, 1, 1, size) * torch.rand((n, 3, 1, 1), generator=g)
+                          + ramp.view(1, 1, size, 1) * torch.rand((n, 3, 1, 1), generator=g))
+    return torch.cat([sharp, smooth]), ["sharp"] * n + ["smooth"] * n
+
+
+def test_model_degrading_one_subgroup_gives_negative_alpha_and_auc() -> None:
+    """Blur destroys textures (sharp) but not gradients (smooth): α_sharp < 0, AUC < 0."""
+    images, groups = sharp_and_smooth()
+    r = fair_sa(Centered().eval(), images, attribute=groups,
+                perturbations=["gaussian_blur", "motion_blur"], levels=4, threshold=0.9,
+                min_group_size=5, batch_size=7)
+    for name in ("gaussian_blur", "motion_blur"):
+        alpha = r.curves[f"fair_sa/sharp/{name}"].y
+        assert alpha[0] == 0.0 and min(alpha) < 0 and max(alpha) <= 0
+        assert r.matrices["auc"].values[0][r.matrices["auc"].columns.index(name)] < 0
+        assert r.curves[f"irc/smooth/{name}"].y == (1.0,) * 4
+    assert r.matrices["auc"].values[1] == tuple(-v for v in r.matrices["auc"].values[0])
+    assert r.worst_group is not None and r.stats["l1"] > 0
+
+
+def test_invariant_model_gives_zeros() -> None:
+    """Desaturation keeps luma exactly, so a luma model sees no change: all zeros."""
+    images, groups = sharp_and_smooth(n=6, size=16)
+    r = fair_sa(Luma().eval(), images, attribute=groups, perturbations=["saturation_low"],
+                levels=3, far=0.05, min_group_size=1)
+    assert r.matrices["auc"].values == ((0.0,), (0.0,))
+    assert r.value == 0.0 and r.stats["irc_auc[saturation_low]"] == 1.0
+
+
+def test_model_path_equals_precomputed_features() -> None:
+    """Streaming batches through the model equals embedding whole perturbed tensors."""
+    images, groups = sharp_and_smooth(n=5, size=24)
+    model = Centered().eval()
+    names, levels = ["speckle_noise", "jpeg"], [0.5, 1.0]
+    features: dict[Any, Any] = {None: model(images)}
+    for name in names:
+        for level in levels:
+            features[(name, level)] = model(perturb(images, name, level, seed=4,
+                                                    index=range(10)))
+    a = fair_sa(model, images, attribute=groups, perturbations=names, levels=levels,
+                threshold=0.8, seed=4, batch_size=3, min_group_size=1)
+    b = fair_sa(features, attribute=groups, perturbations=names, levels=levels,
+                threshold=0.8, min_group_size=1)
+    assert a.matrices == b.matrices and a.curves == b.curves
+
+
+def test_model_streams_batches_from_an_iterable_dataset() -> None:
+    """A re-iterable of (images, labels) batches is read batch by batch, never all at once."""
+    images, groups = sharp_and_smooth(n=4, size=16)
+    seen: list[int] = []
+
+    def model(x: torch.Tensor) -> tuple[torch.Tensor, None]:
+        seen.append(x.shape[0])
+        return Centered()(x), None
+
+    batches = [(images[i : i + 3], None) for i in range(0, 8, 3)]
+    r = fair_sa(model, batches, attribute=groups, perturbations=["vignette"], levels=[1.0],
+                threshold=0.5, min_group_size=1)
+    assert max(seen) == 3 and sum(seen) == 8 * 2  # clean + one level
+    assert r.params["source"] == "model"
+
+
+def test_custom_perturbation_callable() -> None:
+    images, groups = sharp_and_smooth(n=4, size=16)
+
+    def flip_first_half(x: torch.Tensor, level: float, *, seed: int, index: Any) -> Any:
+        out = x.clone()
+        rows = [i for i, k in enumerate(index) if k < 4]
+        out[rows] = x[rows].flip(-1)
+        return out
+
+    r = fair_sa(Centered().eval(), images, attribute=groups,
+                perturbations={"flip": flip_first_half}, levels=[1.0],
+                threshold=0.5, min_group_size=1)
+    # the sharp textures (rows 0-3) are mirrored, so they fail; smooth ones are untouched
+    assert r.curves["fair_sa/sharp/flip"].y == (0.0, -1.0)
+
+
+# -- thresholds and pruning ----------------------------------------------------------------------
+
+
+def random_features(n: int = 30, d: int = 6, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).normal(size=(n, d))
+
+
+@pytest.mark.parametrize("far", [0.01, 0.1, 0.29])
+def test_threshold_from_far_matches_brute_force(far: float, monkeypatch: Any) -> None:
+    clean = random_features()
+    unit = clean / np.linalg.norm(clean, axis=1, keepdims=True)
+    sims = unit @ unit.T
+    impostor = sims[np.triu_indices(30, 1)]
+    expected = oracle_threshold(impostor, far)
+    features = {None: clean, ("p", 1.0): clean + 0.3}
+    r = fair_sa(features, attribute=[0, 1] * 15, perturbations="p", levels=[1.0], far=far,
+                min_group_size=1)
+    assert r.stats["threshold"] == expected
+    module = sys.modules["pytest_fairness.indicators.fair_sa"]
+    monkeypatch.setattr(module, "_BLOCK", 4)  # the blockwise path
+    again = fair_sa(features, attribute=[0, 1] * 15, perturbations="p", levels=[1.0], far=far,
+                    min_group_size=1)
+    assert again.stats["threshold"] == expected
+
+
+def test_threshold_with_identities_uses_different_identity_pairs_only() -> None:
+    clean = random_features(12)
+    ids = np.repeat(np.arange(6), 2)
+    unit = clean / np.linalg.norm(clean, axis=1, keepdims=True)
+    sims = unit @ unit.T
+    iu = np.triu_indices(12, 1)
+    impostor = sims[iu][ids[iu[0]] != ids[iu[1]]]
+    r = fair_sa({None: clean, ("p", 1.0): clean}, attribute=[0, 1] * 6, perturbations="p",
+                levels=[1.0], far=0.1, identities=ids, min_group_size=1)
+    assert r.stats["threshold"] == oracle_threshold(impostor, 0.1)
+
+
+def test_self_matching_pruning_drops_false_matches() -> None:
+    clean = np.eye(5)
+    clean[4] = clean[3]  # images 3 and 4 are identical: each falsely matches the other
+    features = {None: clean, ("p", 1.0): clean}
+    r = fair_sa(features, attribute=["a", "a", "b", "b", "b"], perturbations="p",
+                levels=[1.0], threshold=0.5, prune=True, min_group_size=1)
+    assert r.group("b").n == 1 and r.group("a").n == 2
+    assert any("pruning dropped 2 of 5 images" in note for note in r.notes)
+
+
+def verification_data() -> tuple[dict[Any, np.ndarray], list[int], list[str]]:
+    rng = np.random.default_rng(3)
+    centres = rng.normal(size=(8, 16))
+    ids = [i // 3 for i in range(24)]
+    clean = centres[ids] + 0.3 * rng.normal(size=(24, 16))
+    groups = ["p" if i < 4 else "q" for i in ids]
+    noisy = clean.copy()
+    noisy[:12] += 1.5 * rng.normal(size=(12, 16))  # the p identities degrade
+    mild = clean.copy()
+    mild[:12] += 0.7 * rng.normal(size=(12, 16))
+    return {None: clean, ("noise", 0.5): mild, ("noise", 1.0): noisy}, ids, groups
+
+
+def test_verification_matches_brute_force_gar() -> None:
+    features, ids, groups = verification_data()
+    r = fair_sa(features, attribute=groups, perturbations="noise", levels=[0.5, 1.0],
+                task="verification", identities=ids, far=0.1, min_group_size=1)
+    p = [i for i in range(24) if groups[i] == "p"]
+    q = [i for i in range(24) if groups[i] == "q"]
+    for k, key in enumerate([None, ("noise", 0.5), ("noise", 1.0)]):
+        emb = features[key]
+        expected = (oracle_gar(emb, features[None], ids, p, 0.1)
+                    - oracle_gar(emb, features[None], ids, q, 0.1))
+        assert math.isclose(r.curves["fair_sa/p/noise"].y[k], expected, abs_tol=1e-12)
+        overall = oracle_gar(emb, features[None], ids, list(range(24)), 0.1)
+        assert math.isclose(r.curves["irc/noise"].y[k], overall, abs_tol=1e-12)
+    assert r.matrices["auc"].values[0][0] < 0
+    assert r.metric == "auc_l1 (verification)" and "threshold" not in r.stats
+
+
+def test_verification_pruning_makes_clean_gar_one() -> None:
+    features, ids, groups = verification_data()
+    r = fair_sa(features, attribute=groups, perturbations="noise", levels=[1.0],
+                task="verification", identities=ids, far=0.1, prune=True, min_group_size=1)
+    assert r.curves["irc/noise"].y[0] == 1.0 and r.curves["irc/p/noise"].y[0] == 1.0
+    assert r.curves["fair_sa/p/noise"].y[0] == 0.0
+    assert any("pruning dropped" in note for note in r.notes)
+
+
+# -- subgroups, exclusion, lookups ----------------------------------------------------------------
+
+
+def test_small_subgroup_is_reported_but_excluded_from_matrix() -> None:
+    clean = random_features(12)
+    features = {None: clean, ("p", 1.0): clean + np.arange(12)[:, None] * 0.2}
+    groups = ["big"] * 9 + ["small"] * 3
+    r = fair_sa(features, attribute=groups, perturbations="p", levels=[1.0], threshold=0.9,
+                min_group_size=4)
+    assert r.group("small").excluded and r.group("big").excluded  # big's rest has 3 images
+    assert r.matrices["auc"].rows == () and math.isnan(r.value)
+    assert r.matrices["auc_all"].rows == ("big", "small")
+    r2 = fair_sa(features, attribute=groups, perturbations="p", levels=[1.0], threshold=0.9,
+                 min_group_size=4, protected="small")
+    assert [g.group for g in r2.groups] == ["small"]
+
+
+def test_several_attribute_columns_and_protected_value() -> None:
+    clean = np.eye(4)
+    features = {None: clean, ("blur", 0.5): four_images()[("blur", 0.5)]}
+    attrs = {"young": [1, 1, 0, 0], "male": [0, 1, 0, 1]}
+    r = fair_sa(features, attribute=attrs, protected=1, perturbations="blur", levels=[0.5],
+                threshold=0.5, min_group_size=1)
+    assert r.matrices["auc"].rows == ("young=1", "male=1")
+    assert r.matrices["auc"].values == ((0.25,), (-0.25,))
+
+
+def test_attribute_and_identities_by_column_name() -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame({"g": ["a", "a", "b", "b"], "id": [0, 1, 2, 3]})
+
+    class Dataset:
+        attributes = frame
+
+    r1 = fair_sa(four_images(), Dataset(), attribute="g", perturbations="blur",
+                 levels=[0.5, 1.0], threshold=0.5, identities="id", min_group_size=1)
+    r2 = fair_sa(four_images(), frame, attribute="g", perturbations="blur",
+                 levels=[0.5, 1.0], threshold=0.5, min_group_size=1)
+    assert r1.matrices == r2.matrices
+    assert r1.params["attribute"] == "g" and r1.params["identities"] == "id"
+
+
+# -- gating and serialisation ----------------------------------------------------------------------
+
+
+def test_markers_gate_cells_and_matrix_and_list_worst_cells() -> None:
+    r = fair_sa(four_images(), attribute=["a", "a", "b", "b"], perturbations="blur",
+                levels=[0.5, 1.0], threshold=0.5, min_group_size=1)
+    fairness.check(r, max_auc=0.25, max_l1=0.5)
+    with pytest.raises(FairnessViolation, match=r"cell a × blur") as info:
+        fairness.check(r, max_auc=0.2)
+    assert "α(δ) = 0: +0, 0.5: +0.5, 1: +0" in str(info.value)
+    with pytest.raises(FairnessViolation, match=r"l1 0\.5"):
+        fairness.check(r, max_l1=0.4)
+
+
+def test_json_round_trip() -> None:
+    features, ids, groups = verification_data()
+    r = fair_sa(features, attribute=groups, perturbations="noise", levels=[0.5, 1.0],
+                task="verification", identities=ids, far=0.1, min_group_size=1)
+    assert IndicatorResult.from_dict(r.to_dict()) == r
+
+
+# -- validation --------------------------------------------------------------------------------
+
+
+def base_kwargs(**changes: Any) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"attribute": ["a", "a", "b", "b"], "perturbations": "blur",
+                              "levels": [0.5, 1.0], "threshold": 0.5, "min_group_size": 1}
+    kwargs.update(changes)
+    return kwargs
+
+
+@pytest.mark.parametrize(
+    ("changes", "fragment"),
+    [
+        ({"task": "identify"}, r"task='identify'"),
+        ({"levels": 1}, r"levels=1"),
+        ({"levels": [0.5, 1.5]}, r"levels=\[0\.5, 1\.5\]"),
+        ({"levels": "abc"}, r"levels='abc'"),
+        ({"levels": []}, r"levels=\[\]"),
+        ({"levels": [1.0, 0.5]}, r"strictly increasing"),
+        ({"levels": [0.0]}, r"include a level above 0"),
+        ({"far": 0}, r"far=0"),
+        ({"far": 1.0}, r"far=1\.0"),
+        ({"far": True}, r"far=True"),
+        ({"threshold": 1.5}, r"threshold=1\.5"),
+        ({"threshold": "x"}, r"threshold='x'"),
+        ({"prune": "yes"}, r"prune='yes'"),
+        ({"seed": -1}, r"seed=-1"),
+        ({"batch_size": 0}, r"batch_size=0"),
+        ({"min_group_size": 0}, r"min_group_size=0"),
+        ({"perturbations": []}, r"non-empty list of distinct names"),
+        ({"perturbations": ["blur", "blur"]}, r"distinct names"),
+        ({"perturbations": {"x": 3}}, r"map names \(str\) to callables"),
+        ({"perturbations": "jpeg"}, r"no entry for \('jpeg', 0\.5\)"),
+        ({"protected": "z"}, r"protected='z'.*do not occur"),
+        ({"attribute": "g"}, r"attribute='g' names a column"),
+        ({"attribute": {}}, r"attribute has no columns"),
+        ({"task": "verification", "identities": [0, 0, 1, 1]}, r"threshold= applies to"),
+        ({"task": "verification", "threshold": None}, r"needs identities="),
+    ],
+)
+def test_bad_arguments_raise_config_error(changes: dict[str, Any], fragment: str) -> None:
+    with pytest.raises(FairnessConfigError, match=fragment):
+        fair_sa(four_images(), **base_kwargs(**changes))
+
+
+def test_bad_sources_raise() -> None:
+    with pytest.raises(FairnessConfigError, match=r"got int"):
+        fair_sa(3, **base_kwargs())
+    with pytest.raises(FairnessConfigError, match=r"no clean embeddings"):
+        fair_sa({("blur", 0.5): np.eye(4)}, **base_kwargs())
+    with pytest.raises(FairnessConfigError, match=r"training mode"):
+        fair_sa(Centered(), torch.zeros(4, 3, 4, 4), **base_kwargs(perturbations="jpeg"))
+    with pytest.raises(FairnessConfigError, match=r"unknown name\(s\) \['blur'\]"):
+        fair_sa(Centered().eval(), torch.zeros(4, 3, 4, 4), **base_kwargs())
+    with pytest.raises(FairnessConfigError, match=r"got str"):
+        fair_sa(Centered().eval(), "images", **base_kwargs(perturbations="jpeg"))
+    with pytest.raises(InvalidDataError, match=r"shape \(4, 3, 4\)"):
+        fair_sa(Centered().eval(), torch.zeros(4, 3, 4), **base_kwargs(perturbations="jpeg"))
+    with pytest.raises(InvalidDataError, match=r"got str"):
+        fair_sa(Centered().eval(), ["x"], **base_kwargs(perturbations="jpeg"))
+    with pytest.raises(InsufficientDataError, match=r"no images"):
+        fair_sa(Centered().eval(), [], **base_kwargs(perturbations="jpeg"))
+
+
+@pytest.mark.parametrize(
+    ("clean", "fragment"),
+    [
+        (np.zeros(4), r"2-D array.*shape \(4,\)"),
+        (np.array([[1.0, np.nan]] * 4), r"NaN or infinite values in row 0"),
+        (np.array([[1.0, 0.0], [0.0, 0.0], [1.0, 1.0], [0.0, 1.0]]), r"all-zero row 1"),
+    ],
+)
+def test_bad_embeddings_raise_invalid_data(clean: np.ndarray, fragment: str) -> None:
+    with pytest.raises(InvalidDataError, match=fragment):
+        fair_sa({None: clean, ("blur", 0.5): clean, ("blur", 1.0): clean}, **base_kwargs())
+
+
+def test_insufficient_data() -> None:
+    with pytest.raises(InsufficientDataError, match=r"single value 'a'"):
+        fair_sa(four_images(), **base_kwargs(attribute=["a"] * 4))
+    with pytest.raises(InvalidDataError, match=r"lengths differ"):
+        fair_sa(four_images(), **base_kwargs(attribute=["a", "b"]))
+    with pytest.raises(InsufficientDataError, match=r"no impostor pairs"):
+        fair_sa(four_images(), **base_kwargs(threshold=None, identities=[1, 1, 1, 1]))
+    with pytest.raises(InsufficientDataError, match=r"genuine \(same identity\) pairs"):
+        fair_sa(four_images(), **base_kwargs(threshold=None, task="verification",
+                                             identities=[0, 1, 2, 3]))
+    clean = np.ones((4, 2))
+    with pytest.raises(InsufficientDataError, match=r"protected subgroup has no images after"):
+        fair_sa({None: clean, ("blur", 0.5): clean, ("blur", 1.0): clean},
+                **base_kwargs(prune=True))
