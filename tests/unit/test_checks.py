@@ -270,7 +270,8 @@ def test_all_nan_auc_matrix() -> None:
 @pytest.mark.parametrize("limit", ["max_gap", "min_ratio"])
 @pytest.mark.parametrize(
     "groups",
-    [(), (GroupStat("a", 100, 0.5),), (GroupStat("a", 100, 0.5), GroupStat("b", 3, 0.25, excluded=True)),
+    [(), (GroupStat("a", 100, 0.5),),
+     (GroupStat("a", 100, 0.5), GroupStat("b", 3, 0.25, excluded=True)),
      (GroupStat("a", 100, 0.5), GroupStat("b", 100, NAN))],
     ids=["none", "one", "one-excluded", "one-nan"],
 )
@@ -373,7 +374,8 @@ def test_at_selects_a_slice() -> None:
 
 
 def test_at_missing_lists_coordinates() -> None:
-    with pytest.raises(FairnessConfigError, match=r"at=0\.9 is not a coordinate.*0\.5, 0\.75, 0\.25"):
+    with pytest.raises(FairnessConfigError,
+                       match=r"at=0\.9 is not a coordinate.*available: 0\.5, 0\.75, 0\.25"):
         fairness.check(swept(), max_gap=0.1, at=0.9)
 
 
