@@ -110,7 +110,7 @@ def _binary(values: Any, name: str, threshold: Any = None) -> NDArray[np.bool_]:
         if bad.size:
             r, c = (int(v) for v in bad[0])
             raise InvalidDataError(
-                f"{name} has a non-finite value {array[r, c]!r} at row {r}, column {c} "
+                f"{name} has a non-finite value {array[r, c].item()!r} at row {r}, column {c} "
                 f"({len(bad)} in all); drop those images or fill in the labels."
             )
     if threshold is not None:
@@ -122,7 +122,7 @@ def _binary(values: Any, name: str, threshold: Any = None) -> NDArray[np.bool_]:
         hint = (" pass threshold=<score cut-off> to binarise scores," if name.startswith("pred")
                 else "")
         raise InvalidDataError(
-            f"{name} must be a 0/1 matrix, but row {r}, column {c} is {array[r, c]!r};{hint} "
+            f"{name} must be a 0/1 matrix, but row {r}, column {c} is {array[r, c].item()!r};{hint} "
             "or convert the labels to 0/1."
         )
     return np.asarray(array, dtype=np.bool_)
@@ -131,7 +131,10 @@ def _binary(values: Any, name: str, threshold: Any = None) -> NDArray[np.bool_]:
 def _check_threshold(threshold: Any, n_attrs: int) -> Any:
     if threshold is None:
         return None
-    array = np.asarray(threshold, dtype=np.float64) if not isinstance(threshold, bool) else None
+    try:
+        array = None if isinstance(threshold, bool) else np.asarray(threshold, dtype=np.float64)
+    except (TypeError, ValueError):
+        array = None
     if array is None or array.ndim > 1 or (array.ndim == 1 and array.shape[0] != n_attrs) or (
         not np.isfinite(array).all()
     ):
