@@ -44,7 +44,7 @@ _EPS = float(np.finfo(np.float64).eps)
 #: Largest number of half-subset sums the exact test keeps in memory (8 bytes each).
 MAX_EXACT_HALF = 1 << 24
 #: Rows of random keys drawn at once by the sampled test (times the item count, in keys).
-_SAMPLE_KEYS_PER_CHUNK = 1 << 19
+_SAMPLE_KEYS_PER_CHUNK = 1 << 17
 
 
 # -- validation ---------------------------------------------------------------------------
@@ -86,7 +86,8 @@ def _embeddings(values: Any, name: str) -> NDArray[np.float64]:
             f"{name} row {int(bad[0])} is a zero vector ({bad.size} row(s) in all); its cosine "
             "similarity is undefined. Drop those images or check the feature extraction."
         )
-    return array / norms[:, None]
+    unit: NDArray[np.float64] = array / norms[:, None]
+    return unit
 
 
 def _positive_int(value: Any, name: str, minimum: int) -> int:
@@ -208,20 +209,21 @@ def _sampled_counts(
     dtype = np.uint16 if n <= 2048 else np.uint32
     top = int(np.iinfo(dtype).max)
     rows = max(16, min(4096, _SAMPLE_KEYS_PER_CHUNK // n))
+    weights = np.column_stack((v, np.ones_like(v)))
     greater = tied = done = 0
     while done < n_draws:
         want = min(rows, n_draws - done)
         keys = rng.integers(0, top, size=(want, n), dtype=dtype, endpoint=True)
         kth = np.partition(keys, k - 1, axis=1)[:, k - 1 : k]
-        mask = keys <= kth
-        good = np.count_nonzero(mask, axis=1) == k
-        if not good.all():
-            mask = mask[good]
-        sums = mask @ v
+        # One BLAS product gives each row's sum and its subset size (exact small integers);
+        # numpy's matmul on a bool matrix does not use BLAS, hence the cast.
+        sums, sizes = ((keys <= kth).astype(np.float64) @ weights).T
+        if not (sizes == k).all():
+            sums = sums[sizes == k]
         above = sums > high
         greater += int(np.count_nonzero(above))
         tied += int(np.count_nonzero(~above & (sums >= low)))
-        done += mask.shape[0]
+        done += sums.size
     return greater, tied
 
 

@@ -456,3 +456,31 @@ def test_embed_accepts_torch_tensors(tmp_path):
     features = stimuli.embed(lambda paths: torch.tensor(_fake_embed(paths)))
     assert features["t/x"].dtype == np.float64
     assert stimuli.split(torch.tensor(_fake_embed(list(stimuli.paths))))["a/bad"].shape == (2, 3)
+
+
+def test_threshold_marker_gates_an_ieat_test(pytester):
+    """End to end: a biased and an unbiased iEAT under the documented marker."""
+    pytester.makepyfile(
+        """
+        import numpy as np
+        from pytest_fairness import fairness, indicators
+
+        A = [[1.0, 0.0], [0.9, 0.1]]
+        B = [[0.0, 1.0], [0.1, 0.9]]
+
+        @fairness.threshold(max_effect_size=0.5, min_p_value=0.05)
+        def test_biased():
+            X = [[1.0, 0.1], [0.9, 0.3], [1.0, 0.2]]
+            Y = [[0.1, 1.0], [0.2, 0.8], [0.3, 1.0]]
+            return indicators.ieat(X, Y, A, B, seed=0)
+
+        @fairness.threshold(max_effect_size=0.5, min_p_value=0.05)
+        def test_unbiased():
+            rng = np.random.default_rng(0)
+            X = rng.normal(size=(6, 2)) + [3, 3]
+            return indicators.ieat(X, X[::-1] * 2, A, B, seed=0)
+        """
+    )
+    result = pytester.runpytest("--fairness", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*test_biased*"])
