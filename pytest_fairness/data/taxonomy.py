@@ -22,9 +22,14 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pytest_fairness.errors import FairnessConfigError
+import numpy as np
+
+from pytest_fairness.errors import FairnessConfigError, InvalidDataError
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 __all__ = [
     "HARMFUL_TYPES",
@@ -34,6 +39,8 @@ __all__ = [
     "as_taxonomy",
     "imagenet1k_classes",
     "imagenet1k_taxonomy",
+    "label_matrix",
+    "score_matrix",
 ]
 
 #: The label types of seed 000 Table 3, in report order.
@@ -254,3 +261,65 @@ def as_taxonomy(taxonomy: Any) -> Taxonomy:
         f"taxonomy must be a Taxonomy, a shipped name such as 'imagenet1k_cc', or a mapping; "
         f"got {type(taxonomy).__name__}."
     )
+
+
+# -- predictions ------------------------------------------------------------------------
+# Shared by label_association and geodiversity; kept here (not in indicators/) because a
+# submodule named like its function shadows the lazily loaded function once imported.
+
+
+def label_matrix(labels: Any) -> NDArray[Any]:
+    """Validate predicted labels: shape (images, k), best first (1-D means k = 1)."""
+    array = np.asarray(labels.to_numpy() if hasattr(labels, "to_numpy") else labels)
+    if array.ndim == 1:
+        array = array[:, None]
+    if array.ndim != 2 or array.shape[1] == 0:
+        raise InvalidDataError(
+            f"labels must have shape (images, k): the top-k predicted labels of each image, "
+            f"best first; got shape {array.shape}."
+        )
+    if array.shape[0] == 0:
+        raise InvalidDataError("labels is empty; pass the predictions of at least one image.")
+    return array
+
+
+def score_matrix(scores: Any, labels: NDArray[Any]) -> NDArray[np.float64]:
+    """Validate confidences: the shape of ``labels``, or a full score matrix to gather."""
+    raw = np.asarray(scores.to_numpy() if hasattr(scores, "to_numpy") else scores)
+    if raw.ndim == 1:
+        raw = raw[:, None]
+    try:
+        array = raw.astype(np.float64)
+    except (TypeError, ValueError):
+        raise InvalidDataError(
+            f"scores must be numeric confidences; got dtype {raw.dtype}."
+        ) from None
+    if array.shape != labels.shape:
+        full = (
+            array.ndim == 2 and array.shape[0] == labels.shape[0]
+            and array.shape[1] > labels.shape[1] and labels.dtype.kind in "iu"
+        )
+        if not full:
+            raise InvalidDataError(
+                f"scores must have the shape of labels {labels.shape} (the confidence of each "
+                f"listed label) or (images, classes) with integer labels; got {array.shape}."
+            )
+        if labels.min() < 0 or labels.max() >= array.shape[1]:
+            raise InvalidDataError(
+                f"labels index classes in [0, {array.shape[1]}) of the score matrix; got "
+                f"labels from {labels.min()} to {labels.max()}."
+            )
+        array = np.take_along_axis(array, labels.astype(np.intp), axis=1)
+    bad = ~np.isfinite(array)
+    if bad.any():
+        row = int(np.flatnonzero(bad.any(axis=1))[0])
+        raise InvalidDataError(
+            f"scores contains NaN or infinite values (first at image {row}); drop or fix "
+            "those images."
+        )
+    if array.min() < 0 or array.max() > 1 + 1e-9:
+        raise InvalidDataError(
+            f"scores must be confidences in [0, 1] (thresholds τ are probabilities); got values "
+            f"from {array.min():.4g} to {array.max():.4g}. Apply a softmax to logits first."
+        )
+    return array

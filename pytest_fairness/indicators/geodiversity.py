@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pytest_fairness.data.taxonomy import label_matrix, score_matrix
 from pytest_fairness.errors import FairnessConfigError, InvalidDataError
 from pytest_fairness.indicators._common import (
     as_1d,
@@ -32,7 +33,6 @@ from pytest_fairness.indicators._common import (
     exclusion_notes,
     make_group_stats,
 )
-from pytest_fairness.indicators.label_association import _label_matrix, _score_matrix
 from pytest_fairness.results import IndicatorResult, group_label
 from pytest_fairness.stats import bootstrap_group_means, check_bootstrap_options, resolve_seed
 
@@ -238,8 +238,8 @@ def geodiversity(
         raise FairnessConfigError(
             f"threshold must be a confidence in [0, 1]; got threshold={threshold!r}."
         )
-    label_array = _label_matrix(labels)
-    score_array = _score_matrix(scores, label_array)
+    label_array = label_matrix(labels)
+    score_array = score_matrix(scores, label_array)
     if top_k > label_array.shape[1]:
         raise FairnessConfigError(
             f"top_k={top_k} but labels has only {label_array.shape[1]} column(s) per image; "

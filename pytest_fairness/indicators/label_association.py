@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pytest_fairness.data.taxonomy import Taxonomy, as_taxonomy
+from pytest_fairness.data.taxonomy import Taxonomy, as_taxonomy, label_matrix, score_matrix
 from pytest_fairness.errors import FairnessConfigError, InvalidDataError
 from pytest_fairness.indicators._common import (
     check_min_group_size,
@@ -46,61 +46,6 @@ REFERENCE_THRESHOLDS = (0.0, 0.1, 0.3, 0.8)
 HEADLINE_THRESHOLD = 0.1
 #: Types for which a higher hit rate is better (a correct, human label).
 _HIGHER_IS_BETTER = ("human",)
-
-
-def _label_matrix(labels: Any) -> NDArray[Any]:
-    array = np.asarray(labels.to_numpy() if hasattr(labels, "to_numpy") else labels)
-    if array.ndim == 1:
-        array = array[:, None]
-    if array.ndim != 2 or array.shape[1] == 0:
-        raise InvalidDataError(
-            f"labels must have shape (images, k): the top-k predicted labels of each image, "
-            f"best first; got shape {array.shape}."
-        )
-    if array.shape[0] == 0:
-        raise InvalidDataError("labels is empty; pass the predictions of at least one image.")
-    return array
-
-
-def _score_matrix(scores: Any, labels: NDArray[Any]) -> NDArray[np.float64]:
-    raw = np.asarray(scores.to_numpy() if hasattr(scores, "to_numpy") else scores)
-    if raw.ndim == 1:
-        raw = raw[:, None]
-    try:
-        array = raw.astype(np.float64)
-    except (TypeError, ValueError):
-        raise InvalidDataError(
-            f"scores must be numeric confidences; got dtype {raw.dtype}."
-        ) from None
-    if array.shape != labels.shape:
-        full = (
-            array.ndim == 2 and array.shape[0] == labels.shape[0]
-            and array.shape[1] > labels.shape[1] and labels.dtype.kind in "iu"
-        )
-        if not full:
-            raise InvalidDataError(
-                f"scores must have the shape of labels {labels.shape} (the confidence of each "
-                f"listed label) or (images, classes) with integer labels; got {array.shape}."
-            )
-        if labels.min() < 0 or labels.max() >= array.shape[1]:
-            raise InvalidDataError(
-                f"labels index classes in [0, {array.shape[1]}) of the score matrix; got "
-                f"labels from {labels.min()} to {labels.max()}."
-            )
-        array = np.take_along_axis(array, labels.astype(np.intp), axis=1)
-    bad = ~np.isfinite(array)
-    if bad.any():
-        row = int(np.flatnonzero(bad.any(axis=1))[0])
-        raise InvalidDataError(
-            f"scores contains NaN or infinite values (first at image {row}); drop or fix "
-            "those images."
-        )
-    if array.min() < 0 or array.max() > 1 + 1e-9:
-        raise InvalidDataError(
-            f"scores must be confidences in [0, 1] (thresholds τ are probabilities); got values "
-            f"from {array.min():.4g} to {array.max():.4g}. Apply a softmax to logits first."
-        )
-    return array
 
 
 def _thresholds(thresholds: Any, variant: str) -> NDArray[np.float64]:
@@ -250,8 +195,8 @@ def label_association(
         n_bootstrap, confidence_level, interval_method
     )
     tax = as_taxonomy(taxonomy)
-    label_array = _label_matrix(labels)
-    score_array = _score_matrix(scores, label_array)
+    label_array = label_matrix(labels)
+    score_array = score_matrix(scores, label_array)
     if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
         raise FairnessConfigError(f"top_k must be an int >= 1; got top_k={top_k!r}.")
     if variant == "paper" and top_k > label_array.shape[1]:
