@@ -114,8 +114,7 @@ def results(draw: st.DrawFn, depth: int = 1) -> IndicatorResult:
 # -- round trip ---------------------------------------------------------------------------
 
 
-@relaxed
-@settings(max_examples=50)
+@settings(relaxed, max_examples=50)
 @given(results())
 def test_round_trip(r: IndicatorResult) -> None:
     # One test for the three forms of the property: generating nested results is the
