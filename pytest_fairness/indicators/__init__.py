@@ -4,12 +4,15 @@ Every function is pure (arrays or frames in, a frozen
 :class:`~pytest_fairness.results.IndicatorResult` out) and needs no pytest. The modules
 load on first use, so ``from pytest_fairness import indicators`` costs nothing.
 
+A module never has the name of a function: importing a submodule makes it an attribute of
+this package, which would hide the function of the same name.
+
 ========================  ===================  =========================================
 function                  module               source
 ========================  ===================  =========================================
-group_metrics             group_metrics        seed 003 (classification)
-landmark_metrics          group_metrics        seed 003 (landmark detection)
-delta_dto                 group_metrics        seed 003
+group_metrics             cross_domain         seed 003 (classification)
+landmark_metrics          cross_domain         seed 003 (landmark detection)
+delta_dto                 cross_domain         seed 003
 label_association         label_association    seed 000 §3.1
 geodiversity              geodiversity         seed 000 §3.2
 precision_at_k            retrieval            seed 000 §3.3
@@ -29,9 +32,9 @@ from typing import Any
 
 #: Public function name → the module of this package that defines it.
 _FUNCTIONS: dict[str, str] = {
-    "group_metrics": "group_metrics",
-    "landmark_metrics": "group_metrics",
-    "delta_dto": "group_metrics",
+    "group_metrics": "cross_domain",
+    "landmark_metrics": "cross_domain",
+    "delta_dto": "cross_domain",
     "label_association": "label_association",
     "geodiversity": "geodiversity",
     "precision_at_k": "retrieval",

@@ -1,4 +1,4 @@
-"""Group metrics of the cross-domain fairness benchmark (seed 003).
+"""Group metrics of the cross-domain fairness benchmark (seed 003): ``group_metrics`` and co.
 
 Classification: per-group accuracy, MGA, mGA, DA, DEO, DEOdds, DTO and ΔDTO.
 Landmark detection: per-image NME, per-group SDR, MGS, mGS, DS, DTO and ΔDTO.
