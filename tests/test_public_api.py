@@ -94,8 +94,41 @@ def test_unknown_indicator() -> None:
         indicators.nope  # noqa: B018
 
 
-def test_an_implemented_indicator_resolves_lazily() -> None:
-    assert callable(indicators.group_metrics)
+#: Positional (data) parameters of each indicator, DESIGN.md §2.1; the rest is keyword-only.
+DATA_PARAMETERS = {
+    "bias_amp": ["train_attrs", "train_groups", "pred_attrs", "pred_groups"],
+    "delta_dto": ["result", "baseline"],
+    "directional_bias_amp": ["train_attrs", "train_groups", "test_attrs", "test_groups",
+                             "pred_attrs", "pred_groups"],
+    "fair_sa": ["model_or_features", "dataset"],
+    "geodiversity": ["labels", "scores"],
+    "group_metrics": ["y_true", "y_pred"],
+    "ieat": ["X", "Y", "A", "B"],
+    "label_association": ["labels", "scores"],
+    "landmark_metrics": ["y_true", "y_pred"],
+    "multi_directional": ["train_attrs", "train_groups", "test_attrs", "test_groups",
+                          "pred_attrs", "pred_groups"],
+    "multi_mals": ["train_attrs", "train_groups", "test_attrs", "test_groups", "pred_attrs",
+                   "pred_groups"],
+    "precision_at_k": ["queries", "database"],
+}
+
+
+def test_data_parameters_cover_every_indicator() -> None:
+    assert sorted(DATA_PARAMETERS) == INDICATORS
+
+
+@pytest.mark.parametrize("name", INDICATORS)
+def test_indicator_resolves_to_its_function(name: str) -> None:
+    """A submodule named like a function must not shadow the function."""
+    import inspect
+
+    function = getattr(indicators, name)
+    assert inspect.isfunction(function) and function.__name__ == name
+    params = inspect.signature(function).parameters.values()
+    positional = [p.name for p in params if p.kind is not p.KEYWORD_ONLY]
+    assert positional == DATA_PARAMETERS[name]
+    assert not [p for p in params if p.kind in (p.VAR_POSITIONAL, p.POSITIONAL_ONLY)]
 
 
 def test_importing_the_package_is_cheap() -> None:
