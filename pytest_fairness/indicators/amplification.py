@@ -84,7 +84,7 @@ def _attr_names(values: Any, n_attrs: int, names: Any) -> list[str]:
         raise FairnessConfigError(
             f"attribute_names must be unique; {dupes} appear more than once."
         )
-    return names
+    return list(names)
 
 
 def _binary(values: Any, name: str, threshold: Any = None) -> NDArray[np.bool_]:
@@ -122,7 +122,8 @@ def _binary(values: Any, name: str, threshold: Any = None) -> NDArray[np.bool_]:
         hint = (" pass threshold=<score cut-off> to binarise scores," if name.startswith("pred")
                 else "")
         raise InvalidDataError(
-            f"{name} must be a 0/1 matrix, but row {r}, column {c} is {array[r, c].item()!r};{hint} "
+            f"{name} must be a 0/1 matrix, but row {r}, column {c} is "
+            f"{array[r, c].item()!r};{hint} "
             "or convert the labels to 0/1."
         )
     return np.asarray(array, dtype=np.bool_)
@@ -179,13 +180,32 @@ class _Groups:
     preds: list[NDArray[np.intp]] = field(default_factory=list)
 
 
+def _encode(groups: Any, n: int, name: str) -> tuple[list[GroupKey], NDArray[np.intp]]:
+    """:func:`encode_groups`, run on the distinct labels when the rows are a numeric vector.
+
+    ``encode_groups`` normalises one label per row in Python; for 10^4–10^5 images the
+    distinct values are encoded instead and the rows mapped with ``np.unique``'s inverse.
+    """
+    is_frame = isinstance(groups, Mapping) or hasattr(groups, "columns")
+    array = None if is_frame else np.asarray(
+        groups.to_numpy() if hasattr(groups, "to_numpy") else groups)
+    if array is not None and array.ndim == 1 and array.dtype.kind in "biuf" and array.size and (
+        array.dtype.kind != "f" or not np.isnan(array).any()  # NaN: let it name the row
+    ):
+        check_same_length(**{name: array}, rows=range(n))
+        distinct, inverse = np.unique(array, return_inverse=True)
+        keys, codes = encode_groups(distinct, len(distinct), name=name)
+        return keys, codes[inverse.reshape(-1)]
+    return encode_groups(groups, n, name=name)
+
+
 def _declared(groups: Any, n: int, name: str) -> tuple[list[GroupKey], NDArray[np.intp]]:
-    keys, codes = encode_groups(groups, n, name=name)
+    keys, codes = _encode(groups, n, name)
     array = None if isinstance(groups, Mapping) or hasattr(groups, "columns") else np.asarray(
         groups
     )
     if array is not None and array.ndim == 2 and array.shape[1] > 1:
-        empty = sorted(set(range(array.shape[1])) - set(keys))  # type: ignore[arg-type]
+        empty = sorted(set(range(array.shape[1])) - set(keys))
         if empty:
             raise InsufficientDataError(
                 f"{name} is one-hot with {array.shape[1]} group columns, but column(s) "
@@ -233,7 +253,7 @@ def _encode_all(
                   None if test_codes is None else remap_test[test_codes])
     for r, groups in enumerate(pred_groups):
         name = "pred_groups" if len(pred_groups) == 1 else f"pred_groups[{r}]"
-        pred_keys, pred_codes = encode_groups(groups, n_pred, name=name)
+        pred_keys, pred_codes = _encode(groups, n_pred, name)
         unknown = [k for k in pred_keys if k not in index]
         if unknown:
             raise InvalidDataError(
@@ -243,6 +263,18 @@ def _encode_all(
         remap = np.array([index[k] for k in pred_keys], dtype=np.intp)
         out.preds.append(remap[pred_codes])
     return out
+
+
+def _check_table_rows(table_rows: Any) -> int | None:
+    if table_rows is None:
+        return None
+    if isinstance(table_rows, bool) or not isinstance(table_rows, (int, np.integer)) or (
+        table_rows < 0
+    ):
+        raise FairnessConfigError(
+            f"table_rows must be None (every cell) or an int >= 0; got table_rows={table_rows!r}."
+        )
+    return int(table_rows)
 
 
 def _check_sizes(min_size: Any, max_size: Any, min_count: Any) -> tuple[int, int | None, int]:
@@ -267,9 +299,12 @@ def _check_sizes(min_size: Any, max_size: Any, min_count: Any) -> tuple[int, int
 # -- itemset counting -----------------------------------------------------------------------
 
 
-def _label_lists(x: NDArray[np.bool_]) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]]:
+def _label_lists(
+    x: NDArray[np.bool_],
+) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]]:
     """CSR view of a 0/1 matrix: per-row label counts, row starts, column indices."""
-    rows, cols = np.nonzero(x)
+    flat = np.flatnonzero(x)  # row-major: each row's columns come out sorted
+    rows, cols = np.divmod(flat, x.shape[1])
     counts = np.bincount(rows, minlength=x.shape[0])
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     return counts, starts, cols
@@ -318,8 +353,10 @@ def _keys(combos: NDArray[np.int64], n_attrs: int) -> NDArray[Any]:
     """One sortable key per combination: an int64 in base n_attrs, or raw bytes."""
     s = combos.shape[1]
     if n_attrs ** s < 2**62:
-        weights = n_attrs ** np.arange(s - 1, -1, -1, dtype=np.int64)
-        return combos @ weights
+        keys = combos[:, 0].astype(np.int64)
+        for i in range(1, s):
+            keys = keys * n_attrs + combos[:, i]
+        return keys
     flat = np.ascontiguousarray(combos.astype(">i8"))
     return flat.view(np.dtype((np.void, 8 * s))).reshape(-1)
 
@@ -362,10 +399,23 @@ class _Combos:
         return sum(len(v) for v in self.by_size.values())
 
     def items(self) -> list[tuple[int, ...]]:
-        return [tuple(int(a) for a in row) for s in self.sizes for row in self.by_size[s]]
+        return [tuple(row) for s in self.sizes for row in self.by_size[s].tolist()]
 
     def keys(self, s: int) -> NDArray[Any]:
         return _keys(self.by_size[s], self.n_attrs)
+
+    def sizes_array(self) -> NDArray[np.intp]:
+        parts = [np.full(len(self.by_size[s]), s, dtype=np.intp) for s in self.sizes]
+        return np.concatenate(parts) if parts else np.zeros(1, dtype=np.intp)
+
+    def item(self, index: int) -> tuple[int, ...]:
+        """The combination at a position of :meth:`items`."""
+        for s in self.sizes:
+            block = self.by_size[s]
+            if index < len(block):
+                return tuple(block[index].tolist())
+            index -= len(block)
+        raise IndexError(index)
 
 
 def _paper_combos(
@@ -407,12 +457,20 @@ def _reference_combos(
         # The released code keeps a set once it was seen more than `thresh` times.
         kept = _decode(unique[n >= min_count], c, n_attrs)
         if kept.size:
-            present = _superset_counts(test, np.zeros(test.shape[0], np.intp), 1,
-                                       _Combos({c: kept}, n_attrs))[:, 0]
-            kept = kept[present >= min_count]
-        if kept.size:
             by_size[c] = kept
-    return _Combos(by_size, n_attrs)
+    candidates = _Combos(by_size, n_attrs)
+    if not len(candidates):
+        return candidates
+    present = _Counter(test, candidates, "test_attrs").per_group(
+        np.zeros(test.shape[0], np.intp), 1)[:, 0] >= min_count
+    out, row = {}, 0
+    for s in candidates.sizes:
+        block = candidates.by_size[s]
+        keep = present[row:row + len(block)]
+        if keep.any():
+            out[s] = block[keep]
+        row += len(block)
+    return _Combos(out, n_attrs)
 
 
 def _pack(x: NDArray[np.bool_]) -> NDArray[np.uint64]:
@@ -424,27 +482,34 @@ def _pack(x: NDArray[np.bool_]) -> NDArray[np.uint64]:
     return np.ascontiguousarray(packed).view(np.uint64)
 
 
+def _pack_groups(
+    x: NDArray[np.bool_], codes: NDArray[np.intp], n_groups: int
+) -> tuple[NDArray[np.uint64], NDArray[np.intp], NDArray[np.intp]]:
+    """Each group's images packed 64 to a word: (bits, first word of each group, groups)."""
+    order = np.argsort(codes, kind="stable")
+    sizes = np.bincount(codes, minlength=n_groups)
+    present = np.flatnonzero(sizes)
+    bounds = np.concatenate([[0], np.cumsum(sizes)])
+    blocks, starts, offset = [], [], 0
+    for g in present:
+        block = _pack(x[order[bounds[g]:bounds[g + 1]]])
+        blocks.append(block)
+        starts.append(offset)
+        offset += block.shape[1]
+    return np.concatenate(blocks, axis=1), np.array(starts, dtype=np.intp), present
+
+
 def _superset_counts(
     x: NDArray[np.bool_], codes: NDArray[np.intp], n_groups: int, combos: _Combos,
-    *, chunk_words: int = 2_000_000,
+    *, packed: Any = None, chunk_words: int = 2_000_000,
 ) -> NDArray[np.int64]:
     """``out[i, g]`` = images of group ``g`` whose labels include combination ``i``.
 
     Bitsets: the images of each group are packed 64 to a word; a combination's images are
     the AND of its attributes' bitsets, counted with a popcount.
     """
-    order = np.argsort(codes, kind="stable")
-    sizes = np.bincount(codes, minlength=n_groups)
-    present = np.flatnonzero(sizes)
-    blocks, starts, offset = [], [], 0
-    bounds = np.concatenate([[0], np.cumsum(sizes)])
-    for g in present:
-        block = _pack(x[order[bounds[g]:bounds[g + 1]]])
-        blocks.append(block)
-        starts.append(offset)
-        offset += block.shape[1]
-    bits = np.concatenate(blocks, axis=1)
-    start_idx = np.array(starts, dtype=np.intp)
+    bits, start_idx, present = packed if packed is not None else _pack_groups(x, codes,
+                                                                                n_groups)
     out = np.zeros((len(combos), n_groups), dtype=np.int64)
     row = 0
     step = max(1, chunk_words // max(bits.shape[1], 1))
@@ -463,6 +528,10 @@ def _superset_counts(
     return out
 
 
+#: Largest key range for which subsets are mapped to M through a dense lookup table.
+DENSE_KEYS = 1 << 25
+
+
 def _enumerated_counts(
     combos: _Combos, subsets: dict[int, tuple[NDArray[np.int64], NDArray[np.intp]]],
     keyed: dict[int, tuple[NDArray[Any], NDArray[np.intp], NDArray[Any]]] | None,
@@ -475,9 +544,15 @@ def _enumerated_counts(
         wanted = combos.keys(s)
         _, rows = subsets[s]
         keys = keyed[s][2] if keyed is not None else _keys(subsets[s][0], combos.n_attrs)
-        pos = np.searchsorted(wanted, keys)
-        pos[pos == len(wanted)] = 0
-        hit = wanted[pos] == keys
+        if keys.dtype.kind == "i" and combos.n_attrs ** s <= DENSE_KEYS:
+            lookup = np.full(combos.n_attrs ** s, -1, dtype=np.intp)
+            lookup[wanted] = np.arange(len(wanted))
+            pos = lookup[keys]
+            hit = pos >= 0
+        else:
+            pos = np.searchsorted(wanted, keys)
+            pos[pos == len(wanted)] = 0
+            hit = wanted[pos] == keys
         flat = pos[hit] * n_groups + codes[rows[hit]]
         out[row:row + len(wanted)] = np.bincount(
             flat, minlength=len(wanted) * n_groups
@@ -489,27 +564,44 @@ def _enumerated_counts(
 class _Counter:
     """Counts, per group, the images of one attribute matrix that hold each combination.
 
-    Uses the enumerated subsets of each image's label set when they are few (they are
-    reused when M was discovered from them) and packed bitsets otherwise.
+    For each combination size it picks the cheaper method: the enumerated subsets of each
+    image's label set (reused when M was discovered from them) or packed bitsets.
     """
 
     def __init__(
         self, x: NDArray[np.bool_], combos: _Combos, name: str, *, subsets: Any = None,
         keyed: Any = None, bitsets: bool = False,
     ) -> None:
-        self.x, self.combos, self.subsets, self.keyed = x, combos, subsets, keyed
-        if subsets is None and not bitsets and len(combos) and combos.sizes[-1] <= 8:
+        self.x, self.combos, self.keyed = x, combos, keyed
+        self.subsets: dict[int, Any] = dict(subsets) if subsets is not None else {}
+        self._packed: dict[tuple[int, bytes], Any] = {}
+        if subsets is None and not bitsets and len(combos):
+            counts = x.sum(axis=1)
             words = (x.shape[0] + 63) // 64
-            bitset_cost = len(combos) * words * (combos.sizes[-1] + 2)
-            if _n_subsets(x.sum(axis=1), combos.sizes) <= min(bitset_cost, MAX_SUBSETS):
-                self.subsets = _subsets(x, combos.sizes, name)
+            cheap = [
+                s for s in combos.sizes
+                if combos.n_attrs ** s < 2**62 and _n_subsets(counts, [s]) <= min(
+                    len(combos.by_size[s]) * words * (s + 2), MAX_SUBSETS)
+            ]
+            if cheap:
+                self.subsets = _subsets(x, cheap, name)
 
     def per_group(self, codes: NDArray[np.intp], n_groups: int) -> NDArray[np.int64]:
-        if not len(self.combos):
-            return np.zeros((0, n_groups), dtype=np.int64)
-        if self.subsets is not None:
-            return _enumerated_counts(self.combos, self.subsets, self.keyed, codes, n_groups)
-        return _superset_counts(self.x, codes, n_groups, self.combos)
+        out = np.zeros((len(self.combos), n_groups), dtype=np.int64)
+        row = 0
+        for s in self.combos.sizes:
+            one = _Combos({s: self.combos.by_size[s]}, self.combos.n_attrs)
+            if s in self.subsets:
+                keyed = None if self.keyed is None else {s: self.keyed[s]}
+                block = _enumerated_counts(one, {s: self.subsets[s]}, keyed, codes, n_groups)
+            else:
+                key = (n_groups, codes.tobytes())
+                if key not in self._packed:
+                    self._packed = {key: _pack_groups(self.x, codes, n_groups)}
+                block = _superset_counts(self.x, codes, n_groups, one, packed=self._packed[key])
+            out[row:row + len(one)] = block
+            row += len(one)
+        return out
 
 
 @dataclass
@@ -539,8 +631,8 @@ def _multi_setup(
     assert data.test is not None
     if variant == "reference":
         combos = _reference_combos(data.train, data.test, min_size, max_size, min_count)
-        train = _Counter(data.train, combos, "train_attrs", bitsets=True)
-        test = _Counter(data.test, combos, "test_attrs", bitsets=True)
+        train = _Counter(data.train, combos, "train_attrs")
+        test = _Counter(data.test, combos, "test_attrs")
     else:
         combos, cache = _paper_combos(data.train, data.test, min_size, max_size, min_count)
         train = _Counter(data.train, combos, "train_attrs",
@@ -554,7 +646,7 @@ def _multi_setup(
             f"min_count={min_count} images of both train and test; lower min_count or "
             "min_size."
         )
-    return _Setup(combos, train, test, variant == "reference")
+    return _Setup(combos, train, test, False)
 
 
 # -- results ----------------------------------------------------------------------------------
@@ -591,8 +683,9 @@ def _conf(values: NDArray[np.float64]) -> tuple[float, float, float]:
     return mean, std, 1.96 * std / math.sqrt(len(values))
 
 
-def _number(x: float) -> float | None:
-    return None if math.isnan(x) else float(x)
+def _listed(values: NDArray[np.float64]) -> list[float | None]:
+    """Floats for a table column, None where undefined (NaN)."""
+    return [None if v != v else v for v in values.tolist()]
 
 
 def _build(
@@ -611,6 +704,7 @@ def _build(
     min_group_size: int,
     params: dict[str, Any],
     notes: list[str],
+    table_rows: int | None,
     extra_stats: dict[str, float] | None = None,
 ) -> IndicatorResult:
     n_runs = len(runs)
@@ -641,27 +735,35 @@ def _build(
     pred = np.mean([r.pred for r in runs], axis=0)
     delta = np.mean([r.delta for r in runs], axis=0)
     spread = np.std([r.delta for r in runs], axis=0) if n_runs > 1 else None
-    items = combos.items()
-    labels = [_combo_label(m, names) for m in items]
-    shown_groups = [group_label(k) for k in group_keys]
-    rows = []
-    for i, j in zip(*np.nonzero(counted)):
-        row: dict[str, Any] = {
-            "group": shown_groups[j],
-            "attributes": labels[i],
-            "size": len(items[i]),
-            "train": _number(train[i, j]),
-            "test": None if test is None else _number(test[i, j]),
-            "pred": _number(pred[i, j]),
-            "delta": _number(delta[i, j]),
-        }
-        if y is not None:
-            row["y"] = float(y[i, j])
-        if spread is not None:
-            row["delta_std"] = _number(spread[i, j])
-        rows.append(row)
-    rows.sort(key=lambda r: (-1.0 if r["delta"] is None else -abs(r["delta"]), r["group"],
-                             r["attributes"]))
+    shown_groups = np.array([group_label(k) for k in group_keys])
+    ii, jj = np.nonzero(counted)
+    magnitude = np.abs(delta[ii, jj])
+    magnitude = np.where(np.isnan(magnitude), -1.0, magnitude)
+    # Largest |Δ| first, undefined cells last; ties by group, then combination order.
+    order = np.lexsort((ii, jj, -magnitude))
+    if table_rows is not None and len(order) > table_rows:
+        notes = [*notes, f"tables['cells'] keeps the {table_rows} largest |Δ| of "
+                         f"{len(order):,} cells (table_rows={table_rows})."]
+        order = order[:table_rows]
+    ii, jj = ii[order], jj[order]
+    needed = np.unique(ii)
+    label_of = dict(zip(needed.tolist(), (_combo_label(combos.item(i), names)
+                                          for i in needed.tolist())))
+    columns: dict[str, list[Any]] = {
+        "group": shown_groups[jj].tolist(),
+        "attributes": [label_of[i] for i in ii.tolist()],
+        "size": combos.sizes_array()[ii].tolist(),
+        "train": _listed(train[ii, jj]),
+        "test": [None] * len(ii) if test is None else _listed(test[ii, jj]),
+        "pred": _listed(pred[ii, jj]),
+        "delta": _listed(delta[ii, jj]),
+    }
+    if y is not None:
+        columns["y"] = y[ii, jj].tolist()
+    if spread is not None:
+        columns["delta_std"] = _listed(spread[ii, jj])
+    names_ = list(columns)
+    rows = [dict(zip(names_, values)) for values in zip(*columns.values())]
     top = [r for r in rows if r["delta"]][:N_NOTED]
     if top:
         shown = "; ".join(
@@ -784,7 +886,7 @@ def _mals_run(
         counted = np.ones(delta.shape, dtype=bool)
         variance = float(np.nanvar(delta)) if np.isfinite(delta).any() else math.nan
     else:
-        defined = ~np.isnan(bias_pred).any(axis=1)
+        defined: NDArray[np.bool_] = np.asarray(~np.isnan(bias_pred).any(axis=1))
         denom = int(defined.sum())
         cells = delta[defined]
         counted = np.repeat(defined[:, None], delta.shape[1], axis=1)
@@ -818,6 +920,7 @@ def bias_amp(
     threshold: Any = None,
     attribute_names: Sequence[str] | None = None,
     min_group_size: int = 30,
+    table_rows: int | None = None,
     variant: str = "paper",
 ) -> IndicatorResult:
     r"""BiasAmp of Zhao et al. 2017 ("Men also like shopping"), signed.
@@ -851,6 +954,8 @@ def bias_amp(
         Column names for the table (default: DataFrame columns or indices).
     min_group_size : int, default 30
         Groups with fewer training images are marked excluded in the per-group table.
+    table_rows : int, optional
+        Keep only this many rows (largest |Δ|) in ``tables["cells"]``; default: all.
     variant : {"paper", "reference"}
         ``"paper"``: attributes never predicted have no b_pred and are left out of the
         mean (``notes`` says how many). ``"reference"`` (uclanlp/reducingbias,
@@ -876,6 +981,7 @@ def bias_amp(
     """
     check_variant(variant, "bias_amp")
     min_group_size = check_min_group_size(min_group_size)
+    table_rows = _check_table_rows(table_rows)
     _, _, min_count = _check_sizes(1, 1, min_count)
     data = _prepare(train_attrs, train_groups, None, None, pred_attrs, pred_groups,
                     threshold=threshold, attribute_names=attribute_names, need_test=False,
@@ -910,7 +1016,7 @@ def bias_amp(
         train=bias_train, test=None, y=None, counted=counted, min_group_size=min_group_size,
         params={"min_count": min_count, "variant": variant, "threshold": threshold,
                 "n_train": data.train.shape[0], "n_test": data.preds[0].shape[0]},
-        notes=_undefined_note(never, what),
+        notes=_undefined_note(never, what), table_rows=table_rows,
     )
 
 
@@ -928,6 +1034,7 @@ def multi_mals(
     threshold: Any = None,
     attribute_names: Sequence[str] | None = None,
     min_group_size: int = 30,
+    table_rows: int | None = None,
     variant: str = "paper",
 ) -> IndicatorResult:
     r"""Multi_MALS of seed 001: undirected multi-attribute bias amplification.
@@ -962,6 +1069,8 @@ def multi_mals(
         Column names for the table.
     min_group_size : int, default 30
         Groups with fewer test images are marked excluded in the per-group table.
+    table_rows : int, optional
+        Keep only this many rows (largest |Δ|) in ``tables["cells"]``; default: all.
     variant : {"paper", "reference"}
         ``"paper"``: threshold 1/|G|; combinations never predicted are left out (noted).
         ``"reference"`` (SonyResearch/multi_bias_amp ``MBA.calculate_mba_mals``): M holds
@@ -989,6 +1098,7 @@ def multi_mals(
     """
     check_variant(variant, "multi_mals")
     min_group_size = check_min_group_size(min_group_size)
+    table_rows = _check_table_rows(table_rows)
     min_size, max_size, min_count = _check_sizes(min_size, max_size, min_count)
     data = _prepare(train_attrs, train_groups, test_attrs, test_groups, pred_attrs, pred_groups,
                     threshold=threshold, attribute_names=attribute_names, need_test=True,
@@ -1037,7 +1147,7 @@ def multi_mals(
         params={"min_size": min_size, "max_size": max_size, "min_count": min_count,
                 "variant": variant, "threshold": threshold, "n_train": data.train.shape[0],
                 "n_test": data.test.shape[0]},
-        notes=_undefined_note(never, what) + notes,
+        notes=_undefined_note(never, what) + notes, table_rows=table_rows,
     )
 
 
@@ -1067,6 +1177,7 @@ def _directional(
     evaluated: slice,
     signed_headline: bool,
     min_group_size: int,
+    table_rows: int | None,
     params: dict[str, Any],
 ) -> IndicatorResult:
     """Shared core of BiasAmp→ and Multi→ (the docstrings describe the variants).
@@ -1078,12 +1189,13 @@ def _directional(
     assert data.test is not None and data.groups.test is not None and setup.test is not None
     keys, n_groups = data.groups.keys, len(data.groups.keys)
     train_codes, test_codes = data.groups.train, data.groups.test
+    kept: NDArray[np.bool_]
     if keep == "all":
         kept = np.ones(data.train.shape[0], dtype=bool)
     elif keep == "labelled":
-        kept = data.train.any(axis=1)
+        kept = np.asarray(data.train.any(axis=1))
     else:
-        kept = data.train.any(axis=1) | (train_codes != 0)
+        kept = np.asarray(data.train.any(axis=1) | (train_codes != 0))
     n_kept = int(kept.sum())
     if n_kept == 0:
         raise InsufficientDataError(
@@ -1149,7 +1261,7 @@ def _directional(
         min_group_size=min_group_size, params=params,
         notes=_undefined_note(never, "never occur in the test ground truth; their cells are "
                               "undefined and left out"),
-        extra_stats={"n_train_kept": float(n_kept)},
+        extra_stats={"n_train_kept": float(n_kept)}, table_rows=table_rows,
     )
 
 
@@ -1166,6 +1278,7 @@ def directional_bias_amp(
     threshold: Any = None,
     attribute_names: Sequence[str] | None = None,
     min_group_size: int = 30,
+    table_rows: int | None = None,
     variant: str = "paper",
 ) -> IndicatorResult:
     r"""BiasAmp→ of Wang & Russakovsky 2021, signed, in one direction.
@@ -1199,6 +1312,8 @@ def directional_bias_amp(
         Column names for the table.
     min_group_size : int, default 30
         Groups with fewer test images are marked excluded in the per-group table.
+    table_rows : int, optional
+        Keep only this many rows (largest |Δ|) in ``tables["cells"]``; default: all.
     variant : {"paper", "reference"}
         ``"reference"`` (princetonvisualai/directional-bias-amp): every attribute column is
         used (``min_count`` must stay 1), training images without labels are dropped before
@@ -1224,6 +1339,7 @@ def directional_bias_amp(
     """
     check_variant(variant, "directional_bias_amp")
     min_group_size = check_min_group_size(min_group_size)
+    table_rows = _check_table_rows(table_rows)
     direction = _direction(direction)
     _, _, min_count = _check_sizes(1, 1, min_count)
     if variant == "reference" and min_count != 1:
@@ -1252,6 +1368,7 @@ def directional_bias_amp(
         setup=_single_setup(data, columns), direction=direction, baseline="test",
         keep="labelled" if reference else "all", y_mode="sign" if reference else "indicator",
         evaluated=slice(None), signed_headline=True, min_group_size=min_group_size,
+        table_rows=table_rows,
         params={"direction": direction, "min_count": min_count, "variant": variant,
                 "threshold": threshold, "n_train": data.train.shape[0],
                 "n_test": data.test.shape[0]},
@@ -1273,6 +1390,7 @@ def multi_directional(
     threshold: Any = None,
     attribute_names: Sequence[str] | None = None,
     min_group_size: int = 30,
+    table_rows: int | None = None,
     variant: str = "paper",
 ) -> IndicatorResult:
     r"""Multi→ of seed 001: directional multi-attribute bias amplification.
@@ -1311,6 +1429,8 @@ def multi_directional(
         Column names for the table.
     min_group_size : int, default 30
         Groups with fewer test images are marked excluded in the per-group table.
+    table_rows : int, optional
+        Keep only this many rows (largest |Δ|) in ``tables["cells"]``; default: all.
     variant : {"paper", "reference"}
         ``"reference"`` (SonyResearch/multi_bias_amp ``calculate_mba_gm``/``_mg``): M as in
         :func:`multi_mals`; Δ compares the predictions with the **test ground truth**;
@@ -1336,6 +1456,7 @@ def multi_directional(
     """
     check_variant(variant, "multi_directional")
     min_group_size = check_min_group_size(min_group_size)
+    table_rows = _check_table_rows(table_rows)
     direction = _direction(direction)
     min_size, max_size, min_count = _check_sizes(min_size, max_size, min_count)
     data = _prepare(train_attrs, train_groups, test_attrs, test_groups, pred_attrs, pred_groups,
@@ -1350,7 +1471,7 @@ def multi_directional(
         baseline="test" if reference else "train", keep="sony" if reference else "all",
         y_mode="sign" if reference else "indicator",
         evaluated=slice(1, None) if reference else slice(None), signed_headline=False,
-        min_group_size=min_group_size,
+        min_group_size=min_group_size, table_rows=table_rows,
         params={"direction": direction, "min_size": min_size, "max_size": max_size,
                 "min_count": min_count, "variant": variant, "threshold": threshold,
                 "n_train": data.train.shape[0], "n_test": data.test.shape[0]},
