@@ -47,3 +47,20 @@ def pytest_fairness_summary(records: list[dict[str, Any]], lines: list[str]) -> 
             failed = sum(r["outcome"] == "failed" for r in records)
             lines.append(f"{failed} of {len(records)} fairness tests failed")
     """
+
+
+@hookspec
+def pytest_fairness_run_metadata(config: pytest.Config, metadata: dict[str, Any]) -> None:
+    """Called on the controller at the end of a run, before the run is recorded.
+
+    ``metadata`` is what the history store, ``report.json`` and saved baselines keep about
+    the run (``label``, ``checkpoint``, ``git_commit``, ``model_fingerprint``,
+    ``dataset_fingerprint``, ``seed``, ``versions``, ...); edit it in place, e.g. to name
+    the model when the results do not carry its fingerprint. Extra keys are kept too.
+
+    Example, in ``conftest.py``::
+
+        def pytest_fairness_run_metadata(config, metadata):
+            metadata["model_fingerprint"] = "resnet50-v2@sha256:1f3a..."
+            metadata["experiment"] = "ablation-7"
+    """

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import functools
 import inspect
+import time
 from collections.abc import Generator
-from typing import Any, Final
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
@@ -32,6 +34,10 @@ from pytest_fairness.markers import (
     validate_regression,
     validate_threshold,
 )
+from pytest_fairness.options import parse_compare_fail, parse_run_ref
+
+if TYPE_CHECKING:
+    from pytest_fairness.baseline import Comparison
 
 pytest_plugins = ["pytest_fairness._fixtures"]
 
@@ -43,6 +49,9 @@ SKIP_REASON: Final = (
 )
 #: Name of the report attribute that carries a test's fairness record (JSON-able).
 REPORT_ATTRIBUTE: Final = "fairness"
+HISTORY_INI: Final = "fairness_history"
+#: Prefix of the JUnit XML properties (``item.user_properties``) of fairness tests.
+PROPERTY_PREFIX: Final = "fairness."
 
 
 class _Capture:
@@ -56,7 +65,7 @@ class _Capture:
 
 
 class FairnessSession:
-    """Per-run state: whether fairness tests run, and the records the controller merged."""
+    """Per-run state: options, the baseline, and the records the controller merged."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
@@ -64,6 +73,31 @@ class FairnessSession:
             config.getoption("fairness") or config.getini(ENABLE_INI)
         )
         self.records: list[dict[str, Any]] = []
+        self.started = time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime())
+        self.report_dir: str | None = config.getoption("fairness_report", None)
+        self.save_baseline: str | None = config.getoption("fairness_save_baseline", None)
+        self.baseline_ref: str | None = config.getoption("fairness_baseline", None)
+        self.compare_fail: dict[str, float] = config.getoption("fairness_compare_fail", None) or {}
+        self.label: str | None = config.getoption("fairness_run_label", None)
+        self.record_history = not config.getoption("fairness_no_history", False)
+        self.history_path = _history_path(config)
+        self.baseline: dict[str, Any] | None = None
+        self.baseline_source = ""
+        self.lines: list[str] = []  # what the end of the run wrote, for the summary
+        if self.compare_fail and not self.baseline_ref:
+            raise pytest.UsageError(
+                "--fairness-compare-fail needs a baseline to compare with; add "
+                "--fairness-baseline FILE.json|RUN_ID|CHECKPOINT."
+            )
+        if self.baseline_ref and self.enabled:
+            from pytest_fairness.baseline import resolve_baseline
+
+            try:
+                self.baseline, self.baseline_source = resolve_baseline(
+                    self.baseline_ref, self.history_path
+                )
+            except FairnessConfigError as error:
+                raise pytest.UsageError(f"--fairness-baseline={self.baseline_ref}: {error}") from None
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -76,6 +110,67 @@ class FairnessSession:
     def is_worker(self) -> bool:
         """True in a pytest-xdist worker, where nothing is printed or written."""
         return hasattr(self.config, "workerinput")
+
+    def finish(self, exitstatus: int) -> None:
+        """Record the run in the history, save the baseline, write the reports (controller)."""
+        from pytest_fairness.history import collect_metadata
+
+        checkpoint = self.config.getoption("fairness_checkpoint", None) or []
+        seed = self.config.getoption("fairness_seed", None)
+        metadata = collect_metadata(
+            self.records, root=self.config.rootpath, label=self.label,
+            checkpoints=list(checkpoint), seed=seed, started=self.started,
+            exitstatus=int(exitstatus),
+        )
+        if self.baseline_ref:
+            metadata["baseline"] = self.baseline_source
+        self.config.hook.pytest_fairness_run_metadata(config=self.config, metadata=metadata)
+        trends = None
+        if self.record_history:
+            trends = self._write_history(metadata)
+        if self.save_baseline:
+            from pytest_fairness.baseline import save_baseline
+
+            path = save_baseline(self.save_baseline, self.records, metadata={
+                k: metadata.get(k) for k in ("label", "checkpoint", "git_commit")
+            })
+            self.lines.append(f"fairness baseline saved: {path}")
+        if self.report_dir:
+            from pytest_fairness.report.html import write_html
+            from pytest_fairness.report.json_report import build_report, write_json
+
+            document = build_report(self.records, run=metadata)
+            write_json(document, self.report_dir)
+            page = write_html(document, self.report_dir, trends=trends)
+            self.lines.append(f"fairness report: {page}")
+
+    def _write_history(self, metadata: dict[str, Any]) -> list[dict[str, Any]] | None:
+        import sqlite3
+
+        from pytest_fairness.history import HistoryStore
+
+        try:
+            with HistoryStore(self.history_path) as store:
+                run_id = store.record_run(metadata, self.records)
+                metadata["history_run_id"] = run_id
+                self.lines.append(f"fairness history: run {run_id} recorded in {self.history_path}")
+                return store.series(last=20) if self.report_dir else None
+        except (OSError, sqlite3.Error, FairnessConfigError) as error:
+            self.lines.append(f"fairness history NOT written to {self.history_path}: {error} "
+                              "(use --fairness-history PATH or --fairness-no-history)")
+            return None
+
+
+def _history_path(config: pytest.Config) -> Path:
+    """``--fairness-history``, else the ini value (relative to the ini file), else the default."""
+    from_option = config.getoption("fairness_history", None)
+    if from_option:
+        return Path(config.invocation_params.dir, from_option)
+    from_ini = config.getini(HISTORY_INI)
+    if from_ini:
+        base = config.inipath.parent if config.inipath is not None else config.rootpath
+        return Path(base, str(from_ini))
+    return config.rootpath / ".fairness" / "history.sqlite"
 
 
 SESSION_KEY: Final = pytest.StashKey[FairnessSession]()
@@ -115,6 +210,29 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run fairness tests (they are skipped otherwise).",
     )
     parser.addini(ENABLE_INI, type="bool", default=False, help="run fairness tests (like --fairness).")
+    group.addoption("--fairness-report", metavar="DIR", default=None, dest="fairness_report",
+                    help="write report.json and a self-contained report.html into DIR.")
+    group.addoption("--fairness-history", metavar="PATH", default=None, dest="fairness_history",
+                    help="SQLite history store (default: .fairness/history.sqlite in the rootdir).")
+    group.addoption("--fairness-no-history", action="store_true", default=False,
+                    dest="fairness_no_history", help="do not record this run in the history.")
+    group.addoption("--fairness-save-baseline", metavar="FILE.json", default=None,
+                    dest="fairness_save_baseline",
+                    help="write (or update) a committable baseline of this run's results.")
+    group.addoption("--fairness-baseline", metavar="FILE.json|RUN_ID|CHECKPOINT", default=None,
+                    dest="fairness_baseline", type=parse_run_ref,
+                    help="compare results with this baseline (a file, or a run id, label or "
+                         "checkpoint in the history); see --fairness-compare-fail.")
+    group.addoption("--fairness-compare-fail", metavar="METRIC:TOL[,...]", default=None,
+                    dest="fairness_compare_fail", type=parse_compare_fail,
+                    help="fail each test whose results got worse than the baseline by more than "
+                         "the tolerance, e.g. gap:0.01,value:0.02 (metrics: gap, ratio, value, "
+                         "worst; each in its own direction).")
+    group.addoption("--fairness-run-label", metavar="LABEL", default=None,
+                    dest="fairness_run_label",
+                    help="name this run in the history (e.g. a checkpoint or an experiment).")
+    parser.addini(HISTORY_INI, default="",
+                  help="history store path, relative to the ini file (like --fairness-history).")
 
 
 @pytest.hookimpl
@@ -131,7 +249,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         f"{MARKER_REGRESSION}(tolerance=0.0, metric='gap'): fail when the results are worse "
-        "than the baseline; use fairness.no_regression(...) to write it.",
+        "than the baseline (--fairness-baseline); use fairness.no_regression(...) to write it.",
     )
     session = FairnessSession(config)
     config.stash[SESSION_KEY] = session
@@ -203,9 +321,9 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
 
 
 def _check_returned(item: pytest.Function, capture: _Capture) -> None:
-    """Record what the test returned and check it against every fairness_threshold marker."""
+    """Record what the test returned, check it against its thresholds and the baseline."""
     __tracebackhide__ = True
-    from pytest_fairness.checks import evaluate, raise_on_violation
+    from pytest_fairness.checks import evaluate
     from pytest_fairness.results import iter_results
 
     returned = list(iter_results(capture.returned))
@@ -217,7 +335,7 @@ def _check_returned(item: pytest.Function, capture: _Capture) -> None:
         )
     for key, result in returned:
         item.config.hook.pytest_fairness_result(item=item, key=key, result=result)
-    item.stash[RECORD_KEY] = _record(returned, capture.inline, [])
+    item.stash[RECORD_KEY] = _record(item, returned, capture.inline, [])
     outcomes = []
     try:
         for mark in reversed(list(item.iter_markers(MARKER_THRESHOLD))):
@@ -226,21 +344,88 @@ def _check_returned(item: pytest.Function, capture: _Capture) -> None:
     except FairnessError as error:
         error.from_marker = True  # type: ignore[attr-defined]
         raise
-    item.stash[RECORD_KEY] = _record(returned, capture.inline, outcomes)
+    record = _record(item, returned, capture.inline, outcomes)
+    comparisons = _compare(item, record)
+    record["regressions"] = [c.to_dict() for c in comparisons]
+    item.stash[RECORD_KEY] = record
     if not returned and item.get_closest_marker(MARKER_THRESHOLD) and not capture.inline:
         raise FairnessConfigError(
             f"{item.nodeid} has a fairness.threshold marker but returned nothing to check. "
             "Return the indicator's result (or a list or dict of results)."
         )
-    try:
-        raise_on_violation(outcomes)
-    except FairnessViolation as violation:
+    _raise_failures(item, outcomes, comparisons)
+
+
+def _raise_failures(item: pytest.Item, outcomes: list[Any], comparisons: list[Comparison]) -> None:
+    """One FairnessViolation for broken limits and regressions together, if any."""
+    __tracebackhide__ = True
+    parts = []
+    if any(not o.passed for o in outcomes):
+        from pytest_fairness.report.terminal import violation_message
+
+        parts.append(violation_message(outcomes))
+    if any(c.regressed for c in comparisons):
+        from pytest_fairness.baseline import regression_message
+
+        parts.append(regression_message(comparisons, source=_session(item.config).baseline_source))
+    if parts:
+        violation = FairnessViolation("\n\n".join(parts), outcomes)
         violation.from_marker = True  # type: ignore[attr-defined]
-        raise
+        raise violation
+
+
+def _identity(item: pytest.Item) -> tuple[str, str | None]:
+    """The test id without its checkpoint parameter, and the checkpoint (if any)."""
+    callspec = getattr(item, "callspec", None)
+    checkpoint = None if callspec is None else callspec.params.get("fairness_checkpoint")
+    if checkpoint is None:
+        return item.nodeid, None
+    from pytest_fairness.baseline import strip_param
+
+    text = str(checkpoint)
+    return strip_param(item.nodeid, Path(text).name or text), text
+
+
+def _compare(item: pytest.Item, record: dict[str, Any]) -> list[Comparison]:
+    """Compare the test's results with the baseline: --fairness-compare-fail and the marker."""
+    session = _session(item.config)
+    marks = [validate_regression(m.args, m.kwargs) for m in item.iter_markers(MARKER_REGRESSION)]
+    if not marks and not session.compare_fail:
+        return []
+    if session.baseline is None:
+        record["notes"].append("fairness.no_regression: no baseline to compare with; pass "
+                               "--fairness-baseline FILE.json|RUN_ID|CHECKPOINT.")
+        return []
+    from pytest_fairness.baseline import compare_results, find_entry, result_id, summarize
+
+    entry = find_entry(session.baseline, item.nodeid, record.get("test"))
+    if entry is None:
+        record["notes"].append(f"not in the baseline {session.baseline_source}: not compared.")
+        return []
+    comparisons = []
+    for data in record["results"]:
+        rid = result_id(data)
+        tolerances = dict(session.compare_fail)
+        for mark in marks:
+            if mark.get("result") in (None, data.get("key"), data["name"]):
+                metric = mark["metric"]
+                tolerances[metric] = min(tolerances.get(metric, mark["tolerance"]),
+                                         mark["tolerance"])
+        if not tolerances:
+            continue
+        old = entry.get("results", {}).get(rid)
+        if old is None:
+            record["notes"].append(f"{rid}: not in the baseline {session.baseline_source}: "
+                                   "not compared.")
+            continue
+        comparisons.extend(compare_results(old, summarize(data), tolerances,
+                                           test=item.nodeid, result=rid))
+    return comparisons
 
 
 def _record(
-    returned: list[tuple[str | None, Any]], inline: list[Any], outcomes: list[Any]
+    item: pytest.Item, returned: list[tuple[str | None, Any]], inline: list[Any],
+    outcomes: list[Any],
 ) -> dict[str, Any]:
     """The JSON-able record of one test: its results (returned and inline) and checks."""
     from pytest_fairness.results import iter_results
@@ -255,27 +440,74 @@ def _record(
                        for r in results):
                 results.append({**result.to_dict(), "key": key})
         checks.extend(o.to_dict() for o in inline_outcomes)
-    return {"results": results, "checks": checks}
+    test, checkpoint = _identity(item)
+    return {"results": results, "checks": checks, "regressions": [], "notes": [],
+            "test": test, "checkpoint": checkpoint}
+
+
+def _properties(record: dict[str, Any]) -> list[tuple[str, object]]:
+    """JUnit XML properties of a record: indicator, metric, value, gap, limit per result.
+
+    With several results, each name carries the result's id: ``fairness.value[overall]``.
+    """
+    from pytest_fairness.baseline import result_id, summarize
+
+    results = record.get("results", [])
+    props: list[tuple[str, object]] = []
+    for data in results:
+        suffix = f"[{result_id(data)}]" if len(results) > 1 else ""
+        summary = summarize(data)
+        props.append((f"{PROPERTY_PREFIX}indicator{suffix}", data["name"]))
+        props.append((f"{PROPERTY_PREFIX}metric{suffix}", data["metric"]))
+        props.append((f"{PROPERTY_PREFIX}value{suffix}", summary["value"]))
+        props.append((f"{PROPERTY_PREFIX}gap{suffix}", summary["gap"]))
+        for check in record.get("checks", []):
+            if check["indicator"] == data["name"] and check["metric"] == data["metric"]:
+                verdict = "passed" if check["passed"] else "failed"
+                props.append((f"{PROPERTY_PREFIX}limit{suffix}",
+                              f"{check['limit']}={check['threshold']:g} "
+                              f"observed={check['observed']} {verdict}"))
+        for c in record.get("regressions", []):
+            if c["result"] == result_id(data):
+                verdict = "regressed" if c["regressed"] else "ok"
+                props.append((f"{PROPERTY_PREFIX}baseline{suffix}",
+                              f"{c['metric']} {c['baseline']} -> {c['now']} {verdict}"))
+    return props
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """Attach the test's fairness record and a readable section to its report."""
+    """Attach the test's fairness record, JUnit properties and a readable section to its report."""
+    record = None
+    if call.when == "call" and is_fairness_item(item):
+        record = item.stash.get(RECORD_KEY, None)
+        capture = item.stash.get(CAPTURE_KEY, None)
+        if record is None and capture is not None and capture.inline:
+            record = _record(item, [], capture.inline, [])
+        if record is not None:
+            # Before the report is made, so that it copies them (and xdist ships them).
+            item.user_properties.extend(_properties(record))
     report = yield
-    if call.when != "call" or not is_fairness_item(item):
-        return report
-    record = item.stash.get(RECORD_KEY, None)
-    capture = item.stash.get(CAPTURE_KEY, None)
-    if record is None and capture is not None and capture.inline:
-        record = _record([], capture.inline, [])
     if record is None:
         return report
     setattr(report, REPORT_ATTRIBUTE, record)
     from pytest_fairness.report.terminal import section_text
 
     text = section_text(record)
+    extra = [f"note: {note}" for note in record.get("notes", [])]
+    if record.get("regressions"):
+        from pytest_fairness.baseline import Comparison, comparison_lines
+
+        extra.append(f"baseline: {_session(item.config).baseline_source}")
+        for data in record["regressions"]:
+            extra.extend("  " + line for line in
+                         comparison_lines(Comparison.from_dict(data), groups=False))
+    report_dir = _session(item.config).report_dir
+    if report_dir:
+        extra.append(f"HTML report with plots: {Path(report_dir, 'report.html')}")
+    text = "\n".join(part for part in (text, *extra) if part)
     if text:
         report.sections.append(("fairness", text))
     excinfo = call.excinfo
@@ -290,10 +522,19 @@ def pytest_runtest_makereport(
 
 
 @pytest.hookimpl
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """On the controller: record the run, save the baseline, write the reports."""
+    state = session.config.stash.get(SESSION_KEY, None)
+    if state is None or state.is_worker or not state.records:
+        return
+    state.finish(exitstatus)
+
+
+@pytest.hookimpl
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
 ) -> None:
-    """Print one line per fairness result of the run, passed ones too."""
+    """Print one line per fairness result of the run, then where the run was written."""
     session = _session(config)
     if session.is_worker or not session.records:
         return
@@ -305,3 +546,5 @@ def pytest_terminal_summary(
         terminalreporter.write_sep("=", "fairness summary")
         for line in lines:
             terminalreporter.write_line(line)
+    for line in session.lines:
+        terminalreporter.write_line(line)

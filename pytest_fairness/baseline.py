@@ -1,0 +1,592 @@
+"""Committable baselines and direction-aware comparison with them.
+
+A baseline is a JSON document meant to be committed next to the tests::
+
+    {
+      "format": "pytest-fairness-baseline",
+      "schema": 1,
+      "metadata": {"created": "...", "git_commit": "...", "checkpoint": "...", ...},
+      "tests": {
+        "tests/test_fairness.py::test_gap": {
+          "checkpoint": null,
+          "outcome": "passed",
+          "test": "tests/test_fairness.py::test_gap",
+          "results": {
+            "group_metrics (accuracy)": {"value": 0.62, "gap": 0.25, "ratio": 0.67,
+                                         "worst": {"group": "b", "value": 0.5},
+                                         "groups": {"a": {"n": 20, "value": 0.75, ...}}, ...}
+          }
+        }
+      }
+    }
+
+Keys are sorted and the file is indented, so a changed number is a one-line diff. There is
+one entry per test id, and one summary per result the test produced (named by its dict key,
+or by ``indicator (metric)`` and the coordinate).
+
+Comparison knows each metric's direction (:data:`pytest_fairness.options.COMPARE_METRICS`):
+a **gap** is worse when it grows, a **ratio** when it shrinks, the headline **value** and
+the **worst** group's value by the result's ``higher_is_better``. A result regresses on a
+metric when it is worse than the baseline by more than the tolerance.
+
+This module uses only the standard library; it is imported when a baseline is used.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, final
+
+from pytest_fairness.errors import FairnessConfigError
+from pytest_fairness.options import COMPARE_METRICS
+
+__all__ = [
+    "BASELINE_FORMAT",
+    "BASELINE_SCHEMA",
+    "Comparison",
+    "build_baseline",
+    "compare_baselines",
+    "compare_results",
+    "dump_baseline",
+    "find_entry",
+    "load_baseline",
+    "regression_message",
+    "resolve_baseline",
+    "result_id",
+    "save_baseline",
+    "strip_param",
+    "summarize",
+]
+
+BASELINE_FORMAT: Final = "pytest-fairness-baseline"
+#: Version of the baseline layout; a newer file than this code understands is refused.
+BASELINE_SCHEMA: Final = 1
+
+#: Float slack so that a value recomputed bit-for-bit differently does not count as worse.
+_EPS: Final = 1e-12
+
+
+# -- summaries ---------------------------------------------------------------------------------
+
+
+def _num(x: Any) -> float | None:
+    """A JSON number, or None for NaN/absent/non-numeric."""
+    if x is None or isinstance(x, bool):
+        return None
+    try:
+        value = float(x)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(value) else value
+
+
+def _label(group: Any) -> str:
+    if isinstance(group, (list, tuple)):
+        return " × ".join(str(g) for g in group)
+    return str(group)
+
+
+def result_id(data: Mapping[str, Any]) -> str:
+    """Name of a result within its test: its dict key, else ``indicator (metric)`` [@ at].
+
+    Examples
+    --------
+    >>> result_id({"key": None, "name": "ieat", "metric": "association", "at": None})
+    'ieat (association)'
+    >>> result_id({"key": "overall", "name": "group_metrics", "metric": "accuracy"})
+    'overall'
+    """
+    if data.get("key") is not None:
+        return str(data["key"])
+    text = f"{data['name']} ({data['metric']})"
+    at = data.get("at")
+    if at is not None:
+        text += f" @ {at:g}" if isinstance(at, (int, float)) else f" @ {at}"
+    return text
+
+
+def summarize(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The baseline summary of one result, from ``IndicatorResult.to_dict()`` output.
+
+    Keeps the headline value, gap, ratio, worst group, every group's ``n``/value/interval
+    and the params (to warn when the baseline was computed differently).
+    """
+    from pytest_fairness.results import IndicatorResult
+
+    result = IndicatorResult.from_dict(data)
+    worst = result.worst_group
+    included = len(result.included_groups) >= 2
+    return {
+        "indicator": result.name,
+        "metric": result.metric,
+        "higher_is_better": result.higher_is_better,
+        "at": result.at,
+        "min_group_size": result.min_group_size,
+        "value": _num(result.value),
+        "gap": _num(result.gap) if included else None,
+        "ratio": _num(result.ratio) if included else None,
+        "worst": None if worst is None else {"group": worst.label, "value": _num(worst.value)},
+        "groups": {
+            g.label: {
+                "n": g.n,
+                "value": _num(g.value),
+                "interval": None if g.interval is None else [_num(v) for v in g.interval],
+                "excluded": g.excluded,
+            }
+            for g in result.groups
+        },
+        "params": dict(result.params),
+    }
+
+
+def strip_param(nodeid: str, ident: str | None) -> str:
+    """Remove one parameter id (e.g. a checkpoint's) from a node id's ``[...]`` part.
+
+    Lets the same test at two checkpoints be compared: ``t.py::test[ckpt1]`` and
+    ``t.py::test[ckpt2]`` both become ``t.py::test``.
+
+    Examples
+    --------
+    >>> strip_param("t.py::test_a[cpu-ckpt1]", "ckpt1")
+    't.py::test_a[cpu]'
+    >>> strip_param("t.py::test_a[ckpt1]", "ckpt1")
+    't.py::test_a'
+    """
+    if not ident or not nodeid.endswith("]") or "[" not in nodeid:
+        return nodeid
+    head, _, inner = nodeid[:-1].partition("[")
+    if inner == ident:
+        return head
+    parts = inner.split("-")
+    idents = ident.split("-")
+    width = len(idents)
+    for start in range(len(parts) - width + 1):
+        if parts[start:start + width] == idents:
+            rest = parts[:start] + parts[start + width:]
+            return f"{head}[{'-'.join(rest)}]" if rest else head
+    return nodeid
+
+
+def _entry(record: Mapping[str, Any]) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    for data in record.get("results", []):
+        results[result_id(data)] = summarize(data)
+    return {
+        "test": record.get("test") or record["nodeid"],
+        "checkpoint": record.get("checkpoint"),
+        "outcome": record.get("outcome"),
+        "results": results,
+    }
+
+
+def build_baseline(
+    records: Iterable[Mapping[str, Any]],
+    *,
+    metadata: Mapping[str, Any] | None = None,
+    previous: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Build a baseline document from the plugin's per-test records.
+
+    Parameters
+    ----------
+    records : iterable of mapping
+        One per test: ``nodeid``, ``outcome``, ``results`` (``IndicatorResult.to_dict()``
+        with ``key``), optionally ``test`` and ``checkpoint``.
+    metadata : mapping, optional
+        Run metadata to keep (time, git commit, checkpoint, ...).
+    previous : mapping, optional
+        An existing baseline: its entries for tests not in ``records`` are kept, so a run
+        of a subset (``-k``) updates only what it ran.
+    """
+    tests: dict[str, Any] = {}
+    if previous is not None:
+        tests.update(previous.get("tests", {}))
+    for record in records:
+        if record.get("results"):
+            tests[record["nodeid"]] = _entry(record)
+    return {
+        "format": BASELINE_FORMAT,
+        "schema": BASELINE_SCHEMA,
+        "metadata": dict(metadata or {}),
+        "tests": tests,
+    }
+
+
+def dump_baseline(document: Mapping[str, Any]) -> str:
+    """Serialise a baseline deterministically: sorted keys, two-space indent, final newline."""
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def save_baseline(
+    path: str | os.PathLike[str],
+    records: Iterable[Mapping[str, Any]],
+    *,
+    metadata: Mapping[str, Any] | None = None,
+    merge: bool = True,
+) -> Path:
+    """Write (or update, with ``merge``) a baseline file atomically and return its path."""
+    target = Path(path)
+    previous = load_baseline(target) if merge and target.exists() else None
+    document = build_baseline(records, metadata=metadata, previous=previous)
+    from pytest_fairness.report.json_report import atomic_write_text
+
+    return atomic_write_text(target, dump_baseline(document))
+
+
+def load_baseline(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read and validate a baseline file.
+
+    Raises
+    ------
+    FairnessConfigError
+        When the file is missing, is not JSON, is not a baseline, or has a newer schema.
+    """
+    source = Path(path)
+    try:
+        text = source.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FairnessConfigError(
+            f"baseline file {str(source)!r} does not exist; write one with "
+            "`pytest --fairness --fairness-save-baseline FILE.json`."
+        ) from None
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise FairnessConfigError(
+            f"baseline file {str(source)!r} is not valid JSON ({error}); regenerate it with "
+            "--fairness-save-baseline."
+        ) from None
+    return validate_baseline(document, source=str(source))
+
+
+def validate_baseline(document: Any, *, source: str = "<baseline>") -> dict[str, Any]:
+    """Check the format and schema of a baseline document and return it."""
+    if not isinstance(document, dict) or document.get("format") != BASELINE_FORMAT:
+        got = document.get("format") if isinstance(document, dict) else type(document).__name__
+        raise FairnessConfigError(
+            f"{source!r} is not a pytest-fairness baseline (format={got!r}, expected "
+            f"{BASELINE_FORMAT!r}); write one with --fairness-save-baseline."
+        )
+    schema = document.get("schema")
+    if not isinstance(schema, int) or isinstance(schema, bool) or schema < 1:
+        raise FairnessConfigError(
+            f"{source!r} has an invalid schema={schema!r}; regenerate it with "
+            "--fairness-save-baseline."
+        )
+    if schema > BASELINE_SCHEMA:
+        raise FairnessConfigError(
+            f"{source!r} has schema={schema}, newer than this pytest-fairness understands "
+            f"({BASELINE_SCHEMA}); upgrade pytest-fairness."
+        )
+    if not isinstance(document.get("tests"), dict):
+        raise FairnessConfigError(f"{source!r} has no 'tests' mapping; regenerate it.")
+    return document
+
+
+def find_entry(
+    baseline: Mapping[str, Any], nodeid: str, test: str | None = None
+) -> dict[str, Any] | None:
+    """The baseline entry of a test: by node id, else by its checkpoint-free test id if unique."""
+    tests = baseline.get("tests", {})
+    if nodeid in tests:
+        return tests[nodeid]  # type: ignore[no-any-return]
+    wanted = test or nodeid
+    matches = [entry for entry in tests.values() if entry.get("test") == wanted]
+    return matches[0] if len(matches) == 1 else None
+
+
+# -- comparison ---------------------------------------------------------------------------------
+
+
+@final
+@dataclass(frozen=True)
+class Comparison:
+    """One metric of one result, baseline against now.
+
+    Parameters
+    ----------
+    test, result : str
+        The test id and the result's name within it.
+    metric : str
+        ``"gap"``, ``"ratio"``, ``"value"`` or ``"worst"``.
+    baseline, now : float or None
+        The two numbers (None when the metric is undefined, e.g. a gap with one group).
+    tolerance : float
+        How much worse is accepted.
+    lower_is_better : bool
+        The metric's direction.
+    groups : tuple of (label, baseline value, now value)
+        Every group of either side, for the group-by-group table.
+    notes : tuple of str
+        Caveats (changed params, metric not comparable).
+    """
+
+    test: str
+    result: str
+    metric: str
+    baseline: float | None
+    now: float | None
+    tolerance: float
+    lower_is_better: bool
+    higher_is_better_groups: bool = True
+    groups: tuple[tuple[str, float | None, float | None], ...] = ()
+    notes: tuple[str, ...] = field(default=())
+    where: str = ""
+
+    @property
+    def worse_by(self) -> float | None:
+        """How much worse now is than the baseline (negative when better); None if undefined."""
+        if self.baseline is None or self.now is None:
+            return None
+        diff = self.now - self.baseline
+        return diff if self.lower_is_better else -diff
+
+    @property
+    def regressed(self) -> bool:
+        """True when now is worse than the baseline by more than the tolerance."""
+        worse = self.worse_by
+        return worse is not None and worse > self.tolerance + _EPS
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-serialisable dictionary."""
+        return {
+            "test": self.test,
+            "result": self.result,
+            "metric": self.metric,
+            "baseline": self.baseline,
+            "now": self.now,
+            "tolerance": self.tolerance,
+            "lower_is_better": self.lower_is_better,
+            "higher_is_better_groups": self.higher_is_better_groups,
+            "worse_by": self.worse_by,
+            "regressed": self.regressed,
+            "groups": [list(g) for g in self.groups],
+            "notes": list(self.notes),
+            "where": self.where,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Comparison:
+        """Rebuild a :class:`Comparison` from :meth:`to_dict` output."""
+        return cls(
+            test=data["test"], result=data["result"], metric=data["metric"],
+            baseline=data["baseline"], now=data["now"], tolerance=data["tolerance"],
+            lower_is_better=data["lower_is_better"],
+            higher_is_better_groups=data.get("higher_is_better_groups", True),
+            groups=tuple((g[0], g[1], g[2]) for g in data.get("groups", [])),
+            notes=tuple(data.get("notes", [])), where=data.get("where", ""),
+        )
+
+
+def _observe(summary: Mapping[str, Any], metric: str) -> tuple[float | None, str]:
+    if metric in ("gap", "ratio", "value"):
+        return _num(summary.get(metric)), ""
+    worst = summary.get("worst")
+    if worst is None:  # no groups: the worst "group" is the whole result
+        return _num(summary.get("value")), ""
+    return _num(worst.get("value")), f"group {worst.get('group')}"
+
+
+def _direction(metric: str, higher_is_better: bool) -> bool:
+    """True when lower is better for ``metric``."""
+    if metric == "gap":
+        return True
+    if metric == "ratio":
+        return False
+    return not higher_is_better
+
+
+def _param_notes(base: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
+    base_params, now_params = base.get("params") or {}, now.get("params") or {}
+    changed = sorted(k for k in set(base_params) | set(now_params)
+                     if base_params.get(k) != now_params.get(k))
+    if not changed:
+        return []
+    shown = ", ".join(f"{k}: {base_params.get(k)!r} → {now_params.get(k)!r}" for k in changed[:5])
+    more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+    return [f"computed differently from the baseline ({shown}{more}); the comparison may "
+            "not be like for like"]
+
+
+def compare_results(
+    base: Mapping[str, Any],
+    now: Mapping[str, Any],
+    tolerances: Mapping[str, float],
+    *,
+    test: str = "",
+    result: str = "",
+) -> list[Comparison]:
+    """Compare two result summaries (:func:`summarize`) on each metric of ``tolerances``.
+
+    Examples
+    --------
+    >>> base = {"gap": 0.10, "value": 0.8, "higher_is_better": True, "groups": {}}
+    >>> now = {"gap": 0.25, "value": 0.8, "higher_is_better": True, "groups": {}}
+    >>> [(c.metric, c.regressed) for c in compare_results(base, now, {"gap": 0.01})]
+    [('gap', True)]
+    """
+    for metric in tolerances:
+        if metric not in COMPARE_METRICS:
+            raise FairnessConfigError(
+                f"cannot compare metric={metric!r}; metrics: {', '.join(COMPARE_METRICS)}."
+            )
+    higher = bool(now.get("higher_is_better", True))
+    notes = _param_notes(base, now)
+    if bool(base.get("higher_is_better", True)) != higher:
+        notes.append("the metric's direction differs from the baseline's")
+    base_groups, now_groups = base.get("groups") or {}, now.get("groups") or {}
+    labels = list(base_groups) + [g for g in now_groups if g not in base_groups]
+    groups = tuple(
+        (label, _num((base_groups.get(label) or {}).get("value")),
+         _num((now_groups.get(label) or {}).get("value")))
+        for label in labels
+    )
+    out = []
+    for metric, tolerance in tolerances.items():
+        before, _ = _observe(base, metric)
+        after, where = _observe(now, metric)
+        mine = list(notes)
+        if before is None or after is None:
+            mine.append(f"{metric} is undefined in the {'baseline' if before is None else 'run'}; "
+                        "not compared")
+        out.append(Comparison(test, result, metric, before, after, float(tolerance),
+                              _direction(metric, higher), higher, groups, tuple(mine), where))
+    return out
+
+
+def compare_baselines(
+    base: Mapping[str, Any], now: Mapping[str, Any], tolerances: Mapping[str, float]
+) -> tuple[list[Comparison], list[str]]:
+    """Compare every result present in both documents; also list what only one side has."""
+    out: list[Comparison] = []
+    missing: list[str] = []
+    for nodeid, entry in now.get("tests", {}).items():
+        old = find_entry(base, nodeid, entry.get("test"))
+        if old is None:
+            missing.append(f"new test (not in the baseline): {nodeid}")
+            continue
+        for rid, summary in entry.get("results", {}).items():
+            if rid not in old.get("results", {}):
+                missing.append(f"new result (not in the baseline): {nodeid} :: {rid}")
+                continue
+            out.extend(compare_results(old["results"][rid], summary, tolerances,
+                                       test=nodeid, result=rid))
+    for nodeid, entry in base.get("tests", {}).items():
+        if find_entry(now, nodeid, entry.get("test")) is None:
+            missing.append(f"missing test (in the baseline only): {nodeid}")
+    return out, missing
+
+
+# -- rendering ---------------------------------------------------------------------------------
+
+
+def _fmt(x: float | None) -> str:
+    from pytest_fairness.report.terminal import format_number
+
+    return format_number(x)
+
+
+def comparison_lines(comparison: Comparison, *, groups: bool = True) -> list[str]:
+    """Lines of one comparison: the verdict, then baseline and now, group by group."""
+    c = comparison
+    status = "REGRESSED" if c.regressed else "ok"
+    worse = c.worse_by
+    delta = "n/a" if worse is None else f"{'+' if worse >= 0 else ''}{_fmt(worse)} worse"
+    direction = "lower is better" if c.lower_is_better else "higher is better"
+    where = f" ({c.where})" if c.where else ""
+    lines = [f"{status}: {c.result}: {c.metric}{where} baseline {_fmt(c.baseline)} → now "
+             f"{_fmt(c.now)} ({delta}, tolerance {_fmt(c.tolerance)}, {direction})"]
+    if groups:
+        lines.extend(group_lines(c))
+    lines.extend(f"    note: {note}" for note in c.notes)
+    return lines
+
+
+def group_lines(comparison: Comparison) -> list[str]:
+    """The group-by-group table of a comparison: baseline, now, Δ, and which got worse."""
+    from pytest_fairness.report.terminal import _table
+
+    if not comparison.groups:
+        return []
+    rows = []
+    for label, before, after in comparison.groups:
+        diff = "" if before is None or after is None else f"{after - before:+.4g}"
+        mark = ""
+        if before is not None and after is not None and after != before:
+            got_worse = after < before if comparison.higher_is_better_groups else after > before
+            mark = "← worse" if got_worse else ""
+        rows.append([label, _fmt(before), _fmt(after), diff, mark])
+    return _table(["group", "baseline", "now", "Δ", ""], rows, indent="    ")
+
+
+def regression_message(comparisons: Sequence[Comparison], *, source: str = "") -> str:
+    """The failure message of regressions: which metrics got worse, then each in detail.
+
+    Every metric of a result that regressed is listed, and the result's groups once.
+    """
+    failed = [c for c in comparisons if c.regressed]
+    against = f" against the baseline {source}" if source else " against the baseline"
+    heads = "; ".join(f"{c.result}: {c.metric} {_fmt(c.baseline)} → {_fmt(c.now)}"
+                      for c in failed)
+    lines = [f"{len(failed)} fairness regression{'s' if len(failed) != 1 else ''}{against}: "
+             f"{heads}"]
+    shown = {(c.test, c.result) for c in failed} or {(c.test, c.result) for c in comparisons}
+    for key in dict.fromkeys((c.test, c.result) for c in comparisons):
+        if key not in shown:
+            continue
+        mine = [c for c in comparisons if (c.test, c.result) == key]
+        lines.append("")
+        for c in mine:
+            lines.extend("  " + line for line in comparison_lines(c, groups=False))
+        lines.extend(group_lines(mine[0]))
+    return "\n".join(lines)
+
+
+def resolve_baseline(
+    ref: str, history: str | os.PathLike[str] | None
+) -> tuple[dict[str, Any], str]:
+    """Load a baseline from a JSON file (a baseline or a ``report.json``) or the history store.
+
+    ``ref`` is a file path, or a run id, run label or checkpoint name looked up in the
+    store at ``history``. Returns the baseline document and a description of its source.
+
+    Raises
+    ------
+    FairnessConfigError
+        When the reference matches nothing; the message says what was tried.
+    """
+    path = Path(ref)
+    if path.suffix.lower() == ".json" or path.is_file():
+        if path.is_file():
+            try:
+                document = json.loads(path.read_text(encoding="utf-8"))
+            except json.JSONDecodeError:
+                document = None
+            if isinstance(document, dict) and document.get("format") == "pytest-fairness-report":
+                from pytest_fairness.report.json_report import load_report
+
+                report = load_report(path)
+                return build_baseline(report["tests"], metadata=report.get("run")), str(path)
+        return load_baseline(path), str(path)
+    if history is None or not Path(history).is_file():
+        raise FairnessConfigError(
+            f"baseline {ref!r} is not a file, and there is no history store at "
+            f"{str(history)!r} to look it up as a run id, label or checkpoint. Give a baseline "
+            "JSON file, or point --fairness-history at the store."
+        )
+    from pytest_fairness.history import HistoryStore
+
+    with HistoryStore(history) as store:
+        run_id, checkpoint = store.resolve(ref)
+        records = store.records(run_id, checkpoint=checkpoint)
+        run = store.run(run_id)
+    metadata = {k: run.get(k) for k in ("started", "label", "checkpoint", "git_commit")}
+    source = f"run {run_id}" + (f" (checkpoint {checkpoint})" if checkpoint else "")
+    if run.get("label") or run.get("checkpoint"):
+        source += f" [{run.get('label') or run.get('checkpoint')}]"
+    return build_baseline(records, metadata={**metadata, "run_id": run_id}), source

@@ -1,0 +1,461 @@
+"""The run history: a SQLite store of every fairness run and its results.
+
+Default location ``.fairness/history.sqlite`` under the rootdir (``--fairness-history PATH``
+or the ``fairness_history`` ini option to move it, ``--fairness-no-history`` to skip it).
+
+* **WAL mode** and one ``BEGIN IMMEDIATE`` transaction per run: a writer killed mid-run
+  leaves the store readable with every earlier run, and concurrent sessions queue on the
+  write lock (``busy_timeout``) instead of losing rows.
+* **Schema version** in the ``schema_version`` table; :data:`MIGRATIONS` upgrades older
+  stores in place when they are opened (inside a write transaction, so two processes
+  opening an old store migrate it once).
+* One row per **run** (time, label, checkpoint, git commit, model and dataset fingerprints,
+  seed, versions, exit status) and one per **result** (test, indicator, metric, headline
+  numbers, verdict, and the full result JSON so reports can be rebuilt from the store).
+
+Under pytest-xdist only the controller writes. Only the standard library is used.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Final, Protocol
+
+from pytest_fairness.errors import FairnessConfigError
+
+__all__ = [
+    "DEFAULT_HISTORY",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "HistoryStore",
+    "RunStore",
+    "collect_metadata",
+    "git_commit",
+]
+
+DEFAULT_HISTORY: Final = Path(".fairness") / "history.sqlite"
+
+#: Each entry upgrades the store from version ``i`` to ``i + 1`` (index 0 creates it).
+MIGRATIONS: Final[tuple[str, ...]] = (
+    # 0 → 1: runs and results.
+    """
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        started TEXT NOT NULL,
+        finished TEXT,
+        label TEXT,
+        checkpoint TEXT,
+        git_commit TEXT,
+        model_fingerprint TEXT,
+        dataset_fingerprint TEXT,
+        seed TEXT,
+        versions TEXT NOT NULL DEFAULT '{}',
+        exitstatus INTEGER
+    );
+    CREATE TABLE results (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        nodeid TEXT NOT NULL,
+        result_id TEXT NOT NULL,
+        indicator TEXT NOT NULL,
+        metric TEXT NOT NULL,
+        value REAL,
+        gap REAL,
+        outcome TEXT,
+        data TEXT NOT NULL
+    );
+    """,
+    # 1 → 2: the checkpoint of each result (a run may cover several), its checkpoint-free
+    # test id, the ratio and worst group, the run's extra metadata, and indexes.
+    """
+    ALTER TABLE results ADD COLUMN test TEXT;
+    ALTER TABLE results ADD COLUMN checkpoint TEXT;
+    ALTER TABLE results ADD COLUMN ratio REAL;
+    ALTER TABLE results ADD COLUMN worst_group TEXT;
+    ALTER TABLE results ADD COLUMN worst_value REAL;
+    ALTER TABLE runs ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}';
+    UPDATE results SET test = nodeid WHERE test IS NULL;
+    CREATE INDEX results_run ON results(run_id);
+    CREATE INDEX results_test ON results(test, result_id);
+    CREATE INDEX runs_checkpoint ON runs(checkpoint);
+    """,
+)
+SCHEMA_VERSION: Final = len(MIGRATIONS)
+
+_RUN_COLUMNS: Final = ("id", "started", "finished", "label", "checkpoint", "git_commit",
+                       "model_fingerprint", "dataset_fingerprint", "seed", "versions",
+                       "exitstatus", "metadata")
+
+
+class RunStore(Protocol):
+    """What the plugin and the command need from a history store (keeps it swappable)."""
+
+    def record_run(self, metadata: Mapping[str, Any],
+                   records: Sequence[Mapping[str, Any]]) -> int: ...  # noqa: D102
+
+    def runs(self) -> list[dict[str, Any]]: ...  # noqa: D102
+
+    def resolve(self, ref: str) -> tuple[int, str | None]: ...  # noqa: D102
+
+    def records(self, run_id: int, *, checkpoint: str | None = None
+                ) -> list[dict[str, Any]]: ...  # noqa: D102
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime())
+
+
+def _float(x: Any) -> float | None:
+    if x is None or isinstance(x, bool):
+        return None
+    try:
+        value = float(x)
+    except (TypeError, ValueError):
+        return None
+    return None if value != value else value
+
+
+class HistoryStore:
+    """The SQLite history store at ``path`` (created, and migrated, on first use).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The database file; its directory is created when missing.
+    timeout : float
+        Seconds to wait for another writer's lock before giving up.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> store = HistoryStore(os.path.join(tempfile.mkdtemp(), "h.sqlite"))
+    >>> store.record_run({"label": "demo"}, [])
+    1
+    >>> [run["label"] for run in store.runs()]
+    ['demo']
+    >>> store.close()
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 60.0) -> None:
+        self.path = Path(path)
+        if self.path.is_dir():
+            raise FairnessConfigError(
+                f"--fairness-history must name a file, got the directory {str(self.path)!r}; "
+                f"e.g. {str(self.path / 'history.sqlite')!r}."
+            )
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None)
+        self._conn.row_factory = sqlite3.Row
+        try:
+            self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+            self._conn.execute("PRAGMA journal_mode = WAL")
+            self._conn.execute("PRAGMA foreign_keys = ON")
+            self._migrate()
+        except sqlite3.DatabaseError as error:
+            self._conn.close()
+            raise FairnessConfigError(
+                f"{str(self.path)!r} is not a readable pytest-fairness history ({error}); "
+                "point --fairness-history at another file or delete this one."
+            ) from None
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._conn.close()
+
+    def __enter__(self) -> HistoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction that takes the write lock up front (no upgrade deadlocks)."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._conn
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+
+    @property
+    def version(self) -> int:
+        """The schema version of the store (0 for an empty file)."""
+        exists = self._conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+        ).fetchone()
+        if not exists:
+            return 0
+        row = self._conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
+        return int(row[0] or 0)
+
+    def _migrate(self) -> None:
+        if self.version == SCHEMA_VERSION:
+            return
+        with self._write() as conn:
+            conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+            current = self.version  # again, under the lock: another process may have migrated
+            if current > SCHEMA_VERSION:
+                raise FairnessConfigError(
+                    f"history {str(self.path)!r} has schema version {current}, newer than this "
+                    f"pytest-fairness understands ({SCHEMA_VERSION}); upgrade pytest-fairness."
+                )
+            for version in range(current, SCHEMA_VERSION):
+                for statement in MIGRATIONS[version].split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute("DELETE FROM schema_version")
+                conn.execute("INSERT INTO schema_version (version) VALUES (?)", (version + 1,))
+
+    # -- writing --------------------------------------------------------------------------
+
+    def record_run(self, metadata: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> int:
+        """Store one run and every result of its records, atomically; return the run id.
+
+        ``metadata`` keys: ``started``, ``finished``, ``label``, ``checkpoint``,
+        ``git_commit``, ``model_fingerprint``, ``dataset_fingerprint``, ``seed``,
+        ``versions`` (a mapping), ``exitstatus``; anything else is kept in ``metadata``.
+        """
+        from pytest_fairness.baseline import result_id, summarize
+
+        known = set(_RUN_COLUMNS)
+        extra = {k: v for k, v in metadata.items() if k not in known}
+        rows = []
+        for record in records:
+            checks = record.get("checks", [])
+            regressions = record.get("regressions", [])
+            for data in record.get("results", []):
+                summary = summarize(data)
+                mine = [c for c in checks
+                        if c.get("indicator") == data["name"] and c.get("metric") == data["metric"]]
+                rid = result_id(data)
+                worst = summary["worst"] or {}
+                payload = {"result": data, "checks": mine,
+                           "regressions": [r for r in regressions if r.get("result") == rid]}
+                rows.append((
+                    record["nodeid"], record.get("test") or record["nodeid"],
+                    record.get("checkpoint"), rid, data["name"], data["metric"],
+                    _float(summary["value"]), _float(summary["gap"]), _float(summary["ratio"]),
+                    worst.get("group"), _float(worst.get("value")), record.get("outcome"),
+                    json.dumps(payload, sort_keys=True, allow_nan=False),
+                ))
+        with self._write() as conn:
+            cursor = conn.execute(
+                "INSERT INTO runs (started, finished, label, checkpoint, git_commit, "
+                "model_fingerprint, dataset_fingerprint, seed, versions, exitstatus, metadata) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    metadata.get("started") or _now(), metadata.get("finished") or _now(),
+                    metadata.get("label"), metadata.get("checkpoint"),
+                    metadata.get("git_commit"), metadata.get("model_fingerprint"),
+                    metadata.get("dataset_fingerprint"),
+                    None if metadata.get("seed") is None else str(metadata["seed"]),
+                    json.dumps(dict(metadata.get("versions") or {}), sort_keys=True),
+                    metadata.get("exitstatus"), json.dumps(extra, sort_keys=True, default=str),
+                ),
+            )
+            run_id = int(cursor.lastrowid or 0)
+            conn.executemany(
+                "INSERT INTO results (run_id, nodeid, test, checkpoint, result_id, indicator, "
+                "metric, value, gap, ratio, worst_group, worst_value, outcome, data) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(run_id, *row) for row in rows],
+            )
+        return run_id
+
+    # -- reading --------------------------------------------------------------------------
+
+    def runs(self) -> list[dict[str, Any]]:
+        """Every run, oldest first, with its metadata and its number of results."""
+        out = []
+        for row in self._conn.execute(
+            "SELECT runs.*, (SELECT COUNT(*) FROM results WHERE results.run_id = runs.id) "
+            "AS n_results FROM runs ORDER BY id"
+        ):
+            run = dict(row)
+            run["versions"] = json.loads(run["versions"] or "{}")
+            run["metadata"] = json.loads(run["metadata"] or "{}")
+            out.append(run)
+        return out
+
+    def run(self, run_id: int) -> dict[str, Any]:
+        """One run's metadata; :class:`FairnessConfigError` when there is no such run."""
+        for run in self.runs():
+            if run["id"] == run_id:
+                return run
+        raise FairnessConfigError(self._unknown(str(run_id)))
+
+    def _unknown(self, ref: str) -> str:
+        runs = self.runs()
+        names = sorted({str(r["id"]) for r in runs[-10:]}
+                       | {n for r in runs for n in (r["checkpoint"], r["label"]) if n}
+                       | set(self._result_checkpoints()))
+        known = ", ".join(names[:30]) or "none (the store is empty)"
+        return (f"no run {ref!r} in the history {str(self.path)!r}; give a run id, a checkpoint "
+                f"or a run label (known: {known}), or a baseline .json file.")
+
+    def _result_checkpoints(self) -> list[str]:
+        return [r[0] for r in self._conn.execute(
+            "SELECT DISTINCT checkpoint FROM results WHERE checkpoint IS NOT NULL")]
+
+    def resolve(self, ref: str) -> tuple[int, str | None]:
+        """Find a run by id, label or checkpoint (the latest such run).
+
+        Returns ``(run_id, checkpoint)``: the checkpoint is set when ``ref`` named the
+        checkpoint of some results of a run that covered several, so only those count.
+        """
+        text = str(ref).strip()
+        if text.isdigit():
+            found = self._conn.execute("SELECT id FROM runs WHERE id = ?", (int(text),)).fetchone()
+            if found:
+                return int(found[0]), None
+        found = self._conn.execute(
+            "SELECT id FROM runs WHERE label = ? OR checkpoint = ? ORDER BY id DESC LIMIT 1",
+            (text, text),
+        ).fetchone()
+        if found:
+            return int(found[0]), None
+        found = self._conn.execute(
+            "SELECT run_id, checkpoint FROM results WHERE checkpoint = ? "
+            "OR checkpoint LIKE ? ESCAPE '\\' ORDER BY run_id DESC LIMIT 1",
+            (text, "%/" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")),
+        ).fetchone()
+        if found:
+            return int(found[0]), str(found[1])
+        raise FairnessConfigError(self._unknown(text))
+
+    def records(self, run_id: int, *, checkpoint: str | None = None) -> list[dict[str, Any]]:
+        """The plugin-style per-test records of a run (optionally of one checkpoint only)."""
+        query = "SELECT * FROM results WHERE run_id = ?"
+        args: list[Any] = [run_id]
+        if checkpoint is not None:
+            query += " AND checkpoint = ?"
+            args.append(checkpoint)
+        by_test: dict[str, dict[str, Any]] = {}
+        for row in self._conn.execute(query + " ORDER BY id", args):
+            payload = json.loads(row["data"])
+            record = by_test.setdefault(row["nodeid"], {
+                "nodeid": row["nodeid"], "test": row["test"], "checkpoint": row["checkpoint"],
+                "outcome": row["outcome"], "results": [], "checks": [], "regressions": [],
+            })
+            record["results"].append(payload["result"])
+            record["checks"].extend(payload.get("checks", []))
+            record["regressions"].extend(payload.get("regressions", []))
+        return list(by_test.values())
+
+    def series(self, *, last: int = 20) -> list[dict[str, Any]]:
+        """Headline numbers of the last ``last`` runs: one dict per stored result, oldest first.
+
+        Keys: ``run_id``, ``column`` (checkpoint, label or ``run N``), ``test``,
+        ``result_id``, ``value``, ``gap``, ``ratio``, ``worst_value``, ``outcome``.
+        """
+        rows = self._conn.execute(
+            "SELECT results.run_id, results.checkpoint AS result_checkpoint, runs.checkpoint, "
+            "runs.label, results.test, results.result_id, results.value, results.gap, "
+            "results.ratio, results.worst_value, results.outcome FROM results "
+            "JOIN runs ON runs.id = results.run_id WHERE results.run_id IN "
+            "(SELECT id FROM runs ORDER BY id DESC LIMIT ?) ORDER BY results.run_id, results.id",
+            (int(last),),
+        )
+        out = []
+        for row in rows:
+            item = dict(row)
+            checkpoint = item.pop("result_checkpoint") or item["checkpoint"]
+            if checkpoint:
+                item["column"] = Path(checkpoint).name or checkpoint
+            else:
+                item["column"] = item["label"] or f"run {item['run_id']}"
+            out.append(item)
+        return out
+
+
+# -- run metadata ------------------------------------------------------------------------------
+
+
+def git_commit(root: str | os.PathLike[str]) -> str | None:
+    """The commit checked out in ``root``, or None outside a git work tree (or without git)."""
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=str(root), capture_output=True, text=True,
+            timeout=5, check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = done.stdout.strip()
+    return commit if done.returncode == 0 and commit else None
+
+
+def _versions() -> dict[str, str]:
+    """Versions of Python, the platform and the packages already imported (none imported here)."""
+    from importlib import metadata
+
+    versions = {"python": platform.python_version(), "platform": platform.platform()}
+    for dist, module in (("pytest", "pytest"), ("pytest-fairness", "pytest_fairness"),
+                         ("numpy", "numpy"), ("torch", "torch"), ("torchvision", "torchvision"),
+                         ("faiss-cpu", "faiss"), ("pandas", "pandas"), ("scipy", "scipy")):
+        if module not in sys.modules:
+            continue
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            version = getattr(sys.modules[module], "__version__", None)
+            if version:
+                versions[dist] = str(version)
+    return versions
+
+
+def _distinct(records: Iterable[Mapping[str, Any]], names: Sequence[str]) -> str | None:
+    seen: list[str] = []
+    for record in records:
+        for data in record.get("results", []):
+            params = data.get("params") or {}
+            for name in names:
+                value = params.get(name)
+                if value is not None and str(value) not in seen:
+                    seen.append(str(value))
+    if not seen:
+        return None
+    return ",".join(seen)
+
+
+def collect_metadata(
+    records: Sequence[Mapping[str, Any]],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    label: str | None = None,
+    checkpoints: Sequence[str] = (),
+    seed: Any = None,
+    started: str | None = None,
+    exitstatus: int | None = None,
+) -> dict[str, Any]:
+    """The metadata of a run: time, label, checkpoint(s), git commit, fingerprints, seed, versions.
+
+    Fingerprints and the seed come from the results' params (``model_fingerprint``,
+    ``dataset_fingerprint``, ``seed``) when the option does not give a seed; several
+    distinct values are joined with commas.
+    """
+    names = [Path(c).name or c for c in checkpoints]
+    return {
+        "started": started or _now(),
+        "finished": _now(),
+        "label": label,
+        "checkpoint": ",".join(names) if names else None,
+        "git_commit": git_commit(root) if root is not None else None,
+        "model_fingerprint": _distinct(records, ("model_fingerprint", "model_id")),
+        "dataset_fingerprint": _distinct(records, ("dataset_fingerprint",)),
+        "seed": seed if seed is not None else _distinct(records, ("seed",)),
+        "versions": _versions(),
+        "exitstatus": exitstatus,
+    }

@@ -1,0 +1,115 @@
+"""Parsers of option values, shared by the pytest options and the ``pytest-fairness`` command.
+
+Each ``parse_*`` function takes the raw string and returns the parsed value, or raises
+``argparse.ArgumentTypeError`` with a message that names the value and shows the fix. Both
+pytest's option parser and ``argparse`` turn that into a usage error that names the option.
+
+This module is imported when the plugin loads: it imports nothing but the standard library.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Final
+
+__all__ = [
+    "COMPARE_METRICS",
+    "parse_compare_fail",
+    "parse_run_ref",
+    "parse_tolerance",
+]
+
+#: What a baseline comparison can look at, and which way is better:
+#: ``gap`` lower, ``ratio`` higher, ``value`` and ``worst`` (the worst group's value) by the
+#: result's ``higher_is_better``. Same names as ``fairness.no_regression(metric=...)``.
+COMPARE_METRICS: Final = ("gap", "ratio", "value", "worst")
+
+_COMPARE_EXAMPLE: Final = "gap:0.01,value:0.02"
+
+
+def parse_tolerance(text: str) -> float:
+    """Parse a non-negative, finite tolerance such as ``"0.01"``.
+
+    Examples
+    --------
+    >>> parse_tolerance("0.01")
+    0.01
+    """
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        raise argparse.ArgumentTypeError(
+            f"a tolerance must be a number >= 0, such as 0.01; got {text!r}."
+        ) from None
+    if math.isnan(value) or math.isinf(value) or value < 0:
+        raise argparse.ArgumentTypeError(
+            f"a tolerance must be a finite number >= 0, such as 0.01; got {text!r}."
+        )
+    return value
+
+
+def parse_compare_fail(text: str) -> dict[str, float]:
+    """Parse ``--fairness-compare-fail``: comma-separated ``metric:tolerance`` pairs.
+
+    A result regresses on a metric when it is worse than the baseline by more than the
+    tolerance, in the metric's own direction (see :data:`COMPARE_METRICS`).
+
+    Examples
+    --------
+    >>> parse_compare_fail("gap:0.01, value:0.02")
+    {'gap': 0.01, 'value': 0.02}
+    """
+    allowed = ", ".join(COMPARE_METRICS)
+    parsed: dict[str, float] = {}
+    items = [item.strip() for item in str(text).split(",")]
+    if not any(items):
+        raise argparse.ArgumentTypeError(
+            f"expected metric:tolerance pairs such as {_COMPARE_EXAMPLE!r}; got {text!r}."
+        )
+    for item in items:
+        if not item:
+            raise argparse.ArgumentTypeError(
+                f"empty item in {text!r}; separate metric:tolerance pairs with single commas, "
+                f"as in {_COMPARE_EXAMPLE!r}."
+            )
+        metric, sep, tolerance = item.partition(":")
+        metric = metric.strip()
+        if not sep:
+            raise argparse.ArgumentTypeError(
+                f"{item!r} has no tolerance; write metric:tolerance, e.g. {metric or 'gap'}:0.01 "
+                f"(full example: {_COMPARE_EXAMPLE!r})."
+            )
+        if metric not in COMPARE_METRICS:
+            raise argparse.ArgumentTypeError(
+                f"unknown metric {metric!r} in {text!r}; metrics: {allowed} "
+                f"(e.g. {_COMPARE_EXAMPLE!r})."
+            )
+        if metric in parsed:
+            raise argparse.ArgumentTypeError(
+                f"metric {metric!r} is given twice in {text!r}; give each metric once."
+            )
+        try:
+            parsed[metric] = parse_tolerance(tolerance.strip())
+        except argparse.ArgumentTypeError as error:
+            raise argparse.ArgumentTypeError(f"{metric}: {error}") from None
+    return parsed
+
+
+def parse_run_ref(text: str) -> str:
+    """Check a baseline or run reference: a JSON file, a run id or a checkpoint/label name.
+
+    The reference is resolved later, against the file system and the history store; here it
+    only has to be non-empty.
+
+    Examples
+    --------
+    >>> parse_run_ref(" baseline.json ")
+    'baseline.json'
+    """
+    ref = str(text).strip()
+    if not ref:
+        raise argparse.ArgumentTypeError(
+            "expected a baseline JSON file, a run id or a checkpoint name; got an empty value."
+        )
+    return ref
