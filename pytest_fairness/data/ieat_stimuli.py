@@ -15,7 +15,7 @@ third-party photos and are not distributed; users bring them.
 any image. The embeddings come from any callable ``embed(paths) -> (len(paths), d) array``
 (:meth:`IEATStimuli.embed`), or from features computed elsewhere in the order of
 :attr:`IEATStimuli.paths` (:meth:`IEATStimuli.split`); :meth:`IEATStimuli.test_sets`
-then feeds :func:`pytest_fairness.indicators.ieat.ieat_battery`.
+then feeds :func:`pytest_fairness.indicators.embedding_association.ieat_battery`.
 """
 
 from __future__ import annotations

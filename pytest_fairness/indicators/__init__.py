@@ -7,22 +7,23 @@ load on first use, so ``from pytest_fairness import indicators`` costs nothing.
 A module never has the name of a function: importing a submodule makes it an attribute of
 this package, which would hide the function of the same name.
 
-========================  ===================  =========================================
-function                  module               source
-========================  ===================  =========================================
-group_metrics             cross_domain         seed 003 (classification)
-landmark_metrics          cross_domain         seed 003 (landmark detection)
-delta_dto                 cross_domain         seed 003
-label_association         label_association    seed 000 §3.1
-geodiversity              geodiversity         seed 000 §3.2
-precision_at_k            retrieval            seed 000 §3.3
-ieat                      ieat                 seed 004
-bias_amp                  amplification        Zhao et al. 2017
-directional_bias_amp      amplification        Wang & Russakovsky 2021
-multi_mals                amplification        seed 001
-multi_directional         amplification        seed 001
-fair_sa                   fair_sa              seed 002
-========================  ===================  =========================================
+=====================  =====================  ===========================================
+function               module                 source
+=====================  =====================  ===========================================
+group_metrics          cross_domain           seed 003 (classification)
+landmark_metrics       cross_domain           seed 003 (landmark detection)
+delta_dto              cross_domain           seed 003
+label_association      harmful_labels         seed 000 §3.1
+geodiversity           geographic             seed 000 §3.2
+precision_at_k         retrieval              seed 000 §3.3
+ieat                   embedding_association  seed 004
+ieat_battery           embedding_association  seed 004 (several tests, Holm-adjusted)
+bias_amp               amplification          Zhao et al. 2017
+directional_bias_amp   amplification          Wang & Russakovsky 2021
+multi_mals             amplification          seed 001
+multi_directional      amplification          seed 001
+fair_sa                fair_sa                seed 002
+=====================  =====================  ===========================================
 """
 
 from __future__ import annotations
@@ -35,10 +36,11 @@ _FUNCTIONS: dict[str, str] = {
     "group_metrics": "cross_domain",
     "landmark_metrics": "cross_domain",
     "delta_dto": "cross_domain",
-    "label_association": "label_association",
-    "geodiversity": "geodiversity",
+    "label_association": "harmful_labels",
+    "geodiversity": "geographic",
     "precision_at_k": "retrieval",
-    "ieat": "ieat",
+    "ieat": "embedding_association",
+    "ieat_battery": "embedding_association",
     "bias_amp": "amplification",
     "directional_bias_amp": "amplification",
     "multi_mals": "amplification",

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_fairness.indicators import ieat
-from pytest_fairness.indicators.ieat import holm
+from pytest_fairness.indicators.embedding_association import holm
 
 SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])

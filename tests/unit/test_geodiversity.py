@@ -8,7 +8,7 @@ import pytest
 from pytest_fairness import fairness
 from pytest_fairness.errors import FairnessConfigError, InvalidDataError
 from pytest_fairness.indicators import geodiversity
-from pytest_fairness.indicators.geodiversity import income_bucket
+from pytest_fairness.indicators.geographic import income_bucket
 
 LABELS = [[1, 2], [3, 4], [5, 6], [7, 8], [1, 9]]
 SCORES = [[0.6, 0.4]] * 5

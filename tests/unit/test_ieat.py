@@ -24,7 +24,7 @@ from pytest_fairness.errors import (
     InvalidDataError,
 )
 from pytest_fairness.indicators import ieat
-from pytest_fairness.indicators.ieat import holm, ieat_battery
+from pytest_fairness.indicators.embedding_association import holm, ieat_battery
 from pytest_fairness.results import IndicatorResult
 
 # A = two copies of e1, B = two copies of e2, so s(w) = (w1 - w2) / |w| by hand.
