@@ -1,0 +1,262 @@
+"""Baselines: deterministic files, lookup, and direction-aware comparison."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_fairness.baseline import (
+    BASELINE_FORMAT,
+    Comparison,
+    build_baseline,
+    compare_baselines,
+    compare_results,
+    dump_baseline,
+    find_entry,
+    load_baseline,
+    regression_message,
+    resolve_baseline,
+    result_id,
+    save_baseline,
+    strip_param,
+    summarize,
+)
+from pytest_fairness.errors import FairnessConfigError
+from pytest_fairness.results import GroupStat, IndicatorResult
+
+
+def result(values: dict[str, float], *, higher: bool = True, key: str | None = None,
+           name: str = "group_metrics", metric: str = "accuracy", **params: Any) -> dict[str, Any]:
+    """A result dict (as the plugin records it) with one group per entry of ``values``."""
+    r = IndicatorResult(name, metric, sum(values.values()) / len(values),
+                        groups=tuple(GroupStat(g, 10, v) for g, v in values.items()),
+                        higher_is_better=higher, min_group_size=1, params=params)
+    return {**r.to_dict(), "key": key}
+
+
+def record(nodeid: str, *results: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"nodeid": nodeid, "outcome": "passed", "results": list(results), **extra}
+
+
+def test_summary_numbers() -> None:
+    """A summary keeps value, gap, ratio, worst group and every group."""
+    s = summarize(result({"a": 0.8, "b": 0.6}))
+    assert s["value"] == pytest.approx(0.7)
+    assert s["gap"] == pytest.approx(0.2)
+    assert s["ratio"] == pytest.approx(0.75)
+    assert s["worst"] == {"group": "b", "value": 0.6}
+    assert s["groups"]["a"] == {"n": 10, "value": 0.8, "interval": None, "excluded": False}
+
+
+def test_summary_lower_is_better_worst_group() -> None:
+    """With lower-is-better metrics the worst group is the highest."""
+    s = summarize(result({"a": 0.1, "b": 0.3}, higher=False, metric="nme"))
+    assert s["worst"]["group"] == "b"
+
+
+def test_summary_without_groups() -> None:
+    """No groups: no gap, ratio or worst group."""
+    r = IndicatorResult("ieat", "association", 0.5, stats={"p_value": 0.1})
+    s = summarize({**r.to_dict(), "key": None})
+    assert (s["gap"], s["ratio"], s["worst"], s["groups"]) == (None, None, None, {})
+
+
+def test_result_id() -> None:
+    """Results are named by key, else indicator (metric) and coordinate."""
+    assert result_id({"key": "k", "name": "x", "metric": "m"}) == "k"
+    assert result_id({"key": None, "name": "x", "metric": "m", "at": 0.5}) == "x (m) @ 0.5"
+
+
+def test_strip_param() -> None:
+    """The checkpoint id leaves the node id wherever it sits."""
+    assert strip_param("t.py::f[ck]", "ck") == "t.py::f"
+    assert strip_param("t.py::f[a-ck-b]", "ck") == "t.py::f[a-b]"
+    assert strip_param("t.py::f[ck-b]", "ck") == "t.py::f[b]"
+    assert strip_param("t.py::f[v-1]", "v-1") == "t.py::f"
+    assert strip_param("t.py::f[other]", "ck") == "t.py::f[other]"
+    assert strip_param("t.py::f", "ck") == "t.py::f"
+    assert strip_param("t.py::f[ck]", None) == "t.py::f[ck]"
+
+
+def test_file_is_deterministic_and_sorted(tmp_path: Path) -> None:
+    """Same records in any order give byte-identical files with sorted keys."""
+    records = [record(f"t.py::test_{i}", result({"b": 0.5, "a": 0.7})) for i in range(5)]
+    first = save_baseline(tmp_path / "one.json", records, merge=False).read_text()
+    shuffled = records[:]
+    random.Random(0).shuffle(shuffled)
+    second = save_baseline(tmp_path / "two.json", shuffled, merge=False).read_text()
+    assert first == second
+    assert first.endswith("\n")
+    document = json.loads(first)
+    assert list(document["tests"]) == sorted(document["tests"])
+    assert dump_baseline(document) == first
+
+
+def test_save_merges_with_previous(tmp_path: Path) -> None:
+    """A run of a subset updates its tests and keeps the others."""
+    path = tmp_path / "b.json"
+    save_baseline(path, [record("t.py::a", result({"x": 0.5, "y": 0.5})),
+                         record("t.py::b", result({"x": 0.1, "y": 0.9}))])
+    save_baseline(path, [record("t.py::a", result({"x": 0.2, "y": 0.4}))])
+    tests = load_baseline(path)["tests"]
+    assert set(tests) == {"t.py::a", "t.py::b"}
+    assert tests["t.py::a"]["results"]["group_metrics (accuracy)"]["gap"] == pytest.approx(0.2)
+    save_baseline(path, [record("t.py::c", result({"x": 1, "y": 1}))], merge=False)
+    assert set(load_baseline(path)["tests"]) == {"t.py::c"}
+
+
+@pytest.mark.parametrize(
+    ("content", "fragment"),
+    [
+        ("{", "is not valid JSON"),
+        ('{"format": "other"}', r"is not a pytest-fairness baseline \(format='other'"),
+        ("[1]", "format='list'"),
+        (f'{{"format": "{BASELINE_FORMAT}", "schema": "1"}}', "invalid schema='1'"),
+        (f'{{"format": "{BASELINE_FORMAT}", "schema": 99, "tests": {{}}}}',
+         "schema=99, newer than this pytest-fairness understands"),
+        (f'{{"format": "{BASELINE_FORMAT}", "schema": 1}}', "has no 'tests' mapping"),
+    ],
+)
+def test_load_errors(tmp_path: Path, content: str, fragment: str) -> None:
+    """Bad files fail with the file name and the fix."""
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(FairnessConfigError, match=fragment):
+        load_baseline(path)
+
+
+def test_load_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(FairnessConfigError, match="does not exist; write one with"):
+        load_baseline(tmp_path / "none.json")
+
+
+def test_find_entry_by_test_id() -> None:
+    """A node id is found directly, or through a unique checkpoint-free test id."""
+    doc = build_baseline([record("t.py::f[ck1]", result({"a": 1, "b": 1}), test="t.py::f")])
+    assert find_entry(doc, "t.py::f[ck1]") is not None
+    assert find_entry(doc, "t.py::f[ck2]", "t.py::f") is not None
+    assert find_entry(doc, "t.py::g") is None
+    doc = build_baseline([record("t.py::f[1]", result({"a": 1}), test="t.py::f"),
+                          record("t.py::f[2]", result({"a": 1}), test="t.py::f")])
+    assert find_entry(doc, "t.py::f[3]", "t.py::f") is None  # ambiguous
+
+
+def compare(base: dict[str, float], now: dict[str, float], metric: str, tolerance: float = 0.0,
+            higher: bool = True) -> Comparison:
+    (c,) = compare_results(summarize(result(base, higher=higher)),
+                           summarize(result(now, higher=higher)), {metric: tolerance})
+    return c
+
+
+def test_gap_lower_is_better() -> None:
+    """A growing gap regresses; a shrinking one does not."""
+    assert compare({"a": 0.8, "b": 0.7}, {"a": 0.8, "b": 0.6}, "gap").regressed
+    assert not compare({"a": 0.8, "b": 0.6}, {"a": 0.8, "b": 0.7}, "gap").regressed
+
+
+def test_ratio_higher_is_better() -> None:
+    assert compare({"a": 0.8, "b": 0.7}, {"a": 0.8, "b": 0.6}, "ratio").regressed
+    assert not compare({"a": 0.8, "b": 0.6}, {"a": 0.8, "b": 0.7}, "ratio").regressed
+
+
+@pytest.mark.parametrize("metric", ["value", "worst"])
+def test_value_and_worst_follow_direction(metric: str) -> None:
+    """Value and worst group regress downwards when higher is better, upwards otherwise."""
+    assert compare({"a": 0.8, "b": 0.7}, {"a": 0.8, "b": 0.6}, metric).regressed
+    assert not compare({"a": 0.8, "b": 0.7}, {"a": 0.8, "b": 0.6}, metric, higher=False).regressed
+    # lower is better: the worst group is the highest one, and rising is worse
+    assert compare({"a": 0.3, "b": 0.1}, {"a": 0.4, "b": 0.1}, metric, higher=False).regressed
+    assert not compare({"a": 0.3, "b": 0.1}, {"a": 0.2, "b": 0.1}, metric,
+                       higher=False).regressed
+
+
+def test_worst_names_the_group() -> None:
+    c = compare({"a": 0.3, "b": 0.1}, {"a": 0.4, "b": 0.1}, "worst", higher=False)
+    assert c.where == "group a" and (c.baseline, c.now) == (0.3, 0.4)
+
+
+def test_tolerance_boundary() -> None:
+    """Worse by exactly the tolerance passes; by more fails."""
+    c = compare({"a": 0.5, "b": 0.25}, {"a": 0.5, "b": 0.0}, "gap", tolerance=0.25)
+    assert c.worse_by == pytest.approx(0.25) and not c.regressed
+    assert compare({"a": 0.5, "b": 0.25}, {"a": 0.5, "b": 0.0}, "gap", tolerance=0.24).regressed
+
+
+def test_undefined_metric_is_not_compared() -> None:
+    """A gap with one group cannot regress, and the comparison says why."""
+    c = compare({"a": 0.5}, {"a": 0.1}, "gap")
+    assert c.baseline is None and not c.regressed
+    assert "undefined" in c.notes[0]
+
+
+def test_params_change_is_noted() -> None:
+    base = summarize(result({"a": 1, "b": 1}, top_k=5))
+    now = summarize(result({"a": 1, "b": 1}, top_k=10))
+    (c,) = compare_results(base, now, {"gap": 0})
+    assert "top_k: 5 → 10" in c.notes[0]
+
+
+def test_unknown_metric() -> None:
+    with pytest.raises(FairnessConfigError, match="cannot compare metric='size'"):
+        compare_results({}, {}, {"size": 0.1})
+
+
+def test_comparison_round_trip() -> None:
+    c = compare({"a": 0.8, "b": 0.7}, {"a": 0.8, "b": 0.6}, "gap")
+    assert Comparison.from_dict(json.loads(json.dumps(c.to_dict()))) == c
+
+
+def test_regression_message_group_by_group() -> None:
+    """The message shows baseline and now for every group and marks the worse one."""
+    c = compare({"a": 0.8, "b": 0.7}, {"a": 0.8, "b": 0.6}, "gap", tolerance=0.01)
+    text = regression_message([c], source="base.json")
+    assert text.splitlines()[0].startswith("1 fairness regression against the baseline base.json")
+    assert "gap baseline 0.1 → now 0.2 (+0.1 worse, tolerance 0.01, lower is better)" in text
+    row = next(line for line in text.splitlines() if line.strip().startswith("b "))
+    assert "0.7" in row and "0.6" in row and "-0.1" in row and "← worse" in row
+
+
+def test_compare_documents_lists_new_and_missing() -> None:
+    base = build_baseline([record("t.py::a", result({"x": 0.5, "y": 0.5})),
+                           record("t.py::gone", result({"x": 0.5, "y": 0.5}))])
+    now = build_baseline([record("t.py::a", result({"x": 0.5, "y": 0.1})),
+                          record("t.py::new", result({"x": 0.5, "y": 0.5}))])
+    comparisons, missing = compare_baselines(base, now, {"gap": 0.0})
+    assert [c.regressed for c in comparisons] == [True]
+    assert any("new test" in m and "t.py::new" in m for m in missing)
+    assert any("missing test" in m and "t.py::gone" in m for m in missing)
+
+
+@given(st.lists(st.floats(0, 1), min_size=2, max_size=6), st.floats(0.01, 10))
+def test_identical_never_regresses_and_scaling_keeps_direction(values: list[float],
+                                                                scale: float) -> None:
+    """A result never regresses against itself; scaling both sides keeps the verdict."""
+    groups = {f"g{i}": v for i, v in enumerate(values)}
+    same = summarize(result(groups))
+    assert not any(c.regressed for c in compare_results(same, same, dict.fromkeys(
+        ("gap", "ratio", "value", "worst"), 0.0)))
+    worse = {**groups, "g0": min(values) - 0.5}
+    c1 = compare(groups, worse, "worst")
+    c2 = compare({k: v * scale for k, v in groups.items()},
+                 {k: v * scale for k, v in worse.items()}, "worst")
+    assert c1.regressed == c2.regressed is True
+
+
+def test_resolve_file_and_report(tmp_path: Path) -> None:
+    """A baseline file and a report.json both resolve; an unknown name explains itself."""
+    path = save_baseline(tmp_path / "b.json", [record("t.py::a", result({"x": 1, "y": 0}))])
+    document, source = resolve_baseline(str(path), None)
+    assert source == str(path) and "t.py::a" in document["tests"]
+    from pytest_fairness.report.json_report import build_report, write_json
+
+    report = write_json(build_report([record("t.py::r", result({"x": 1, "y": 0}))]), tmp_path)
+    document, _ = resolve_baseline(str(report), None)
+    assert "t.py::r" in document["tests"]
+    with pytest.raises(FairnessConfigError, match="is not a file, and there is no history"):
+        resolve_baseline("ckpt-7", tmp_path / "none.sqlite")
