@@ -79,7 +79,9 @@ def parse_batch_size(value: str) -> int:
     try:
         number = int(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"batch size must be a positive int; got {value!r}")
+        raise argparse.ArgumentTypeError(
+            f"batch size must be a positive int; got {value!r}"
+        ) from None
     if number < 1:
         raise argparse.ArgumentTypeError(f"batch size must be a positive int; got {value!r}")
     return number

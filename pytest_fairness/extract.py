@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING, Any
 from pytest_fairness.errors import FairnessConfigError, InvalidDataError
 
 if TYPE_CHECKING:
-    import numpy as np
     import torch
     from numpy.typing import NDArray
     from PIL import Image
@@ -185,10 +184,12 @@ class DefaultTransform:
         self.size = size
 
     def __call__(self, image: Image.Image) -> torch.Tensor:
+        """Resize and convert one image."""
         from torchvision.transforms import functional as TF
 
         image = image.resize((self.size, self.size), resample=2)  # PIL.Image.BILINEAR
-        return TF.pil_to_tensor(image).float().div_(255.0)
+        tensor: torch.Tensor = TF.pil_to_tensor(image).float().div_(255.0)
+        return tensor
 
     def __repr__(self) -> str:
         return f"DefaultTransform(size={self.size})"
@@ -220,8 +221,8 @@ def callable_fingerprint(obj: Any) -> str:
                 f"{[callable_fingerprint(a) for a in obj.args]}, "
                 f"{ {k: callable_fingerprint(v) for k, v in sorted(obj.keywords.items())} })")
     code = getattr(obj, "__code__", None)
-    if code is None and hasattr(type(obj), "__call__"):
-        code = getattr(type(obj).__call__, "__code__", None)
+    if code is None:
+        code = getattr(vars(type(obj)).get("__call__"), "__code__", None)
     digest = hashlib.sha256()
     if code is not None:
         try:
@@ -260,7 +261,7 @@ def _tensor_digest(tensor: torch.Tensor) -> str:
     data = tensor.detach().cpu().contiguous().reshape(-1)
     raw = data.view(__import__("torch").uint8) if data.numel() else data
     digest = hashlib.sha256(f"{tensor.dtype}{tuple(tensor.shape)}".encode())
-    digest.update(raw.numpy().tobytes())
+    digest.update(raw.numpy().data)  # a memoryview: no copy of the weights
     return digest.hexdigest()
 
 
@@ -577,7 +578,7 @@ def _run(model: Any, dataset: FairnessDataset, transform: Any, norm: Any, pertur
     import numpy as np
     import torch
 
-    loader = torch.utils.data.DataLoader(
+    loader: Any = torch.utils.data.DataLoader(
         _ImageRows(dataset, transform),  # type: ignore[arg-type]
         batch_size=batch_size,
         shuffle=False,
@@ -675,7 +676,8 @@ def _write_entry(entry: Path, outputs: Mapping[str, NDArray[Any]], dataset: Fair
     fd, tmp = tempfile.mkstemp(prefix=entry.name, suffix=".tmp", dir=entry.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            np.savez(handle, **outputs, **{_IDS: np.asarray(dataset.image_ids, dtype=str)})
+            arrays: dict[str, Any] = {**outputs, _IDS: np.asarray(dataset.image_ids, dtype=str)}
+            np.savez(handle, **arrays)
         os.replace(tmp, entry)  # atomic: readers see the old state or the whole entry
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

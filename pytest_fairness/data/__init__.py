@@ -7,6 +7,8 @@ and PIL load when a loader runs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pytest_fairness.data.casual_conversations import load_casual_conversations
 from pytest_fairness.data.celeba import load_celeba
 from pytest_fairness.data.dataset import CANONICAL_COLUMNS, FairnessDataset
@@ -32,7 +34,7 @@ __all__ = [
 ]
 
 #: Dataset name (as in ``--fairness-data NAME=PATH`` and the fixture) → loader.
-LOADERS = {
+LOADERS: dict[str, Callable[..., FairnessDataset]] = {
     "casual_conversations": load_casual_conversations,
     "celeba": load_celeba,
     "dollar_street": load_dollar_street,

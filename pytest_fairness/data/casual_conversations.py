@@ -221,9 +221,10 @@ def _from_release(data: dict[str, Any], path: Path, image_root: Path,
         entry = data[key]
         where = f"subject {key!r}"
         if not isinstance(entry, dict) or "files" not in entry or "label" not in entry:
+            got = sorted(entry) if isinstance(entry, dict) else entry
             raise InvalidDataError(
                 f"{name}: {str(path)!r} {where}: expected an object with 'files', "
-                f"'dark_files' and 'label'; got keys {sorted(entry) if isinstance(entry, dict) else entry!r}."
+                f"'dark_files' and 'label'; got {got!r}."
             )
         label = _parse_label(entry["label"], where, path)
         dark = {str(f) for f in entry.get("dark_files") or ()}

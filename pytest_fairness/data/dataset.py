@@ -173,7 +173,8 @@ class FairnessDataset:
     @property
     def image_ids(self) -> list[str]:
         """The ``image_id`` of every row, in order."""
-        return self.frame["image_id"].tolist()
+        ids: list[str] = self.frame["image_id"].tolist()
+        return ids
 
     @property
     def has_boxes(self) -> bool:
@@ -294,7 +295,8 @@ class FairnessDataset:
         if self.has_boxes:
             box = [row[c] for c in BOX_COLUMNS]
             if all(b == b and b is not None for b in box):
-                image = image.crop(tuple(int(round(float(b))) for b in box))
+                x0, y0, x1, y1 = (int(round(float(b))) for b in box)
+                image = image.crop((x0, y0, x1, y1))
         if self.square_crop_ratio is not None:
             image = square_top_left(image, self.square_crop_ratio)
         return image
