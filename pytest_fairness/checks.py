@@ -189,6 +189,11 @@ def _observe(
                         max(abs(low), abs(high)))
         return observed, _bounded(limit, observed, interval, confidence), interval, ""
     if limit == "max_auc":
+        if confidence != "point":
+            raise FairnessConfigError(
+                f"confidence={confidence!r} needs an interval for max_auc, and AUC matrix "
+                "cells have none; use confidence='point' for max_auc."
+            )
         matrix = result.matrices.get("auc")
         if matrix is None:
             raise FairnessConfigError(
@@ -214,6 +219,17 @@ def _observe(
     observed = _stat(limit, result, stat)
     interval = result.intervals.get(stat)
     return observed, _bounded(limit, observed, interval, confidence), interval, ""
+
+
+def _within(observed: float, threshold: float, bound: str) -> bool:
+    """Whether ``observed`` respects the limit; equal up to float rounding counts as within.
+
+    A gap of 0.92 - 0.88 is 0.040000000000000036 in floating point; failing
+    ``max_gap=0.04`` on it would be a verdict on rounding, not on the model.
+    """
+    if math.isclose(observed, threshold, rel_tol=1e-12, abs_tol=1e-15):
+        return True
+    return observed <= threshold if bound == "max" else observed >= threshold
 
 
 def _applies(spec_result: str | None, key: str | None, result: IndicatorResult) -> bool:
@@ -259,10 +275,7 @@ def evaluate(results: Any, limits: Mapping[str, Any]) -> list[CheckOutcome]:
         for limit in (k for k in limits if k in LIMITS):
             threshold = float(limits[limit])
             observed, decisive, interval, where = _observe(limit, target, confidence)
-            if LIMITS[limit].bound == "max":
-                passed = decisive <= threshold
-            else:
-                passed = decisive >= threshold
+            passed = _within(decisive, threshold, LIMITS[limit].bound)
             outcomes.append(
                 CheckOutcome(limit, threshold, observed, passed, target, key, confidence,
                              interval, where)

@@ -12,6 +12,7 @@ This module imports nothing heavy: it is loaded with the plugin.
 from __future__ import annotations
 
 import math
+from numbers import Integral, Real
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, final
@@ -85,7 +86,7 @@ def _allowed(options: tuple[str, ...]) -> str:
 
 
 def _number(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, bool) or type(value).__name__ == "bool_" or not isinstance(value, Real):
         raise FairnessConfigError(
             f"{name} must be a number; got {name}={value!r} (type={type(value).__name__})."
         )
@@ -140,9 +141,8 @@ def validate_threshold(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict
             f"{clean['min_value']!r} > max_value={clean['max_value']!r}; no value can pass both."
         )
     if "at" in kwargs:
-        clean["at"] = _number("at", kwargs["at"])
-        if isinstance(kwargs["at"], int):
-            clean["at"] = kwargs["at"]
+        number = _number("at", kwargs["at"])
+        clean["at"] = int(kwargs["at"]) if isinstance(kwargs["at"], Integral) else number
     confidence = kwargs.get("confidence", "point")
     if confidence not in CONFIDENCE_MODES:
         raise FairnessConfigError(
@@ -193,6 +193,11 @@ def validate_regression(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dic
         )
     clean: dict[str, Any] = {"tolerance": tolerance, "metric": metric}
     if "result" in kwargs:
+        if not isinstance(kwargs["result"], str):
+            raise FairnessConfigError(
+                "result must be a str naming a returned result (its dict key or indicator "
+                f"name); got result={kwargs['result']!r}."
+            )
         clean["result"] = kwargs["result"]
     return clean
 

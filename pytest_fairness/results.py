@@ -31,9 +31,12 @@ Scalar = str | int | float | bool | None
 GroupKey = str | int | float | bool | tuple[str | int | float | bool, ...]
 
 
+_PLAIN = (str, bool, int, float, type(None))
+
+
 def _scalar(value: Any) -> Any:
     """Turn numpy scalars and other number-likes into the matching Python scalar."""
-    if value is None or isinstance(value, (str, bool, int, float)):
+    if type(value) in _PLAIN:  # exact types: numpy's str/float subclasses are converted
         return value
     item = getattr(value, "item", None)  # numpy scalars, 0-d arrays, torch scalars
     if callable(item):
@@ -75,6 +78,8 @@ def _encode_key(key: GroupKey) -> Any:
 
 def _jsonable(value: Any) -> Any:
     """Recursively convert params to JSON-compatible values."""
+    if getattr(value, "ndim", 0):  # numpy arrays and tensors of any size
+        return _jsonable(value.tolist())
     value = _scalar(value)
     if isinstance(value, float):
         return _encode_float(value)
@@ -88,9 +93,37 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def _cell(value: Any) -> Any:
+    """A table cell: a JSON scalar or a tuple of them; NaN is stored as None (missing)."""
+    if isinstance(value, (tuple, list)):
+        return tuple(_cell(v) for v in value)
+    value = _scalar(value)
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def _encode_cell(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_encode_cell(v) for v in value]
+    return _encode_float(value) if isinstance(value, float) else value
+
+
+def _decode_cell(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(_decode_cell(v) for v in value)
+    if value in ("inf", "-inf"):
+        return float(value)
+    return value
+
+
 def _interval(value: Any) -> tuple[float, float] | None:
     if value is None:
         return None
+    if len(value) != 2:
+        raise FairnessConfigError(
+            f"An interval is a (low, high) pair; got interval={tuple(value)!r}."
+        )
     low, high = value
     return (float(_scalar(low)), float(_scalar(high)))
 
@@ -343,7 +376,7 @@ class IndicatorResult:
             self,
             "tables",
             {
-                str(k): tuple({str(c): _scalar(v) for c, v in row.items()} for row in rows)
+                str(k): tuple({str(c): _cell(v) for c, v in row.items()} for row in rows)
                 for k, rows in self.tables.items()
             },
         )
@@ -462,7 +495,7 @@ class IndicatorResult:
             "value": _encode_float(self.value),
             "higher_is_better": self.higher_is_better,
             "min_group_size": self.min_group_size,
-            "at": self.at,
+            "at": _encode_float(self.at) if isinstance(self.at, float) else self.at,
             "groups": [g.to_dict() for g in self.groups],
             "stats": {k: _encode_float(v) for k, v in self.stats.items()},
             "intervals": {
@@ -470,7 +503,10 @@ class IndicatorResult:
             },
             "curves": {k: c.to_dict() for k, c in self.curves.items()},
             "matrices": {k: m.to_dict() for k, m in self.matrices.items()},
-            "tables": {k: [_jsonable(dict(r)) for r in rows] for k, rows in self.tables.items()},
+            "tables": {
+                k: [{c: _encode_cell(v) for c, v in row.items()} for row in rows]
+                for k, rows in self.tables.items()
+            },
             "params": _jsonable(dict(self.params)),
             "slices": [s.to_dict() for s in self.slices],
             "notes": list(self.notes),
@@ -491,7 +527,7 @@ class IndicatorResult:
             value=_decode_float(data["value"]),
             higher_is_better=data.get("higher_is_better", True),
             min_group_size=data.get("min_group_size", 30),
-            at=data.get("at"),
+            at=_decode_cell(data.get("at")),
             groups=tuple(GroupStat.from_dict(g) for g in data.get("groups", ())),
             stats={k: _decode_float(v) for k, v in data.get("stats", {}).items()},
             intervals={
@@ -500,7 +536,10 @@ class IndicatorResult:
             },
             curves={k: Curve.from_dict(c) for k, c in data.get("curves", {}).items()},
             matrices={k: Matrix.from_dict(m) for k, m in data.get("matrices", {}).items()},
-            tables={k: tuple(rows) for k, rows in data.get("tables", {}).items()},
+            tables={
+                k: tuple({c: _decode_cell(v) for c, v in row.items()} for row in rows)
+                for k, rows in data.get("tables", {}).items()
+            },
             params=data.get("params", {}),
             slices=tuple(cls.from_dict(s) for s in data.get("slices", ())),
             notes=tuple(data.get("notes", ())),

@@ -25,6 +25,7 @@ __all__ = [
     "encode_groups",
     "exclusion_notes",
     "make_group_stats",
+    "sort_keys",
 ]
 
 VARIANTS = ("paper", "reference")
@@ -106,7 +107,8 @@ def check_same_length(**arrays: Any) -> int:
     return next(iter(lengths.values()))
 
 
-def _sort_keys(keys: list[GroupKey]) -> list[GroupKey]:
+def sort_keys(keys: list[GroupKey]) -> list[GroupKey]:
+    """Sort group keys naturally, falling back to type name and text for mixed types."""
     try:
         return sorted(keys)  # type: ignore[type-var]
     except TypeError:
@@ -161,8 +163,13 @@ def encode_groups(
         else:
             flat = as_1d(array, name)
             check_same_length(**{name: flat}, rows=range(n))
+            if flat.dtype.kind in "biufUS":
+                # Vectorised: normalise the distinct values only, then map every row.
+                distinct, inverse = np.unique(flat, return_inverse=True)
+                keys = [normalize_group(v) for v in distinct.tolist()]
+                return keys, inverse.reshape(-1).astype(np.intp)
         labels = [normalize_group(v) for v in flat.tolist()]
-    keys = _sort_keys(list(dict.fromkeys(labels)))
+    keys = sort_keys(list(dict.fromkeys(labels)))
     index = {k: i for i, k in enumerate(keys)}
     codes = np.fromiter((index[v] for v in labels), dtype=np.intp, count=n)
     return keys, codes

@@ -44,13 +44,13 @@ import numpy as np
 
 from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
 from pytest_fairness.indicators._common import (
-    _sort_keys,
     check_min_group_size,
     check_same_length,
     check_variant,
     encode_groups,
     exclusion_notes,
     make_group_stats,
+    sort_keys,
 )
 from pytest_fairness.results import GroupKey, IndicatorResult, group_label
 
@@ -180,27 +180,10 @@ class _Groups:
     preds: list[NDArray[np.intp]] = field(default_factory=list)
 
 
-def _encode(groups: Any, n: int, name: str) -> tuple[list[GroupKey], NDArray[np.intp]]:
-    """:func:`encode_groups`, run on the distinct labels when the rows are a numeric vector.
-
-    ``encode_groups`` normalises one label per row in Python; for 10^4–10^5 images the
-    distinct values are encoded instead and the rows mapped with ``np.unique``'s inverse.
-    """
-    is_frame = isinstance(groups, Mapping) or hasattr(groups, "columns")
-    array = None if is_frame else np.asarray(
-        groups.to_numpy() if hasattr(groups, "to_numpy") else groups)
-    if array is not None and array.ndim == 1 and array.dtype.kind in "biuf" and array.size and (
-        array.dtype.kind != "f" or not np.isnan(array).any()  # NaN: let it name the row
-    ):
-        check_same_length(**{name: array}, rows=range(n))
-        distinct, inverse = np.unique(array, return_inverse=True)
-        keys, codes = encode_groups(distinct, len(distinct), name=name)
-        return keys, codes[inverse.reshape(-1)]
-    return encode_groups(groups, n, name=name)
 
 
 def _declared(groups: Any, n: int, name: str) -> tuple[list[GroupKey], NDArray[np.intp]]:
-    keys, codes = _encode(groups, n, name)
+    keys, codes = encode_groups(groups, n, name=name)
     array = None if isinstance(groups, Mapping) or hasattr(groups, "columns") else np.asarray(
         groups
     )
@@ -230,7 +213,7 @@ def _encode_all(
     test_codes = None
     if test_groups is not None and n_test is not None:
         test_keys, test_codes = _declared(test_groups, n_test, "test_groups")
-        keys = _sort_keys(list(dict.fromkeys([*train_keys, *test_keys])))
+        keys = sort_keys(list(dict.fromkeys([*train_keys, *test_keys])))
     if len(keys) < 2:
         raise InsufficientDataError(
             f"the groups have a single value {group_label(keys[0])!r}: amplification "
@@ -253,7 +236,7 @@ def _encode_all(
                   None if test_codes is None else remap_test[test_codes])
     for r, groups in enumerate(pred_groups):
         name = "pred_groups" if len(pred_groups) == 1 else f"pred_groups[{r}]"
-        pred_keys, pred_codes = _encode(groups, n_pred, name)
+        pred_keys, pred_codes = encode_groups(groups, n_pred, name=name)
         unknown = [k for k in pred_keys if k not in index]
         if unknown:
             raise InvalidDataError(

@@ -151,7 +151,8 @@ def summary_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
         for data in record.get("results", []):
             result = IndicatorResult.from_dict(data)
             mine = [c for c in checks
-                    if c["indicator"] == result.name and c["metric"] == result.metric]
+                    if (c["key"], c["indicator"], c["metric"])
+                    == (data.get("key"), result.name, result.metric)]
             limits = "; ".join(
                 f"{c['limit']}={format_number(c['threshold'])}"
                 + ("" if c["at"] is None or c["at"] == result.at else f"@{c['at']:g}")
