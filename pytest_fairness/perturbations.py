@@ -197,12 +197,16 @@ def _scale(images: torch.Tensor) -> float:
 
 def _conv_rows(images: torch.Tensor, kernel: torch.Tensor) -> torch.Tensor:
     """Convolve every row (last axis) with a 1-D kernel of odd length, replicating edges."""
-    n, c, h, w = images.shape
+    # A sum of shifted, weighted copies: ~10x faster on CPU than conv2d with a 1-row
+    # kernel over N·C single-channel planes (see benchmarks/perturbations.py).
+    w = images.shape[-1]
     radius = kernel.numel() // 2
-    flat = images.reshape(n * c, 1, h, w)
-    padded = F.pad(flat, (radius, radius, 0, 0), mode="replicate")
-    out = F.conv2d(padded, kernel.to(images.dtype).view(1, 1, 1, -1))
-    return out.reshape(n, c, h, w)
+    padded = F.pad(images, (radius, radius, 0, 0), mode="replicate")
+    weights = kernel.tolist()
+    out: torch.Tensor = padded[..., 0:w] * weights[0]
+    for k in range(1, len(weights)):
+        out.add_(padded[..., k : k + w], alpha=weights[k])
+    return out
 
 
 def _conv_cols(images: torch.Tensor, kernel: torch.Tensor) -> torch.Tensor:
@@ -251,11 +255,12 @@ def _gamma_contrast(x: torch.Tensor, level: float, seed: int, keys: Any) -> torc
 
 
 def _rotation(x: torch.Tensor, level: float, seed: int, keys: Any) -> torch.Tensor:
-    from torchvision.transforms.v2 import InterpolationMode
+    from torchvision.transforms.v2 import InterpolationMode  # type: ignore[import-untyped]
     from torchvision.transforms.v2 import functional as TF
 
     angle = _SPECS["rotation"].value(level)
-    out = TF.rotate(x, angle, interpolation=InterpolationMode.BILINEAR, fill=[0.0])
+    out: torch.Tensor = TF.rotate(x, angle, interpolation=InterpolationMode.BILINEAR,
+                                  fill=[0.0])
     return out.clamp_(0.0, 1.0)
 
 
@@ -275,7 +280,8 @@ def _exposure(direction: str) -> Callable[..., torch.Tensor]:
     name = f"exposure_{direction}"
 
     def apply(x: torch.Tensor, level: float, seed: int, keys: Any) -> torch.Tensor:
-        return (x * 2.0 ** _SPECS[name].value(level)).clamp_(0.0, 1.0)
+        factor = float(2.0 ** _SPECS[name].value(level))
+        return (x * factor).clamp_(0.0, 1.0)
 
     return apply
 
@@ -297,7 +303,7 @@ def _motion_blur(x: torch.Tensor, level: float, seed: int, keys: Any) -> torch.T
 
 
 def _jpeg(x: torch.Tensor, level: float, seed: int, keys: Any) -> torch.Tensor:
-    from torchvision.io import decode_jpeg, encode_jpeg
+    from torchvision.io import decode_jpeg, encode_jpeg  # type: ignore[import-untyped]
 
     quality = int(round(_SPECS["jpeg"].value(level)))
     with warnings.catch_warnings():

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -51,7 +51,14 @@ from pytest_fairness.indicators._common import (
     exclusion_notes,
     make_group_stats,
 )
-from pytest_fairness.results import Curve, GroupKey, IndicatorResult, Matrix, group_label, normalize_group
+from pytest_fairness.results import (
+    Curve,
+    GroupKey,
+    IndicatorResult,
+    Matrix,
+    group_label,
+    normalize_group,
+)
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -188,14 +195,15 @@ def _embeddings(values: Any, what: str) -> NDArray[np.float64]:
             f"embeddings for {what} have NaN or infinite values in row {row}; fix the model "
             "output or the cached features for that image."
         )
-    norms = np.linalg.norm(array, axis=1)
+    norms: NDArray[np.float64] = np.linalg.norm(array, axis=1)
     if (norms == 0).any():
         row = int(np.flatnonzero(norms == 0)[0])
         raise InvalidDataError(
             f"embeddings for {what} have an all-zero row {row}: its cosine similarity is "
             "undefined. Check the model output for that image."
         )
-    return array / norms[:, None]
+    unit: NDArray[np.float64] = array / norms[:, None]
+    return unit
 
 
 def _what(name: str | None, level: float) -> str:
@@ -331,11 +339,7 @@ def _source(
             f"features callable with a 'perturbation' keyword, or a mapping of precomputed "
             f"embeddings; got {type(model_or_features).__name__}."
         )
-    try:
-        params = inspect.signature(model_or_features).parameters
-    except (TypeError, ValueError):
-        params = {}
-    if "perturbation" in params:
+    if _has_perturbation_kw(model_or_features):
         return _from_callable(model_or_features, dataset), "features"
     return _from_model(model_or_features, dataset, perturbations, seed, batch_size), "model"
 
@@ -361,6 +365,7 @@ def _subgroups(
     attribute: Any, dataset: Any, n: int, protected: Any
 ) -> list[tuple[GroupKey, NDArray[np.bool_]]]:
     """One ``(row key, protected mask)`` per protected subgroup, one-vs-rest."""
+    columns: dict[str | None, Any]
     if isinstance(attribute, str):
         columns = {None: _column(dataset, attribute, "attribute")}
     elif isinstance(attribute, Mapping) or hasattr(attribute, "columns"):
@@ -387,7 +392,7 @@ def _subgroups(
                 "protected subgroup with the rest, so it needs at least two values."
             )
         try:
-            distinct.sort()  # type: ignore[type-var]
+            distinct.sort()  # type: ignore[type-var,unused-ignore]
         except TypeError:
             distinct.sort(key=str)
         chosen = distinct if wanted is None else [normalize_group(v) for v in wanted]
@@ -664,7 +669,8 @@ def fair_sa(
     rows = _subgroups(attribute, dataset, n, protected)
     ids = None
     if identities is not None:
-        raw = _column(dataset, identities, "identities") if isinstance(identities, str) else identities
+        raw = (_column(dataset, identities, "identities") if isinstance(identities, str)
+               else identities)
         ids = as_1d(raw, "identities")
         check_same_length(identities=ids, embeddings=range(n))
         ids = np.asarray([normalize_group(v) for v in ids.tolist()] + [None], dtype=object)[:-1]
@@ -757,7 +763,7 @@ def fair_sa(
     }
     if t is not None:
         stats["threshold"] = t
-    for i in np.flatnonzero(included):
+    for i in (int(v) for v in np.flatnonzero(included)):
         stats[f"l1_row[{labels[i]}]"] = float(row_l1[i])
     for j, name in enumerate(names):
         stats[f"l1_col[{name}]"] = (float(np.abs(inc_auc[:, j]).sum()) if included.any()
@@ -780,30 +786,31 @@ def fair_sa(
     curves: dict[str, Curve] = {}
     index_rows = []
     for j, name in enumerate(names):
-        curves[curve_key("irc", name)] = Curve(grid, overall[j], "level", irc_label)
+        curves[curve_key("irc", name)] = Curve(tuple(grid), tuple(overall[j]), "level",
+                                               irc_label)
         index_rows.append({"curve": curve_key("irc", name), "kind": "irc", "subgroup": None,
                            "perturbation": name})
     for i, key in enumerate(keys):
         for j, name in enumerate(names):
             for kind, y, lab in (("fair_sa", alpha[i, j], y_label),
                                  ("irc", rate_p[i, j], irc_label)):
-                curves[curve_key(kind, name, key)] = Curve(grid, y, "level", lab)
+                curves[curve_key(kind, name, key)] = Curve(tuple(grid), tuple(y), "level", lab)
                 index_rows.append({"curve": curve_key(kind, name, key), "kind": kind,
                                    "subgroup": labels[i], "perturbation": name})
 
-    cells = []
-    for i, key in enumerate(keys):
+    cells: list[dict[str, Any]] = []
+    for i in range(len(keys)):
         for j, name in enumerate(names):
-            worst = int(np.argmax(np.abs(alpha[i, j])))
+            worst_k = int(np.argmax(np.abs(alpha[i, j])))
             cells.append({"subgroup": labels[i], "perturbation": name,
                           "auc": float(auc[i, j]), "clean_alpha": float(alpha[i, j, 0]),
-                          "worst_level": float(grid[worst]),
-                          "worst_alpha": float(alpha[i, j, worst]),
+                          "worst_level": float(grid[worst_k]),
+                          "worst_alpha": float(alpha[i, j, worst_k]),
                           "excluded": not bool(included[i])})
     cells.sort(key=lambda c: (-abs(c["auc"]), c["subgroup"], c["perturbation"]))
     for cell in [c for c in cells if not c["excluded"]][:_WORST_CELLS]:
-        i, j = labels.index(cell["subgroup"]), names.index(cell["perturbation"])
-        points = ", ".join(f"{lv:g}: {a:+.3g}" for lv, a in zip(grid, alpha[i, j]))
+        ci, cj = labels.index(cell["subgroup"]), names.index(cell["perturbation"])
+        points = ", ".join(f"{lv:g}: {a:+.3g}" for lv, a in zip(grid, alpha[ci, cj]))
         notes.append(f"cell {cell['subgroup']} × {cell['perturbation']}: AUC "
                      f"{cell['auc']:+.4g}; α(δ) = {points}")
 

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from pytest_fairness.errors import FairnessConfigError
-from pytest_fairness.results import IndicatorResult
 from pytest_fairness.indicators import fair_sa
 from pytest_fairness.report.plots import (
     auc_heatmap,
@@ -18,6 +17,7 @@ from pytest_fairness.report.plots import (
     irc_curves,
     new_figure,
 )
+from pytest_fairness.results import IndicatorResult
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
