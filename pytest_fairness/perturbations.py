@@ -255,8 +255,8 @@ def _gamma_contrast(x: torch.Tensor, level: float, seed: int, keys: Any) -> torc
 
 
 def _rotation(x: torch.Tensor, level: float, seed: int, keys: Any) -> torch.Tensor:
-    from torchvision.transforms.v2 import InterpolationMode  # type: ignore[import-untyped]
-    from torchvision.transforms.v2 import functional as TF
+    from torchvision.transforms.v2 import InterpolationMode  # type: ignore[import-untyped,unused-ignore]
+    from torchvision.transforms.v2 import functional as TF  # type: ignore[import-untyped,unused-ignore]
 
     angle = _SPECS["rotation"].value(level)
     out: torch.Tensor = TF.rotate(x, angle, interpolation=InterpolationMode.BILINEAR,
@@ -303,7 +303,7 @@ def _motion_blur(x: torch.Tensor, level: float, seed: int, keys: Any) -> torch.T
 
 
 def _jpeg(x: torch.Tensor, level: float, seed: int, keys: Any) -> torch.Tensor:
-    from torchvision.io import decode_jpeg, encode_jpeg  # type: ignore[import-untyped]
+    from torchvision.io import decode_jpeg, encode_jpeg  # type: ignore[import-untyped,unused-ignore]
 
     quality = int(round(_SPECS["jpeg"].value(level)))
     with warnings.catch_warnings():
