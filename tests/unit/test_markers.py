@@ -168,11 +168,17 @@ def test_bad_result(result: Any) -> None:
         fairness.threshold(max_gap=0.1, result=result)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: _number accepts only int/float, so numpy "
-                   "numbers (np.float32, np.int64) are rejected as 'must be a number'")
 def test_numpy_numbers_are_accepted() -> None:
     clean = validate_threshold((), {"max_gap": np.float32(0.25), "at": np.int64(10)})
-    assert clean["max_gap"] == 0.25 and clean["at"] == 10
+    assert clean["max_gap"] == 0.25 and type(clean["max_gap"]) is float
+    assert clean["at"] == 10 and type(clean["at"]) is int
+    assert type(validate_threshold((), {"max_gap": 0.1, "at": np.float64(0.5)})["at"]) is float
+
+
+@pytest.mark.parametrize("value", [np.bool_(True), np.array([0.1]), 1 + 0j])
+def test_numpy_bools_arrays_and_complex_are_rejected(value: Any) -> None:
+    with pytest.raises(FairnessConfigError, match=r"max_gap must be a number; got max_gap="):
+        fairness.threshold(max_gap=value)
 
 
 def test_threshold_validates_at_creation_not_later() -> None:
@@ -221,8 +227,6 @@ def test_no_regression_validation(args: tuple[Any, ...], kwargs: dict[str, Any],
             fairness.no_regression(**kwargs)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: validate_regression does not check that result= "
-                   "is a str, unlike validate_threshold")
 def test_no_regression_rejects_non_str_result() -> None:
     with pytest.raises(FairnessConfigError, match="result must be a str"):
         fairness.no_regression(result=3)

@@ -82,11 +82,13 @@ def test_groupstat_numpy_scalars_become_python_scalars() -> None:
     assert g.stats == {"tpr": 0.75} and type(g.stats["tpr"]) is float
 
 
-@pytest.mark.xfail(strict=True, reason="bug: _scalar returns numpy subclasses of str/float "
-                   "(np.str_, np.float64) unchanged, so they are not plain Python scalars")
 def test_groupstat_numpy_str_group_becomes_str() -> None:
     g = GroupStat(np.str_("female"), 3, 0.5)
     assert type(g.group) is str
+    r = IndicatorResult("x", "m", np.float64(0.5), at=np.float64(0.25),
+                        groups=(GroupStat((np.str_("a"), np.float64(1.5)), 1, 0.5),))
+    assert type(r.value) is float and type(r.at) is float
+    assert [type(k) for k in r.groups[0].group] == [str, float]  # type: ignore[union-attr]
 
 
 def test_groupstat_intersectional_keys_are_tuples() -> None:
@@ -102,10 +104,9 @@ def test_groupstat_round_trip() -> None:
     assert GroupStat.from_dict(json.loads(json.dumps(g.to_dict()))) == g
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a 3-element interval raises a bare ValueError "
-                   "('too many values to unpack') instead of FairnessConfigError")
 def test_groupstat_interval_of_wrong_length_is_a_config_error() -> None:
-    with pytest.raises(FairnessConfigError, match="interval"):
+    with pytest.raises(FairnessConfigError,
+                       match=r"\(low, high\) pair; got interval=\(0\.1, 0\.2, 0\.3\)"):
         GroupStat("a", 3, 0.5, interval=(0.1, 0.2, 0.3))
 
 
@@ -166,17 +167,17 @@ def test_result_params_with_numpy_scalars_are_plain() -> None:
     assert type(r.params["k"]) is int and type(r.params["b"]) is bool
 
 
-@pytest.mark.xfail(strict=True, reason="bug: _jsonable calls .item() on numpy arrays before "
-                   ".tolist(), so params holding an array of size > 1 raise ValueError")
 def test_result_params_with_numpy_arrays() -> None:
     r = IndicatorResult("x", "m", 0.5, params={"weights": np.array([[1.5, 2.0], [3.0, 4.0]])})
     assert r.params == {"weights": [[1.5, 2.0], [3.0, 4.0]]}
     assert IndicatorResult.from_dict(r.to_dict()) == r
 
 
-def test_result_params_with_a_one_element_array() -> None:
-    r = IndicatorResult("x", "m", 0.5, params={"w": np.array([2.5])})
-    assert r.params == {"w": 2.5}
+def test_result_params_arrays_stay_lists_and_0d_arrays_become_scalars() -> None:
+    r = IndicatorResult("x", "m", 0.5, params={"w": np.array([2.5]), "s": np.array(3),
+                                               "f": np.array([np.nan, np.inf])})
+    assert r.params == {"w": [2.5], "s": 3, "f": [None, "inf"]}
+    assert type(r.params["s"]) is int
 
 
 @pytest.mark.parametrize(
@@ -241,22 +242,20 @@ def test_round_trip_equality_without_nan() -> None:
     assert IndicatorResult.from_dict(json.loads(json.dumps(r.to_dict()))) == r
 
 
-@pytest.mark.xfail(strict=True, reason="bug: tables keep NaN/inf floats and tuples at "
-                   "construction but to_dict turns them into None/'inf'/lists, so the round "
-                   "trip changes the table")
-def test_round_trip_of_tables_with_nan_inf_and_tuples() -> None:
-    r = IndicatorResult("x", "m", 0.5, tables={"t": ({"a": NAN, "b": INF, "c": (1, 2)},)})
+def test_tables_store_nan_as_missing_and_round_trip() -> None:
+    r = IndicatorResult("x", "m", 0.5, tables={"t": (
+        {"a": NAN, "b": INF, "c": (1, np.int64(2)), "d": [0.5, NAN], "e": np.float64(0.25)},)})
+    row = r.tables["t"][0]
+    assert row == {"a": None, "b": INF, "c": (1, 2), "d": (0.5, None), "e": 0.25}
+    assert type(row["e"]) is float and type(row["c"][1]) is int
     back = IndicatorResult.from_dict(json.loads(json.dumps(r.to_dict(), allow_nan=False)))
-    row = back.tables["t"][0]
-    assert isinstance(row["a"], float) and math.isnan(row["a"])
-    assert row["b"] == INF
-    assert row["c"] == r.tables["t"][0]["c"]
+    assert back == r
 
 
-@pytest.mark.xfail(strict=True, reason="bug: an infinite coordinate `at` is written as a bare "
-                   "float, so to_dict() is not strict JSON")
 def test_to_dict_is_strict_json_with_infinite_at() -> None:
-    json.dumps(IndicatorResult("x", "m", 0.5, at=INF).to_dict(), allow_nan=False)
+    r = IndicatorResult("x", "m", 0.5, at=INF)
+    back = IndicatorResult.from_dict(json.loads(json.dumps(r.to_dict(), allow_nan=False)))
+    assert back.at == INF and back == r
 
 
 def test_from_dict_rejects_other_schema_versions() -> None:

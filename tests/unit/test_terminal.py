@@ -180,9 +180,6 @@ def test_summary_lines_empty() -> None:
     assert summary_lines([{"nodeid": "t", "results": []}]) == []
 
 
-@pytest.mark.xfail(strict=True, reason="bug: summary_lines matches checks to results by "
-                   "indicator name and metric only, so two results of one indicator (dict "
-                   "keys) each show both verdicts, a FAIL on the passing one included")
 def test_summary_lines_keep_verdicts_with_their_result() -> None:
     def result(worst: float) -> IndicatorResult:
         return IndicatorResult("group_metrics", "accuracy", 0.5, min_group_size=1,
