@@ -157,9 +157,12 @@ def _observe(
         kind = "gap" if limit == "max_gap" else "ratio"
         observed = result.gap if kind == "gap" else result.ratio
         if math.isnan(observed):
+            reason = ("negative or infinite values" if kind == "ratio"
+                      else "infinite values")
             raise InsufficientDataError(
-                f"{limit}: the ratio of {result.name!r} ({result.metric}) is undefined for "
-                "negative values; bound the gap instead."
+                f"{limit}: the {kind} of {result.name!r} ({result.metric}) is undefined for "
+                f"{reason} among its groups: {[g.value for g in result.included_groups]}."
+                + (" Bound the gap instead." if kind == "ratio" else "")
             )
         interval = result.intervals.get(kind)
         return observed, _bounded(limit, observed, interval, confidence), interval, ""

@@ -159,7 +159,13 @@ class GroupStat:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "group", normalize_group(self.group))
-        object.__setattr__(self, "n", int(_scalar(self.n)))
+        n = _scalar(self.n)
+        if isinstance(n, bool) or not isinstance(n, (int, float)) or n < 0 or n != int(n):
+            raise FairnessConfigError(
+                f"GroupStat.n is the number of units of group {self.group!r}: a whole number "
+                f">= 0; got n={self.n!r}."
+            )
+        object.__setattr__(self, "n", int(n))
         object.__setattr__(self, "value", float(_scalar(self.value)))
         object.__setattr__(self, "interval", _interval(self.interval))
         object.__setattr__(self, "excluded", bool(self.excluded))

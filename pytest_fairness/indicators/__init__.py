@@ -22,7 +22,7 @@ bias_amp               amplification          Zhao et al. 2017
 directional_bias_amp   amplification          Wang & Russakovsky 2021
 multi_mals             amplification          seed 001
 multi_directional      amplification          seed 001
-fair_sa                fair_sa                seed 002
+fair_sa                sensitivity            seed 002
 =====================  =====================  ===========================================
 """
 
@@ -45,7 +45,7 @@ _FUNCTIONS: dict[str, str] = {
     "directional_bias_amp": "amplification",
     "multi_mals": "amplification",
     "multi_directional": "amplification",
-    "fair_sa": "fair_sa",
+    "fair_sa": "sensitivity",
 }
 
 __all__ = sorted(_FUNCTIONS)

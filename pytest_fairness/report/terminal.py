@@ -45,7 +45,9 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[str]], indent: str = "
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = []
     for row in rows:
-        cells = [c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        last = len(row) - 1
+        cells = [c.ljust(w) if i in (0, last) else c.rjust(w)
+                 for i, (c, w) in enumerate(zip(row, widths))]
         lines.append(indent + "  ".join(cells).rstrip())
     return lines
 

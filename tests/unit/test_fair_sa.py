@@ -229,7 +229,7 @@ def test_threshold_from_far_matches_brute_force(far: float, monkeypatch: Any) ->
     r = fair_sa(features, attribute=[0, 1] * 15, perturbations="p", levels=[1.0], far=far,
                 min_group_size=1)
     assert r.stats["threshold"] == expected
-    module = sys.modules["pytest_fairness.indicators.fair_sa"]
+    module = sys.modules["pytest_fairness.indicators.sensitivity"]
     monkeypatch.setattr(module, "_BLOCK", 4)  # the blockwise path
     again = fair_sa(features, attribute=[0, 1] * 15, perturbations="p", levels=[1.0], far=far,
                     min_group_size=1)

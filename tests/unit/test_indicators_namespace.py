@@ -1,0 +1,21 @@
+"""Every public indicator name resolves to its function, whatever was imported before."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
+import pytest_fairness.indicators as indicators
+
+
+def test_modules_never_hide_functions() -> None:
+    # Import every submodule first: a submodule named like a function would then shadow it.
+    modules = [m.name for m in pkgutil.iter_modules(indicators.__path__)]
+    for name in modules:
+        importlib.import_module(f"{indicators.__name__}.{name}")
+    assert not set(modules) & set(indicators.__all__)
+    for name in indicators.__all__:
+        function = getattr(indicators, name)
+        assert inspect.isfunction(function), (name, function)
+        assert function.__module__.startswith(indicators.__name__)
