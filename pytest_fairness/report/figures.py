@@ -24,20 +24,25 @@ if TYPE_CHECKING:
 
     from pytest_fairness.results import IndicatorResult, Matrix
 
-__all__ = ["available", "data_uri", "group_bars", "heatmap", "lines"]
+__all__ = ["available", "import_problem", "data_uri", "group_bars", "heatmap", "lines"]
 
 _BEST = "#2b7bba"
 _WORST = "#d1495b"
 _MUTED = "#b0b0b0"
 
 
-def available() -> bool:
-    """Whether matplotlib can be imported."""
+def import_problem() -> str | None:
+    """Why matplotlib cannot be imported, or None when it can."""
     try:
         import matplotlib  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    except ImportError as error:
+        return str(error)
+    return None
+
+
+def available() -> bool:
+    """Whether matplotlib can be imported."""
+    return import_problem() is None
 
 
 def _figure(width: float, height: float) -> Figure:

@@ -361,7 +361,8 @@ def render_html(
     >>> "&lt;b&gt;" in page and "<b>" not in page
     True
     """
-    draw = figures.available() if draw is None else draw
+    problem = figures.import_problem() if draw is None or draw else None
+    draw = problem is None if draw is None else draw
     tests = list(document.get("tests", []))
     run = dict(document.get("run", {}))
     parts = [
@@ -381,8 +382,9 @@ def render_html(
     if summary:
         parts.append("<p>" + ", ".join(f"{_e(k)}: {_num(v)}" for k, v in summary.items()) + "</p>")
     if not draw:
-        parts.append('<p class="note">figures are left out (matplotlib is not installed: '
-                     "pip install matplotlib).</p>")
+        why = f"matplotlib cannot be imported: {problem}" if problem else "not asked for"
+        parts.append(f'<p class="note">figures are left out ({_e(why)}; pip install '
+                     "matplotlib).</p>")
     parts.append("<h2>Summary</h2>")
     parts.append(_table(["test", "indicator", "limit", "observed", "verdict"],
                         _summary_rows(tests), raw=True))

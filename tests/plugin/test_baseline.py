@@ -1,0 +1,145 @@
+"""End to end: saving baselines, compare-fail and the no_regression marker."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+HEADER = "from pytest_fairness import fairness, indicators as ind\nimport os, pytest\n"
+#: Three tests; with WORSE=<name> that test's group b loses accuracy (0.5 → 0.25).
+TESTS = HEADER + """
+Y = [1, 0, 1, 1, 0, 1, 0, 0] * 5
+G = ["a", "a", "a", "a", "b", "b", "b", "b"] * 5
+
+def predictions(name):
+    if os.environ.get("WORSE") == name:
+        return [1, 0, 1, 0, 1, 0, 0, 1] * 5
+    return [1, 0, 1, 0, 0, 0, 0, 1] * 5
+
+@pytest.mark.fairness
+def test_one():
+    return ind.group_metrics(Y, predictions("one"), groups=G, min_group_size=1)
+
+@pytest.mark.fairness
+def test_two():
+    return ind.group_metrics(Y, predictions("two"), groups=G, min_group_size=1)
+
+@fairness.no_regression(tolerance=0.3)
+def test_marked():
+    return ind.group_metrics(Y, predictions("marked"), groups=G, min_group_size=1)
+"""
+ALL = ["--fairness-compare-fail", "gap:0,ratio:0,value:0,worst:0"]
+
+
+@pytest.fixture
+def saved(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A test module and a baseline saved from it (no history)."""
+    pytester.makepyfile(test_mod=TESTS)
+    result = pytester.runpytest("--fairness", "--fairness-save-baseline", "base.json",
+                                "--fairness-no-history")
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["fairness baseline saved: base.json"])
+    return pytester
+
+
+@pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["no_xdist", "xdist_two"])
+def test_save_then_compare_unchanged_passes(saved: pytest.Pytester, mode: list[str]) -> None:
+    """Comparing a run with its own baseline, zero tolerance, passes."""
+    result = saved.runpytest("--fairness", "--fairness-baseline", "base.json", *ALL,
+                             "--fairness-no-history", *mode)
+    result.assert_outcomes(passed=3)
+    document = json.loads((saved.path / "base.json").read_text())
+    assert sorted(document["tests"]) == [f"test_mod.py::test_{n}" for n in ("marked", "one", "two")]
+
+
+@pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["no_xdist", "xdist_two"])
+def test_compare_fail_fails_exactly_the_regressed_test(
+    saved: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, mode: list[str]
+) -> None:
+    """Only the test that got worse fails, and its message shows baseline and now by group."""
+    monkeypatch.setenv("WORSE", "two")
+    result = saved.runpytest("--fairness", "--fairness-baseline", "base.json",
+                             "--fairness-compare-fail", "gap:0.01", "--fairness-no-history",
+                             "-rf", *mode)
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines([
+        "FAILED test_mod.py::test_two - FairnessViolation: 1 fairness regression*",
+    ])
+    result.stdout.fnmatch_lines([
+        "FairnessViolation: 1 fairness regression against the baseline base.json: "
+        "group_metrics (accuracy): gap 0.25 → 0.5",
+        "*REGRESSED: group_metrics (accuracy): gap baseline 0.25 → now 0.5 (+0.25 worse, "
+        "tolerance 0.01, lower is better)",
+        "*group*baseline*now*Δ*",
+        "*a*0.75*0.75*+0*",
+        "*b*0.5*0.25*-0.25*← worse",
+    ])
+
+
+def test_tolerance_and_direction(saved: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A looser tolerance passes; an improvement never fails."""
+    monkeypatch.setenv("WORSE", "one")
+    saved.runpytest("--fairness", "--fairness-baseline", "base.json", "--fairness-compare-fail",
+                    "gap:0.25", "--fairness-no-history").assert_outcomes(passed=3)
+    saved.runpytest("--fairness", "--fairness-save-baseline", "worse.json",
+                    "--fairness-no-history").assert_outcomes(passed=3)
+    monkeypatch.delenv("WORSE")
+    saved.runpytest("--fairness", "--fairness-baseline", "worse.json", *ALL,
+                    "--fairness-no-history").assert_outcomes(passed=3)
+
+
+def test_marker_checks_its_test(saved: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """no_regression works without --fairness-compare-fail, with its own tolerance."""
+    monkeypatch.setenv("WORSE", "marked")
+    saved.runpytest("--fairness", "--fairness-baseline", "base.json",
+                    "--fairness-no-history").assert_outcomes(passed=3)  # 0.25 worse <= 0.3
+    saved.makepyfile(test_mod=TESTS.replace("tolerance=0.3", "tolerance=0.1, metric='worst'"))
+    result = saved.runpytest("--fairness", "--fairness-baseline", "base.json",
+                             "--fairness-no-history")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*REGRESSED: group_metrics (accuracy): worst (group b) "
+                                 "baseline 0.5 → now 0.25*"])
+
+
+def test_marker_without_baseline_notes_it(saved: pytest.Pytester) -> None:
+    result = saved.runpytest("--fairness", "--fairness-no-history", "-k", "marked", "-rA")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*note: fairness.no_regression: no baseline to compare with*"])
+
+
+def test_new_test_is_not_compared(saved: pytest.Pytester) -> None:
+    saved.makepyfile(test_new=TESTS.replace("def test_one", "def test_brand_new"))
+    result = saved.runpytest("--fairness", "--fairness-baseline", "base.json", *ALL,
+                             "--fairness-no-history", "test_new.py", "-rA")
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["*note: not in the baseline base.json: not compared.*"])
+
+
+def test_baseline_from_history_by_label(pytester: pytest.Pytester,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """--fairness-baseline takes a run label (or id, or checkpoint) from the history."""
+    pytester.makepyfile(test_mod=TESTS)
+    pytester.runpytest("--fairness", "--fairness-run-label", "main").assert_outcomes(passed=3)
+    monkeypatch.setenv("WORSE", "one")
+    result = pytester.runpytest("--fairness", "--fairness-baseline", "main",
+                                "--fairness-compare-fail", "value:0.01")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*regression against the baseline run 1 [[]main[]]*"])
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["--fairness-compare-fail", "gap:0.1"], "*--fairness-compare-fail needs a baseline*"),
+        (["--fairness-baseline", "missing.json"], "*baseline file 'missing.json' does not exist*"),
+        (["--fairness-baseline", "ckpt9"], "*'ckpt9' is not a file, and there is no history*"),
+        (["--fairness-baseline", "b.json", "--fairness-compare-fail", "gap:x"],
+         "*argument --fairness-compare-fail: gap: a tolerance must be a number*"),
+    ],
+)
+def test_usage_errors(pytester: pytest.Pytester, args: list[str], fragment: str) -> None:
+    pytester.makepyfile(test_mod=TESTS)
+    result = pytester.runpytest("--fairness", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([fragment])
