@@ -93,7 +93,7 @@ def group_bars(result: IndicatorResult) -> bytes | None:
     for g in groups:
         if g.excluded:
             colors.append(_MUTED)
-        elif worst is not None and g is worst and len(result.included_groups) > 1:
+        elif worst is not None and g is worst and best is not None and worst.value != best.value:
             colors.append(_WORST)
         elif best is not None and g is best:
             colors.append(_BEST)

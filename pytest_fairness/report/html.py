@@ -150,9 +150,10 @@ def _groups_table(result: Any) -> str:
         tag = ""
         if g.excluded:
             tag = f'<span class="excluded">excluded (n &lt; {result.min_group_size})</span>'
-        elif worst is not None and g is worst and len(result.included_groups) > 1:
+        elif (worst is not None and g is worst and best is not None
+              and worst.value != best.value):
             tag = '<span class="FAIL">worst</span>'
-        elif best is not None and g is best:
+        elif best is not None and g is best and worst is not None and worst.value != best.value:
             tag = "best"
         stats = ", ".join(f"{_e(k)} {_num(v)}" for k, v in g.stats.items())
         rows.append([_e(g.label), _num(g.n), _num(g.value), _e(delta), interval, stats, tag])
