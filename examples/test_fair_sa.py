@@ -14,6 +14,7 @@ from pytest_fairness import fairness, indicators
 
 @fairness.threshold(max_l1=0.2, max_auc=0.1)
 def test_perturbation_robustness_is_even_across_lighting(face_embedder, face_images, faces):
+    """Each |AUC| of α(δ) at most 0.1, and their sum (L1) at most 0.2."""
     return indicators.fair_sa(
         face_embedder, face_images, attribute=faces.frame["lighting"].to_numpy(),
         perturbations=["gaussian_blur", "exposure_low"], levels=[1.0], seed=0,

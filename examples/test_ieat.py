@@ -14,6 +14,7 @@ from pytest_fairness import fairness, indicators
 
 @fairness.threshold(max_effect_size=1.0)
 def test_face_lighting_association_is_at_most_medium(fairness_features, faces, photos):
+    """|d| <= 1.0 for brighter/darker faces against original/darkened photos."""
     face_features = fairness_features(faces, normalize=None).embeddings
     photo_features = fairness_features(photos, normalize=None).embeddings
     lighting = faces.frame["lighting"].to_numpy()

@@ -22,6 +22,7 @@ def top5(logits):
 
 
 def harmful_labels(features, faces):
+    """Harmful-label hit rates of the faces per lighting group, over the τ grid."""
     labels, scores = top5(features.logits)
     return indicators.label_association(labels, scores, groups=faces.groups("lighting"),
                                         taxonomy="imagenet1k_cc")

