@@ -219,7 +219,8 @@ def build_baseline(
 
 def dump_baseline(document: Mapping[str, Any]) -> str:
     """Serialise a baseline deterministically: sorted keys, two-space indent, final newline."""
-    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    return text + "\n"
 
 
 def save_baseline(

@@ -35,7 +35,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="pytest-fairness",
         description="Read pytest-fairness history and baselines without running tests.",
     )
-    parser.add_argument("--history", metavar="PATH", default=str(Path(".fairness", "history.sqlite")),
+    parser.add_argument("--history", metavar="PATH",
+                        default=str(Path(".fairness", "history.sqlite")),
                         help="history store (default: %(default)s)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -45,7 +46,8 @@ def _parser() -> argparse.ArgumentParser:
     history.add_argument("--last", type=int, default=20, metavar="N",
                          help="show the last N runs (default: %(default)s)")
 
-    compare = commands.add_parser("compare", help="compare B with baseline A; exit 1 on a regression")
+    compare = commands.add_parser("compare",
+                                  help="compare B with baseline A; exit 1 on a regression")
     compare.add_argument("a", type=parse_run_ref, metavar="A", help="the baseline")
     compare.add_argument("b", type=parse_run_ref, metavar="B", help="the candidate")
     compare.add_argument("--fail", type=parse_compare_fail, default={"gap": 0.0},

@@ -100,14 +100,17 @@ class RunStore(Protocol):
     """What the plugin and the command need from a history store (keeps it swappable)."""
 
     def record_run(self, metadata: Mapping[str, Any],
-                   records: Sequence[Mapping[str, Any]]) -> int: ...  # noqa: D102
+                   records: Sequence[Mapping[str, Any]]) -> int:
+        """Store a run and its records atomically; return its id."""
 
-    def runs(self) -> list[dict[str, Any]]: ...  # noqa: D102
+    def runs(self) -> list[dict[str, Any]]:
+        """Every run, oldest first."""
 
-    def resolve(self, ref: str) -> tuple[int, str | None]: ...  # noqa: D102
+    def resolve(self, ref: str) -> tuple[int, str | None]:
+        """A run id (and checkpoint) from an id, label or checkpoint name."""
 
-    def records(self, run_id: int, *, checkpoint: str | None = None
-                ) -> list[dict[str, Any]]: ...  # noqa: D102
+    def records(self, run_id: int, *, checkpoint: str | None = None) -> list[dict[str, Any]]:
+        """The per-test records of a run."""
 
 
 def _now() -> str:

@@ -97,7 +97,9 @@ class FairnessSession:
                     self.baseline_ref, self.history_path
                 )
             except FairnessConfigError as error:
-                raise pytest.UsageError(f"--fairness-baseline={self.baseline_ref}: {error}") from None
+                raise pytest.UsageError(
+                    f"--fairness-baseline={self.baseline_ref}: {error}"
+                ) from None
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -209,7 +211,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="run fairness tests (they are skipped otherwise).",
     )
-    parser.addini(ENABLE_INI, type="bool", default=False, help="run fairness tests (like --fairness).")
+    parser.addini(ENABLE_INI, type="bool", default=False,
+                  help="run fairness tests (like --fairness).")
     group.addoption("--fairness-report", metavar="DIR", default=None, dest="fairness_report",
                     help="write report.json and a self-contained report.html into DIR.")
     group.addoption("--fairness-history", metavar="PATH", default=None, dest="fairness_history",
