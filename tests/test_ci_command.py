@@ -17,5 +17,6 @@ def test_ci_runs_the_readme_test_command() -> None:
     ).stdout.strip()
     assert extracted.startswith("python3 -m venv .venv && ")
     assert "torch==2.14.1 torchvision==0.29.1" in extracted
+    assert ".[test,examples]" in extracted
     assert extracted.endswith(".venv/bin/python -m pytest -n 2")
     assert "awk '/^## Run the tests/" in script.read_text()

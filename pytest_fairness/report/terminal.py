@@ -141,6 +141,20 @@ def violation_message(outcomes: Sequence[CheckOutcome]) -> str:
     return "\n".join(lines)
 
 
+def _checks_of(
+    data: Mapping[str, Any], result: IndicatorResult, checks: Sequence[Mapping[str, Any]]
+) -> list[Mapping[str, Any]]:
+    """The verdicts that belong to one recorded result (same key, indicator and metric)."""
+    return [c for c in checks
+            if (c["key"], c["indicator"], c["metric"]) == (data.get("key"), result.name,
+                                                           result.metric)]
+
+
+def _slice(result: IndicatorResult, at: Any) -> IndicatorResult:
+    """The result at a gated coordinate; the headline when ``at`` is None or its own."""
+    return result if at is None or at == result.at else result.select(at)
+
+
 def summary_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
     """One line per fairness result of the run, passed ones too.
 
@@ -152,26 +166,27 @@ def summary_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
         checks = record.get("checks", [])
         for data in record.get("results", []):
             result = IndicatorResult.from_dict(data)
-            mine = [c for c in checks
-                    if (c["key"], c["indicator"], c["metric"])
-                    == (data.get("key"), result.name, result.metric)]
-            limits = "; ".join(
-                f"{c['limit']}={format_number(c['threshold'])}"
-                + ("" if c["at"] is None or c["at"] == result.at else f"@{c['at']:g}")
-                + ("" if c["passed"] else " FAIL")
-                for c in mine
-            ) or "-"
-            gap = format_number(result.gap) if len(result.included_groups) >= 2 else "-"
-            worst = result.worst_group
-            rows.append([
-                record["nodeid"],
-                f"{result.name} ({result.metric})",
-                format_number(result.value),
-                gap,
-                "-" if worst is None else group_label(worst.group),
-                limits,
-                record.get("outcome", ""),
-            ])
+            mine = _checks_of(data, result, checks)
+            # One row per coordinate that was gated (e.g. at=0 of a τ sweep), else the headline.
+            for at in list(dict.fromkeys(c["at"] for c in mine)) or [result.at]:
+                shown = _slice(result, at)
+                limits = "; ".join(
+                    f"{c['limit']}={format_number(c['threshold'])}"
+                    + ("" if c["passed"] else " FAIL")
+                    for c in mine if c["at"] == at
+                ) or "-"
+                gap = format_number(shown.gap) if len(shown.included_groups) >= 2 else "-"
+                worst = shown.worst_group
+                where = "" if shown.at is None else f" at {shown.at:g}"
+                rows.append([
+                    record["nodeid"],
+                    f"{shown.name} ({shown.metric}){where}",
+                    format_number(shown.value),
+                    gap,
+                    "-" if worst is None else group_label(worst.group),
+                    limits,
+                    record.get("outcome", ""),
+                ])
     if not rows:
         return []
     return _table(["test", "indicator", "value", "gap", "worst group", "limits", "outcome"],
@@ -188,6 +203,11 @@ def section_text(record: Mapping[str, Any]) -> str:
         if data.get("key") is not None:
             lines.append(f"[{data['key']}]")
         lines.extend(result_lines(result))
+        for at in dict.fromkeys(c["at"] for c in _checks_of(data, result,
+                                                            record.get("checks", []))):
+            if at is not None and at != result.at:
+                lines.append("")
+                lines.extend(result_lines(result.select(at)))
     checks = record.get("checks", [])
     if checks:
         lines.append("")
