@@ -233,9 +233,11 @@ def _from_mapping(features: Mapping[Any, Any]) -> FeatureGetter:
     return lambda name, level: _embeddings(lookup(name, level), _what(name, level))
 
 
-def _from_callable(features: Callable[..., Any], dataset: Any) -> FeatureGetter:
+def _from_callable(features: Callable[..., Any], dataset: Any, seed: int) -> FeatureGetter:
     def get(name: str | None, level: float) -> NDArray[np.float64]:
-        perturbation = None if name is None or level == 0 else (name, level)
+        # (name, level) at seed 0 keeps the cache key of callables that take 2-tuples.
+        spec = (name, level) if seed == 0 else (name, level, seed)
+        perturbation = None if name is None or level == 0 else spec
         return _embeddings(features(dataset, perturbation=perturbation), _what(name, level))
 
     return get
@@ -340,7 +342,7 @@ def _source(
             f"embeddings; got {type(model_or_features).__name__}."
         )
     if _has_perturbation_kw(model_or_features):
-        return _from_callable(model_or_features, dataset), "features"
+        return _from_callable(model_or_features, dataset, seed), "features"
     return _from_model(model_or_features, dataset, perturbations, seed, batch_size), "model"
 
 
@@ -348,7 +350,7 @@ def _source(
 
 
 def _column(dataset: Any, name: str, parameter: str) -> Any:
-    for holder in (getattr(dataset, "attributes", None), dataset):
+    for holder in (getattr(dataset, "attributes", None), getattr(dataset, "frame", None), dataset):
         if holder is None or isinstance(holder, (str, bytes)):
             continue
         try:

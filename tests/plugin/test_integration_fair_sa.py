@@ -236,12 +236,6 @@ def test_subgroup_that_degrades_gets_the_negative_auc(pytester: pytest.Pytester,
     run(pytester, "no_xdist").assert_outcomes(passed=1)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: sensitivity._column reads dataset.attributes[name] or dataset[name]; a "
-           "FairnessDataset has neither (its columns are in .frame), so attribute='texture' "
-           "raises FairnessConfigError 'has no column'",
-)
 def test_column_name_attribute_on_a_dataset_fixture(pytester: pytest.Pytester,
                                                     project: Path) -> None:
     """``attribute="texture"`` on the dataset fixture names a column of its frame."""
@@ -357,7 +351,7 @@ SPECKLE = {"perturbations": ["speckle_noise"], "levels": [0.5], "threshold": 0.7
 
 
 def test_seed_changes_the_speckle_sweep_on_the_model_source(textures: FairnessDataset) -> None:
-    """Control for the xfail below: seeds 0 and 7 give different Fair SA curves."""
+    """Control for the test below: seeds 0 and 7 give different Fair SA curves."""
     labels = textures.frame["texture"].to_numpy()
     images = images_of(textures)
     curves = [sweep(CenteredPixels().eval(), images, labels, seed=seed, **SPECKLE)
@@ -365,9 +359,6 @@ def test_seed_changes_the_speckle_sweep_on_the_model_source(textures: FairnessDa
     assert curves[0] != curves[1]
 
 
-@pytest.mark.xfail(strict=True, reason="bug: fair_sa(features_callable, seed=s) calls "
-                   "features(dataset, perturbation=(name, level)) without the seed, so speckle "
-                   "noise is always drawn with seed 0 while params['seed'] reports s")
 def test_seed_reaches_a_features_callable(textures: FairnessDataset) -> None:
     labels = textures.frame["texture"].to_numpy()
     via_features = sweep(features_of(textures), textures, labels, seed=7, **SPECKLE)
