@@ -26,18 +26,21 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
 import pytest
 
-DATASET_NAMES: Final = ("casual_conversations", "celeba", "dollar_street", "fairface",
-                        "fitzpatrick17k", "manifest", "miap", "utkface")
+from pytest_fairness.options import (
+    DATASET_NAMES,
+    parse_batch_size,
+    parse_data_item,
+    parse_device,
+)
+
 DEFAULT_CACHE_DIR: Final = ".fairness/cache"
 DEFAULT_BATCH_SIZE: Final = 64
-_DEVICE = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
 
 
 class DataState:
@@ -56,44 +59,6 @@ class DataState:
 
 
 STATE_KEY: Final = pytest.StashKey[DataState]()
-
-
-# -- option parsing ------------------------------------------------------------------------
-def parse_data_item(value: str) -> tuple[str, str]:
-    """Parse ``NAME=PATH`` (``--fairness-data`` and the ``fairness_data`` ini lines)."""
-    name, sep, path = value.partition("=")
-    name, path = name.strip(), path.strip()
-    if not sep or not name or not path:
-        raise argparse.ArgumentTypeError(
-            f"expected NAME=PATH (e.g. utkface=/data/UTKFace); got {value!r}"
-        )
-    if name not in DATASET_NAMES:
-        raise argparse.ArgumentTypeError(
-            f"unknown dataset {name!r} in {value!r}; known names: {', '.join(DATASET_NAMES)}"
-        )
-    return name, path
-
-
-def parse_batch_size(value: str) -> int:
-    """Parse ``--fairness-batch-size``: a positive int."""
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"batch size must be a positive int; got {value!r}"
-        ) from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"batch size must be a positive int; got {value!r}")
-    return number
-
-
-def parse_device(value: str) -> str:
-    """Parse ``--fairness-device``: auto, cpu, cuda, cuda:N or mps."""
-    if not _DEVICE.match(value):
-        raise argparse.ArgumentTypeError(
-            f"device must be auto, cpu, cuda, cuda:N or mps; got {value!r}"
-        )
-    return value
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -182,6 +147,21 @@ def _state(config: pytest.Config) -> DataState:
 def fairness_checkpoint(request: pytest.FixtureRequest) -> str | None:
     """The checkpoint this test runs for (``--fairness-checkpoint``), or ``None``."""
     return getattr(request, "param", None)
+
+
+@pytest.fixture(scope="session")
+def fairness_seed(request: pytest.FixtureRequest) -> int:
+    """The run's seed (``--fairness-seed``, the ``fairness_seed`` ini value, or 0).
+
+    Pass it to stochastic indicators so a run can be reproduced; it is recorded in the
+    history with the run::
+
+        def test_association(fairness_seed, X, Y, A, B):
+            return indicators.ieat(X, Y, A, B, seed=fairness_seed)
+    """
+    from pytest_fairness.plugin import SESSION_KEY
+
+    return request.config.stash[SESSION_KEY].seed
 
 
 @pytest.fixture(scope="session")

@@ -11,14 +11,25 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from typing import Final
 
 __all__ = [
     "COMPARE_METRICS",
+    "DATASET_NAMES",
+    "parse_batch_size",
     "parse_compare_fail",
+    "parse_data_item",
+    "parse_device",
     "parse_run_ref",
+    "parse_seed",
     "parse_tolerance",
 ]
+
+#: The dataset fixtures, and the NAME of ``--fairness-data NAME=PATH``.
+DATASET_NAMES: Final = ("casual_conversations", "celeba", "dollar_street", "fairface",
+                        "fitzpatrick17k", "manifest", "miap", "utkface")
+_DEVICE = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
 
 #: What a baseline comparison can look at, and which way is better:
 #: ``gap`` lower, ``ratio`` higher, ``value`` and ``worst`` (the worst group's value) by the
@@ -113,3 +124,59 @@ def parse_run_ref(text: str) -> str:
             "expected a baseline JSON file, a run id or a checkpoint name; got an empty value."
         )
     return ref
+
+
+def parse_data_item(value: str) -> tuple[str, str]:
+    """Parse ``NAME=PATH`` (``--fairness-data`` and the ``fairness_data`` ini lines)."""
+    name, sep, path = value.partition("=")
+    name, path = name.strip(), path.strip()
+    if not sep or not name or not path:
+        raise argparse.ArgumentTypeError(
+            f"expected NAME=PATH (e.g. utkface=/data/UTKFace); got {value!r}"
+        )
+    if name not in DATASET_NAMES:
+        raise argparse.ArgumentTypeError(
+            f"unknown dataset {name!r} in {value!r}; known names: {', '.join(DATASET_NAMES)}"
+        )
+    return name, path
+
+
+def parse_batch_size(value: str) -> int:
+    """Parse ``--fairness-batch-size``: a positive int."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"batch size must be a positive int; got {value!r}"
+        ) from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"batch size must be a positive int; got {value!r}")
+    return number
+
+
+def parse_device(value: str) -> str:
+    """Parse ``--fairness-device``: auto, cpu, cuda, cuda:N or mps."""
+    if not _DEVICE.match(value):
+        raise argparse.ArgumentTypeError(
+            f"device must be auto, cpu, cuda, cuda:N or mps; got {value!r}"
+        )
+    return value
+
+
+def parse_seed(value: str) -> int:
+    """Parse ``--fairness-seed``: a non-negative int.
+
+    Examples
+    --------
+    >>> parse_seed("7")
+    7
+    """
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"a seed must be a non-negative int, such as 0; got {value!r}"
+        ) from None
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"a seed must be a non-negative int; got {value!r}")
+    return number

@@ -34,7 +34,7 @@ from pytest_fairness.markers import (
     validate_regression,
     validate_threshold,
 )
-from pytest_fairness.options import parse_compare_fail, parse_run_ref
+from pytest_fairness.options import parse_compare_fail, parse_run_ref, parse_seed
 
 if TYPE_CHECKING:
     from pytest_fairness.baseline import Comparison
@@ -50,6 +50,7 @@ SKIP_REASON: Final = (
 #: Name of the report attribute that carries a test's fairness record (JSON-able).
 REPORT_ATTRIBUTE: Final = "fairness"
 HISTORY_INI: Final = "fairness_history"
+SEED_INI: Final = "fairness_seed"
 #: Prefix of the JUnit XML properties (``item.user_properties``) of fairness tests.
 PROPERTY_PREFIX: Final = "fairness."
 
@@ -79,6 +80,7 @@ class FairnessSession:
         self.baseline_ref: str | None = config.getoption("fairness_baseline", None)
         self.compare_fail: dict[str, float] = config.getoption("fairness_compare_fail", None) or {}
         self.label: str | None = config.getoption("fairness_run_label", None)
+        self.seed: int = _seed(config)
         self.record_history = not config.getoption("fairness_no_history", False)
         self.history_path = _history_path(config)
         self.baseline: dict[str, Any] | None = None
@@ -118,7 +120,7 @@ class FairnessSession:
         from pytest_fairness.history import collect_metadata
 
         checkpoint = self.config.getoption("fairness_checkpoint", None) or []
-        seed = self.config.getoption("fairness_seed", None)
+        seed = self.seed
         metadata = collect_metadata(
             self.records, root=self.config.rootpath, label=self.label,
             checkpoints=list(checkpoint), seed=seed, started=self.started,
@@ -161,6 +163,20 @@ class FairnessSession:
             self.lines.append(f"fairness history NOT written to {self.history_path}: {error} "
                               "(use --fairness-history PATH or --fairness-no-history)")
             return None
+
+
+def _seed(config: pytest.Config) -> int:
+    """``--fairness-seed``, else the ini value, else 0 (gates must be reproducible)."""
+    seed = config.getoption("fairness_seed", None)
+    if seed is not None:
+        return int(seed)
+    from_ini = str(config.getini(SEED_INI)).strip()
+    if not from_ini:
+        return 0
+    try:
+        return parse_seed(from_ini)
+    except Exception as error:  # argparse.ArgumentTypeError
+        raise pytest.UsageError(f"ini {SEED_INI} = {from_ini}: {error}") from None
 
 
 def _history_path(config: pytest.Config) -> Path:
@@ -234,6 +250,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--fairness-run-label", metavar="LABEL", default=None,
                     dest="fairness_run_label",
                     help="name this run in the history (e.g. a checkpoint or an experiment).")
+    group.addoption("--fairness-seed", metavar="INT", default=None, dest="fairness_seed",
+                    type=parse_seed,
+                    help="seed of the fairness_seed fixture (bootstrap, permutations, noise); "
+                         "default: the fairness_seed ini value, else 0.")
+    parser.addini(SEED_INI, default="", help="seed of the fairness_seed fixture (default 0).")
     parser.addini(HISTORY_INI, default="",
                   help="history store path, relative to the ini file (like --fairness-history).")
 

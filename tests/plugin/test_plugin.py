@@ -219,3 +219,14 @@ def test_returns():
     result = pytester.runpytest("--fairness")
     result.assert_outcomes(passed=1, warnings=1)
     result.stdout.no_fnmatch_line("*fairness summary*")
+
+
+def test_seed_option_and_ini(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_seed(fairness_seed):\n    print('seed', fairness_seed)\n")
+    pytester.runpytest("-s").stdout.fnmatch_lines(["*seed 0*"])
+    pytester.runpytest("-s", "--fairness-seed", "7").stdout.fnmatch_lines(["*seed 7*"])
+    pytester.makeini("[pytest]\nfairness_seed = 11\n")
+    pytester.runpytest("-s").stdout.fnmatch_lines(["*seed 11*"])
+    result = pytester.runpytest("--fairness-seed", "-1")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*a seed must be a non-negative int*"])
