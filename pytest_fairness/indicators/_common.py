@@ -110,7 +110,7 @@ def check_same_length(**arrays: Any) -> int:
 def sort_keys(keys: list[GroupKey]) -> list[GroupKey]:
     """Sort group keys naturally, falling back to type name and text for mixed types."""
     try:
-        return sorted(keys)  # type: ignore[type-var]
+        return sorted(keys)  # type: ignore[type-var,unused-ignore]
     except TypeError:
         return sorted(keys, key=lambda k: (type(k).__name__, str(k)))
 

@@ -131,7 +131,7 @@ def _associations(
 ) -> NDArray[np.float64]:
     """``s(w, A, B)`` for every ``w`` of X then Y, from unit-norm rows (one product)."""
     direction = A.mean(axis=0) - B.mean(axis=0)
-    return np.concatenate((X, Y)) @ direction  # type: ignore[no-any-return]
+    return np.concatenate((X, Y)) @ direction
 
 
 def _tolerance(s: NDArray[np.float64], k: int, dim: int, n_attributes: int) -> float:

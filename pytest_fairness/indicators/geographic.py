@@ -267,7 +267,8 @@ def geodiversity(
 
     # Images: rows with the same id are one image (paper) - its predictions must agree.
     if image is None:
-        img_keys, img_codes = list(range(n)), np.arange(n)
+        img_keys: list[Any] = list(range(n))
+        img_codes = np.arange(n)
     else:
         img_keys, img_codes = encode_groups(image, n, name="image")
         _constant_within(img_codes, hh_codes, "household", "image", img_keys)
@@ -341,7 +342,7 @@ def geodiversity(
         keys, counts, values, min_group_size=min_group_size, intervals=group_intervals,
         stats=[{"images": float(images[g])} for g in range(k)],
     )
-    breakdown = []
+    breakdown: list[dict[str, Any]] = []
     for name in _BY:
         b_keys, b_codes = grouping(name)
         b_counts = np.bincount(b_codes, minlength=len(b_keys))
