@@ -174,7 +174,7 @@ def test_binary_attribute_default_rows_count_each_cell_twice_in_l1() -> None:
     assert both.stats["l1"] == pytest.approx(2 * one.stats["l1"])
 
 
-# -- amplification ----------------------------------------------------------------------------------
+# -- amplification ------------------------------------------------------------------------------
 
 
 def test_min_count_counts_images_of_all_groups_together() -> None:
