@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
@@ -101,6 +102,10 @@ def _binary(values: Any, name: str, threshold: Any = None) -> NDArray[np.bool_]:
         )
     if array.dtype == np.bool_:
         return array
+    if threshold is None and array.dtype.kind in "iu" and array.min() >= 0 and (
+        array.max() <= 1
+    ):
+        return array != 0  # 0/1 integers: two reductions instead of a cell-wise check
     if array.dtype.kind not in "biuf":
         raise InvalidDataError(
             f"{name} must hold numbers (0/1 labels or scores); got dtype {array.dtype}."
@@ -281,6 +286,10 @@ def _check_sizes(min_size: Any, max_size: Any, min_count: Any) -> tuple[int, int
 
 # -- itemset counting -----------------------------------------------------------------------
 
+#: Most bins (combinations of one size × groups) of a dense count table. Above it, the
+#: enumerated subsets are matched to M by binary search instead.
+DENSE_BINS = 1 << 22
+
 
 def _label_lists(
     x: NDArray[np.bool_],
@@ -294,18 +303,90 @@ def _label_lists(
 
 
 def _n_subsets(counts: NDArray[np.intp], sizes: Sequence[int]) -> int:
-    values, freq = np.unique(counts, return_counts=True)
-    return int(sum(int(f) * sum(math.comb(int(c), s) for s in sizes) for c, f in zip(values, freq)))
+    """How many subsets with a size in ``sizes`` the label sets of ``counts`` labels have."""
+    hist = np.bincount(counts) if len(counts) else np.zeros(1, np.intp)
+    return sum(int(f) * sum(math.comb(c, s) for s in sizes)
+               for c, f in enumerate(hist.tolist()) if f)
+
+
+def _binomials(n_attrs: int, top: int) -> NDArray[np.int64] | None:
+    """``table[i, j] = C(i, j)`` for ``i <= n_attrs`` and ``j <= top``; None past 62 bits.
+
+    With it a combination ``c_0 < c_1 < … < c_{s-1}`` of ``n`` attributes gets its rank in
+    lexicographic order, ``C(n, s) − 1 − Σ_j C(n − 1 − c_j, s − j)`` (the combinatorial
+    number system): the ``C(n, s)`` combinations of size ``s`` are numbered without gaps,
+    so they can be counted in a dense table, and sorted ranks are sorted combinations.
+    """
+    top = max(int(top), 1)
+    if math.comb(n_attrs, min(top, n_attrs // 2)) >= 2**62:
+        return None
+    table = np.zeros((n_attrs + 1, top + 1), dtype=np.int64)
+    table[:, 0] = 1
+    for j in range(1, top + 1):  # C(i, j) = Σ_{t < i} C(t, j − 1)
+        table[1:, j] = np.cumsum(table[:-1, j - 1])
+    return table
+
+
+def _keys(combos: NDArray[np.int64], table: NDArray[np.int64] | None) -> NDArray[Any]:
+    """One key per combination (rows sorted ascending), ordered like the combinations.
+
+    The lexicographic rank of :func:`_binomials`, or raw big-endian bytes when
+    ``table is None`` (more combinations than an int64 can number).
+    """
+    s = combos.shape[1]
+    if table is not None:
+        n = table.shape[0] - 1
+        keys = np.full(combos.shape[0], table[n, s] - 1, dtype=np.int64)
+        for j in range(s):
+            keys -= table[n - 1 - combos[:, j], s - j]
+        return keys
+    flat = np.ascontiguousarray(combos.astype(">i8"))
+    return flat.view(np.dtype((np.void, 8 * s))).reshape(-1)
+
+
+def _decode(keys: NDArray[Any], s: int, table: NDArray[np.int64] | None) -> NDArray[np.int64]:
+    """The combinations of :func:`_keys`, shape (keys, s)."""
+    if keys.dtype.kind == "V":
+        return np.frombuffer(keys.tobytes(), dtype=">i8").reshape(-1, s).astype(np.int64)
+    assert table is not None
+    n = table.shape[0] - 1
+    out = np.empty((keys.shape[0], s), dtype=np.int64)
+    rest = table[n, s] - 1 - keys.astype(np.int64)
+    for j in range(s):  # largest d with C(d, s − j) <= rest is n − 1 − c_j
+        col = table[:, s - j]
+        d = np.searchsorted(col, rest, side="right") - 1
+        out[:, j] = n - 1 - d
+        rest = rest - col[d]
+    return out
+
+
+@lru_cache(maxsize=256)
+def _positions(c: int, s: int) -> NDArray[np.intp]:
+    """Positions of the size-``s`` subsets of ``c`` sorted labels, shape (C(c, s), s)."""
+    out = np.array(list(combinations(range(c), s)), dtype=np.intp).reshape(-1, s)
+    out.setflags(write=False)
+    return out
+
+
+@dataclass
+class _Subsets:
+    """Every size-``s`` subset of every image's label set: its key and its image."""
+
+    keys: NDArray[Any]
+    rows: NDArray[np.intp]
 
 
 def _subsets(
-    x: NDArray[np.bool_], sizes: Sequence[int], name: str
-) -> dict[int, tuple[NDArray[np.int64], NDArray[np.intp]]]:
-    """Every subset of every row's label set with a size in ``sizes``.
+    x: NDArray[np.bool_], sizes: Sequence[int], name: str, table: NDArray[np.int64] | None,
+    *, csr: tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]] | None = None,
+) -> dict[int, _Subsets]:
+    """Enumerate the subsets of each row's label set with a size in ``sizes``.
 
-    Returns ``{s: (combos of shape (K, s) sorted within a row, row index of shape (K,))}``.
+    Rows are taken in blocks of equal label count ``c``; a block's subsets of size ``s``
+    are a gather with the fixed position table of ``combinations(range(c), s)``, and
+    their ranks are sums of gathered binomials (no per-image Python loop).
     """
-    counts, starts, cols = _label_lists(x)
+    counts, starts, cols = _label_lists(x) if csr is None else csr
     total = _n_subsets(counts, sizes)
     if total > MAX_SUBSETS:
         raise FairnessConfigError(
@@ -313,66 +394,46 @@ def _subsets(
             f"combinations of sizes {min(sizes)}..{max(sizes)} number {total:,} subsets "
             f"(limit {MAX_SUBSETS:,}). Pass a smaller max_size."
         )
-    out: dict[int, tuple[list[Any], list[Any]]] = {s: ([], []) for s in sizes}
-    for c in np.unique(counts):
-        c = int(c)
+    hist = np.bincount(counts) if len(counts) else np.zeros(1, np.intp)
+    classes = [c for c in np.flatnonzero(hist).tolist() if c >= min(sizes)]
+    fill = {s: 0 for s in sizes}
+    out = {s: _Subsets(
+        np.empty(int(sum(hist[c] * math.comb(c, s) for c in classes)), np.int64)
+        if table is not None else _keys(np.zeros((0, s), np.int64), None),
+        np.empty(int(sum(hist[c] * math.comb(c, s) for c in classes)), np.intp),
+    ) for s in sizes}
+    for c in classes:
         usable = [s for s in sizes if s <= c]
-        if not usable:
-            continue
         rows = np.flatnonzero(counts == c)
         labels = cols[starts[rows][:, None] + np.arange(c)]
+        if table is not None:  # ranked[k] = C(n − 1 − label, k), see _binomials
+            flipped = (table.shape[0] - 2) - labels
+            ranked = [table[:, 0][flipped], *(table[:, k][flipped]
+                                              for k in range(1, max(usable) + 1))]
         for s in usable:
-            pos = np.array(list(combinations(range(c), s)), dtype=np.intp)
-            out[s][0].append(labels[:, pos].reshape(-1, s))
-            out[s][1].append(np.repeat(rows, len(pos)))
-    return {
-        s: (np.concatenate(a).astype(np.int64) if a else np.zeros((0, s), np.int64),
-            np.concatenate(r) if r else np.zeros(0, np.intp))
-        for s, (a, r) in out.items()
-    }
-
-
-def _keys(combos: NDArray[np.int64], n_attrs: int) -> NDArray[Any]:
-    """One sortable key per combination: an int64 in base n_attrs, or raw bytes."""
-    s = combos.shape[1]
-    if n_attrs ** s < 2**62:
-        keys = combos[:, 0].astype(np.int64)
-        for i in range(1, s):
-            keys = keys * n_attrs + combos[:, i]
-        return keys
-    flat = np.ascontiguousarray(combos.astype(">i8"))
-    return flat.view(np.dtype((np.void, 8 * s))).reshape(-1)
-
-
-def _decode(keys: NDArray[Any], s: int, n_attrs: int) -> NDArray[np.int64]:
-    if keys.dtype.kind == "V":
-        return np.frombuffer(keys.tobytes(), dtype=">i8").reshape(-1, s).astype(np.int64)
-    out = np.empty((keys.shape[0], s), dtype=np.int64)
-    rest = keys.astype(np.int64)
-    for i in range(s - 1, -1, -1):
-        out[:, i] = rest % n_attrs
-        rest = rest // n_attrs
-    return out
-
-
-def _counted_keys(
-    subsets: dict[int, tuple[NDArray[np.int64], NDArray[np.intp]]], n_attrs: int
-) -> dict[int, tuple[NDArray[Any], NDArray[np.intp], NDArray[Any]]]:
-    """Per size: (unique keys, their counts, key of every enumerated subset)."""
-    out = {}
-    for s, (combos, _rows) in subsets.items():
-        keys = _keys(combos, n_attrs)
-        unique, counts = np.unique(keys, return_counts=True)
-        out[s] = (unique, counts, keys)
+            pos = _positions(c, s)
+            lo, hi = fill[s], fill[s] + len(rows) * len(pos)
+            fill[s] = hi
+            out[s].rows[lo:hi].reshape(len(rows), len(pos))[:] = rows[:, None]
+            if table is None:  # keys too wide for an int64: raw bytes
+                keys = _keys(labels[:, pos].reshape(-1, s).astype(np.int64), None)
+                out[s].keys = np.concatenate([out[s].keys, keys])
+                continue
+            keys = out[s].keys[lo:hi].reshape(len(rows), len(pos))
+            keys[:] = table[-1, s] - 1
+            for j in range(s):
+                keys -= ranked[s - j][:, pos[:, j]]
     return out
 
 
 @dataclass
 class _Combos:
-    """The attribute combinations M, grouped by size (kept in one stable order)."""
+    """The attribute combinations M, grouped by size, each block in lexicographic order."""
 
     by_size: dict[int, NDArray[np.int64]]
     n_attrs: int
+    table: NDArray[np.int64] | None = None
+    _keys: dict[int, NDArray[Any]] = field(default_factory=dict, repr=False)
 
     @property
     def sizes(self) -> list[int]:
@@ -385,7 +446,9 @@ class _Combos:
         return [tuple(row) for s in self.sizes for row in self.by_size[s].tolist()]
 
     def keys(self, s: int) -> NDArray[Any]:
-        return _keys(self.by_size[s], self.n_attrs)
+        if s not in self._keys:
+            self._keys[s] = _keys(self.by_size[s], self.table)
+        return self._keys[s]
 
     def sizes_array(self) -> NDArray[np.intp]:
         parts = [np.full(len(self.by_size[s]), s, dtype=np.intp) for s in self.sizes]
@@ -399,61 +462,6 @@ class _Combos:
                 return tuple(block[index].tolist())
             index -= len(block)
         raise IndexError(index)
-
-
-def _paper_combos(
-    train: NDArray[np.bool_], test: NDArray[np.bool_], min_size: int, max_size: int | None,
-    min_count: int,
-) -> tuple[_Combos, dict[str, Any]]:
-    n_attrs = train.shape[1]
-    top = int(max(train.sum(axis=1).max(), 1)) if max_size is None else max_size
-    sizes = list(range(min_size, max(top, min_size) + 1))
-    enumerated = {"train": _subsets(train, sizes, "train_attrs"),
-                  "test": _subsets(test, sizes, "test_attrs")}
-    keyed = {k: _counted_keys(v, n_attrs) for k, v in enumerated.items()}
-    by_size = {}
-    for s in sizes:
-        tr_keys, tr_counts, _ = keyed["train"][s]
-        te_keys, te_counts, _ = keyed["test"][s]
-        common = np.intersect1d(tr_keys[tr_counts >= min_count], te_keys[te_counts >= min_count],
-                                assume_unique=True)
-        if common.size:
-            by_size[s] = _decode(common, s, n_attrs)
-    return _Combos(by_size, n_attrs), {"enumerated": enumerated, "keyed": keyed}
-
-
-def _reference_combos(
-    train: NDArray[np.bool_], test: NDArray[np.bool_], min_size: int, max_size: int | None,
-    min_count: int,
-) -> _Combos:
-    """SonyResearch ``get_multiatts``: exact training label sets also present in test."""
-    n_attrs = train.shape[1]
-    counts, starts, cols = _label_lists(train)
-    by_size = {}
-    for c in np.unique(counts):
-        c = int(c)
-        if c < min_size or (max_size is not None and c > max_size):
-            continue
-        rows = np.flatnonzero(counts == c)
-        labels = cols[starts[rows][:, None] + np.arange(c)].astype(np.int64)
-        unique, n = np.unique(_keys(labels, n_attrs), return_counts=True)
-        # The released code keeps a set once it was seen more than `thresh` times.
-        kept = _decode(unique[n >= min_count], c, n_attrs)
-        if kept.size:
-            by_size[c] = kept
-    candidates = _Combos(by_size, n_attrs)
-    if not len(candidates):
-        return candidates
-    present = _Counter(test, candidates, "test_attrs").per_group(
-        np.zeros(test.shape[0], np.intp), 1)[:, 0] >= min_count
-    out, row = {}, 0
-    for s in candidates.sizes:
-        block = candidates.by_size[s]
-        keep = present[row:row + len(block)]
-        if keep.any():
-            out[s] = block[keep]
-        row += len(block)
-    return _Combos(out, n_attrs)
 
 
 def _pack(x: NDArray[np.bool_]) -> NDArray[np.uint64]:
@@ -483,108 +491,189 @@ def _pack_groups(
 
 
 def _superset_counts(
-    x: NDArray[np.bool_], codes: NDArray[np.intp], n_groups: int, combos: _Combos,
-    *, packed: Any = None, chunk_words: int = 2_000_000,
+    items: NDArray[np.int64], n_groups: int,
+    packed: tuple[NDArray[np.uint64], NDArray[np.intp], NDArray[np.intp]],
+    *, chunk_words: int = 2_000_000,
 ) -> NDArray[np.int64]:
-    """``out[i, g]`` = images of group ``g`` whose labels include combination ``i``.
+    """``out[i, g]`` = images of group ``g`` whose labels include combination ``items[i]``.
 
     Bitsets: the images of each group are packed 64 to a word; a combination's images are
     the AND of its attributes' bitsets, counted with a popcount.
     """
-    bits, start_idx, present = packed if packed is not None else _pack_groups(x, codes,
-                                                                                n_groups)
-    out = np.zeros((len(combos), n_groups), dtype=np.int64)
-    row = 0
+    bits, start_idx, present = packed
+    out = np.zeros((len(items), n_groups), dtype=np.int64)
     step = max(1, chunk_words // max(bits.shape[1], 1))
-    for s in combos.sizes:
-        items = combos.by_size[s]
-        for lo in range(0, len(items), step):
-            part = items[lo:lo + step]
-            acc = bits[part[:, 0]]
-            for j in range(1, s):
-                acc &= bits[part[:, j]]
-            pop = np.bitwise_count(acc)
-            out[row + lo:row + lo + len(part)][:, present] = np.add.reduceat(
-                pop, start_idx, axis=1, dtype=np.int64
-            )
-        row += len(items)
+    for lo in range(0, len(items), step):
+        part = items[lo:lo + step]
+        acc = bits[part[:, 0]]
+        for j in range(1, part.shape[1]):
+            acc &= bits[part[:, j]]
+        pop = np.bitwise_count(acc)
+        out[lo:lo + len(part)][:, present] = np.add.reduceat(pop, start_idx, axis=1,
+                                                             dtype=np.int64)
     return out
 
 
-#: Largest key range for which subsets are mapped to M through a dense lookup table.
-DENSE_KEYS = 1 << 25
-
-
-def _enumerated_counts(
-    combos: _Combos, subsets: dict[int, tuple[NDArray[np.int64], NDArray[np.intp]]],
-    keyed: dict[int, tuple[NDArray[Any], NDArray[np.intp], NDArray[Any]]] | None,
-    codes: NDArray[np.intp], n_groups: int,
+def _searched_counts(
+    wanted: NDArray[Any], subsets: _Subsets, codes: NDArray[np.intp], n_groups: int,
 ) -> NDArray[np.int64]:
-    """Like :func:`_superset_counts`, from the subsets already enumerated."""
-    out = np.zeros((len(combos), n_groups), dtype=np.int64)
-    row = 0
-    for s in combos.sizes:
-        wanted = combos.keys(s)
-        _, rows = subsets[s]
-        keys = keyed[s][2] if keyed is not None else _keys(subsets[s][0], combos.n_attrs)
-        if keys.dtype.kind == "i" and combos.n_attrs ** s <= DENSE_KEYS:
-            lookup = np.full(combos.n_attrs ** s, -1, dtype=np.intp)
-            lookup[wanted] = np.arange(len(wanted))
-            pos = lookup[keys]
-            hit = pos >= 0
-        else:
-            pos = np.searchsorted(wanted, keys)
-            pos[pos == len(wanted)] = 0
-            hit = wanted[pos] == keys
-        flat = pos[hit] * n_groups + codes[rows[hit]]
-        out[row:row + len(wanted)] = np.bincount(
-            flat, minlength=len(wanted) * n_groups
-        ).reshape(len(wanted), n_groups)
-        row += len(wanted)
+    """Per-group counts of ``wanted`` keys among enumerated subsets, by binary search."""
+    order = np.argsort(wanted, kind="stable")
+    ranked = wanted[order]
+    pos = np.searchsorted(ranked, subsets.keys)
+    pos[pos == len(ranked)] = 0
+    hit = ranked[pos] == subsets.keys
+    counts = np.bincount(pos[hit] * n_groups + codes[subsets.rows[hit]],
+                         minlength=len(ranked) * n_groups).reshape(len(ranked), n_groups)
+    out = np.empty_like(counts)
+    out[order] = counts
     return out
 
 
 class _Counter:
     """Counts, per group, the images of one attribute matrix that hold each combination.
 
-    For each combination size it picks the cheaper method: the enumerated subsets of each
-    image's label set (reused when M was discovered from them) or packed bitsets.
+    Per combination size it picks the cheaper method. Enumeration: every subset of each
+    image's label set gets its rank, and one ``bincount`` over ``rank · |G| + group``
+    fills a dense table of ``C(n_attrs, s) × |G|`` counts that M is read from (a binary
+    search into M when that table would exceed :data:`DENSE_BINS`). Bitsets: when images
+    carry so many labels that enumeration would cost more than ANDing M's bitsets.
+    Tables are cached per group-code vector, so discovering M and counting it share one
+    pass.
     """
 
     def __init__(
-        self, x: NDArray[np.bool_], combos: _Combos, name: str, *, subsets: Any = None,
-        keyed: Any = None, bitsets: bool = False,
+        self, x: NDArray[np.bool_], name: str, table: NDArray[np.int64] | None, *,
+        combos: _Combos | None = None, bitsets: bool = False,
     ) -> None:
-        self.x, self.combos, self.keyed = x, combos, keyed
-        self.subsets: dict[int, Any] = dict(subsets) if subsets is not None else {}
+        self.x, self.name, self.table = x, name, table
+        self.combos = _Combos({}, x.shape[1], table)
+        self.subsets: dict[int, _Subsets] = {}
+        self._dense: dict[tuple[int, int, bytes], NDArray[np.int64]] = {}
         self._packed: dict[tuple[int, bytes], Any] = {}
-        if subsets is None and not bitsets and len(combos):
-            counts = x.sum(axis=1)
-            words = (x.shape[0] + 63) // 64
-            cheap = [
-                s for s in combos.sizes
-                if combos.n_attrs ** s < 2**62 and _n_subsets(counts, [s]) <= min(
-                    len(combos.by_size[s]) * words * (s + 2), MAX_SUBSETS)
-            ]
-            if cheap:
-                self.subsets = _subsets(x, cheap, name)
+        self._csr: tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]] | None = None
+        if combos is not None:
+            self.plan(combos, bitsets=bitsets)
+
+    @property
+    def csr(self) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]]:
+        """:func:`_label_lists` of the matrix, computed once."""
+        if self._csr is None:
+            self._csr = _label_lists(self.x)
+        return self._csr
+
+    def enumerate(self, sizes: Sequence[int]) -> None:
+        new = [s for s in sizes if s not in self.subsets]
+        if new:
+            self.subsets.update(_subsets(self.x, new, self.name, self.table, csr=self.csr))
+
+    def plan(self, combos: _Combos, *, bitsets: bool = False) -> None:
+        """Count ``combos`` from now on; enumerate the sizes where that is cheaper."""
+        self.combos = combos
+        if bitsets or not len(combos):
+            return
+        counts = self.csr[0]
+        words = (self.x.shape[0] + 63) // 64
+        self.enumerate([
+            s for s in combos.sizes if s not in self.subsets and _n_subsets(counts, [s]) <= min(
+                len(combos.by_size[s]) * words * (s + 2), MAX_SUBSETS)
+        ])
+
+    def dense(self, s: int, codes: NDArray[np.intp], n_groups: int) -> NDArray[np.int64] | None:
+        """``table[rank, g]`` for every size-``s`` combination, or None when too large.
+
+        With ``n_groups == 1`` the codes are ignored (totals over all images).
+        """
+        if self.table is None or s not in self.subsets or s >= self.table.shape[1]:
+            return None
+        space = int(self.table[-1, s])
+        if space * n_groups > DENSE_BINS:
+            return None
+        key = (s, n_groups, b"" if n_groups == 1 else codes.tobytes())
+        if key not in self._dense:
+            if len(self._dense) >= 8:
+                self._dense.pop(next(iter(self._dense)))
+            sub = self.subsets[s]
+            bins = sub.keys if n_groups == 1 else sub.keys * n_groups + codes[sub.rows]
+            self._dense[key] = np.bincount(bins, minlength=space * n_groups).reshape(
+                space, n_groups)
+        return self._dense[key]
 
     def per_group(self, codes: NDArray[np.intp], n_groups: int) -> NDArray[np.int64]:
-        out = np.zeros((len(self.combos), n_groups), dtype=np.int64)
+        combos = self.combos
+        out = np.zeros((len(combos), n_groups), dtype=np.int64)
         row = 0
-        for s in self.combos.sizes:
-            one = _Combos({s: self.combos.by_size[s]}, self.combos.n_attrs)
+        for s in combos.sizes:
+            items = combos.by_size[s]
             if s in self.subsets:
-                keyed = None if self.keyed is None else {s: self.keyed[s]}
-                block = _enumerated_counts(one, {s: self.subsets[s]}, keyed, codes, n_groups)
+                dense = self.dense(s, codes, n_groups)
+                block = (dense[combos.keys(s)] if dense is not None else
+                         _searched_counts(combos.keys(s), self.subsets[s], codes, n_groups))
             else:
                 key = (n_groups, codes.tobytes())
                 if key not in self._packed:
                     self._packed = {key: _pack_groups(self.x, codes, n_groups)}
-                block = _superset_counts(self.x, codes, n_groups, one, packed=self._packed[key])
-            out[row:row + len(one)] = block
-            row += len(one)
+                block = _superset_counts(items, n_groups, self._packed[key])
+            out[row:row + len(items)] = block
+            row += len(items)
         return out
+
+
+def _paper_combos(
+    train: _Counter, test: _Counter, train_codes: NDArray[np.intp],
+    test_codes: NDArray[np.intp], n_groups: int, sizes: Sequence[int], min_count: int,
+) -> _Combos:
+    """Combinations held by >= ``min_count`` train and test images, from their subsets."""
+    train.enumerate(sizes)
+    test.enumerate(sizes)
+    by_size = {}
+    for s in sizes:
+        dense_train = train.dense(s, np.zeros(0, np.intp), 1)
+        dense_test = test.dense(s, np.zeros(0, np.intp), 1)
+        if dense_train is not None and dense_test is not None:
+            common = np.flatnonzero((dense_train[:, 0] >= min_count)
+                                    & (dense_test[:, 0] >= min_count))
+        else:
+            tr_keys, tr_counts = np.unique(train.subsets[s].keys, return_counts=True)
+            te_keys, te_counts = np.unique(test.subsets[s].keys, return_counts=True)
+            common = np.intersect1d(tr_keys[tr_counts >= min_count],
+                                    te_keys[te_counts >= min_count], assume_unique=True)
+        if common.size:
+            by_size[s] = _decode(common, s, train.table)
+    return _Combos(by_size, train.x.shape[1], train.table)
+
+
+def _reference_combos(
+    train_csr: tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]], test: _Counter,
+    min_size: int, max_size: int | None, min_count: int, table: NDArray[np.int64] | None,
+) -> _Combos:
+    """SonyResearch ``get_multiatts``: exact training label sets also present in test."""
+    n_attrs = test.x.shape[1]
+    counts, starts, cols = train_csr
+    by_size = {}
+    for c in np.unique(counts).tolist():
+        if c < min_size or (max_size is not None and c > max_size):
+            continue
+        rows = np.flatnonzero(counts == c)
+        labels = cols[starts[rows][:, None] + np.arange(c)].astype(np.int64)
+        unique, n = np.unique(_keys(labels, table), return_counts=True)
+        # The released code keeps a set once it was seen more than `thresh` times.
+        kept = _decode(unique[n >= min_count], c, table)
+        if kept.size:
+            by_size[c] = kept
+    candidates = _Combos(by_size, n_attrs, table)
+    if not len(candidates):
+        return candidates
+    test.plan(candidates)
+    present = test.per_group(np.zeros(test.x.shape[0], np.intp), 1)[:, 0] >= min_count
+    out, row = {}, 0
+    for s in candidates.sizes:
+        block = candidates.by_size[s]
+        keep = present[row:row + len(block)]
+        if keep.any():
+            out[s] = block[keep]
+        row += len(block)
+    return _Combos(out, n_attrs, table)
 
 
 @dataclass
@@ -594,34 +683,38 @@ class _Setup:
     combos: _Combos
     train: _Counter
     test: _Counter | None
-    bitsets: bool  # count predictions with bitsets only (long exact label sets)
 
     def counter(self, x: NDArray[np.bool_], name: str) -> _Counter:
-        return _Counter(x, self.combos, name, bitsets=self.bitsets)
+        return _Counter(x, name, self.combos.table, combos=self.combos)
 
 
 def _single_setup(data: _Inputs, columns: NDArray[np.int64]) -> _Setup:
-    combos = _Combos({1: columns[:, None]}, data.train.shape[1])
+    n_attrs = data.train.shape[1]
+    combos = _Combos({1: columns[:, None]}, n_attrs, _binomials(n_attrs, 1))
     return _Setup(
-        combos, _Counter(data.train, combos, "train_attrs"),
-        None if data.test is None else _Counter(data.test, combos, "test_attrs"), False,
+        combos, _Counter(data.train, "train_attrs", combos.table, combos=combos),
+        None if data.test is None else _Counter(data.test, "test_attrs", combos.table,
+                                                combos=combos),
     )
 
 
 def _multi_setup(
     data: _Inputs, min_size: int, max_size: int | None, min_count: int, variant: str,
 ) -> _Setup:
-    assert data.test is not None
+    assert data.test is not None and data.groups.test is not None
+    n_attrs = data.train.shape[1]
+    csr = _label_lists(data.train)
+    most = int(csr[0].max())
+    top = max(min_size, most if max_size is None else min(max_size, most))
+    table = _binomials(n_attrs, top)
+    train = _Counter(data.train, "train_attrs", table)
+    train._csr = csr
+    test = _Counter(data.test, "test_attrs", table)
     if variant == "reference":
-        combos = _reference_combos(data.train, data.test, min_size, max_size, min_count)
-        train = _Counter(data.train, combos, "train_attrs")
-        test = _Counter(data.test, combos, "test_attrs")
+        combos = _reference_combos(csr, test, min_size, max_size, min_count, table)
     else:
-        combos, cache = _paper_combos(data.train, data.test, min_size, max_size, min_count)
-        train = _Counter(data.train, combos, "train_attrs",
-                         subsets=cache["enumerated"]["train"], keyed=cache["keyed"]["train"])
-        test = _Counter(data.test, combos, "test_attrs",
-                        subsets=cache["enumerated"]["test"], keyed=cache["keyed"]["test"])
+        combos = _paper_combos(train, test, data.groups.train, data.groups.test,
+                               len(data.groups.keys), range(min_size, top + 1), min_count)
     if not len(combos):
         raise InsufficientDataError(
             f"no attribute combination of size >= {min_size}"
@@ -629,7 +722,9 @@ def _multi_setup(
             f"min_count={min_count} images of both train and test; lower min_count or "
             "min_size."
         )
-    return _Setup(combos, train, test, False)
+    train.plan(combos)
+    test.plan(combos)
+    return _Setup(combos, train, test)
 
 
 # -- results ----------------------------------------------------------------------------------

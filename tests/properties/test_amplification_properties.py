@@ -167,12 +167,19 @@ def test_counting_strategies_agree_with_brute_force(data, max_size, n_groups):
     x = data[0].astype(bool)
     codes = np.arange(len(x)) % n_groups
     sizes = list(range(1, max_size + 1))
-    subsets = amp._subsets(x, sizes, "x")
-    combos = amp._Combos({s: np.unique(subsets[s][0], axis=0) for s in sizes
-                          if len(subsets[s][0])}, x.shape[1])
+    table = amp._binomials(x.shape[1], max_size)
+    subsets = amp._subsets(x, sizes, "x", table)
+    wide = amp._subsets(x, sizes, "x", None)  # byte keys
+    combos = amp._Combos({s: amp._decode(np.unique(subsets[s].keys), s, table)
+                          for s in sizes if len(subsets[s].keys)}, x.shape[1], table)
     brute = np.array([[x[codes == g][:, list(m)].all(axis=1).sum() for g in range(n_groups)]
                       for m in combos.items()]).reshape(len(combos), n_groups)
-    bits = amp._Counter(x, combos, "x", bitsets=True).per_group(codes, n_groups)
-    enum = amp._Counter(x, combos, "x", subsets=subsets).per_group(codes, n_groups)
-    np.testing.assert_array_equal(bits, brute)
-    np.testing.assert_array_equal(enum, brute)
+    bits = amp._Counter(x, "x", table, combos=combos, bitsets=True).per_group(codes, n_groups)
+    enum = amp._Counter(x, "x", table, combos=combos).per_group(codes, n_groups)
+    searched = np.concatenate([
+        amp._searched_counts(combos.keys(s), subsets[s], codes, n_groups) for s in combos.sizes])
+    by_bytes = np.concatenate([
+        amp._searched_counts(amp._keys(combos.by_size[s], None), wide[s], codes, n_groups)
+        for s in combos.sizes])
+    for counts in (bits, enum, searched, by_bytes):
+        np.testing.assert_array_equal(counts, brute)

@@ -266,23 +266,99 @@ def test_bitset_and_enumeration_counts_agree():
     rng = np.random.default_rng(0)
     x = rng.random((300, 9)) < 0.35
     codes = rng.integers(0, 3, 300)
+    table = amp._binomials(9, 3)
     combos = amp._Combos({1: np.arange(9)[:, None], 2: np.array([[0, 1], [2, 5], [3, 8]]),
-                          3: np.array([[0, 1, 2], [1, 4, 7]])}, 9)
-    bits = amp._Counter(x, combos, "x", bitsets=True).per_group(codes, 3)
-    enum = amp._Counter(x, combos, "x", subsets=amp._subsets(x, [1, 2, 3], "x")).per_group(
-        codes, 3)
+                          3: np.array([[0, 1, 2], [1, 4, 7]])}, 9, table)
     brute = np.array([[(x[codes == g][:, list(m)].all(axis=1)).sum() for g in range(3)]
                       for m in combos.items()])
-    np.testing.assert_array_equal(bits, brute)
-    np.testing.assert_array_equal(enum, brute)
+    bits = amp._Counter(x, "x", table, combos=combos, bitsets=True)
+    assert not bits.subsets  # bitsets only
+    np.testing.assert_array_equal(bits.per_group(codes, 3), brute)
+    enum = amp._Counter(x, "x", table)
+    enum.enumerate([1, 2, 3])
+    enum.plan(combos)
+    assert enum.dense(3, codes, 3) is not None  # C(9, 3) x 3 bins: a dense table
+    np.testing.assert_array_equal(enum.per_group(codes, 3), brute)
+    # the binary-search path, used when the dense table would be too large
+    for s in (1, 2, 3):
+        block = amp._searched_counts(combos.keys(s), enum.subsets[s], codes, 3)
+        rows = [i for i, m in enumerate(combos.items()) if len(m) == s]
+        np.testing.assert_array_equal(block, brute[rows])
+
+
+def test_lexicographic_ranks_number_every_combination_densely():
+    from itertools import combinations
+
+    for n in (1, 2, 5, 8):
+        table = amp._binomials(n, n)
+        for s in range(1, n + 1):
+            every = np.array(list(combinations(range(n), s)), dtype=np.int64)
+            keys = amp._keys(every, table)
+            np.testing.assert_array_equal(keys, np.arange(math.comb(n, s)))
+            np.testing.assert_array_equal(amp._decode(keys, s, table), every)
+    assert amp._binomials(2**40, 3) is None  # C(2^40, 3) needs more than 62 bits
+
+
+def test_subset_keys_equal_keys_of_the_subsets():
+    rng = np.random.default_rng(3)
+    x = rng.random((50, 7)) < 0.5
+    table = amp._binomials(7, 4)
+    from itertools import combinations
+
+    for wide in (False, True):
+        subsets = amp._subsets(x, [1, 2, 3, 4], "x", None if wide else table)
+        for s, sub in subsets.items():
+            want = [(r, m) for r in range(50)
+                    for m in combinations(np.flatnonzero(x[r]).tolist(), s)]
+            assert sorted(sub.rows.tolist()) == sorted(r for r, _ in want)
+            got = sorted(zip(sub.rows.tolist(), map(tuple, amp._decode(
+                sub.keys, s, None if wide else table).tolist())))
+            assert got == sorted(want)
 
 
 def test_wide_keys_fall_back_to_bytes():
     combos = np.array([[0, 5, 9], [1, 2, 3], [0, 5, 9]], dtype=np.int64)
-    keys = amp._keys(combos, 2**40)
+    keys = amp._keys(combos, None)
     assert keys.dtype.kind == "V"
     unique = np.unique(keys)
-    np.testing.assert_array_equal(amp._decode(unique, 3, 2**40), [[0, 5, 9], [1, 2, 3]])
+    np.testing.assert_array_equal(amp._decode(unique, 3, None), [[0, 5, 9], [1, 2, 3]])
+
+
+@pytest.mark.parametrize("path", ["searched", "bytes", "bitsets"])
+@pytest.mark.parametrize("variant", ["paper", "reference"])
+def test_counting_paths_give_the_same_results(monkeypatch, path, variant):
+    """Dense tables (the default here), binary search, byte keys and bitsets agree."""
+    rng = np.random.default_rng(11)
+    train = (rng.random((120, 7)) < 0.4).astype(int)
+    test = (rng.random((100, 7)) < 0.4).astype(int)
+    pred = np.where(rng.random(test.shape) < 0.15, 1 - test, test)
+    g_train, g_test = rng.integers(0, 3, 120), rng.integers(0, 3, 100)
+    pred_g = np.where(rng.random(100) < 0.2, rng.integers(0, 3, 100), g_test)
+    args = (train, g_train, test, g_test, pred, pred_g)
+
+    def run():
+        return [multi_mals(*args, max_size=4, min_count=2, variant=variant, min_group_size=1),
+                multi_directional(*args, direction="G->M", max_size=4, variant=variant,
+                                  min_group_size=1),
+                multi_directional(*args, direction="M->G", max_size=4, variant=variant,
+                                  min_group_size=1)]
+
+    dense = run()
+    if path == "searched":
+        monkeypatch.setattr(amp, "DENSE_BINS", 0)
+    elif path == "bytes":
+        monkeypatch.setattr(amp, "_binomials", lambda n, top: None)
+    else:
+        def bitsets_only(self, combos, *, bitsets=False):
+            self.combos, self.subsets = combos, {}  # count every size with bitsets
+
+        monkeypatch.setattr(amp._Counter, "plan", bitsets_only)
+    other = run()
+    for a, b in zip(dense, other):
+        assert a.stats == pytest.approx(b.stats, abs=1e-12, nan_ok=True)
+        assert a.tables == b.tables
+        assert [g.value for g in a.groups] == pytest.approx([g.value for g in b.groups],
+                                                           nan_ok=True)
 
 
 # -- validation ------------------------------------------------------------------------------
