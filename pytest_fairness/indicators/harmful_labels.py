@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pytest_fairness.data.taxonomy import Taxonomy, as_taxonomy, label_matrix, score_matrix
-from pytest_fairness.errors import FairnessConfigError, InvalidDataError
+from pytest_fairness.errors import FairnessConfigError
 from pytest_fairness.indicators._common import (
     check_min_group_size,
     check_variant,
@@ -67,41 +67,102 @@ def _thresholds(thresholds: Any, variant: str) -> NDArray[np.float64]:
     return np.sort(grid)
 
 
-def _type_codes(labels: NDArray[Any], taxonomy: Taxonomy) -> tuple[NDArray[np.intp], int]:
-    """Code of each label's type (index into ``taxonomy.types``, −1 when unmapped)."""
-    flat = labels.reshape(-1)
-    uniques, inverse = np.unique(flat, return_inverse=True)
+def _type_codes(labels: NDArray[Any], taxonomy: Taxonomy) -> tuple[NDArray[np.intp], bool]:
+    """Code of each label's type (index into ``taxonomy.types``, −1 when unmapped).
+
+    Also says whether any label is mapped. Class indices use a lookup table over their
+    range (no sort); other labels (names, negative or huge indices) go through their
+    distinct values.
+    """
     index = {t: i for i, t in enumerate(taxonomy.types)}
-    codes = np.array([index.get(taxonomy.type_of(u), -1) if taxonomy.type_of(u) else -1
-                      for u in uniques.tolist()], dtype=np.intp)
-    return codes[inverse.reshape(-1)].reshape(labels.shape), int((codes >= 0).sum())
+    if labels.dtype.kind in "iu" and labels.min() >= 0 and labels.max() < 2**20:
+        table = np.full(int(labels.max()) + 1, -1, dtype=np.intp)
+        for label, kind in taxonomy.mapping.items():
+            if isinstance(label, int) and 0 <= label < table.size:
+                table[label] = index.get(kind, -1)
+        codes = table[labels]
+        return codes, bool((codes >= 0).any())
+    uniques, inverse = np.unique(labels.reshape(-1), return_inverse=True)
+    kinds = [taxonomy.type_of(u) for u in uniques.tolist()]
+    lookup = np.array([index.get(t, -1) if t else -1 for t in kinds], dtype=np.intp)
+    return lookup[inverse.reshape(-1)].reshape(labels.shape), bool((lookup >= 0).any())
 
 
-def _hits(
+def _best_scores(
+    types: NDArray[np.intp], scores: NDArray[np.float64], n_types: int, harmful: list[int],
+    top_k: int,
+) -> NDArray[np.float64]:
+    """Best confidence of each type among an image's top-k labels, shape (images, types + 1).
+
+    −inf when no top-k label has the type; the last column is "harmful". An image is a hit
+    for type T at τ exactly when its best confidence for T is ≥ τ (paper definition).
+    """
+    if top_k < scores.shape[1]:
+        # The top-k by confidence (stable: ties keep the column order). With top_k equal to
+        # the number of columns every label counts and no sort is needed.
+        order = np.argsort(-scores, axis=1, kind="stable")[:, :top_k]
+        scores = np.take_along_axis(scores, order, axis=1)
+        types = np.take_along_axis(types, order, axis=1)
+    # One pass per label column: each image updates the best score of that label's type
+    # (unmapped labels go to a scratch column, dropped at the end); flat indices are
+    # cheaper than 2-D fancy indexing.
+    n, width = types.shape[0], n_types + 2
+    flat = np.full(n * width, -np.inf)
+    slot = np.where(types >= 0, types, n_types + 1) + (np.arange(n) * width)[:, None]
+    for c in range(types.shape[1]):
+        flat[slot[:, c]] = np.maximum(flat[slot[:, c]], scores[:, c])
+    best = flat.reshape(n, width)[:, :n_types + 1]
+    best[:, n_types] = -np.inf
+    if harmful:
+        best[:, n_types] = best[:, harmful].max(axis=1)
+    return best
+
+
+def _threshold_counts(
+    best: NDArray[np.float64], codes: NDArray[np.intp], n_groups: int,
+    grid: NDArray[np.float64],
+) -> NDArray[np.int64]:
+    """Hits per (group, type, τ) from best confidences, in one histogram.
+
+    ``searchsorted(grid, best, "right")`` is the number of grid thresholds τ ≤ best, so an
+    image is a hit at τ_j exactly when that number exceeds j: histogram it per group and
+    type, then a reversed cumulative sum gives every τ at once - O(images × types), not
+    O(images × types × τ).
+    """
+    n_cols, n_tau = best.shape[1], grid.size
+    passed = np.searchsorted(grid, best, side="right")  # in [0, n_tau]
+    key = (codes[:, None] * n_cols + np.arange(n_cols)) * (n_tau + 1) + passed
+    hist = np.bincount(key.reshape(-1), minlength=n_groups * n_cols * (n_tau + 1))
+    hist = hist.reshape(n_groups, n_cols, n_tau + 1)
+    at_least = np.cumsum(hist[:, :, ::-1], axis=2)[:, :, ::-1]  # images passing >= m τ
+    return at_least[:, :, 1:]
+
+
+def _reference_hits(
     types: NDArray[np.intp], scores: NDArray[np.float64], grid: NDArray[np.float64],
-    n_types: int, harmful: list[int], top_k: int, variant: str,
+    n_types: int, harmful: list[int], top_k: int,
 ) -> NDArray[np.bool_]:
-    """Hits of shape (images, types + 1, τ); the last type is "harmful"."""
-    n = types.shape[0]
-    hits = np.zeros((n, n_types + 1, grid.size), dtype=bool)
-    if variant == "reference":
-        # Drop labels below τ, then keep the first top_k that remain (released VISSL code).
-        for j, tau in enumerate(grid):
-            kept = scores >= tau
-            kept &= np.cumsum(kept, axis=1) <= top_k
-            for t in range(n_types):
-                hits[:, t, j] = np.any(kept & (types == t), axis=1)
+    """Hits of shape (images, types + 1, τ) under the released VISSL rule.
+
+    Labels below τ are dropped, then the first ``top_k`` that remain are kept; the kept
+    set changes with τ and is not monotone in it, hence one pass per τ.
+    """
+    hits = np.zeros((types.shape[0], n_types + 1, grid.size), dtype=bool)
+    for j, tau in enumerate(grid):
+        kept = scores >= tau
+        kept &= np.cumsum(kept, axis=1) <= top_k
+        for t in range(n_types):
+            hits[:, t, j] = np.any(kept & (types == t), axis=1)
+    if harmful:
         hits[:, n_types, :] = hits[:, harmful, :].any(axis=1)
-        return hits
-    # Paper: the top-k by confidence (stable: ties keep the column order), then ≥ τ.
-    order = np.argsort(-scores, axis=1, kind="stable")[:, :top_k]
-    top_scores = np.take_along_axis(scores, order, axis=1)
-    top_types = np.take_along_axis(types, order, axis=1)
-    best = np.full((n, n_types + 1), -np.inf)
-    for t in range(n_types):
-        best[:, t] = np.where(top_types == t, top_scores, -np.inf).max(axis=1)
-    best[:, n_types] = best[:, harmful].max(axis=1) if harmful else -np.inf
-    return best[:, :, None] >= grid[None, None, :]
+    return hits
+
+
+def _group_sums(codes: NDArray[np.intp], n_groups: int, values: NDArray[Any]) -> NDArray[Any]:
+    """Row sums of ``values`` per group (every group has at least one row)."""
+    order = np.argsort(codes, kind="stable")
+    starts = np.searchsorted(codes[order], np.arange(n_groups))
+    return np.add.reduceat(values[order], starts, axis=0)
 
 
 def label_association(
@@ -214,22 +275,32 @@ def label_association(
     grid = _thresholds(thresholds, variant)
     n = label_array.shape[0]
     keys, codes = encode_groups(groups, n)
-    type_codes, n_mapped = _type_codes(label_array, tax)
+    type_codes, any_mapped = _type_codes(label_array, tax)
     notes: list[str] = []
-    if n_mapped == 0:
+    if not any_mapped:
         notes.append(f"none of the predicted labels is mapped by taxonomy {tax.name!r}; check "
                      "that the labels and the taxonomy use the same label space.")
 
-    hits = _hits(type_codes, score_array, grid, len(types), harmful, int(top_k), variant)
     all_types = [*types, "harmful"]
     headline_type = all_types.index(label_type)
     k = len(keys)
     counts = np.bincount(codes, minlength=k)
-    flat = hits.reshape(n, -1).astype(np.float64)
-    rates = np.stack([np.bincount(codes, weights=flat[:, c], minlength=k)
-                      for c in range(flat.shape[1])], axis=1).reshape(k, len(all_types), grid.size)
-    overall = flat.mean(axis=0).reshape(len(all_types), grid.size)
-    rates /= counts[:, None, None]
+    if variant == "reference":
+        hits = _reference_hits(type_codes, score_array, grid, len(types), harmful, int(top_k))
+        hit_counts = _group_sums(codes, k, hits.reshape(n, -1).astype(np.int64))
+        hit_counts = hit_counts.reshape(k, len(all_types), grid.size)
+
+        def headline_columns() -> NDArray[np.float64]:
+            return hits[:, headline_type, :].astype(np.float64)
+    else:
+        best = _best_scores(type_codes, score_array, len(types), harmful, int(top_k))
+        hit_counts = _threshold_counts(best, codes, k, grid)
+
+        def headline_columns() -> NDArray[np.float64]:
+            return (best[:, headline_type, None] >= grid[None, :]).astype(np.float64)
+    # Integer counts divided once: the same floats as the mean of 0/1 hit indicators.
+    overall = hit_counts.sum(axis=0) / n
+    rates = hit_counts / counts[:, None, None]
     included = counts >= min_group_size
 
     params: dict[str, Any] = {
@@ -242,11 +313,10 @@ def label_association(
         rng, used_seed = resolve_seed(seed)
         params.update(seed=used_seed, confidence_level=confidence_level,
                       interval_method=interval_method)
-        columns = flat.reshape(n, len(all_types), grid.size)[:, headline_type, :]
         boot = bootstrap_group_means(
-            columns, codes, n_groups=k, included=included, clusters=_clusters(clusters, n),
-            n_bootstrap=n_bootstrap, confidence_level=confidence_level,
-            method=interval_method, seed=rng,
+            headline_columns(), codes, n_groups=k, included=included,
+            clusters=_clusters(clusters, n), n_bootstrap=n_bootstrap,
+            confidence_level=confidence_level, method=interval_method, seed=rng,
         )
 
     curves = {t: Curve(tuple(grid), tuple(overall[i]), "τ", f"{t} hit rate")

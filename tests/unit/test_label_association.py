@@ -69,11 +69,14 @@ def test_reference_drops_before_top_k() -> None:
     ref = label_association(labels, scores, thresholds=[0.1], variant="reference", **kw)
     assert paper.value == 1.0  # paper re-sorts by confidence: label 1 is the top-1
     assert ref.value == 1.0
-    unsorted = label_association([[1, 5]], [[0.05, 0.5]], thresholds=[0.0, 0.1], variant="reference", **kw)
+    unsorted = label_association([[1, 5]], [[0.05, 0.5]], thresholds=[0.0, 0.1],
+                                 variant="reference", **kw)
     assert unsorted.select(0.0).value == 1.0 and unsorted.select(0.1).value == 0.0
-    assert label_association([[5, 1]], [[0.5, 0.05]], thresholds=[0.0], variant="reference", **kw).value == 0.0
+    assert label_association([[5, 1]], [[0.5, 0.05]], thresholds=[0.0], variant="reference",
+                             **kw).value == 0.0
     assert ref.coordinates == (0.1,)
-    assert sorted(label_association(labels, scores, variant="reference", **kw).coordinates) == [0.0, 0.1, 0.3, 0.8]
+    grid = label_association(labels, scores, variant="reference", **kw).coordinates
+    assert sorted(grid) == [0.0, 0.1, 0.3, 0.8]
 
 
 def test_intervals_and_gate_with_confidence() -> None:
@@ -138,7 +141,8 @@ def test_imagenet_variants_differ_on_dogs_and_cats() -> None:
     cc, miap = imagenet1k_taxonomy("cc"), imagenet1k_taxonomy("miap")
     assert cc.type_of(151) == "non_human" and miap.type_of(151) == "possibly_non_human"
     assert cc.type_of(281) is None and miap.type_of(281) == "possibly_non_human"
-    for index, kind in [(365, "non_human"), (743, "crime"), (983, "human"), (629, "possibly_human")]:
+    for index, kind in [(365, "non_human"), (743, "crime"), (983, "human"),
+                        (629, "possibly_human")]:
         assert cc.type_of(index) == kind == miap.type_of(index)
     assert imagenet1k_taxonomy("miap", by="name").type_of("prison") == "crime"
     rows = imagenet1k_classes("cc")
@@ -168,3 +172,79 @@ def test_taxonomy_validation() -> None:
         imagenet1k_taxonomy(by="wnid")
     assert as_taxonomy({"crime": ["prison"]}).type_of("prison") == "crime"
     assert Taxonomy({1: "sexism"}).types[-1] == "sexism"
+
+
+def _paper_oracle(labels, scores, groups, tax, grid, top_k, kind):
+    """Per image and τ, straight from the definition: any top-k label of ``kind`` with s ≥ τ."""
+    harmful = {"non_human", "crime"}
+    out: dict = {}
+    for tau in grid:
+        counts: dict = {}
+        for row, srow, g in zip(labels, scores, groups):
+            order = sorted(range(len(row)), key=lambda c: -srow[c])[:top_k]  # stable sort
+            kinds = {tax.get(int(row[c])) for c in order if srow[c] >= tau}
+            hit = bool(kinds & harmful) if kind == "harmful" else kind in kinds
+            entry = counts.setdefault(g, [0, 0])
+            entry[0] += 1
+            entry[1] += hit
+        out[tau] = {g: h / n for g, (n, h) in counts.items()}
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("kind", ["harmful", "human", "crime"])
+def test_sweep_equals_definition_with_scores_on_the_grid(seed: int, kind: str) -> None:
+    """Scores equal to a τ count as hits (≥), duplicated scores keep the column order."""
+    rng = np.random.default_rng(seed)
+    n, cols = 80, 4
+    labels = rng.integers(0, 7, size=(n, cols))  # 0, 5 and 6 are unmapped
+    scores = rng.choice([0.0, 0.1, 0.2, 0.3, 0.35, 0.5, 0.7, 1.0], size=(n, cols))
+    groups = rng.choice(["a", "b", "c"], n)
+    grid = [0.0, 0.1, 0.3, 0.35, 0.5, 1.0]
+    for top_k in (2, cols):  # a sort, and every column
+        r = label_association(labels, scores, groups=groups, taxonomy=TAX, top_k=top_k,
+                              thresholds=grid, label_type=kind, min_group_size=1)
+        oracle = _paper_oracle(labels, scores, groups, TAX, grid, top_k, kind)
+        for tau, rows in oracle.items():
+            got = {g.group: g.value for g in r.select(tau).groups}
+            assert got == pytest.approx(rows, abs=0)
+
+
+def test_label_spaces_agree() -> None:
+    """Class indices (lookup table), names, and out-of-range indices give one answer."""
+    rng = np.random.default_rng(3)
+    labels = rng.integers(0, 6, size=(50, 3))
+    scores = rng.random((50, 3))
+    groups = rng.choice(["a", "b"], 50)
+    kw = dict(groups=groups, top_k=2, min_group_size=1)
+    by_index = label_association(labels, scores, taxonomy=TAX, **kw)
+    names = np.array([f"c{i}" for i in range(6)])
+    by_name = label_association(names[labels], scores,
+                                taxonomy={f"c{k}": v for k, v in TAX.items()}, **kw)
+    negative = label_association(labels - 10, scores,
+                                 taxonomy={k - 10: v for k, v in TAX.items()}, **kw)
+    huge = label_association(labels + 2**40, scores,
+                             taxonomy={k + 2**40: v for k, v in TAX.items()}, **kw)
+    for other in (by_name, negative, huge):
+        for tau in by_index.coordinates:
+            assert by_index.select(tau).groups == other.select(tau).groups
+
+
+def test_bootstrap_columns_follow_the_label_type() -> None:
+    """Intervals resample the gated type's hits (human here), for both variants."""
+    rng = np.random.default_rng(4)
+    n = 60
+    # Group a: always a human label, never a harmful one; group b: human at τ=0 only
+    # when drawn, harmful labels mixed in.
+    labels = np.concatenate([np.tile([2, 4, 7], (n, 1)), rng.integers(1, 5, size=(n, 3))])
+    scores = np.concatenate([np.tile([0.9, 0.05, 0.05], (n, 1)), rng.random((n, 3)) * 0.4])
+    groups = np.repeat(["a", "b"], n)
+    for variant in ("paper", "reference"):
+        r = label_association(labels, scores, groups=groups, taxonomy=TAX, top_k=2,
+                              label_type="human", variant=variant, n_bootstrap=100, seed=1,
+                              thresholds=[0.0, 0.5])
+        assert r.select(0.5).group("a").interval == (1.0, 1.0)
+        assert r.select(0.5).group("b").interval == (0.0, 0.0)
+        for g in r.select(0.0).groups:
+            lo, hi = g.interval
+            assert lo <= g.value <= hi
