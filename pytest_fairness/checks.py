@@ -131,6 +131,19 @@ def _stat(limit: str, result: IndicatorResult, name: str) -> float:
     return result.stats[name]
 
 
+def _undefined_is_insufficient(
+    limit: str, result: IndicatorResult, name: str, value: float
+) -> float:
+    """A NaN stat cannot pass or fail a limit: it means too little data, so say that."""
+    if math.isnan(value):
+        note = f"; {result.notes[0]}" if result.notes else ""
+        raise InsufficientDataError(
+            f"{limit}: stats[{name!r}] of {result.name!r} ({result.metric}) is undefined "
+            f"(NaN){note}. Pass a smaller min_group_size to the indicator, or add data."
+        )
+    return value
+
+
 def _bounded(
     limit: str, observed: float, interval: tuple[float, float] | None, confidence: str
 ) -> float:
@@ -184,7 +197,8 @@ def _observe(
         )
         return group.value, decisive, group.interval, f"group {group.label}"
     if limit == "max_effect_size":
-        observed = abs(_stat(limit, result, "effect_size"))
+        observed = abs(_undefined_is_insufficient(
+            limit, result, "effect_size", _stat(limit, result, "effect_size")))
         interval = result.intervals.get("effect_size")
         if interval is not None:
             low, high = interval
@@ -219,7 +233,7 @@ def _observe(
         "max_variance": "variance",
         "max_l1": "l1",
     }[limit]
-    observed = _stat(limit, result, stat)
+    observed = _undefined_is_insufficient(limit, result, stat, _stat(limit, result, stat))
     interval = result.intervals.get(stat)
     return observed, _bounded(limit, observed, interval, confidence), interval, ""
 

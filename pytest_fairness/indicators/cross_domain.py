@@ -12,6 +12,7 @@ on its step grid, NME normalised by the distance between landmarks 36 and 45).
 from __future__ import annotations
 
 import math
+from numbers import Real
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -114,7 +115,9 @@ def group_metrics(
     min_group_size : int, default 30
         Smaller groups are reported but left out of MGA, mGA and every difference.
     variant : {"paper", "reference"}
-        ``"reference"``: two groups only and DTO in percent, as the released code.
+        ``"reference"``: two groups only and DTO in percent, as the released code. The
+        released code compares groups of any size: pass ``min_group_size=1`` to reproduce
+        its numbers.
 
     Returns
     -------
@@ -222,9 +225,11 @@ def _normalizer(normalizer: Any, y_true: NDArray[np.float64], variant: str) -> N
                 "indices of the eye corners, or one distance per image."
             )
         normalizer = INTEROCULAR_68
-    array = np.asarray(normalizer)
-    if array.shape == (2,) and array.dtype.kind in "iu":
-        i, j = (int(v) for v in array)
+    # Only a tuple names two landmarks: a list or array of two ints is two images' distances.
+    if isinstance(normalizer, tuple) and len(normalizer) == 2 and all(
+        isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in normalizer
+    ):
+        i, j = (int(v) for v in normalizer)
         if not (0 <= i < n_landmarks and 0 <= j < n_landmarks) or i == j:
             raise FairnessConfigError(
                 f"normalizer=({i}, {j}) must name two different landmarks in [0, {n_landmarks})."
@@ -280,9 +285,10 @@ def landmark_metrics(
         Ground-truth and predicted landmarks.
     groups : array-like of shape (n,), DataFrame, mapping or one-hot array
         The protected attribute.
-    normalizer : "interocular", (int, int) or array-like of shape (n,)
-        ``D_i``: the distance between two ground-truth landmarks (``"interocular"`` is
-        (36, 45) of the 68-point scheme), or one positive distance per image.
+    normalizer : "interocular", tuple (int, int) or array-like of shape (n,)
+        ``D_i``: the distance between two ground-truth landmarks named by a tuple of their
+        indices (``"interocular"`` is (36, 45) of the 68-point scheme), or one positive
+        distance per image (a list or array, even of two ints).
     sdr_threshold : float, default 0.08
         The NME below which a detection succeeds.
     min_group_size : int, default 30
@@ -308,7 +314,7 @@ def landmark_metrics(
     """
     check_variant(variant, "landmark_metrics")
     min_group_size = check_min_group_size(min_group_size)
-    if isinstance(sdr_threshold, bool) or not isinstance(sdr_threshold, (int, float)) or not (
+    if isinstance(sdr_threshold, bool) or not isinstance(sdr_threshold, Real) or not (
         sdr_threshold > 0
     ):
         raise FairnessConfigError(

@@ -360,7 +360,8 @@ def ieat(
     else:
         v, observed = -s, float(-s_y.sum())
     n_partitions = math.comb(n_x + n_y, k)
-    exact = n_partitions <= exact_limit
+    # The released weat/test.py enumerates iff C(2n, n) <= n_samples (our n_permutations).
+    exact = n_partitions <= (n_permutations if variant == "reference" else exact_limit)
     low, high = observed - tol, observed + tol
     if exact:
         greater, tied, total = _exact_counts(v, k, low, high)

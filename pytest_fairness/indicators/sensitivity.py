@@ -591,7 +591,9 @@ def fair_sa(
         different identities in self-matching.
     protected : value or list of values, optional
         Which attribute values are protected subgroups (e.g. ``1`` for binary CelebA
-        columns); by default every value, each against the rest.
+        columns); by default every value, each against the rest. For a two-valued
+        attribute the two rows are exact negatives, so every L1 norm counts each cell
+        twice; pass ``protected=`` to keep one row, as seed 002's matrices do.
     prune : bool, default False
         VPSA's pruning: drop images (self-matching) or pairs (verification) that fail at
         level 0. The seed makes it optional because it may drop subgroups unevenly; the

@@ -77,9 +77,6 @@ def test_self_excluded_when_the_queries_equal_the_database() -> None:
 # -- landmark metrics -------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "bug: with exactly two images, integer per-image distances are read as a pair of "
-    "landmark indices (cross_domain._normalizer), giving a silent wrong NME"))
 def test_two_per_image_distances_are_not_read_as_landmark_indices() -> None:
     truth = np.array([[[0, 0], [10, 0], [20, 0]]] * 2, dtype=float)
     pred = truth.copy()
@@ -111,10 +108,6 @@ def _biased_sets(n: int, seed: int = 0):
     return x, y, a, b
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "deviation from DESIGN §2.2: the reference (weat/test.py) enumerates exactly iff "
-    "C(2n, n) <= n_samples; variant='reference' decides with exact_limit instead of "
-    "n_permutations, so it can report an exact p below the reference's 1/n floor"))
 def test_reference_variant_samples_when_partitions_exceed_n_permutations() -> None:
     x, y, a, b = _biased_sets(7)  # C(14, 7) = 3432 > 1000 = n_permutations
     r = ieat(x, y, a, b, n_permutations=1_000, seed=0, variant="reference")
@@ -134,10 +127,6 @@ def test_reference_variant_is_exact_when_partitions_fit_in_n_permutations() -> N
 # -- checks on a result whose bounded number is undefined --------------------------------------
 
 
-@pytest.mark.xfail(strict=True, raises=FairnessViolation, reason=(
-    "inconsistency: a NaN stat (fair_sa l1 when every subgroup is below min_group_size) "
-    "fails max_l1 as a fairness violation 'l1 n/a', while max_gap and max_auc raise "
-    "InsufficientDataError for the same situation"))
 def test_undefined_l1_is_insufficient_data_not_a_violation() -> None:
     rng = np.random.default_rng(1)
     clean = rng.normal(size=(8, 4))
@@ -155,10 +144,11 @@ def test_undefined_l1_is_insufficient_data_not_a_violation() -> None:
 
 
 def test_binary_attribute_default_rows_count_each_cell_twice_in_l1() -> None:
-    """Open question (reported): by default both values of a 0/1 attribute are rows.
+    """Documented behaviour: by default both values of a 0/1 attribute are rows.
 
     Their α curves are exact negatives (P vs R and R vs P), so the matrix L1 norm is twice
-    the seed's, whose CelebA rows are one protected value per binary attribute.
+    the seed's, whose CelebA rows are one protected value per binary attribute; the
+    ``protected=`` docstring says so and ``protected=1`` gives the seed's single row.
     """
     rng = np.random.default_rng(0)
     clean = rng.normal(size=(8, 4))
