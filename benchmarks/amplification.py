@@ -1,10 +1,14 @@
 """Benchmark: multi-attribute bias amplification at COCO-like scale.
 
 40,000 train and 40,000 test images, 80 attributes, about 3 labels per image (seeded, with
-group-dependent label frequencies), two groups, max_size 3. Our itemset/bitset counting
-(``multi_mals`` + ``multi_directional``) is timed against a straightforward
-per-combination implementation in the same run; both must give identical numbers. Then the
-reference variant's M (every exact training label set, ~10^4 of them) is timed on its own
+group-dependent label frequencies), two groups, max_size 3. Our counting (``multi_mals`` +
+``multi_directional`` G->M, as a user computing both would call them) is timed against a
+straightforward per-combination implementation in the same run; both must give identical
+numbers (goal: >= 50x). Every timed repeat starts with an empty matrix cache
+(``amplification.clear_cache()``), so the second call profits only from the first call of
+the same repeat, never from an earlier repeat. Timed: the default table (1,000 rows), the
+full per-cell table (``table_rows=None``), and each call on its own. Then the reference
+variant's M (every exact training label set, ~10^4 of them) is timed on its own
 (goal: under 2 seconds).
 
 Run: ``.venv/bin/python benchmarks/amplification.py [--quick]``
@@ -18,7 +22,7 @@ import time
 
 import numpy as np
 
-from pytest_fairness.indicators import multi_directional, multi_mals
+from pytest_fairness.indicators import amplification, multi_directional, multi_mals
 
 
 def make_data(n_train: int, n_test: int, n_attrs: int, seed: int = 0):
@@ -93,7 +97,8 @@ def baseline(train, g_train, test, g_test, pred, pred_g, max_size, min_count):
     }
 
 
-def ours(train, g_train, test, g_test, pred, pred_g, max_size, min_count, table_rows=None):
+def ours(train, g_train, test, g_test, pred, pred_g, max_size, min_count,
+         table_rows=amplification.TABLE_ROWS):
     mals = multi_mals(train, g_train, test, g_test, pred, pred_g, max_size=max_size,
                       min_count=min_count, table_rows=table_rows)
     gm = multi_directional(train, g_train, test, g_test, pred, direction="G->M",
@@ -110,8 +115,10 @@ def ours(train, g_train, test, g_test, pred, pred_g, max_size, min_count, table_
 
 
 def timed(fn, *args, repeat=1, **kwargs):
+    """Best wall time of ``repeat`` cold calls (the matrix cache emptied before each)."""
     best, out = float("inf"), None
     for _ in range(repeat):
+        amplification.clear_cache()
         start = time.perf_counter()
         out = fn(*args, **kwargs)
         best = min(best, time.perf_counter() - start)
@@ -128,9 +135,11 @@ def main() -> None:
     print(f"train {train.shape}, test {data[2].shape}, labels per image "
           f"{train.sum(axis=1).mean():.2f} (max {train.sum(axis=1).max()}), max_size 3")
 
-    t_full, ours_out = timed(ours, *data, 3, 1, repeat=3)
-    t_ours, ours_small = timed(ours, *data, 3, 1, table_rows=100, repeat=3)
-    assert ours_small == ours_out
+    t_ours, ours_out = timed(ours, *data, 3, 1, repeat=5)
+    t_full, ours_full = timed(ours, *data, 3, 1, table_rows=None, repeat=3)
+    assert ours_full == ours_out
+    t_mals, _ = timed(multi_mals, *data, max_size=3, repeat=5)
+    t_gm, _ = timed(multi_directional, *data[:5], direction="G->M", max_size=3, repeat=5)
     t_base, base_out = timed(baseline, *data, 3, 1)
     print(f"|M| = {ours_out['n_combinations']:,} combinations (baseline: "
           f"{base_out['n_combinations']:,})")
@@ -141,10 +150,12 @@ def main() -> None:
         print(f"  {key:22s} ours {value:.12g}   baseline {base_out[key]:.12g}   |diff| {diff:.1e}")
     print(f"identical numbers: {worst <= 1e-12} (largest difference {worst:.1e})")
     print(f"per-combination baseline (numbers only): {t_base:.3f} s")
-    print(f"ours, numbers + 100-row table (table_rows=100): {t_ours:.3f} s -> "
-          f"{t_base / t_ours:.1f}x (goal >= 50x)")
-    print(f"ours, default full per-cell table (every group x combination as a row, frozen "
-          f"into the result): {t_full:.3f} s -> {t_base / t_full:.1f}x")
+    print(f"ours, numbers + default table ({amplification.TABLE_ROWS:,} rows): {t_ours:.3f} s "
+          f"-> {t_base / t_ours:.1f}x (goal >= 50x)")
+    print(f"  of which each call alone, cold: multi_mals {t_mals:.3f} s, multi_directional "
+          f"{t_gm:.3f} s (sum {t_mals + t_gm:.3f} s -> {t_base / (t_mals + t_gm):.1f}x)")
+    print(f"ours, full per-cell table (table_rows=None: every group x combination as a row, "
+          f"frozen into the result): {t_full:.3f} s -> {t_base / t_full:.1f}x")
 
     t_ref, ref = timed(multi_mals, *data, variant="reference", repeat=3)
     t_ref_gm, _ = timed(multi_directional, data[0], data[1], data[2], data[3], data[4],

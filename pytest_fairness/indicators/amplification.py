@@ -35,6 +35,7 @@ released code's ``conf_interval``) give the spread.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -64,6 +65,8 @@ __all__ = ["bias_amp", "directional_bias_amp", "multi_directional", "multi_mals"
 MAX_SUBSETS = 50_000_000
 #: Most combinations listed in ``notes``.
 N_NOTED = 3
+#: Default rows of ``tables["cells"]`` (largest |Δ| first); ``table_rows=None`` keeps all.
+TABLE_ROWS = 100
 _DIRECTIONS = {"G->M": "G->M", "G→M": "G->M", "M->G": "M->G", "M→G": "M->G"}
 
 
@@ -260,7 +263,8 @@ def _check_table_rows(table_rows: Any) -> int | None:
         table_rows < 0
     ):
         raise FairnessConfigError(
-            f"table_rows must be None (every cell) or an int >= 0; got table_rows={table_rows!r}."
+            f"table_rows must be None (every cell) or an int >= 0 (default {TABLE_ROWS}); got "
+            f"table_rows={table_rows!r}."
         )
     return int(table_rows)
 
@@ -463,6 +467,18 @@ class _Combos:
             index -= len(block)
         raise IndexError(index)
 
+    def labels(self, indices: NDArray[np.intp], names: list[str]) -> list[str]:
+        """``"a+b"`` (names sorted) for the combinations at ``indices`` of :meth:`items`."""
+        sizes = self.sizes
+        ends = np.cumsum([len(self.by_size[s]) for s in sizes])
+        which = np.searchsorted(ends, indices, side="right")
+        out = []
+        for k, i in zip(which.tolist(), indices.tolist()):
+            start = int(ends[k - 1]) if k else 0
+            items = self.by_size[sizes[k]][i - start].tolist()
+            out.append("+".join(sorted(names[a] for a in items)))
+        return out
+
 
 def _pack(x: NDArray[np.bool_]) -> NDArray[np.uint64]:
     """Columns of a (rows, attributes) bool matrix as bitsets of shape (attributes, words)."""
@@ -530,54 +546,56 @@ def _searched_counts(
     return out
 
 
-class _Counter:
-    """Counts, per group, the images of one attribute matrix that hold each combination.
+class _Matrix:
+    """What is derived from one 0/1 attribute matrix, computed once and then reused.
 
-    Per combination size it picks the cheaper method. Enumeration: every subset of each
-    image's label set gets its rank, and one ``bincount`` over ``rank · |G| + group``
-    fills a dense table of ``C(n_attrs, s) × |G|`` counts that M is read from (a binary
-    search into M when that table would exceed :data:`DENSE_BINS`). Bitsets: when images
-    carry so many labels that enumeration would cost more than ANDing M's bitsets.
-    Tables are cached per group-code vector, so discovering M and counting it share one
-    pass.
+    Its label lists, the enumerated subsets of each image's label set (by size), dense
+    count tables and packed bitsets (per group-code vector). Dense tables: every subset
+    gets its rank (:func:`_binomials`), and one ``bincount`` over ``rank · |G| + group``
+    fills a ``C(n_attrs, s) × |G|`` table that any M is read from.
     """
 
-    def __init__(
-        self, x: NDArray[np.bool_], name: str, table: NDArray[np.int64] | None, *,
-        combos: _Combos | None = None, bitsets: bool = False,
-    ) -> None:
-        self.x, self.name, self.table = x, name, table
-        self.combos = _Combos({}, x.shape[1], table)
+    def __init__(self, x: NDArray[np.bool_]) -> None:
+        self.x: NDArray[np.bool_] = x
+        self.table: NDArray[np.int64] | None = None
+        self._ranks: bool | None = None  # keys are int ranks (True) or bytes (False)
         self.subsets: dict[int, _Subsets] = {}
+        self._csr: tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]] | None = None
         self._dense: dict[tuple[int, int, bytes], NDArray[np.int64]] = {}
         self._packed: dict[tuple[int, bytes], Any] = {}
-        self._csr: tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]] | None = None
-        if combos is not None:
-            self.plan(combos, bitsets=bitsets)
 
     @property
     def csr(self) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]]:
-        """:func:`_label_lists` of the matrix, computed once."""
+        """:func:`_label_lists` of the matrix."""
         if self._csr is None:
             self._csr = _label_lists(self.x)
         return self._csr
 
-    def enumerate(self, sizes: Sequence[int]) -> None:
+    def use(self, table: NDArray[np.int64] | None) -> _Matrix:
+        """Key subsets with ``table`` (None: bytes) from now on; returns the matrix.
+
+        Ranks do not depend on the table's size limit, so a larger table keeps what was
+        enumerated; switching between ranks and bytes starts over.
+        """
+        ranks = table is not None
+        if self._ranks is not None and self._ranks != ranks:
+            self.subsets, self._dense = {}, {}
+        if ranks != self._ranks or (table is not None and self.table is not None
+                                    and table.shape[1] > self.table.shape[1]):
+            self.table = table
+        self._ranks = ranks
+        return self
+
+    def nbytes(self) -> int:
+        parts = [self.x, *(self._csr or ()), *self._dense.values()]
+        parts += [a for sub in self.subsets.values() for a in (sub.keys, sub.rows)]
+        parts += [p[0] for p in self._packed.values()]
+        return sum(int(a.nbytes) for a in parts)
+
+    def enumerate(self, sizes: Sequence[int], name: str) -> None:
         new = [s for s in sizes if s not in self.subsets]
         if new:
-            self.subsets.update(_subsets(self.x, new, self.name, self.table, csr=self.csr))
-
-    def plan(self, combos: _Combos, *, bitsets: bool = False) -> None:
-        """Count ``combos`` from now on; enumerate the sizes where that is cheaper."""
-        self.combos = combos
-        if bitsets or not len(combos):
-            return
-        counts = self.csr[0]
-        words = (self.x.shape[0] + 63) // 64
-        self.enumerate([
-            s for s in combos.sizes if s not in self.subsets and _n_subsets(counts, [s]) <= min(
-                len(combos.by_size[s]) * words * (s + 2), MAX_SUBSETS)
-        ])
+            self.subsets.update(_subsets(self.x, new, name, self.table, csr=self.csr))
 
     def dense(self, s: int, codes: NDArray[np.intp], n_groups: int) -> NDArray[np.int64] | None:
         """``table[rank, g]`` for every size-``s`` combination, or None when too large.
@@ -599,40 +617,137 @@ class _Counter:
                 space, n_groups)
         return self._dense[key]
 
+    def packed(
+        self, codes: NDArray[np.intp], n_groups: int
+    ) -> tuple[NDArray[np.uint64], NDArray[np.intp], NDArray[np.intp]]:
+        key = (n_groups, codes.tobytes())
+        if key not in self._packed:
+            self._packed = {key: _pack_groups(self.x, codes, n_groups)}
+        return self._packed[key]
+
+
+#: Matrices kept by :func:`_matrix`, and the most bytes they may hold together.
+CACHE_ENTRIES = 6
+CACHE_BYTES = 256 << 20
+_CACHE: list[tuple[tuple[Any, ...], _Matrix]] = []
+_CACHE_LOCK = threading.Lock()
+
+
+def _fingerprint(x: NDArray[np.bool_]) -> tuple[Any, ...]:
+    """Cheap summary that tells most different matrices apart (equal ones always match)."""
+    return (x.shape, int(np.count_nonzero(x)), hash(x[::61].tobytes()))
+
+
+def _matrix(x: NDArray[np.bool_]) -> _Matrix:
+    """The :class:`_Matrix` of ``x``, reused when an equal matrix was seen recently.
+
+    Found by content, never by identity: a cached entry holds a private copy of its
+    matrix and is used only when it equals ``x`` cell for cell (``np.array_equal``), so
+    mutating an array between calls cannot return stale numbers. This lets
+    ``multi_mals`` and ``multi_directional`` (or both directions) on the same data share
+    the label lists, subsets and count tables.
+    """
+    key = _fingerprint(x)
+    with _CACHE_LOCK:
+        for i, (other, entry) in enumerate(_CACHE):
+            if other == key and np.array_equal(entry.x, x):
+                _CACHE.append(_CACHE.pop(i))  # most recently used last
+                return entry
+        while _CACHE and (len(_CACHE) >= CACHE_ENTRIES
+                          or sum(e.nbytes() for _, e in _CACHE) > CACHE_BYTES):
+            _CACHE.pop(0)  # least recently used first
+        entry = _Matrix(np.array(x, dtype=np.bool_, order="C", copy=True))
+        _CACHE.append((key, entry))
+        return entry
+
+
+def clear_cache() -> None:
+    """Forget every cached matrix (the benchmark times cold calls with it)."""
+    with _CACHE_LOCK:
+        _CACHE.clear()
+
+
+class _Counter:
+    """Counts, per group, the images of one matrix that hold each combination of M.
+
+    Per combination size it picks the cheaper method: the matrix's enumerated subsets
+    (a dense table, or a binary search into M when that table would exceed
+    :data:`DENSE_BINS`), or packed bitsets when images carry so many labels that
+    enumeration would cost more than ANDing M's bitsets.
+    """
+
+    def __init__(
+        self, matrix: _Matrix, name: str, *, combos: _Combos | None = None,
+        bitsets: bool = False,
+    ) -> None:
+        self.matrix, self.name = matrix, name
+        self.combos = _Combos({}, matrix.x.shape[1], matrix.table)
+        self.sizes: set[int] = set()  # sizes counted from enumerated subsets
+        if combos is not None:
+            self.plan(combos, bitsets=bitsets)
+
+    @property
+    def x(self) -> NDArray[np.bool_]:
+        return self.matrix.x
+
+    def plan(self, combos: _Combos, *, bitsets: bool = False) -> None:
+        """Count ``combos`` from now on; enumerate the sizes where that is cheaper."""
+        self.combos = combos
+        if bitsets or not len(combos):
+            self.sizes = set()
+            return
+        counts = self.matrix.csr[0]
+        words = (self.x.shape[0] + 63) // 64
+        self.sizes = {
+            s for s in combos.sizes if s in self.matrix.subsets or _n_subsets(counts, [s]) <= min(
+                len(combos.by_size[s]) * words * (s + 2), MAX_SUBSETS)
+        }
+        self.matrix.enumerate(sorted(self.sizes), self.name)
+
     def per_group(self, codes: NDArray[np.intp], n_groups: int) -> NDArray[np.int64]:
-        combos = self.combos
+        combos, matrix = self.combos, self.matrix
         out = np.zeros((len(combos), n_groups), dtype=np.int64)
         row = 0
         for s in combos.sizes:
             items = combos.by_size[s]
-            if s in self.subsets:
-                dense = self.dense(s, codes, n_groups)
+            if s in self.sizes:
+                dense = matrix.dense(s, codes, n_groups)
                 block = (dense[combos.keys(s)] if dense is not None else
-                         _searched_counts(combos.keys(s), self.subsets[s], codes, n_groups))
+                         _searched_counts(combos.keys(s), matrix.subsets[s], codes, n_groups))
             else:
-                key = (n_groups, codes.tobytes())
-                if key not in self._packed:
-                    self._packed = {key: _pack_groups(self.x, codes, n_groups)}
-                block = _superset_counts(items, n_groups, self._packed[key])
+                block = _superset_counts(items, n_groups, matrix.packed(codes, n_groups))
             out[row:row + len(items)] = block
             row += len(items)
         return out
 
 
+def _totals(table: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Row sums of a (combinations, groups) count table (column adds: few groups)."""
+    if table.shape[1] > 8:
+        return table.sum(axis=1)
+    out = table[:, 0].copy()
+    for g in range(1, table.shape[1]):
+        out += table[:, g]
+    return out
+
+
 def _paper_combos(
-    train: _Counter, test: _Counter, train_codes: NDArray[np.intp],
+    train: _Matrix, test: _Matrix, train_codes: NDArray[np.intp],
     test_codes: NDArray[np.intp], n_groups: int, sizes: Sequence[int], min_count: int,
 ) -> _Combos:
-    """Combinations held by >= ``min_count`` train and test images, from their subsets."""
-    train.enumerate(sizes)
-    test.enumerate(sizes)
+    """Combinations held by >= ``min_count`` train and test images, from their subsets.
+
+    The per-group tables it reads are the ones the counts of M are then taken from.
+    """
+    train.enumerate(sizes, "train_attrs")
+    test.enumerate(sizes, "test_attrs")
     by_size = {}
     for s in sizes:
-        dense_train = train.dense(s, np.zeros(0, np.intp), 1)
-        dense_test = test.dense(s, np.zeros(0, np.intp), 1)
+        dense_train = train.dense(s, train_codes, n_groups)
+        dense_test = test.dense(s, test_codes, n_groups)
         if dense_train is not None and dense_test is not None:
-            common = np.flatnonzero((dense_train[:, 0] >= min_count)
-                                    & (dense_test[:, 0] >= min_count))
+            common = np.flatnonzero((_totals(dense_train) >= min_count)
+                                    & (_totals(dense_test) >= min_count))
         else:
             tr_keys, tr_counts = np.unique(train.subsets[s].keys, return_counts=True)
             te_keys, te_counts = np.unique(test.subsets[s].keys, return_counts=True)
@@ -644,12 +759,11 @@ def _paper_combos(
 
 
 def _reference_combos(
-    train_csr: tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]], test: _Counter,
-    min_size: int, max_size: int | None, min_count: int, table: NDArray[np.int64] | None,
+    train: _Matrix, test: _Counter, min_size: int, max_size: int | None, min_count: int,
 ) -> _Combos:
     """SonyResearch ``get_multiatts``: exact training label sets also present in test."""
-    n_attrs = test.x.shape[1]
-    counts, starts, cols = train_csr
+    n_attrs, table = train.x.shape[1], train.table
+    counts, starts, cols = train.csr
     by_size = {}
     for c in np.unique(counts).tolist():
         if c < min_size or (max_size is not None and c > max_size):
@@ -685,15 +799,16 @@ class _Setup:
     test: _Counter | None
 
     def counter(self, x: NDArray[np.bool_], name: str) -> _Counter:
-        return _Counter(x, name, self.combos.table, combos=self.combos)
+        return _Counter(_matrix(x).use(self.combos.table), name, combos=self.combos)
 
 
 def _single_setup(data: _Inputs, columns: NDArray[np.int64]) -> _Setup:
     n_attrs = data.train.shape[1]
-    combos = _Combos({1: columns[:, None]}, n_attrs, _binomials(n_attrs, 1))
+    table = _binomials(n_attrs, 1)
+    combos = _Combos({1: columns[:, None]}, n_attrs, table)
     return _Setup(
-        combos, _Counter(data.train, "train_attrs", combos.table, combos=combos),
-        None if data.test is None else _Counter(data.test, "test_attrs", combos.table,
+        combos, _Counter(_matrix(data.train).use(table), "train_attrs", combos=combos),
+        None if data.test is None else _Counter(_matrix(data.test).use(table), "test_attrs",
                                                 combos=combos),
     )
 
@@ -703,17 +818,17 @@ def _multi_setup(
 ) -> _Setup:
     assert data.test is not None and data.groups.test is not None
     n_attrs = data.train.shape[1]
-    csr = _label_lists(data.train)
-    most = int(csr[0].max())
+    train_matrix = _matrix(data.train)
+    most = int(train_matrix.csr[0].max())
     top = max(min_size, most if max_size is None else min(max_size, most))
     table = _binomials(n_attrs, top)
-    train = _Counter(data.train, "train_attrs", table)
-    train._csr = csr
-    test = _Counter(data.test, "test_attrs", table)
+    train_matrix.use(table)
+    train = _Counter(train_matrix, "train_attrs")
+    test = _Counter(_matrix(data.test).use(table), "test_attrs")
     if variant == "reference":
-        combos = _reference_combos(csr, test, min_size, max_size, min_count, table)
+        combos = _reference_combos(train.matrix, test, min_size, max_size, min_count)
     else:
-        combos = _paper_combos(train, test, data.groups.train, data.groups.test,
+        combos = _paper_combos(train.matrix, test.matrix, data.groups.train, data.groups.test,
                                len(data.groups.keys), range(min_size, top + 1), min_count)
     if not len(combos):
         raise InsufficientDataError(
@@ -748,10 +863,6 @@ def _divide(num: NDArray[Any], den: NDArray[Any]) -> NDArray[np.float64]:
     out = np.full(num.shape, np.nan)
     np.divide(num, den, out=out, where=den > 0)
     return out
-
-
-def _combo_label(items: tuple[int, ...], names: list[str]) -> str:
-    return "+".join(sorted(names[i] for i in items))
 
 
 def _conf(values: NDArray[np.float64]) -> tuple[float, float, float]:
@@ -817,16 +928,19 @@ def _build(
     ii, jj = np.nonzero(counted)
     magnitude = np.abs(delta[ii, jj])
     magnitude = np.where(np.isnan(magnitude), -1.0, magnitude)
-    # Largest |Δ| first, undefined cells last; ties by group, then combination order.
-    order = np.lexsort((ii, jj, -magnitude))
-    if table_rows is not None and len(order) > table_rows:
-        notes = [*notes, f"tables['cells'] keeps the {table_rows} largest |Δ| of "
-                         f"{len(order):,} cells (table_rows={table_rows})."]
-        order = order[:table_rows]
+    n_cells = len(magnitude)
+    # Largest |Δ| first, undefined cells last; ties by group, then combination order. Only
+    # the rows kept (and the N_NOTED for the note) are sorted: a partition finds them.
+    wanted = n_cells if table_rows is None else max(table_rows, N_NOTED)
+    if wanted < n_cells:
+        kth = np.partition(magnitude, n_cells - wanted)[n_cells - wanted]
+        pick = np.flatnonzero(magnitude >= kth)
+    else:
+        pick = np.arange(n_cells)
+    order = pick[np.lexsort((ii[pick], jj[pick], -magnitude[pick]))][:wanted]
     ii, jj = ii[order], jj[order]
     needed = np.unique(ii)
-    label_of = dict(zip(needed.tolist(), (_combo_label(combos.item(i), names)
-                                          for i in needed.tolist())))
+    label_of = dict(zip(needed.tolist(), combos.labels(needed, names)))
     columns: dict[str, list[Any]] = {
         "group": shown_groups[jj].tolist(),
         "attributes": [label_of[i] for i in ii.tolist()],
@@ -842,13 +956,18 @@ def _build(
         columns["delta_std"] = _listed(spread[ii, jj])
     names_ = list(columns)
     rows = [dict(zip(names_, values)) for values in zip(*columns.values())]
-    top = [r for r in rows if r["delta"]][:N_NOTED]
+    top = [r for r in rows[:N_NOTED] if r["delta"]]
     if top:
         shown = "; ".join(
             f"{r['group']} × {r['attributes']}: Δ={r['delta']:+.4f} (train {r['train']:.3f} → "
             f"pred {r['pred']:.3f})" for r in top
         )
         notes = [*notes, f"most amplified: {shown}"]
+    if table_rows is not None and n_cells > table_rows:
+        notes = [*notes, f"tables['cells'] keeps the {table_rows:,} largest |Δ| of "
+                         f"{n_cells:,} cells (table_rows={table_rows}; table_rows=None keeps "
+                         "every cell)."]
+    rows = rows[:n_cells if table_rows is None else table_rows]
     tables: dict[str, tuple[dict[str, Any], ...]] = {"cells": tuple(rows)}
     if n_runs > 1:
         tables["runs"] = tuple(
@@ -998,7 +1117,7 @@ def bias_amp(
     threshold: Any = None,
     attribute_names: Sequence[str] | None = None,
     min_group_size: int = 30,
-    table_rows: int | None = None,
+    table_rows: int | None = TABLE_ROWS,
     variant: str = "paper",
 ) -> IndicatorResult:
     r"""BiasAmp of Zhao et al. 2017 ("Men also like shopping"), signed.
@@ -1033,7 +1152,9 @@ def bias_amp(
     min_group_size : int, default 30
         Groups with fewer training images are marked excluded in the per-group table.
     table_rows : int, optional
-        Keep only this many rows (largest |Δ|) in ``tables["cells"]``; default: all.
+        Rows of ``tables["cells"]``: the ``table_rows`` largest |Δ| (default 100, with a
+        note when cells are left out); ``None`` keeps every group × combination cell. The
+        numbers and the "most amplified" note never depend on it.
     variant : {"paper", "reference"}
         ``"paper"``: attributes never predicted have no b_pred and are left out of the
         mean (``notes`` says how many). ``"reference"`` (uclanlp/reducingbias,
@@ -1112,7 +1233,7 @@ def multi_mals(
     threshold: Any = None,
     attribute_names: Sequence[str] | None = None,
     min_group_size: int = 30,
-    table_rows: int | None = None,
+    table_rows: int | None = TABLE_ROWS,
     variant: str = "paper",
 ) -> IndicatorResult:
     r"""Multi_MALS of seed 001: undirected multi-attribute bias amplification.
@@ -1148,7 +1269,9 @@ def multi_mals(
     min_group_size : int, default 30
         Groups with fewer test images are marked excluded in the per-group table.
     table_rows : int, optional
-        Keep only this many rows (largest |Δ|) in ``tables["cells"]``; default: all.
+        Rows of ``tables["cells"]``: the ``table_rows`` largest |Δ| (default 100, with a
+        note when cells are left out); ``None`` keeps every group × combination cell. The
+        numbers and the "most amplified" note never depend on it.
     variant : {"paper", "reference"}
         ``"paper"``: threshold 1/|G|; combinations never predicted are left out (noted).
         ``"reference"`` (SonyResearch/multi_bias_amp ``MBA.calculate_mba_mals``): M holds
@@ -1356,7 +1479,7 @@ def directional_bias_amp(
     threshold: Any = None,
     attribute_names: Sequence[str] | None = None,
     min_group_size: int = 30,
-    table_rows: int | None = None,
+    table_rows: int | None = TABLE_ROWS,
     variant: str = "paper",
 ) -> IndicatorResult:
     r"""BiasAmp→ of Wang & Russakovsky 2021, signed, in one direction.
@@ -1391,7 +1514,9 @@ def directional_bias_amp(
     min_group_size : int, default 30
         Groups with fewer test images are marked excluded in the per-group table.
     table_rows : int, optional
-        Keep only this many rows (largest |Δ|) in ``tables["cells"]``; default: all.
+        Rows of ``tables["cells"]``: the ``table_rows`` largest |Δ| (default 100, with a
+        note when cells are left out); ``None`` keeps every group × combination cell. The
+        numbers and the "most amplified" note never depend on it.
     variant : {"paper", "reference"}
         ``"reference"`` (princetonvisualai/directional-bias-amp): every attribute column is
         used (``min_count`` must stay 1), training images without labels are dropped before
@@ -1468,7 +1593,7 @@ def multi_directional(
     threshold: Any = None,
     attribute_names: Sequence[str] | None = None,
     min_group_size: int = 30,
-    table_rows: int | None = None,
+    table_rows: int | None = TABLE_ROWS,
     variant: str = "paper",
 ) -> IndicatorResult:
     r"""Multi→ of seed 001: directional multi-attribute bias amplification.
@@ -1508,7 +1633,9 @@ def multi_directional(
     min_group_size : int, default 30
         Groups with fewer test images are marked excluded in the per-group table.
     table_rows : int, optional
-        Keep only this many rows (largest |Δ|) in ``tables["cells"]``; default: all.
+        Rows of ``tables["cells"]``: the ``table_rows`` largest |Δ| (default 100, with a
+        note when cells are left out); ``None`` keeps every group × combination cell. The
+        numbers and the "most amplified" note never depend on it.
     variant : {"paper", "reference"}
         ``"reference"`` (SonyResearch/multi_bias_amp ``calculate_mba_gm``/``_mg``): M as in
         :func:`multi_mals`; Δ compares the predictions with the **test ground truth**;

@@ -174,8 +174,10 @@ def test_counting_strategies_agree_with_brute_force(data, max_size, n_groups):
                           for s in sizes if len(subsets[s].keys)}, x.shape[1], table)
     brute = np.array([[x[codes == g][:, list(m)].all(axis=1).sum() for g in range(n_groups)]
                       for m in combos.items()]).reshape(len(combos), n_groups)
-    bits = amp._Counter(x, "x", table, combos=combos, bitsets=True).per_group(codes, n_groups)
-    enum = amp._Counter(x, "x", table, combos=combos).per_group(codes, n_groups)
+    bits = amp._Counter(amp._Matrix(x).use(table), "x", combos=combos, bitsets=True).per_group(
+        codes, n_groups)
+    enum = amp._Counter(amp._Matrix(x).use(table), "x", combos=combos).per_group(
+        codes, n_groups)
     searched = np.concatenate([
         amp._searched_counts(combos.keys(s), subsets[s], codes, n_groups) for s in combos.sizes])
     by_bytes = np.concatenate([

@@ -271,17 +271,18 @@ def test_bitset_and_enumeration_counts_agree():
                           3: np.array([[0, 1, 2], [1, 4, 7]])}, 9, table)
     brute = np.array([[(x[codes == g][:, list(m)].all(axis=1)).sum() for g in range(3)]
                       for m in combos.items()])
-    bits = amp._Counter(x, "x", table, combos=combos, bitsets=True)
-    assert not bits.subsets  # bitsets only
+    bits = amp._Counter(amp._Matrix(x).use(table), "x", combos=combos, bitsets=True)
+    assert not bits.sizes and not bits.matrix.subsets  # bitsets only
     np.testing.assert_array_equal(bits.per_group(codes, 3), brute)
-    enum = amp._Counter(x, "x", table)
-    enum.enumerate([1, 2, 3])
+    enum = amp._Counter(amp._Matrix(x).use(table), "x")
+    enum.matrix.enumerate([1, 2, 3], "x")
     enum.plan(combos)
-    assert enum.dense(3, codes, 3) is not None  # C(9, 3) x 3 bins: a dense table
+    assert enum.sizes == {1, 2, 3}
+    assert enum.matrix.dense(3, codes, 3) is not None  # C(9, 3) x 3 bins: a dense table
     np.testing.assert_array_equal(enum.per_group(codes, 3), brute)
     # the binary-search path, used when the dense table would be too large
     for s in (1, 2, 3):
-        block = amp._searched_counts(combos.keys(s), enum.subsets[s], codes, 3)
+        block = amp._searched_counts(combos.keys(s), enum.matrix.subsets[s], codes, 3)
         rows = [i for i, m in enumerate(combos.items()) if len(m) == s]
         np.testing.assert_array_equal(block, brute[rows])
 
@@ -343,14 +344,16 @@ def test_counting_paths_give_the_same_results(monkeypatch, path, variant):
                 multi_directional(*args, direction="M->G", max_size=4, variant=variant,
                                   min_group_size=1)]
 
+    amp.clear_cache()
     dense = run()
+    amp.clear_cache()
     if path == "searched":
         monkeypatch.setattr(amp, "DENSE_BINS", 0)
     elif path == "bytes":
         monkeypatch.setattr(amp, "_binomials", lambda n, top: None)
     else:
         def bitsets_only(self, combos, *, bitsets=False):
-            self.combos, self.subsets = combos, {}  # count every size with bitsets
+            self.combos, self.sizes = combos, set()  # count every size with bitsets
 
         monkeypatch.setattr(amp._Counter, "plan", bitsets_only)
     other = run()
