@@ -47,7 +47,6 @@ import numpy as np
 from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
 from pytest_fairness.indicators._common import (
     check_min_group_size,
-    check_same_length,
     check_variant,
     encode_groups,
     exclusion_notes,

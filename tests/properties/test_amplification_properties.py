@@ -5,7 +5,9 @@
 * Permuting images (rows), renaming or permuting attributes (columns), and relabelling the
   groups change no number.
 * Several identical prediction sets give the single-run numbers with zero spread.
-* Bitset and itemset counting agree with a brute-force count.
+* Bitset and itemset counting (dense tables, binary search, byte keys) agree with a
+  brute-force count.
+* A short table is the head of the full table; cached and cold calls agree.
 """
 
 from __future__ import annotations
@@ -185,3 +187,33 @@ def test_counting_strategies_agree_with_brute_force(data, max_size, n_groups):
         for s in combos.sizes])
     for counts in (bits, enum, searched, by_bytes):
         np.testing.assert_array_equal(counts, brute)
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+@SETTINGS
+@given(data=datasets(), rows=st.integers(0, 12))
+def test_a_short_table_is_the_head_of_the_full_table(name, data, rows):
+    """Partition-selected rows equal the full sort's first rows, ties included."""
+    full = _call(name, data, table_rows=None)
+    if full is None:
+        return
+    short = _call(name, data, table_rows=rows)
+    assert short.tables["cells"] == full.tables["cells"][:rows]
+    _close(_stats(short), _stats(full))
+    noted = [n for n in full.notes if n.startswith("most amplified")]
+    assert noted == [n for n in short.notes if n.startswith("most amplified")]
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+@SETTINGS
+@given(data=datasets())
+def test_cached_and_cold_calls_agree(name, data):
+    warm_up = _call(name, data)
+    warm = _call(name, data)
+    amp.clear_cache()
+    cold = _call(name, data)
+    if cold is None:
+        assert warm_up is None and warm is None
+        return
+    _close(_stats(warm), _stats(cold))
+    assert warm.tables == cold.tables and warm.notes == cold.notes

@@ -364,12 +364,149 @@ def test_counting_paths_give_the_same_results(monkeypatch, path, variant):
                                                            nan_ok=True)
 
 
+# -- matrix cache -----------------------------------------------------------------------------
+
+
+def _random_split(seed=5, n=80, n_attrs=6):
+    rng = np.random.default_rng(seed)
+    train = rng.random((n, n_attrs)) < 0.4
+    test = rng.random((n, n_attrs)) < 0.4
+    pred = test ^ (rng.random(test.shape) < 0.15)
+    g_train, g_test = rng.integers(0, 2, n), rng.integers(0, 2, n)
+    return train, g_train, test, g_test, pred, np.where(rng.random(n) < 0.2, 1 - g_test,
+                                                        g_test)
+
+
+def _numbers(result):
+    return (result.value, dict(result.stats), result.tables, [g.value for g in result.groups])
+
+
+def test_cache_finds_equal_matrices_by_content():
+    amp.clear_cache()
+    x = np.random.default_rng(0).random((30, 5)) < 0.5
+    first = amp._matrix(x)
+    assert amp._matrix(x.copy()) is first  # another object, same cells
+    assert amp._matrix(np.asfortranarray(x)) is first  # another layout, same cells
+    assert first.x is not x  # a private copy
+    changed = x.copy()
+    changed[3, 2] ^= True
+    assert amp._matrix(changed) is not first
+
+
+def test_mutating_an_input_between_calls_gives_fresh_numbers():
+    amp.clear_cache()
+    train, g_train, test, g_test, pred, pred_g = _random_split()
+    kwargs = {"max_size": 3, "min_group_size": 1}
+    multi_mals(train, g_train, test, g_test, pred, pred_g, **kwargs)
+    multi_directional(train, g_train, test, g_test, pred, direction="G->M", **kwargs)
+    train[:10] = ~train[:10]  # in place, same array objects
+    pred[5:20, 1] = True
+    warm = [multi_mals(train, g_train, test, g_test, pred, pred_g, **kwargs),
+            multi_directional(train, g_train, test, g_test, pred, direction="G->M", **kwargs)]
+    amp.clear_cache()
+    cold = [multi_mals(train, g_train, test, g_test, pred, pred_g, **kwargs),
+            multi_directional(train, g_train, test, g_test, pred, direction="G->M", **kwargs)]
+    for w, c in zip(warm, cold):
+        assert _numbers(w) == _numbers(c)
+
+
+def test_second_call_shares_the_first_calls_tables():
+    amp.clear_cache()
+    train, g_train, test, g_test, pred, pred_g = _random_split(seed=8)
+    multi_mals(train, g_train, test, g_test, pred, pred_g, max_size=2, min_group_size=1)
+    entries = [e for _, e in amp._CACHE]
+    assert len(entries) == 3  # train, test, pred
+    assert entries[0].subsets and entries[1].subsets  # M was found from their subsets
+    r = multi_directional(train, g_train, test, g_test, pred, direction="G->M", max_size=2,
+                          min_group_size=1)
+    assert [e for _, e in amp._CACHE] == entries  # no new matrix
+    amp.clear_cache()
+    assert _numbers(r) == _numbers(multi_directional(
+        train, g_train, test, g_test, pred, direction="G->M", max_size=2, min_group_size=1))
+
+
+def test_cache_is_bounded(monkeypatch):
+    amp.clear_cache()
+    rng = np.random.default_rng(1)
+    monkeypatch.setattr(amp, "CACHE_ENTRIES", 2)
+    for _ in range(4):
+        amp._matrix(rng.random((20, 4)) < 0.5)
+    assert len(amp._CACHE) == 2
+    monkeypatch.setattr(amp, "CACHE_BYTES", 0)
+    newest = amp._matrix(rng.random((20, 4)) < 0.5)
+    assert [e for _, e in amp._CACHE] == [newest]  # only the latest survives a tiny budget
+    amp.clear_cache()
+    assert not amp._CACHE
+
+
+def test_switching_between_ranks_and_bytes_starts_over():
+    x = np.random.default_rng(2).random((40, 6)) < 0.5
+    matrix = amp._Matrix(x).use(amp._binomials(6, 2))
+    matrix.enumerate([1, 2], "x")
+    assert matrix.subsets[2].keys.dtype == np.int64
+    matrix.use(amp._binomials(6, 3))  # a larger table keeps the ranks
+    assert 2 in matrix.subsets and matrix.table.shape[1] == 4
+    matrix.use(amp._binomials(6, 1))  # a smaller one never shrinks the table
+    assert matrix.table.shape[1] == 4
+    matrix.use(None)
+    assert not matrix.subsets and matrix.table is None
+    matrix.enumerate([2], "x")
+    assert matrix.subsets[2].keys.dtype.kind == "V"
+
+
+# -- table rows -------------------------------------------------------------------------------
+
+
+def test_default_table_keeps_the_largest_cells_and_says_so():
+    train, g_train, test, g_test, pred, pred_g = _random_split(seed=4, n=200, n_attrs=9)
+    full = multi_mals(train, g_train, test, g_test, pred, pred_g, max_size=3, min_group_size=1,
+                      table_rows=None)
+    n_cells = len(full.tables["cells"])
+    assert n_cells == full.stats["n_cells"] > amp.TABLE_ROWS
+    short = multi_mals(train, g_train, test, g_test, pred, pred_g, max_size=3,
+                       min_group_size=1)
+    assert short.tables["cells"] == full.tables["cells"][:amp.TABLE_ROWS]
+    assert any(f"keeps the {amp.TABLE_ROWS} largest |Δ| of {n_cells:,} cells" in note
+               for note in short.notes)
+    assert not any("largest |Δ| of" in note for note in full.notes)
+    assert _numbers(short)[:2] == _numbers(full)[:2]
+    most = [n for n in full.notes if n.startswith("most amplified")]
+    assert most and most == [n for n in short.notes if n.startswith("most amplified")]
+
+
+def test_empty_table_still_names_the_most_amplified_cells():
+    attrs, groups, pred_groups = imsitu()
+    r = multi_mals(attrs, groups, attrs, groups, attrs, pred_groups, min_group_size=1,
+                   table_rows=0)
+    assert r.tables["cells"] == ()
+    assert "female × indoors+unloading: Δ=+0.2500" in r.notes[0]
+    assert "keeps the 0 largest |Δ| of 10 cells" in r.notes[1]
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "10"])
+def test_table_rows_must_be_a_count(bad):
+    attrs, groups, pred_groups = imsitu()
+    with pytest.raises(FairnessConfigError, match=rf"table_rows must be None .*got "
+                                                  rf"table_rows={bad!r}"):
+        multi_mals(attrs, groups, attrs, groups, attrs, pred_groups, table_rows=bad)
+
+
 # -- validation ------------------------------------------------------------------------------
 
 
 def _args():
     attrs, groups, pred_groups = imsitu()
     return attrs.to_numpy(), groups, attrs.to_numpy(), groups, attrs.to_numpy(), pred_groups
+
+
+@pytest.mark.parametrize("value", [2, -1])
+def test_non_binary_integer_labels(value):
+    train, g, test, tg, pred, pg = _args()
+    train = train.astype(np.int64)
+    train[3, 2] = value
+    with pytest.raises(InvalidDataError, match=rf"train_attrs must be a 0/1 matrix, but row 3, "
+                                                rf"column 2 is {value}"):
+        multi_mals(train, g, test, tg, pred, pg)
 
 
 def test_non_binary_ground_truth():
@@ -538,5 +675,6 @@ def test_runs_mismatch():
 def test_too_many_subsets(monkeypatch):
     train, g, test, tg, pred, pg = _args()
     monkeypatch.setattr(amp, "MAX_SUBSETS", 10)
+    amp.clear_cache()  # enumerated subsets of these matrices may be cached already
     with pytest.raises(FairnessConfigError, match="Pass a smaller max_size"):
         multi_mals(train, g, test, tg, pred, pg)
