@@ -14,6 +14,9 @@ Models
     ``face-recognition-models`` package (found with ``importlib.util.find_spec``: that
     package is never imported, it needs ``pkg_resources``). Image batches in [0, 1] →
     (n, 128) embeddings.
+``landmark_detector``
+    dlib's 68-point shape predictor (``shape_predictor_68_face_landmarks.dat`` from the same
+    package, loaded by path). Face crops in [0, 1] → (n, 68, 2) landmark coordinates.
 ``digits_classifier``
     A small torch MLP trained here on scikit-learn's handwritten digits.
 
@@ -28,6 +31,11 @@ objective image property or a controlled edit, never a model's prediction.
 ``faces``
     The 100 real face crops of scikit-image's ``lfw_subset``, split at the median mean
     luminance (``lighting``).
+``households``
+    Four photographs of everyday objects shipped with scikit-image (cat, coffee, rocket,
+    camera), each with its ImageNet-1k ground truth, seen in three views under every
+    combination of three capture resolutions and two lightings (controlled edits). Stand-ins
+    for Dollar Street's households, regions and incomes, not real geography.
 ``digits``
     scikit-learn's 1,797 real 8×8 digit scans, split by stroke thickness (``stroke``).
 """
@@ -112,6 +120,31 @@ def fairness_model() -> Any:
         return _efficientnet_lite0()
 
 
+#: Side of the chips dlib's models see (the embedder's input size; face crops are resized to it).
+CHIP = 150
+
+
+def _face_model_file(name: str) -> Path:
+    """A model file of ``face-recognition-models``, found without importing the package."""
+    spec = importlib.util.find_spec("face_recognition_models")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.fail("install the demo's dependencies: pip install -e '.[examples]'")
+    return Path(next(iter(spec.submodule_search_locations))) / "models" / name
+
+
+def face_chips(images: Any) -> list[np.ndarray]:
+    """Image batch ``(n, C, H, W)`` in [0, 1] → n uint8 RGB chips of CHIP×CHIP (bilinear)."""
+    import torch
+    import torch.nn.functional as F
+
+    images = torch.as_tensor(images, dtype=torch.float32)
+    if images.shape[1] == 1:
+        images = images.expand(-1, 3, -1, -1)
+    chips = F.interpolate(images, size=(CHIP, CHIP), mode="bilinear", align_corners=False)
+    chips = (chips.clamp(0, 1) * 255).round().to(torch.uint8).permute(0, 2, 3, 1)
+    return [np.ascontiguousarray(chip) for chip in chips.numpy()]
+
+
 class DlibFaceEmbedder:
     """dlib's face embedder on image batches ``(n, C, H, W)`` in [0, 1] → ``(n, 128)``.
 
@@ -124,26 +157,15 @@ class DlibFaceEmbedder:
     def __init__(self) -> None:
         import dlib
 
-        spec = importlib.util.find_spec("face_recognition_models")
-        if spec is None or not spec.submodule_search_locations:
-            pytest.fail("install the demo's dependencies: pip install -e '.[examples]'")
-        root = Path(next(iter(spec.submodule_search_locations)))
         self._model = dlib.face_recognition_model_v1(
-            str(root / "models" / "dlib_face_recognition_resnet_model_v1.dat")
+            str(_face_model_file("dlib_face_recognition_resnet_model_v1.dat"))
         )
 
     def __call__(self, images: Any) -> Any:
         """Embed a batch: ``(n, C, H, W)`` in [0, 1] → ``(n, 128)`` float64 tensor."""
         import torch
-        import torch.nn.functional as F
 
-        images = torch.as_tensor(images, dtype=torch.float32)
-        if images.shape[1] == 1:
-            images = images.expand(-1, 3, -1, -1)
-        chips = F.interpolate(images, size=(150, 150), mode="bilinear", align_corners=False)
-        chips = (chips.clamp(0, 1) * 255).round().to(torch.uint8).permute(0, 2, 3, 1)
-        batch = [np.ascontiguousarray(chip) for chip in chips.numpy()]
-        descriptors = self._model.compute_face_descriptor(batch)
+        descriptors = self._model.compute_face_descriptor(face_chips(images))
         return torch.tensor(np.array([np.asarray(d) for d in descriptors]))
 
 
@@ -151,6 +173,37 @@ class DlibFaceEmbedder:
 def face_embedder() -> DlibFaceEmbedder:
     """Dlib's 128-d face embedder, loaded by path from ``face-recognition-models``."""
     return DlibFaceEmbedder()
+
+
+class DlibLandmarks:
+    """dlib's 68-point shape predictor on image batches ``(n, C, H, W)`` in [0, 1].
+
+    Each image is taken as an already cropped face: it is resized to a CHIP×CHIP chip (as
+    for the embedder) and the predictor runs with the whole chip as the face rectangle (no
+    detection). Returns ``(n, 68, 2)`` float64 (x, y) coordinates in chip pixels, in the
+    68-point scheme of iBUG 300-W (36 and 45 are the outer eye corners).
+    """
+
+    fairness_fingerprint = "shape_predictor_68_face_landmarks"
+
+    def __init__(self) -> None:
+        import dlib
+
+        self._predictor = dlib.shape_predictor(
+            str(_face_model_file("shape_predictor_68_face_landmarks.dat"))
+        )
+        self._box = dlib.rectangle(0, 0, CHIP - 1, CHIP - 1)
+
+    def __call__(self, images: Any) -> np.ndarray:
+        """Landmarks of a batch: ``(n, C, H, W)`` in [0, 1] → ``(n, 68, 2)``."""
+        return np.array([[(p.x, p.y) for p in self._predictor(chip, self._box).parts()]
+                         for chip in face_chips(images)], dtype=np.float64)
+
+
+@pytest.fixture(scope="session")
+def landmark_detector() -> DlibLandmarks:
+    """Dlib's 68-point landmark predictor, loaded by path from ``face-recognition-models``."""
+    return DlibLandmarks()
 
 
 # -- datasets from real images --------------------------------------------------------------
@@ -305,6 +358,124 @@ def face_images(faces: Any) -> Any:
 
     return torch.stack([pil_to_tensor(faces.load_image(i)).float() / 255.0
                         for i in range(len(faces))])
+
+
+# -- households (geographical diversity) ----------------------------------------------------
+#: The object photos of ``households`` and their ImageNet-1k ground truth (class indices in
+#: torchvision order; every class that names what the photo shows, as ImageNet-ReaL does
+#: for the classes ImageNet-1k splits finely). Chosen for what they depict, before any model
+#: ran on them; scikit-image photos without an ImageNet-1k class (astronaut, coins, the
+#: motion-blurred clock, ...) are left out.
+OBJECTS: dict[str, tuple[int, ...]] = {
+    # data.chelsea(): Chelsea, a tabby cat → 281 tabby, 282 tiger cat, 285 Egyptian cat.
+    "cat": (281, 282, 285),
+    # data.coffee(): a cup of coffee on a saucer → 967 espresso, 968 cup, 504 coffee mug.
+    "coffee": (967, 968, 504),
+    # data.rocket(): a Falcon 9 rocket on its launch pad → 657 missile, 744 projectile.
+    "rocket": (657, 744),
+    # data.camera(): a photographer behind a camera on a tripod → 872 tripod.
+    "camera": (872,),
+}
+#: Capture resolutions of ``households`` (pixels per side before upscaling back to CROP)
+#: and the income stand-in each one carries: 5000, 500 and 50 fall in the seed's high,
+#: medium and low buckets (round(ln(income) / 3) = 3, 2, 1). Not real incomes.
+CAPTURES: dict[int, float] = {CROP: 5000.0, 64: 500.0, 32: 50.0}
+#: The lightings of ``households`` (the region stand-in): as shipped, or darkened by GAMMA.
+LIGHTINGS = ("as shipped", "low light")
+
+
+def _object_photo(name: str) -> Any:
+    """The centre square of an object photo, RGB (grayscale photos repeated in 3 channels)."""
+    from PIL import Image
+    from skimage import data
+
+    image = {"cat": data.chelsea, "coffee": data.coffee, "rocket": data.rocket,
+             "camera": data.camera}[name]()
+    if image.ndim == 2:
+        image = np.stack([image] * 3, axis=-1)
+    h, w = image.shape[:2]
+    side = min(h, w)
+    top, left = (h - side) // 2, (w - side) // 2
+    return Image.fromarray(np.ascontiguousarray(image[top : top + side, left : left + side, :3]))
+
+
+def _views(square: Any) -> dict[str, Any]:
+    """Three views that all show the object: whole, mirrored, centre 80% (CROP×CROP each)."""
+    from PIL import Image, ImageOps
+
+    side = square.size[0]
+    margin = side // 10
+    return {
+        "full": square.resize((CROP, CROP), Image.BILINEAR),
+        "mirrored": ImageOps.mirror(square).resize((CROP, CROP), Image.BILINEAR),
+        "zoomed": square.crop((margin, margin, side - margin, side - margin)).resize(
+            (CROP, CROP), Image.BILINEAR),
+    }
+
+
+def capture(image: Any, pixels: int) -> Any:
+    """The controlled resolution edit: down to pixels×pixels and back up to CROP (bilinear)."""
+    from PIL import Image
+
+    if pixels == CROP:
+        return image
+    return image.resize((pixels, pixels), Image.BILINEAR).resize((CROP, CROP), Image.BILINEAR)
+
+
+@pytest.fixture(scope="session")
+def households(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """72 real photo views: 4 objects × 3 views × 3 capture resolutions × 2 lightings.
+
+    A stand-in for Dollar Street (seed 000 §3.2), whose households, regions and incomes no
+    offline image carries. These are **not** geography: they exercise the indicator's
+    mechanics (de-duplicated hits, per-household hit rates averaged per group, intervals
+    that resample households) on a real model's output, with every variable a documented
+    controlled edit. Columns beside the canonical ones:
+
+    ``object``
+        Which photo (``cat``, ``coffee``, ``rocket``, ``camera``: scikit-image's).
+    ``labels``
+        Its ImageNet-1k ground truth: the list of class indices of OBJECTS (the column
+        ``load_dollar_street`` fills the same way).
+    ``view``
+        ``full`` (centre square), ``mirrored`` (flipped left-right), ``zoomed`` (centre 80%).
+    ``capture_px``
+        Capture resolution: 224 (as shipped), 64 or 32 pixels per side, each view resized
+        down to it and back up to 224 (bilinear).
+    ``lighting`` = ``region``
+        ``as shipped``, or ``low light`` (every channel value x in [0, 1] → x ** 2.2, the
+        same edit as ``photos``).
+    ``income``, ``income_bucket``
+        The stand-in of the capture resolution (CAPTURES: 5000, 500, 50) and its bucket
+        (``high``, ``medium``, ``low``).
+    ``household``
+        ``object/capture_px/lighting``: one photo under one capture condition, its images the
+        three views (24 households; 8 per income bucket, 12 per region).
+    """
+    import pandas as pd
+
+    from pytest_fairness.data import FairnessDataset
+    from pytest_fairness.data.dollar_street import income_bucket
+
+    root = tmp_path_factory.mktemp("households")
+    rows = []
+    for name, truth in OBJECTS.items():
+        for view, picture in _views(_object_photo(name)).items():
+            for pixels, income in CAPTURES.items():
+                captured = capture(picture, pixels)
+                for lighting in LIGHTINGS:
+                    version = darken(captured) if lighting == "low light" else captured
+                    household = f"{name}/{pixels}px/{lighting}"
+                    image_id = f"{name}-{view}-{pixels}px-{lighting.replace(' ', '-')}"
+                    path = root / f"{image_id}.png"
+                    version.save(path)
+                    rows.append({"image_id": image_id, "path": str(path), "object": name,
+                                 "labels": list(truth), "view": view,
+                                 "capture_px": pixels, "lighting": lighting,
+                                 "region": lighting, "income": income,
+                                 "income_bucket": income_bucket(income),
+                                 "household": household})
+    return FairnessDataset(pd.DataFrame(rows), name="example-households", root=root)
 
 
 # -- digits (group metrics) -----------------------------------------------------------------
