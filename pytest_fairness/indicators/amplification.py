@@ -14,10 +14,28 @@ Attribute combinations
     least ``min_count`` images of the training ground truth and of the test ground truth
     (an image "has" ``m`` when all of ``m``'s attributes are 1; every image belongs to one
     group, so this is ``Σ_g co-occur(m, g) >= min_count``). Only combinations present in
-    the data are counted: each image's label set is expanded into its subsets up to
-    ``max_size`` and the subsets are counted with sorted integer keys; co-occurrence with
-    groups is then counted either from those keys or with packed bitsets (one AND and a
-    popcount per combination over 64 images at a time), never over all ``2^n`` subsets.
+    the data are counted, never all ``2^n`` subsets: each image's label set is expanded
+    (vectorised, per block of images with equal label count) into its subsets up to
+    ``max_size``, each subset gets its lexicographic rank among the ``C(n, s)``
+    combinations of its size, and one ``bincount`` over ``rank · |G| + group`` gives a
+    dense table from which M is found and counted (a binary search replaces the table
+    when it would exceed ``DENSE_BINS`` cells; packed bitsets, one AND and a popcount per
+    combination over 64 images at a time, replace enumeration when images carry so many
+    labels that it would cost more).
+
+Shared work between calls
+    What is derived from an attribute matrix (label lists, subsets, count tables) is kept
+    in a small cache (``CACHE_ENTRIES`` matrices, ``CACHE_BYTES``) found by *content*: an
+    entry holds a private copy of its matrix and is reused only when the new matrix equals
+    it cell for cell, so ``multi_mals`` followed by ``multi_directional`` (or both
+    directions) on the same data pay for the expansion once, and mutating an array between
+    calls can never return stale numbers. ``clear_cache()`` empties it.
+
+Tables
+    ``tables["cells"]`` holds one row per group × combination, largest |Δ| first. It keeps
+    the 100 largest by default (``table_rows``; a note says how many cells were left out)
+    because every row is copied into the frozen result: ``table_rows=None`` keeps them all.
+    The numbers and the "most amplified" note never depend on ``table_rows``.
 
 ``variant="reference"`` reproduces the released code (DESIGN.md §2.2); see each
 function's notes. Its group layout is the released code's: for the SonyResearch code
@@ -397,22 +415,26 @@ def _subsets(
             f"combinations of sizes {min(sizes)}..{max(sizes)} number {total:,} subsets "
             f"(limit {MAX_SUBSETS:,}). Pass a smaller max_size."
         )
+    out: dict[int, _Subsets] = {}
+    if 1 in sizes and table is not None:  # the rank of {c} is c: the label lists themselves
+        out[1] = _Subsets(cols.astype(np.int64), np.repeat(np.arange(len(counts)), counts))
+    sizes = [s for s in sizes if s not in out]
+    if not sizes:
+        return out
     hist = np.bincount(counts) if len(counts) else np.zeros(1, np.intp)
     classes = [c for c in np.flatnonzero(hist).tolist() if c >= min(sizes)]
     fill = {s: 0 for s in sizes}
-    out = {s: _Subsets(
-        np.empty(int(sum(hist[c] * math.comb(c, s) for c in classes)), np.int64)
-        if table is not None else _keys(np.zeros((0, s), np.int64), None),
-        np.empty(int(sum(hist[c] * math.comb(c, s) for c in classes)), np.intp),
-    ) for s in sizes}
+    for s in sizes:
+        total = int(sum(int(hist[c]) * math.comb(c, s) for c in classes))
+        out[s] = _Subsets(np.empty(total, np.int64) if table is not None else
+                          _keys(np.zeros((0, s), np.int64), None), np.empty(total, np.intp))
     for c in classes:
         usable = [s for s in sizes if s <= c]
         rows = np.flatnonzero(counts == c)
         labels = cols[starts[rows][:, None] + np.arange(c)]
         if table is not None:  # ranked[k] = C(n − 1 − label, k), see _binomials
             flipped = (table.shape[0] - 2) - labels
-            ranked = [table[:, 0][flipped], *(table[:, k][flipped]
-                                              for k in range(1, max(usable) + 1))]
+            ranked = {k: table[:, k][flipped] for k in range(1, max(usable) + 1)}
         for s in usable:
             pos = _positions(c, s)
             lo, hi = fill[s], fill[s] + len(rows) * len(pos)
