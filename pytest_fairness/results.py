@@ -95,6 +95,11 @@ def _jsonable(value: Any) -> Any:
 
 def _cell(value: Any) -> Any:
     """A table cell: a JSON scalar or a tuple of them; NaN is stored as None (missing)."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None or (
+        kind is float and value == value
+    ):
+        return value  # the common case, first: detail tables can hold 10^5 cells
     if isinstance(value, (tuple, list)):
         return tuple(_cell(v) for v in value)
     value = _scalar(value)
@@ -382,7 +387,10 @@ class IndicatorResult:
             self,
             "tables",
             {
-                str(k): tuple({str(c): _cell(v) for c, v in row.items()} for row in rows)
+                str(k): tuple(
+                    {c if type(c) is str else str(c): _cell(v) for c, v in row.items()}
+                    for row in rows
+                )
                 for k, rows in self.tables.items()
             },
         )
