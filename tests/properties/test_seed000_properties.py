@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_fairness.indicators import geodiversity, label_association, precision_at_k
+from pytest_fairness.indicators.retrieval import nearest_neighbors
 
 TAX = {0: "non_human", 1: "human", 2: "crime"}
 SETTINGS = settings(max_examples=25, deadline=None,
@@ -132,3 +133,31 @@ def test_retrieval_query_order(data) -> None:
                        min_group_size=1)
     assert [(g.group, g.n) for g in a.groups] == [(g.group, g.n) for g in b.groups]
     assert np.allclose([g.value for g in a.groups], [g.value for g in b.groups], atol=1e-12)
+
+
+@st.composite
+def tied_embeddings(draw: st.DrawFn) -> tuple[np.ndarray, int, bool, int]:
+    """Small integer vectors (many exact ties), a database large enough to be screened."""
+    seed = draw(st.integers(0, 2**31))
+    rng = np.random.default_rng(seed)
+    nd, d = draw(st.integers(40, 400)), draw(st.integers(2, 6))
+    db = rng.integers(-2, 3, size=(nd, d)).astype(np.float64)
+    db[np.abs(db).sum(1) == 0, 0] = 1
+    k = draw(st.integers(1, 30))
+    return db, k, draw(st.booleans()), draw(st.sampled_from([1, 7, 64, 1024]))
+
+
+@SETTINGS
+@given(tied_embeddings())
+def test_screened_search_equals_exact_search(data: tuple[np.ndarray, int, bool, int]) -> None:
+    db, k, exclude_self, block = data
+    q = db if exclude_self else db[::3] + 1.0
+    q[np.abs(q).sum(1) == 0, 0] = 1
+    exact = nearest_neighbors(q, db, k=k, exclude_self=exclude_self, screen="exact")
+    screened = nearest_neighbors(q, db, k=k, exclude_self=exclude_self, block_size=block,
+                                 screen="float32")
+    assert (screened == exact).all()
+    # Scaling rows by powers of two keeps every cosine bit-identical.
+    scaled = nearest_neighbors(q * 8.0, db * 0.25, k=k, exclude_self=exclude_self,
+                               screen="float32")
+    assert (scaled == exact).all()

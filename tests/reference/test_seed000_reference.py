@@ -144,6 +144,43 @@ def test_retrieval_equals_brute_force_with_ties(seed: int) -> None:
         np.fill_diagonal(sim, -np.inf)
     brute = np.array([np.lexsort((np.arange(db.shape[0]), -row))[:7] for row in sim])
     assert (nearest_neighbors(q, db, k=7, exclude_self=same, block_size=6) == brute).all()
+    for screen in ("exact", "float32"):
+        assert (nearest_neighbors(q, db, k=7, exclude_self=same, block_size=6,
+                                  screen=screen) == brute).all()
+
+
+def _brute_neighbors(q: np.ndarray, db: np.ndarray, k: int,
+                     exclude_self: bool) -> np.ndarray:
+    """Float64 cosines, decreasing, ties by lower index (the documented rule)."""
+    qn, dn = np.sqrt((q * q).sum(1)), np.sqrt((db * db).sum(1))
+    sim = (q @ db.T) / (qn[:, None] * dn[None, :])
+    if exclude_self:
+        np.fill_diagonal(sim, -np.inf)
+    return np.array([np.lexsort((np.arange(db.shape[0]), -row))[:k] for row in sim])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_screen_below_float32_resolution_equals_brute_force(seed: int) -> None:
+    """Cosines 1e-8 apart, far inside the screen's error bound, still come out exact.
+
+    Integer vectors (exact float64 arithmetic): a few large base directions plus small
+    integer offsets, so whole clusters screen as ties and must be re-scored, and exact
+    duplicates beyond the candidate width force the screen to widen.
+    """
+    rng = np.random.default_rng(seed)
+    d, n = 6, 700
+    base = rng.integers(-3000, 3001, size=(4, d))
+    db = (base[rng.integers(0, 4, n)] + rng.integers(-1, 2, size=(n, d))).astype(np.float64)
+    db[rng.integers(0, n, 60)] = db[0]  # sixty duplicates of row 0
+    same = seed % 2 == 0
+    q = db if same else (base[rng.integers(0, 4, 40)] + rng.integers(-2, 3, (40, d))
+                         ).astype(np.float64)
+    for k in (1, 5, 40):
+        brute = _brute_neighbors(q, db, k, same)
+        for data in ((q, db), (q.astype(np.float32), db.astype(np.float32))):
+            got = nearest_neighbors(*data, k=k, exclude_self=same, block_size=64,
+                                    screen="float32")
+            assert (got == brute).all()
 
 
 @pytest.mark.slow  # imports torch, as the released code normalises with it

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -117,3 +118,86 @@ def test_validation(kw: dict, err: type, fragment: str) -> None:
     args.update(kw)
     with pytest.raises(err, match=fragment):
         precision_at_k(queries, DB, **args)
+
+
+def test_screen_chunks_blocks_and_leftover_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small tiles: several database chunks merged per query, rows not a multiple of 16."""
+    from pytest_fairness.indicators import retrieval
+
+    rng = np.random.default_rng(7)
+    db = rng.standard_normal((10003, 16)).astype(np.float32)
+    db[5000:5040] = db[17]  # duplicates spread over two chunks
+    q = np.concatenate([rng.standard_normal((30, 16)).astype(np.float32), db[[17, 4999]]])
+    exact = nearest_neighbors(q, db, k=12, screen="exact")
+    monkeypatch.setattr(retrieval, "_TILE", 2**16)  # 4,096 columns per chunk at 16 queries
+    for block in (16, 5, 1024):
+        assert (nearest_neighbors(q, db, k=12, block_size=block, screen="float32")
+                == exact).all()
+    assert exact[30].tolist() == [17, *range(5000, 5011)]  # duplicates tie: lower index first
+
+
+def test_database_layouts_and_scales_agree() -> None:
+    """float32 read in place, float64, strided and extreme-norm copies: same neighbours."""
+    rng = np.random.default_rng(8)
+    db32 = rng.standard_normal((900, 12)).astype(np.float32)
+    q32 = rng.standard_normal((40, 12)).astype(np.float32)
+    ref = nearest_neighbors(q32, db32, k=6, screen="float32")
+    assert (ref == nearest_neighbors(q32, db32, k=6, screen="exact")).all()
+    wide = np.zeros((900, 24), dtype=np.float32)
+    wide[:, ::2] = db32
+    variants = [
+        (q32.astype(np.float64), db32.astype(np.float64)),  # normalised float32 copy
+        (q32, wide[:, ::2]),  # not contiguous
+        (q32, np.asfortranarray(db32)),
+        (q32 * np.float32(2.0**-70), db32 * np.float32(2.0**-70)),  # norms below 2^-60
+        (q32, db32 * np.float32(2.0**70)),  # norms above 2^60
+    ]
+    for q, db in variants:
+        assert (nearest_neighbors(q, db, k=6, screen="float32") == ref).all()
+
+
+def test_integer_and_torch_inputs() -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(9)
+    db = rng.integers(-5, 6, size=(700, 5))
+    db[np.abs(db).sum(1) == 0, 0] = 1
+    q = rng.integers(-5, 6, size=(20, 5))
+    q[np.abs(q).sum(1) == 0, 0] = 1
+    ref = nearest_neighbors(q.astype(float), db.astype(float), k=4, screen="exact")
+    assert (nearest_neighbors(q, db, k=4, screen="float32") == ref).all()
+    assert (nearest_neighbors(torch.from_numpy(q), torch.from_numpy(db), k=4) == ref).all()
+
+
+@pytest.mark.parametrize(
+    ("q", "db", "kw", "err", "fragment"),
+    [
+        (np.ones((2, 2)), np.ones((4, 2)), dict(screen="bfloat8"), FairnessConfigError,
+         r"screen='bfloat8'"),
+        (np.ones((2, 2)), np.ones((4, 2)), dict(k=0), FairnessConfigError, r"k=0"),
+        (np.ones((2, 2)), np.ones((4, 2)), dict(k=True), FairnessConfigError, r"k=True"),
+        (np.ones((2, 2)), np.ones((4, 2)), dict(block_size=0), FairnessConfigError,
+         r"block_size=0"),
+        (np.ones((2, 2)), np.full((4, 2), 1e200), {}, InvalidDataError,
+         r"row 0 have a norm beyond float64 range"),
+        (np.ones((2, 2)), np.full((4, 2), 1e-200), {}, InvalidDataError,
+         r"norm beyond float64 range .*rescale"),
+        (np.ones((1200, 2)), np.ones((4, 2)), dict(block_size=1000, q_nan=1100),
+         InvalidDataError, r"queries features have NaN or infinite values at row 1100"),
+        (np.ones((1200, 2)), np.ones((4, 2)), dict(block_size=1000, q_zero=1050),
+         InvalidDataError, r"queries features have a zero vector at row 1050"),
+        (np.ones((2, 2)), np.ones((4, 3)), {}, InvalidDataError, r"same dimension"),
+        (np.ones((2, 2)), np.ones((4, 2)), dict(exclude_self=True), FairnessConfigError,
+         r"same rows"),
+    ],
+)
+def test_nearest_neighbors_validation(q: np.ndarray, db: np.ndarray, kw: dict[str, Any],
+                                      err: type[Exception], fragment: str) -> None:
+    q = q.copy()
+    if "q_nan" in kw:
+        q[kw.pop("q_nan"), 1] = np.nan
+    if "q_zero" in kw:
+        q[kw.pop("q_zero")] = 0.0
+    args: dict[str, Any] = dict(k=1, screen="float32")
+    args.update(kw)
+    with pytest.raises(err, match=fragment):
+        nearest_neighbors(q, db, **args)
