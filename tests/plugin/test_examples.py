@@ -1,7 +1,7 @@
 """The example suite (``examples/``) runs end to end, offline, through pytester.
 
 The full run loads EfficientNet-Lite0 and dlib's face embedder on real images, so it is
-marked slow (about two minutes on 2 cores). Offline is enforced twice: a plugin blocks every
+marked slow (about a minute each on 2 cores). Offline is enforced twice: a plugin blocks every
 socket connection inside the run, and where ``unshare -n`` works (root on Linux) the run
 also happens in a network namespace with no interface up.
 """
@@ -202,16 +202,22 @@ def test_examples_run_offline_and_write_the_report(pytester: pytest.Pytester) ->
 @pytest.mark.slow
 @pytest.mark.skipif(not _demo_installed(), reason=NOT_INSTALLED)
 def test_ci_gate_passes_on_the_baseline_and_fails_a_regression(pytester: pytest.Pytester) -> None:
-    """examples/ci/fairness.yml's gate: the committed baseline passes, a better one fails."""
+    """examples/ci/fairness.yml's gate: the committed baseline passes, a better one fails.
+
+    Besides retrieval, the gate runs the two newest families (landmarks, geodiversity), so
+    their committed baseline entries are checked against a real run too.
+    """
     copy_examples(pytester)
     workflow = (EXAMPLES / "ci" / "fairness.yml").read_text()
     assert "--fairness-baseline examples/ci/baseline.json" in workflow
     assert "--fairness-compare-fail gap:0.02,value:0.02,worst:0.02" in workflow
     retrieval = "examples/test_retrieval.py::test_lighting_retrieval_is_even"
-    gate = ["--fairness", retrieval, "--fairness-compare-fail", "gap:0.02,value:0.02,worst:0.02",
+    gated = [retrieval, "examples/test_landmarks.py::test_landmarks_hold_steady_when_darkened",
+             "examples/test_geodiversity.py::test_recognition_holds_up_in_every_income_bucket"]
+    gate = ["--fairness", *gated, "--fairness-compare-fail", "gap:0.02,value:0.02,worst:0.02",
             "--fairness-cache-dir", str(pytester.path / "cache")]
     passing = run_offline(pytester, *gate, "--fairness-baseline", "examples/ci/baseline.json")
-    passing.assert_outcomes(passed=1)
+    passing.assert_outcomes(passed=3)
 
     baseline = json.loads((EXAMPLES / "ci" / "baseline.json").read_text())
     (summary,) = baseline["tests"][retrieval]["results"].values()
@@ -219,5 +225,6 @@ def test_ci_gate_passes_on_the_baseline_and_fails_a_regression(pytester: pytest.
     better = pytester.path / "better.json"
     better.write_text(json.dumps(baseline))
     failing = run_offline(pytester, *gate, "--fairness-baseline", str(better))
-    failing.assert_outcomes(failed=1)
+    failing.assert_outcomes(passed=2, failed=1)
+    failing.stdout.fnmatch_lines([f"FAILED {retrieval}*"])
     failing.stdout.fnmatch_lines(["*1 fairness regression against the baseline*gap 0 → *"])
