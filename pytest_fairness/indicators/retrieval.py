@@ -202,7 +202,9 @@ class _Screen:
         delta = 8 * _U32
         gamma = d * _U32 / (1 - d * _U32)
         self.eps = (2 * delta + (2 * gamma + 4 * _U32) * (1 + delta)
-                    + 2 * d * 2.0**-149 * 2.0**60  # float32 underflow, norms >= 2^-60
+                    # float32 underflow (subnormal entries and products), relative to
+                    # database norms >= 2^-60: at most 2^-149 absolute per operation
+                    + 2 * d * 2.0**-149 * 2.0**60
                     + 16 * d * 2.0**-53) * 1.01
         in_place = (db.dtype == np.float32 and db.flags.c_contiguous
                     and db_norm.min() >= 2.0**-60 and db_norm.max() <= 2.0**60)
@@ -320,9 +322,11 @@ def nearest_neighbors(
         (128 MiB) at a time, whatever the number of queries and database items, plus a
         normalised float32 copy of the database unless it is float32 already.
     screen : {"auto", "exact", "float32"}
-        ``"exact"`` scores every pair in float64 (no screen); ``"float32"`` screens with
-        float32 BLAS products; ``"auto"`` is ``"exact"`` for databases of at most 2¹⁵
-        entries (rows × dimensions), else ``"float32"``. Both give the same neighbours.
+        ``"exact"`` scores every pair in float64 (no screen; it gathers the whole
+        database per query, so it is meant for small databases and tests);
+        ``"float32"`` screens with float32 BLAS products; ``"auto"`` is ``"exact"`` for
+        databases of at most 2¹⁵ entries (rows × dimensions), else ``"float32"``. Both
+        give the same neighbours.
 
     Returns
     -------
