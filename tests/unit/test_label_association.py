@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -174,12 +176,13 @@ def test_taxonomy_validation() -> None:
     assert Taxonomy({1: "sexism"}).types[-1] == "sexism"
 
 
-def _paper_oracle(labels, scores, groups, tax, grid, top_k, kind):
+def _paper_oracle(labels: Any, scores: Any, groups: Any, tax: dict[int, str],
+                  grid: list[float], top_k: int, kind: str) -> dict[float, dict[Any, float]]:
     """Per image and τ, straight from the definition: any top-k label of ``kind`` with s ≥ τ."""
     harmful = {"non_human", "crime"}
-    out: dict = {}
+    out: dict[float, dict[Any, float]] = {}
     for tau in grid:
-        counts: dict = {}
+        counts: dict[Any, list[int]] = {}
         for row, srow, g in zip(labels, scores, groups):
             order = sorted(range(len(row)), key=lambda c: -srow[c])[:top_k]  # stable sort
             kinds = {tax.get(int(row[c])) for c in order if srow[c] >= tau}
