@@ -5,17 +5,17 @@ similar database items are retrieved and Precision@K is the share of them whose 
 attribute equals the query's. Several K come from one search (the largest K).
 
 Search (:func:`nearest_neighbors`): exact, by a float32 screen and a float64 re-scoring.
-Query blocks are multiplied with the database by BLAS (float32) chunk by chunk, so memory is
-bounded by a block of 2^25 scores, not by queries × database; each query keeps a few more
-candidates than K. The screen's worst-case float32 error is a proven bound ``eps``, so a
-query whose candidates could hide a better item is screened again with more candidates, and
-only candidates within ``eps`` of the k-th best are re-scored in float64 as
+The screen is faiss ``IndexFlatIP`` on L2-normalised float32 rows (DESIGN §2), searched in
+blocks of queries; ``screen="float32"`` uses BLAS products chunk by chunk instead, memory
+bounded by a block of 2^25 scores. Each query keeps a few more candidates than K. The
+screen's worst-case float32 error is a proven bound ``eps``, so a query whose candidates
+could hide a better item is screened again with more candidates, and only candidates within ``eps`` of the k-th best are re-scored in float64 as
 ``cos(q, d) = (q · d) / (‖q‖ ‖d‖)`` and ordered by **decreasing cosine, ties broken by
 the lower database index**. The neighbours equal a float64 brute-force search with that
 tie rule exactly. The query itself (same row) is excluded when the queries are the
-database. (DESIGN §2 names faiss ``IndexFlatIP``; its exact flat search proved 1.3× slower
-than one BLAS product per block at 2,048 dimensions and 5-8× slower at 64, where its heap
-dominates, so the search is done here with the same exact semantics.)
+database. (faiss's flat search measured 1.3× slower than one BLAS product per block at
+2,048 dimensions and 5-8× slower at 64, where its heap dominates: ``screen="float32"`` is
+the faster choice there, with the same neighbours.)
 
 ``variant="reference"`` reproduces facebookresearch/vissl
 ``projects/fairness_indicators/similarity_search``: torch's float32 ``normalize``, a
@@ -54,15 +54,27 @@ if TYPE_CHECKING:
 __all__ = ["nearest_neighbors", "precision_at_k"]
 
 def _unpack(obj: Any, name: str) -> tuple[Any, Any]:
-    if hasattr(obj, "features") and hasattr(obj, "frame"):
-        return obj.features, obj.frame
+    if hasattr(obj, "frame"):
+        # fairness_features returns Features(.embeddings, .frame); other sets use .features.
+        for attribute in ("embeddings", "features"):
+            if hasattr(obj, attribute):
+                return getattr(obj, attribute), obj.frame
     if isinstance(obj, Sequence) and not isinstance(obj, (str, bytes)) and len(obj) == 2:
         return obj[0], obj[1]
     raise FairnessConfigError(
         f"{name} must be a pair (features, frame) - an (n, d) array and a DataFrame or mapping "
-        f"of attribute columns - or an object with .features and .frame; got "
+        f"of attribute columns - or an object with .frame and .embeddings (what "
+        f"fairness_features returns) or .features; got "
         f"{type(obj).__name__}."
     )
+
+
+def _same_set(queries: Any, database: Any, q_feat: Any, db_feat: Any) -> bool:
+    """Whether the queries are the database: the same object, or equal features."""
+    if queries is database or q_feat is db_feat:
+        return True
+    q, db = _features(q_feat, "queries"), _features(db_feat, "database")
+    return bool(q.shape == db.shape and np.array_equal(q, db))
 
 
 def _features(features: Any, name: str) -> NDArray[Any]:
@@ -102,7 +114,7 @@ _GATHER = 2**18
 _U32 = 2.0**-24
 #: Database sizes (rows × dimensions) at most this are scored exactly without a screen.
 _EXACT_ONLY = 2**15
-_SCREENS = ("auto", "exact", "float32")
+_SCREENS = ("auto", "exact", "faiss", "float32")
 
 
 def _norms64(rows: NDArray[Any], name: str, start: int) -> NDArray[np.float64]:
@@ -181,6 +193,42 @@ def _top_columns(tile: NDArray[np.float32], width: int) -> NDArray[np.intp]:
     return cols[rank < width].reshape(n_rows, width)
 
 
+def _screen_eps(d: int) -> float:
+    """The proven bound of a float32 screen's error on a cosine (see ``_Screen``)."""
+    delta = 8 * _U32
+    gamma = d * _U32 / (1 - d * _U32)
+    return (2 * delta + (2 * gamma + 4 * _U32) * (1 + delta)
+            # float32 underflow (subnormal entries and products), relative to
+            # database norms >= 2^-60: at most 2^-149 absolute per operation
+            + 2 * d * 2.0**-149 * 2.0**60
+            + 16 * d * 2.0**-53) * 1.01
+
+
+class _FaissScreen:
+    """The same screen through faiss ``IndexFlatIP`` (DESIGN §2): exact float32 search.
+
+    The database is normalised to float32 unit rows (error δ per row, as the queries) and
+    added to a flat inner-product index; ``search`` returns each query's ``width`` best
+    float32 scores. faiss sums the products in float32 in some order, which the bound of
+    :func:`_screen_eps` covers (it holds for any summation order).
+    """
+
+    def __init__(self, db: NDArray[Any], db_norm: NDArray[np.float64], chunk: int) -> None:
+        from pytest_fairness._optional import require
+
+        faiss = require("faiss", package="faiss-cpu", purpose="retrieval's faiss screen")
+        self.eps = _screen_eps(db.shape[1])
+        self.index = faiss.IndexFlatIP(db.shape[1])
+        for s in range(0, db.shape[0], chunk):  # normalise in chunks: no float64 copy
+            self.index.add(_unit32(np.asarray(db[s:s + chunk]), db_norm[s:s + chunk]))
+
+    def search(self, unit_q: NDArray[np.float32], width: int, chunk: int,
+               buffer: NDArray[np.float32]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+        """The ``width`` best float32 scores of each query and their database rows."""
+        score, rows = self.index.search(np.ascontiguousarray(unit_q), width)
+        return score.astype(np.float64), rows.astype(np.int64)
+
+
 class _Screen:
     """Approximate cosines with a proven error bound, from float32 matrix products.
 
@@ -198,14 +246,7 @@ class _Screen:
     """
 
     def __init__(self, db: NDArray[Any], db_norm: NDArray[np.float64], chunk: int) -> None:
-        d = db.shape[1]
-        delta = 8 * _U32
-        gamma = d * _U32 / (1 - d * _U32)
-        self.eps = (2 * delta + (2 * gamma + 4 * _U32) * (1 + delta)
-                    # float32 underflow (subnormal entries and products), relative to
-                    # database norms >= 2^-60: at most 2^-149 absolute per operation
-                    + 2 * d * 2.0**-149 * 2.0**60
-                    + 16 * d * 2.0**-53) * 1.01
+        self.eps = _screen_eps(db.shape[1])
         in_place = (db.dtype == np.float32 and db.flags.c_contiguous
                     and db_norm.min() >= 2.0**-60 and db_norm.max() <= 2.0**60)
         if in_place:
@@ -321,12 +362,14 @@ def nearest_neighbors(
         Queries screened at once. Memory is bounded by blocks: about 2²⁵ float32 scores
         (128 MiB) at a time, whatever the number of queries and database items, plus a
         normalised float32 copy of the database unless it is float32 already.
-    screen : {"auto", "exact", "float32"}
+    screen : {"auto", "exact", "faiss", "float32"}
         ``"exact"`` scores every pair in float64 (no screen; it gathers the whole
         database per query, so it is meant for small databases and tests);
-        ``"float32"`` screens with float32 BLAS products; ``"auto"`` is ``"exact"`` for
-        databases of at most 2¹⁵ entries (rows × dimensions), else ``"float32"``. Both
-        give the same neighbours.
+        ``"faiss"`` screens with faiss ``IndexFlatIP`` (DESIGN §2); ``"float32"`` with
+        float32 BLAS products on the database in place (no index copy; faster than
+        faiss's flat search at low dimensions); ``"auto"`` is ``"exact"`` for databases
+        of at most 2¹⁵ entries (rows × dimensions), else ``"faiss"``. All give the same
+        neighbours.
 
     Returns
     -------
@@ -371,7 +414,7 @@ def nearest_neighbors(
     db_norm = np.concatenate([_norms64(np.asarray(db[s:s + rows_at_once]), "database", s)
                               for s in range(0, n_db, rows_at_once)])
     if screen == "auto":
-        screen = "exact" if n_db * d <= _EXACT_ONLY else "float32"
+        screen = "exact" if n_db * d <= _EXACT_ONLY else "faiss"
     out = np.empty((q.shape[0], k), dtype=np.int64)
     if screen == "exact":
         _exact_neighbors(q, db, db_norm, k, exclude_self, block_size, out)
@@ -379,7 +422,7 @@ def nearest_neighbors(
     width0 = min(n_db, k + (1 if exclude_self else 0) + max(16, k))
     block = min(block_size, q.shape[0])
     chunk = min(n_db, max(width0, _TILE // block))
-    search = _Screen(db, db_norm, rows_at_once)
+    search = (_FaissScreen if screen == "faiss" else _Screen)(db, db_norm, rows_at_once)
     buffer = np.empty(block * chunk, dtype=np.float32)  # the screened scores, reused
     for start in range(0, q.shape[0], block):
         stop = min(start + block, q.shape[0])
@@ -491,6 +534,7 @@ def precision_at_k(
     min_group_size: int = 30,
     variant: str = "paper",
     block_size: int = 1024,
+    screen: str = "auto",
     clusters: Any = None,
     n_bootstrap: int = 0,
     confidence_level: float = 0.95,
@@ -521,14 +565,17 @@ def precision_at_k(
         groupings whose groups are all reported in one result (the gap then spans every
         group of every grouping: a conservative bound on each grouping's gap).
     exclude_self : bool, optional
-        Skip database row i for query i; default: when ``queries is database`` or both
-        hold the same features array (never in the reference variant).
+        Skip database row i for query i; default: when the queries are the database (the
+        same object, or equal features, e.g. reloaded), never in the reference variant.
     min_group_size : int, default 30
         Smaller groups are reported but excluded from the gap.
     variant : {"paper", "reference"}
         ``"reference"``: the released VISSL computation (full float32 sort, no exclusion).
     block_size : int, default 1024
         Queries searched at once; bounds memory.
+    screen : {"auto", "exact", "faiss", "float32"}
+        The candidate search of :func:`nearest_neighbors` (faiss ``IndexFlatIP`` by
+        default); every choice gives the same neighbours.
     clusters : str or array-like, optional
         A query-frame column or array of cluster ids (e.g. the participant): intervals
         resample clusters.
@@ -571,9 +618,8 @@ def precision_at_k(
         raise FairnessConfigError(f"match must be a column name; got match={match!r}.")
     q_feat, q_frame = _unpack(queries, "queries")
     db_feat, db_frame = _unpack(database, "database")
-    same = queries is database or q_feat is db_feat
     if exclude_self is None:
-        exclude_self = same and variant == "paper"
+        exclude_self = variant == "paper" and _same_set(queries, database, q_feat, db_feat)
     elif exclude_self and variant == "reference":
         raise FairnessConfigError(
             "variant='reference' reproduces code that never excludes self-matches; use "
@@ -602,7 +648,7 @@ def precision_at_k(
         neighbors = _reference_neighbors(q, db, k_max, block_size)
     else:
         neighbors = nearest_neighbors(q, db, k=k_max, exclude_self=bool(exclude_self),
-                                      block_size=block_size)
+                                      block_size=block_size, screen=screen)
     hits = db_match[neighbors] == q_match[:, None]
     cum = np.cumsum(hits, axis=1)
     precision = np.stack([cum[:, kk - 1] / kk for kk in ks], axis=1)  # (queries, len(ks))
@@ -637,7 +683,7 @@ def precision_at_k(
         "k": ks, "match": match, "by": [list(s) if isinstance(s, tuple) else s for s in specs],
         "exclude_self": bool(exclude_self), "min_group_size": min_group_size,
         "variant": variant, "queries": nq, "database": int(db.shape[0]),
-        "n_bootstrap": n_bootstrap,
+        "n_bootstrap": n_bootstrap, "screen": screen,
     }
     boot = None
     if n_bootstrap:

@@ -34,7 +34,7 @@ def new_figure(width: float = 6.4, height: float = 4.0) -> Figure:
         from matplotlib.figure import Figure
     except ImportError as exc:  # pragma: no cover - matplotlib is installed in CI
         raise MissingDependencyError(
-            "plots need matplotlib; install it with pip install 'pytest-fairness[report]'."
+            "plots need matplotlib; install it with pip install matplotlib."
         ) from exc
     matplotlib.rcParams["svg.hashsalt"] = "pytest-fairness"  # stable SVG element ids
     figure = Figure(figsize=(width, height), layout="constrained")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -147,17 +148,19 @@ def tied_embeddings(draw: st.DrawFn) -> tuple[np.ndarray, int, bool, int]:
     return db, k, draw(st.booleans()), draw(st.sampled_from([1, 7, 64, 1024]))
 
 
+@pytest.mark.parametrize("screen", ["faiss", "float32"])
 @SETTINGS
 @given(tied_embeddings())
-def test_screened_search_equals_exact_search(data: tuple[np.ndarray, int, bool, int]) -> None:
+def test_screened_search_equals_exact_search(screen: str,
+                                             data: tuple[np.ndarray, int, bool, int]) -> None:
     db, k, exclude_self, block = data
     q = db if exclude_self else db[::3] + 1.0
     q[np.abs(q).sum(1) == 0, 0] = 1
     exact = nearest_neighbors(q, db, k=k, exclude_self=exclude_self, screen="exact")
     screened = nearest_neighbors(q, db, k=k, exclude_self=exclude_self, block_size=block,
-                                 screen="float32")
+                                 screen=screen)
     assert (screened == exact).all()
     # Scaling rows by powers of two keeps every cosine bit-identical.
     scaled = nearest_neighbors(q * 8.0, db * 0.25, k=k, exclude_self=exclude_self,
-                               screen="float32")
+                               screen=screen)
     assert (scaled == exact).all()

@@ -47,9 +47,6 @@ def _face_features():
     return Features(FairnessDataset(frame), {"embeddings": emb}), emb, frame
 
 
-@pytest.mark.xfail(strict=True, raises=FairnessConfigError, reason=(
-    "bug: precision_at_k only unpacks objects with .features and .frame, but the data "
-    "layer's Features (what fairness_features returns, DESIGN §1 example) has .embeddings"))
 def test_precision_at_k_accepts_what_fairness_features_returns() -> None:
     features, emb, frame = _face_features()
     r = precision_at_k(features, features, k=1, match="gender", by="gender", min_group_size=1)
@@ -59,9 +56,6 @@ def test_precision_at_k_accepts_what_fairness_features_returns() -> None:
     assert r.params["exclude_self"] is True
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "deviation: DESIGN §2 excludes the query itself 'when the query set is the database', "
-    "but only the same Python object is detected; an equal copy retrieves itself"))
 def test_self_excluded_when_the_queries_equal_the_database() -> None:
     _, emb, frame = _face_features()
     db = (emb, frame)

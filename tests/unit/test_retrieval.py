@@ -120,7 +120,9 @@ def test_validation(kw: dict, err: type, fragment: str) -> None:
         precision_at_k(queries, DB, **args)
 
 
-def test_screen_chunks_blocks_and_leftover_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("screen", ["faiss", "float32"])
+def test_screen_chunks_blocks_and_leftover_columns(monkeypatch: pytest.MonkeyPatch,
+                                                   screen: str) -> None:
     """Small tiles: several database chunks merged per query, rows not a multiple of 16."""
     from pytest_fairness.indicators import retrieval
 
@@ -131,17 +133,18 @@ def test_screen_chunks_blocks_and_leftover_columns(monkeypatch: pytest.MonkeyPat
     exact = nearest_neighbors(q, db, k=12, screen="exact")
     monkeypatch.setattr(retrieval, "_TILE", 2**16)  # 4,096 columns per chunk at 16 queries
     for block in (16, 5, 1024):
-        assert (nearest_neighbors(q, db, k=12, block_size=block, screen="float32")
+        assert (nearest_neighbors(q, db, k=12, block_size=block, screen=screen)
                 == exact).all()
     assert exact[30].tolist() == [17, *range(5000, 5011)]  # duplicates tie: lower index first
 
 
-def test_database_layouts_and_scales_agree() -> None:
+@pytest.mark.parametrize("screen", ["faiss", "float32"])
+def test_database_layouts_and_scales_agree(screen: str) -> None:
     """float32 read in place, float64, strided and extreme-norm copies: same neighbours."""
     rng = np.random.default_rng(8)
     db32 = rng.standard_normal((900, 12)).astype(np.float32)
     q32 = rng.standard_normal((40, 12)).astype(np.float32)
-    ref = nearest_neighbors(q32, db32, k=6, screen="float32")
+    ref = nearest_neighbors(q32, db32, k=6, screen=screen)
     assert (ref == nearest_neighbors(q32, db32, k=6, screen="exact")).all()
     wide = np.zeros((900, 24), dtype=np.float32)
     wide[:, ::2] = db32
@@ -153,10 +156,11 @@ def test_database_layouts_and_scales_agree() -> None:
         (q32, db32 * np.float32(2.0**70)),  # norms above 2^60
     ]
     for q, db in variants:
-        assert (nearest_neighbors(q, db, k=6, screen="float32") == ref).all()
+        assert (nearest_neighbors(q, db, k=6, screen=screen) == ref).all()
 
 
-def test_integer_and_torch_inputs() -> None:
+@pytest.mark.parametrize("screen", ["faiss", "float32"])
+def test_integer_and_torch_inputs(screen: str) -> None:
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(9)
     db = rng.integers(-5, 6, size=(700, 5))
@@ -164,10 +168,11 @@ def test_integer_and_torch_inputs() -> None:
     q = rng.integers(-5, 6, size=(20, 5))
     q[np.abs(q).sum(1) == 0, 0] = 1
     ref = nearest_neighbors(q.astype(float), db.astype(float), k=4, screen="exact")
-    assert (nearest_neighbors(q, db, k=4, screen="float32") == ref).all()
+    assert (nearest_neighbors(q, db, k=4, screen=screen) == ref).all()
     assert (nearest_neighbors(torch.from_numpy(q), torch.from_numpy(db), k=4) == ref).all()
 
 
+@pytest.mark.parametrize("screen", ["faiss", "float32"])
 @pytest.mark.parametrize(
     ("q", "db", "kw", "err", "fragment"),
     [
@@ -191,13 +196,13 @@ def test_integer_and_torch_inputs() -> None:
     ],
 )
 def test_nearest_neighbors_validation(q: np.ndarray, db: np.ndarray, kw: dict[str, Any],
-                                      err: type[Exception], fragment: str) -> None:
-    q = q.copy()
+                                      err: type[Exception], fragment: str, screen: str) -> None:
+    q, kw = q.copy(), dict(kw)  # parameters are shared by both screens: do not mutate them
     if "q_nan" in kw:
         q[kw.pop("q_nan"), 1] = np.nan
     if "q_zero" in kw:
         q[kw.pop("q_zero")] = 0.0
-    args: dict[str, Any] = dict(k=1, screen="float32")
+    args: dict[str, Any] = dict(k=1, screen=screen)
     args.update(kw)
     with pytest.raises(err, match=fragment):
         nearest_neighbors(q, db, **args)
