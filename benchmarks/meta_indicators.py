@@ -130,8 +130,8 @@ def main() -> None:
     qa, da = rng.integers(0, 2, a.queries), rng.integers(0, 2, a.database)
     for screen in ("faiss", "float32"):  # faiss IndexFlatIP is the default (DESIGN §2)
         ours, base, t_ours, t_base = race(
-            lambda: precision_at_k((q, {"g": qa}), (db, {"g": da}), k=10, match="g", by="g",
-                                   screen=screen),
+            lambda screen=screen: precision_at_k((q, {"g": qa}), (db, {"g": da}), k=10,
+                                                 match="g", by="g", screen=screen),
             lambda: baseline_retrieval(q, db, qa, da, 10), a.repeat)
         assert abs(ours.value - base.mean()) < 1e-9
         report(f"retrieval {a.queries:,} x {a.database:,} x {a.dim}, screen={screen}",

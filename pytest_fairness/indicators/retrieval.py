@@ -9,7 +9,8 @@ The screen is faiss ``IndexFlatIP`` on L2-normalised float32 rows (DESIGN §2), 
 blocks of queries; ``screen="float32"`` uses BLAS products chunk by chunk instead, memory
 bounded by a block of 2^25 scores. Each query keeps a few more candidates than K. The
 screen's worst-case float32 error is a proven bound ``eps``, so a query whose candidates
-could hide a better item is screened again with more candidates, and only candidates within ``eps`` of the k-th best are re-scored in float64 as
+could hide a better item is screened again with more candidates, and only candidates
+within ``eps`` of the k-th best are re-scored in float64 as
 ``cos(q, d) = (q · d) / (‖q‖ ‖d‖)`` and ordered by **decreasing cosine, ties broken by
 the lower database index**. The neighbours equal a float64 brute-force search with that
 tie rule exactly. The query itself (same row) is excluded when the queries are the

@@ -16,8 +16,6 @@ import pytest
 
 from pytest_fairness import fairness
 from pytest_fairness.errors import (
-    FairnessConfigError,
-    FairnessViolation,
     InsufficientDataError,
 )
 from pytest_fairness.indicators import (
