@@ -12,9 +12,9 @@ This module imports nothing heavy: it is loaded with the plugin.
 from __future__ import annotations
 
 import math
-from numbers import Integral, Real
 from collections.abc import Mapping
 from dataclasses import dataclass
+from numbers import Integral, Real
 from typing import Any, Final, final
 
 import pytest
