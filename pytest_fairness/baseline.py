@@ -35,7 +35,6 @@ This module uses only the standard library; it is imported when a baseline is us
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -44,6 +43,7 @@ from typing import Any, Final, final
 
 from pytest_fairness.errors import FairnessConfigError
 from pytest_fairness.options import COMPARE_METRICS
+from pytest_fairness.results import finite_or_none
 
 __all__ = [
     "BASELINE_FORMAT",
@@ -72,17 +72,6 @@ _EPS: Final = 1e-12
 
 
 # -- summaries ---------------------------------------------------------------------------------
-
-
-def _num(x: Any) -> float | None:
-    """A JSON number, or None for NaN/absent/non-numeric."""
-    if x is None or isinstance(x, bool):
-        return None
-    try:
-        value = float(x)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(value) else value
 
 
 def _label(group: Any) -> str:
@@ -127,15 +116,16 @@ def summarize(data: Mapping[str, Any]) -> dict[str, Any]:
         "higher_is_better": result.higher_is_better,
         "at": result.at,
         "min_group_size": result.min_group_size,
-        "value": _num(result.value),
-        "gap": _num(result.gap) if included else None,
-        "ratio": _num(result.ratio) if included else None,
-        "worst": None if worst is None else {"group": worst.label, "value": _num(worst.value)},
+        "value": finite_or_none(result.value),
+        "gap": finite_or_none(result.gap) if included else None,
+        "ratio": finite_or_none(result.ratio) if included else None,
+        "worst": None if worst is None else {"group": worst.label,
+                                             "value": finite_or_none(worst.value)},
         "groups": {
             g.label: {
                 "n": g.n,
-                "value": _num(g.value),
-                "interval": None if g.interval is None else [_num(v) for v in g.interval],
+                "value": finite_or_none(g.value),
+                "interval": None if g.interval is None else [finite_or_none(v) for v in g.interval],
                 "excluded": g.excluded,
             }
             for g in result.groups
@@ -386,11 +376,11 @@ class Comparison:
 
 def _observe(summary: Mapping[str, Any], metric: str) -> tuple[float | None, str]:
     if metric in ("gap", "ratio", "value"):
-        return _num(summary.get(metric)), ""
+        return finite_or_none(summary.get(metric)), ""
     worst = summary.get("worst")
     if worst is None:  # no groups: the worst "group" is the whole result
-        return _num(summary.get("value")), ""
-    return _num(worst.get("value")), f"group {worst.get('group')}"
+        return finite_or_none(summary.get("value")), ""
+    return finite_or_none(worst.get("value")), f"group {worst.get('group')}"
 
 
 def _direction(metric: str, higher_is_better: bool) -> bool:
@@ -443,8 +433,8 @@ def compare_results(
     base_groups, now_groups = base.get("groups") or {}, now.get("groups") or {}
     labels = list(base_groups) + [g for g in now_groups if g not in base_groups]
     groups = tuple(
-        (label, _num((base_groups.get(label) or {}).get("value")),
-         _num((now_groups.get(label) or {}).get("value")))
+        (label, finite_or_none((base_groups.get(label) or {}).get("value")),
+         finite_or_none((now_groups.get(label) or {}).get("value")))
         for label in labels
     )
     out = []

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Final, Protocol
 
 from pytest_fairness.errors import FairnessConfigError
+from pytest_fairness.results import finite_or_none
 
 __all__ = [
     "DEFAULT_HISTORY",
@@ -115,16 +116,6 @@ class RunStore(Protocol):
 
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime())
-
-
-def _float(x: Any) -> float | None:
-    if x is None or isinstance(x, bool):
-        return None
-    try:
-        value = float(x)
-    except (TypeError, ValueError):
-        return None
-    return None if value != value else value
 
 
 class HistoryStore:
@@ -250,8 +241,9 @@ class HistoryStore:
                 rows.append((
                     record["nodeid"], record.get("test") or record["nodeid"],
                     record.get("checkpoint"), rid, data["name"], data["metric"],
-                    _float(summary["value"]), _float(summary["gap"]), _float(summary["ratio"]),
-                    worst.get("group"), _float(worst.get("value")), record.get("outcome"),
+                    finite_or_none(summary["value"]), finite_or_none(summary["gap"]),
+                    finite_or_none(summary["ratio"]),
+                    worst.get("group"), finite_or_none(worst.get("value")), record.get("outcome"),
                     json.dumps(payload, sort_keys=True, allow_nan=False),
                 ))
         with self._write() as conn:

@@ -66,6 +66,17 @@ def _encode_float(x: float) -> float | str | None:
     return x
 
 
+def finite_or_none(x: Any) -> float | None:
+    """A JSON number for stores and baselines: None for NaN, absent or non-numeric values."""
+    if x is None or isinstance(x, bool):
+        return None
+    try:
+        value = float(x)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(value) else value
+
+
 def _decode_float(x: Any) -> float:
     if x is None:
         return math.nan
