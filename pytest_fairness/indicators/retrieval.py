@@ -70,12 +70,9 @@ def _unpack(obj: Any, name: str) -> tuple[Any, Any]:
     )
 
 
-def _same_set(queries: Any, database: Any, q_feat: Any, db_feat: Any) -> bool:
-    """Whether the queries are the database: the same object, or equal features."""
-    if queries is database or q_feat is db_feat:
-        return True
-    q, db = _features(q_feat, "queries"), _features(db_feat, "database")
-    return bool(q.shape == db.shape and np.array_equal(q, db))
+def _same_set(q: NDArray[Any], db: NDArray[Any]) -> bool:
+    """Whether the queries are the database: the same array, or equal features."""
+    return q is db or bool(q.shape == db.shape and np.array_equal(q, db))
 
 
 def _features(features: Any, name: str) -> NDArray[Any]:
@@ -619,15 +616,15 @@ def precision_at_k(
         raise FairnessConfigError(f"match must be a column name; got match={match!r}.")
     q_feat, q_frame = _unpack(queries, "queries")
     db_feat, db_frame = _unpack(database, "database")
+    q = _features(q_feat, "queries")
+    db = q if q_feat is db_feat else _features(db_feat, "database")
     if exclude_self is None:
-        exclude_self = variant == "paper" and _same_set(queries, database, q_feat, db_feat)
+        exclude_self = variant == "paper" and _same_set(q, db)
     elif exclude_self and variant == "reference":
         raise FairnessConfigError(
             "variant='reference' reproduces code that never excludes self-matches; use "
             "variant='paper' with exclude_self=True."
         )
-    q = _features(q_feat, "queries")
-    db = _features(db_feat, "database")
     nq = q.shape[0]
     q_match = _column(q_frame, match, "queries", nq)
     db_match = _column(db_frame, match, "database", db.shape[0])
