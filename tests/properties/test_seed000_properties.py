@@ -148,7 +148,7 @@ def tied_embeddings(draw: st.DrawFn) -> tuple[np.ndarray, int, bool, int]:
     return db, k, draw(st.booleans()), draw(st.sampled_from([1, 7, 64, 1024]))
 
 
-@pytest.mark.parametrize("screen", ["faiss", "float32"])
+@pytest.mark.parametrize("screen", ["faiss", "float32", "bfloat16"])
 @SETTINGS
 @given(tied_embeddings())
 def test_screened_search_equals_exact_search(screen: str,

@@ -144,7 +144,7 @@ def test_retrieval_equals_brute_force_with_ties(seed: int) -> None:
         np.fill_diagonal(sim, -np.inf)
     brute = np.array([np.lexsort((np.arange(db.shape[0]), -row))[:7] for row in sim])
     assert (nearest_neighbors(q, db, k=7, exclude_self=same, block_size=6) == brute).all()
-    for screen in ("exact", "float32"):
+    for screen in ("exact", "float32", "bfloat16"):
         assert (nearest_neighbors(q, db, k=7, exclude_self=same, block_size=6,
                                   screen=screen) == brute).all()
 
@@ -178,9 +178,10 @@ def test_screen_below_float32_resolution_equals_brute_force(seed: int) -> None:
     for k in (1, 5, 40):
         brute = _brute_neighbors(q, db, k, same)
         for data in ((q, db), (q.astype(np.float32), db.astype(np.float32))):
-            got = nearest_neighbors(*data, k=k, exclude_self=same, block_size=64,
-                                    screen="float32")
-            assert (got == brute).all()
+            for screen in ("float32", "faiss", "bfloat16"):
+                got = nearest_neighbors(*data, k=k, exclude_self=same, block_size=64,
+                                        screen=screen)
+                assert (got == brute).all(), screen
 
 
 @pytest.mark.slow  # imports torch, as the released code normalises with it

@@ -120,7 +120,7 @@ def test_validation(kw: dict, err: type, fragment: str) -> None:
         precision_at_k(queries, DB, **args)
 
 
-@pytest.mark.parametrize("screen", ["faiss", "float32"])
+@pytest.mark.parametrize("screen", ["faiss", "float32", "bfloat16"])
 def test_screen_chunks_blocks_and_leftover_columns(monkeypatch: pytest.MonkeyPatch,
                                                    screen: str) -> None:
     """Small tiles: several database chunks merged per query, rows not a multiple of 16."""
@@ -138,7 +138,7 @@ def test_screen_chunks_blocks_and_leftover_columns(monkeypatch: pytest.MonkeyPat
     assert exact[30].tolist() == [17, *range(5000, 5011)]  # duplicates tie: lower index first
 
 
-@pytest.mark.parametrize("screen", ["faiss", "float32"])
+@pytest.mark.parametrize("screen", ["faiss", "float32", "bfloat16"])
 def test_database_layouts_and_scales_agree(screen: str) -> None:
     """float32 read in place, float64, strided and extreme-norm copies: same neighbours."""
     rng = np.random.default_rng(8)
@@ -159,7 +159,7 @@ def test_database_layouts_and_scales_agree(screen: str) -> None:
         assert (nearest_neighbors(q, db, k=6, screen=screen) == ref).all()
 
 
-@pytest.mark.parametrize("screen", ["faiss", "float32"])
+@pytest.mark.parametrize("screen", ["faiss", "float32", "bfloat16"])
 def test_integer_and_torch_inputs(screen: str) -> None:
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(9)
@@ -172,7 +172,7 @@ def test_integer_and_torch_inputs(screen: str) -> None:
     assert (nearest_neighbors(torch.from_numpy(q), torch.from_numpy(db), k=4) == ref).all()
 
 
-@pytest.mark.parametrize("screen", ["faiss", "float32"])
+@pytest.mark.parametrize("screen", ["faiss", "float32", "bfloat16"])
 @pytest.mark.parametrize(
     ("q", "db", "kw", "err", "fragment"),
     [
@@ -206,3 +206,119 @@ def test_nearest_neighbors_validation(q: np.ndarray, db: np.ndarray, kw: dict[st
     args.update(kw)
     with pytest.raises(err, match=fragment):
         nearest_neighbors(q, db, **args)
+
+
+def _exact_cosines(q: np.ndarray, db: np.ndarray) -> np.ndarray:
+    q64, db64 = q.astype(np.float64), db.astype(np.float64)
+    return (q64 @ db64.T) / np.outer(np.linalg.norm(q64, axis=1), np.linalg.norm(db64, axis=1))
+
+
+@pytest.mark.parametrize("d", [3, 64, 2048])
+def test_bfloat16_screen_error_stays_within_its_bound(d: int) -> None:
+    """Every screened cosine lies within slack + rel·|s| of the float64 cosine.
+
+    Besides Gaussian rows: rows of values half-way between bfloat16 numbers before
+    normalisation, a row spanning 2^±60, and a query of one large entry and many small
+    ones (whose sum a bfloat16 accumulator would lose) against a row of ones.
+    """
+    from pytest_fairness.indicators import retrieval
+
+    rng = np.random.default_rng(d)
+    db = rng.standard_normal((600, d)).astype(np.float32)
+    q = rng.standard_normal((70, d)).astype(np.float32)
+    halfway = ((1 + 2.0**-8 + rng.integers(0, 2**7, (20, d)) * 2.0**-7)
+               * rng.choice([-1, 1], (20, d)))
+    db[:20] = halfway.astype(np.float32)
+    q[:5] = halfway[:5].astype(np.float32)
+    db[20, :] = 2.0**-60
+    db[20, 0] = 2.0**60
+    q[5, :] = 2.0**-9
+    q[5, 0] = 1.0
+    db[21, :] = 1.0
+    db_norm = np.linalg.norm(db.astype(np.float64), axis=1)
+    q_norm = np.linalg.norm(q.astype(np.float64), axis=1)
+    screen = retrieval._Bf16Screen(db, db_norm, 256)  # three chunks of the database
+    block = screen.queries(retrieval._unit32(q, q_norm))
+    buffer = np.empty(q.shape[0] * 256, dtype=np.float32)
+    score, cand, slack = screen.search(block, np.arange(q.shape[0]), 600, 256, buffer)
+    exact = np.take_along_axis(_exact_cosines(q, db), cand, axis=1)
+    error = np.abs(score - exact)
+    bound = np.asarray(slack)[:, None] + screen.rel * np.abs(score)
+    assert (error <= bound).all()
+    assert np.asarray(slack).max() < 0.01  # and the bound is not vacuous
+    assert error.max() > 1e-4  # bfloat16 was used (a float32 product errs far less)
+
+
+def test_bfloat16_products_accumulate_in_float32() -> None:
+    """The bound assumes float32 sums: 1 + 2047 × 2⁻⁹ must not stall at 1."""
+    torch = pytest.importorskip("torch")
+    q = torch.full((64, 2048), 2.0**-9, dtype=torch.bfloat16)
+    q[:, 0] = 1.0
+    db = torch.ones((4096, 2048), dtype=torch.bfloat16)
+    out = torch.empty((64, 4096), dtype=torch.bfloat16)
+    torch.matmul(q, db.T, out=out)
+    assert (out.float() == 5.0).all()  # 4.998 rounded to bfloat16
+
+
+def test_settle_orders_uncertain_candidates_by_float64() -> None:
+    """Approximations off by up to ``err`` never change the order of the exact top k."""
+    from pytest_fairness.indicators import retrieval
+
+    rng = np.random.default_rng(3)
+    base = rng.standard_normal(8)
+    db = base + rng.integers(0, 3, (300, 8)) * 1e-4  # many near-ties and exact ties
+    q = rng.standard_normal((25, 8)) * 0.01 + base
+    q_norm, db_norm = np.linalg.norm(q, axis=1), np.linalg.norm(db, axis=1)
+    cand = np.tile(np.arange(300), (25, 1))
+    exact, zero = retrieval._cosines(q, q_norm, db, db_norm, cand)
+    assert zero == 0
+    err = 1e-5
+    noisy = exact + rng.uniform(-err, err, exact.shape)
+    rows = np.arange(25)
+    for k in (1, 7, 40):
+        want = retrieval._settle(q, q_norm, db, db_norm, rows, cand, exact, 0.0, k, False)
+        got = retrieval._settle(q, q_norm, db, db_norm, rows, cand, noisy, err, k, False)
+        assert (got == want).all()
+        assert (want == nearest_neighbors(q, db, k=k, screen="exact")).all()
+
+
+def test_auto_screen(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_fairness.indicators import retrieval
+
+    monkeypatch.setattr(retrieval, "_bf16_matmul_is_native", lambda: True)
+    assert retrieval._resolve_screen("auto", 100, 100) == "exact"
+    assert retrieval._resolve_screen("auto", 10_000, 64) == "bfloat16"
+    assert retrieval._resolve_screen("float32", 10_000, 64) == "float32"
+    monkeypatch.setattr(retrieval, "_bf16_matmul_is_native", lambda: False)
+    assert retrieval._resolve_screen("auto", 10_000, 64) == "faiss"
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("screen", ["auto", "faiss", "float32", "bfloat16"])
+def test_read_only_arrays_are_searched_without_warnings(screen: str) -> None:
+    """Memory-mapped or frozen embeddings: torch must not wrap them (it would warn)."""
+    rng = np.random.default_rng(4)
+    db = rng.standard_normal((3000, 16)).astype(np.float32)
+    q = rng.standard_normal((50, 16)).astype(np.float32)
+    want = nearest_neighbors(q, db, k=5, screen="exact")
+    db.flags.writeable = False
+    q.flags.writeable = False
+    assert (nearest_neighbors(q, db, k=5, screen=screen) == want).all()
+
+
+@pytest.mark.parametrize("screen", ["faiss", "float32", "bfloat16"])
+def test_exact_under_reduced_float32_matmul_precision(screen: str) -> None:
+    """torch may multiply float32 in bfloat16 when asked; the float32 bounds must not."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(6)
+    db = rng.standard_normal((4000, 64)).astype(np.float32)
+    db[100:140] = db[7] + rng.integers(-1, 2, (40, 64)).astype(np.float32) * 2**-12
+    q = np.concatenate([rng.standard_normal((30, 64)).astype(np.float32), db[[7]]])
+    want = nearest_neighbors(q, db, k=20, screen="exact")
+    before = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision("medium")
+    try:
+        got = nearest_neighbors(q, db, k=20, screen=screen)
+    finally:
+        torch.set_float32_matmul_precision(before)
+    assert (got == want).all()
