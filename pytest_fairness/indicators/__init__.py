@@ -7,63 +7,212 @@ load on first use, so ``from pytest_fairness import indicators`` costs nothing.
 A module never has the name of a function: importing a submodule makes it an attribute of
 this package, which would hide the function of the same name.
 
-=====================  =====================  ===========================================
+:data:`INDICATORS` describes every function (an :class:`IndicatorSpec`: module, source,
+direction, inputs and the invariances it guarantees, named from :data:`PROPERTIES`); the
+table below is a view of it, and ``tests/properties/test_indicator_registry.py`` checks
+that both agree.
+
+=====================  =====================  ================================================
 function               module                 source
-=====================  =====================  ===========================================
+=====================  =====================  ================================================
 group_metrics          cross_domain           seed 003 (classification)
 landmark_metrics       cross_domain           seed 003 (landmark detection)
 delta_dto              cross_domain           seed 003
 label_association      harmful_labels         seed 000 §3.1
 geodiversity           geographic             seed 000 §3.2
 precision_at_k         retrieval              seed 000 §3.3
-ieat                   embedding_association  seed 004
-ieat_battery           embedding_association  seed 004 (several tests, Holm-adjusted)
+ieat                   embedding_association  seed 004 §3.3
+ieat_battery           embedding_association  seed 004 §3.3 (several tests, Holm-adjusted)
 bias_amp               amplification          Zhao et al. 2017
 directional_bias_amp   amplification          Wang & Russakovsky 2021
-multi_mals             amplification          seed 001
-multi_directional      amplification          seed 001
-fair_sa                sensitivity            seed 002
-=====================  =====================  ===========================================
+multi_mals             amplification          seed 001 (Multi_MALS)
+multi_directional      amplification          seed 001 (Multi→)
+fair_sa                sensitivity            seed 002 §3
+=====================  =====================  ================================================
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, final
+
+#: The properties an :class:`IndicatorSpec` may declare: name → what holds. "No number
+#: changes" means the headline value, the gap and every group's value (through the
+#: relabelling for ``group_relabelling``), up to float rounding of sums taken in another
+#: order.
+PROPERTIES: Mapping[str, str] = MappingProxyType({
+    "row_permutation": "permuting the rows (images, queries, items) of each set of "
+                       "row-aligned inputs, all its inputs together, changes no number",
+    "group_relabelling": "renaming the group labels by any bijection (one that changes their "
+                         "sorted order too) renames the groups of the result and changes no "
+                         "number",
+    "embedding_scale": "multiplying each embedding row by its own positive factor changes no "
+                       "number (only cosine similarities are used)",
+    "attribute_permutation": "permuting the columns of the 0/1 attribute matrices (and their "
+                             "names) together changes no number",
+    "duplicate_counted_once": "listing an image again (same image id) changes no number",
+})
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class IndicatorSpec:
+    """What the registry knows about one indicator function.
+
+    Parameters
+    ----------
+    name : str
+        The public function name, ``pytest_fairness.indicators.<name>``.
+    module : str
+        The submodule of :mod:`pytest_fairness.indicators` that defines it.
+    source : str
+        The paper (DESIGN.md §2 seed number and section) it implements.
+    higher_is_better : bool or None
+        Direction of the result's ``value`` and group values, as the result declares it;
+        None when an argument decides it (named by ``direction_argument``).
+    needs : tuple of str
+        Short descriptions of the inputs, ``"argument: what it is"``.
+    properties : frozenset of str
+        The invariances the function guarantees, names from :data:`PROPERTIES`.
+    direction_argument : str or None
+        The argument that decides the direction when ``higher_is_better`` is None.
+
+    Examples
+    --------
+    >>> from pytest_fairness.indicators import INDICATORS
+    >>> spec = INDICATORS["ieat"]
+    >>> spec.module, spec.higher_is_better, "embedding_scale" in spec.properties
+    ('embedding_association', False, True)
+    """
+
+    name: str
+    module: str
+    source: str
+    higher_is_better: bool | None
+    needs: tuple[str, ...]
+    properties: frozenset[str] = frozenset()
+    direction_argument: str | None = None
+
+    def __post_init__(self) -> None:
+        unknown = sorted(self.properties - PROPERTIES.keys())
+        if unknown:
+            raise ValueError(
+                f"IndicatorSpec {self.name!r}: unknown properties {unknown}; known: "
+                f"{sorted(PROPERTIES)}."
+            )
+        if (self.higher_is_better is None) == (self.direction_argument is None):
+            raise ValueError(
+                f"IndicatorSpec {self.name!r}: give higher_is_better, or set it to None and "
+                "name the argument that decides it in direction_argument (not both)."
+            )
+
+    @property
+    def function(self) -> Callable[..., Any]:
+        """The indicator function (imports its module on first use)."""
+        qualified = f"{__name__}.{self.module}"
+        try:
+            module = importlib.import_module(qualified)
+        except ModuleNotFoundError as exc:
+            if exc.name == qualified:
+                raise AttributeError(
+                    f"pytest_fairness.indicators.{self.name} is not available in this version "
+                    f"(module {self.module!r} is not implemented yet)."
+                ) from None
+            raise
+        function: Callable[..., Any] = getattr(module, self.name)
+        return function
+
+
+_TABULAR = frozenset({"row_permutation", "group_relabelling"})
+_AMPLIFICATION = _TABULAR | {"attribute_permutation"}
+_EMBEDDINGS = frozenset({"row_permutation", "embedding_scale"})
+_TRAIN = "train_attrs, train_groups: 0/1 training attributes (n, a) and groups"
+_TEST = "test_attrs, test_groups: 0/1 test attributes and groups (ground truth)"
+_PRED = "pred_attrs, pred_groups: predicted attributes and groups, or a list of runs"
+
+_SPECS = (
+    IndicatorSpec(
+        "group_metrics", "cross_domain", "seed 003 (classification)", True,
+        ("y_true, y_pred: true and predicted labels (n,)", "groups: group of each row"),
+        _TABULAR),
+    IndicatorSpec(
+        "landmark_metrics", "cross_domain", "seed 003 (landmark detection)", True,
+        ("y_true, y_pred: true and predicted landmarks (n, K, 2)",
+         "groups: group of each image",
+         "normalizer: a landmark pair or one distance per image"),
+        _TABULAR),
+    # Its inputs are results: it inherits their invariances and has none of its own.
+    IndicatorSpec(
+        "delta_dto", "cross_domain", "seed 003", True,
+        ("result: group_metrics or landmark_metrics result of the model",
+         "baseline: the same indicator and variant for the baseline model")),
+    # Higher is better only for label_type="human" (the correct-label rate); every other
+    # type, "harmful" (the default) included, is a rate to keep low.
+    IndicatorSpec(
+        "label_association", "harmful_labels", "seed 000 §3.1", None,
+        ("labels: top-k predicted labels (n, k)", "scores: their confidences",
+         "groups: group of each image", "taxonomy: label → label type"),
+        _TABULAR, direction_argument="label_type"),
+    IndicatorSpec(
+        "geodiversity", "geographic", "seed 000 §3.2", True,
+        ("labels: top-k predicted labels (rows, k)", "scores: their confidences",
+         "truth: ground-truth label(s) of each row",
+         "household, region, income: of each row (constant within a household)",
+         "image: image id of each row (optional)"),
+        _TABULAR | {"duplicate_counted_once"}),
+    IndicatorSpec(
+        "precision_at_k", "retrieval", "seed 000 §3.3", True,
+        ("queries: embeddings (n, d) and their attribute frame",
+         "database: embeddings (m, d) and their attribute frame",
+         "match, by: attribute columns of the frames"),
+        _TABULAR | _EMBEDDINGS),
+    IndicatorSpec(
+        "ieat", "embedding_association", "seed 004 §3.3", False,
+        ("X, Y: embeddings of the two target sets", "A, B: embeddings of the two attribute sets"),
+        _EMBEDDINGS),
+    IndicatorSpec(
+        "ieat_battery", "embedding_association", "seed 004 §3.3 (several tests, Holm-adjusted)",
+        False, ("tests: test name → (X, Y, A, B) embeddings",), _EMBEDDINGS),
+    IndicatorSpec(
+        "bias_amp", "amplification", "Zhao et al. 2017", False,
+        (_TRAIN, _PRED), _AMPLIFICATION),
+    IndicatorSpec(
+        "directional_bias_amp", "amplification", "Wang & Russakovsky 2021", False,
+        (_TRAIN, _TEST, _PRED, "direction: 'G->M' or 'M->G'"), _AMPLIFICATION),
+    IndicatorSpec(
+        "multi_mals", "amplification", "seed 001 (Multi_MALS)", False,
+        (_TRAIN, _TEST, _PRED), _AMPLIFICATION),
+    IndicatorSpec(
+        "multi_directional", "amplification", "seed 001 (Multi→)", False,
+        (_TRAIN, _TEST, _PRED, "direction: 'G->M' or 'M->G'"), _AMPLIFICATION),
+    IndicatorSpec(
+        "fair_sa", "sensitivity", "seed 002 §3", False,
+        ("model_or_features: a model and dataset of images, a features callable, or "
+         "embeddings {None: clean, (perturbation, level): perturbed}",
+         "attribute: protected attribute of each image",
+         "identities: identity of each image (verification)"),
+        _TABULAR | _EMBEDDINGS),
+)
+
+#: Public function name → its :class:`IndicatorSpec`, in the order of the table above.
+INDICATORS: Mapping[str, IndicatorSpec] = MappingProxyType({s.name: s for s in _SPECS})
 
 #: Public function name → the module of this package that defines it.
-_FUNCTIONS: dict[str, str] = {
-    "group_metrics": "cross_domain",
-    "landmark_metrics": "cross_domain",
-    "delta_dto": "cross_domain",
-    "label_association": "harmful_labels",
-    "geodiversity": "geographic",
-    "precision_at_k": "retrieval",
-    "ieat": "embedding_association",
-    "ieat_battery": "embedding_association",
-    "bias_amp": "amplification",
-    "directional_bias_amp": "amplification",
-    "multi_mals": "amplification",
-    "multi_directional": "amplification",
-    "fair_sa": "sensitivity",
-}
+_FUNCTIONS: Mapping[str, str] = MappingProxyType(
+    {name: spec.module for name, spec in INDICATORS.items()}
+)
 
 __all__ = sorted(_FUNCTIONS)
 
 
 def __getattr__(name: str) -> Any:
-    module = _FUNCTIONS.get(name)
-    if module is None:
+    spec = INDICATORS.get(name)
+    if spec is None:
         raise AttributeError(f"module 'pytest_fairness.indicators' has no attribute {name!r}")
-    try:
-        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    except ModuleNotFoundError as exc:
-        if exc.name == f"{__name__}.{module}":
-            raise AttributeError(
-                f"pytest_fairness.indicators.{name} is not available in this version "
-                f"(module {module!r} is not implemented yet)."
-            ) from None
-        raise
+    value = spec.function
     globals()[name] = value
     return value
 
