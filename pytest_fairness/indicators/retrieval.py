@@ -493,11 +493,11 @@ def _cosines(
             gathered.view(-1, d).copy_(torch.from_numpy(
                 np.asarray(db[flat], dtype=np.float64)))
         if fast:  # numpy's BLAS: IEEE float32 whatever torch's matmul precision setting
-            qq = np.asarray(q[rows], dtype=np.float32)
-            dots = np.matmul(gathered.numpy(), qq[:, :, None])[:, :, 0].astype(np.float64)
+            q32 = np.asarray(q[rows], dtype=np.float32)
+            dots = np.matmul(gathered.numpy(), q32[:, :, None])[:, :, 0].astype(np.float64)
         else:
-            qq = torch.from_numpy(np.asarray(q[rows], dtype=np.float64))
-            dots = torch.bmm(gathered, qq.unsqueeze(2)).squeeze(2).numpy()
+            q64 = torch.from_numpy(np.asarray(q[rows], dtype=np.float64))
+            dots = torch.bmm(gathered, q64.unsqueeze(2)).squeeze(2).numpy()
         score = dots / (q_norm[rows, None] * db_norm[c])
         score[np.arange(width) >= need[rows, None]] = -np.inf
         out[rows, :width] = score
