@@ -26,8 +26,9 @@ or by ``indicator (metric)`` and the coordinate).
 
 Comparison knows each metric's direction (:data:`pytest_fairness.options.COMPARE_METRICS`):
 a **gap** is worse when it grows, a **ratio** when it shrinks, the headline **value** and
-the **worst** group's value by the result's ``higher_is_better``. A result regresses on a
-metric when it is worse than the baseline by more than the tolerance.
+the **worst** group's value by the result's ``higher_is_better``. A signed effect size
+(iEAT's d) compares by magnitude: a strong reverse association is not an improvement. A
+result regresses on a metric when it is worse than the baseline by more than the tolerance.
 
 This module uses only the standard library; it is imported when a baseline is used.
 """
@@ -374,7 +375,16 @@ class Comparison:
         )
 
 
+#: Headline metrics whose sign is a direction, not better or worse (iEAT's effect size d:
+#: negative is the reverse association). Their value compares by magnitude, as the
+#: ``max_effect_size`` limit gates ``|d|``.
+_MAGNITUDE_METRICS: Final = frozenset({"effect_size"})
+
+
 def _observe(summary: Mapping[str, Any], metric: str) -> tuple[float | None, str]:
+    if metric == "value" and summary.get("metric") in _MAGNITUDE_METRICS:
+        value = finite_or_none(summary.get("value"))
+        return (None if value is None else abs(value)), f"|{summary.get('metric')}|"
     if metric in ("gap", "ratio", "value"):
         return finite_or_none(summary.get(metric)), ""
     worst = summary.get("worst")

@@ -260,3 +260,16 @@ def test_resolve_file_and_report(tmp_path: Path) -> None:
     assert "t.py::r" in document["tests"]
     with pytest.raises(FairnessConfigError, match="is not a file, and there is no history"):
         resolve_baseline("ckpt-7", tmp_path / "none.sqlite")
+
+
+def test_effect_size_value_compares_by_magnitude() -> None:
+    """d from 0.2 to -1.5 is a stronger (reverse) association: a regression, not a gain."""
+    def ieat_like(d: float) -> dict[str, Any]:
+        return summarize(IndicatorResult(name="ieat", metric="effect_size", value=d,
+                                         stats={"effect_size": d}, higher_is_better=False,
+                                         min_group_size=2).to_dict())
+
+    (c,) = compare_results(ieat_like(0.2), ieat_like(-1.5), {"value": 0.1})
+    assert c.regressed and (c.baseline, c.now) == (0.2, 1.5) and c.where == "|effect_size|"
+    (c,) = compare_results(ieat_like(-0.9), ieat_like(0.3), {"value": 0.1})
+    assert not c.regressed
