@@ -452,9 +452,10 @@ def _cosines(
     is then γ_d (the worst case of a float32 sum of d products in any order) plus
     allowances for underflow and for the float64 cosines' own rounding. Otherwise the
     products are float64 (float32, float16 and integer entries convert exactly) and the
-    bound is 0. Rows are gathered by torch, queries with similar ``need`` together;
-    float32 products go through numpy (torch may run float32 products in bfloat16 under
-    ``torch.set_float32_matmul_precision("medium")``).
+    bound is 0. Rows are gathered by torch, queries with similar ``need`` together; the
+    products go through numpy (torch may run float32 products in bfloat16 under
+    ``torch.set_float32_matmul_precision("medium")``, and its float64 batched products
+    round a pair differently depending on the batch).
     """
     import torch
 
@@ -463,7 +464,6 @@ def _cosines(
     out = np.full((n, m), -np.inf)
     need = np.full(n, m, dtype=np.intp) if need is None else need
     top = int(need.max(initial=0))
-    dtype = torch.float32 if fast else torch.float64
     gamma = d * _U32 / (1 - d * _U32)
     err = (gamma + d * 2.0**-66 + 4 * d * 2.0**-53) * 1.01 if fast else 0.0
     if top == 0:
@@ -471,33 +471,28 @@ def _cosines(
     source = torch.from_numpy(db) if _shares_with_torch(db) else None
     by_need = np.argsort(need, kind="stable")
     step = max(1, _GATHER // (top * d))
-    size = min(n, step) * top * d
-    buffer = torch.empty(size, dtype=dtype)
-    staging = (torch.empty(size, dtype=source.dtype)
-               if source is not None and source.dtype != dtype else buffer)
+    buffer = (None if source is None
+              else torch.empty((min(n, step) * top, d), dtype=source.dtype))
     for s in range(0, n, step):
         rows = by_need[s:s + step]
         width = int(need[rows[-1]])
         if width == 0:
             continue
         c = cand[rows, :width]
-        flat = c.reshape(-1)
-        gathered = buffer[:flat.size * d].view(rows.size, width, d)
-        if source is not None:
-            picked = staging[:flat.size * d].view(-1, d)
-            torch.index_select(source, 0, torch.from_numpy(np.ascontiguousarray(flat)),
-                               out=picked)
-            if picked.data_ptr() != gathered.data_ptr():
-                gathered.view(-1, d).copy_(picked)
+        flat = np.ascontiguousarray(c.reshape(-1))
+        if buffer is not None and source is not None:  # torch gathers on every core
+            picked = buffer[:flat.size]
+            torch.index_select(source, 0, torch.from_numpy(flat), out=picked)
+            gathered = picked.numpy().reshape(rows.size, width, d)
         else:
-            gathered.view(-1, d).copy_(torch.from_numpy(
-                np.asarray(db[flat], dtype=np.float64)))
+            gathered = np.asarray(db[flat]).reshape(rows.size, width, d)
         if fast:  # numpy's BLAS: IEEE float32 whatever torch's matmul precision setting
             q32 = np.asarray(q[rows], dtype=np.float32)
-            dots = np.matmul(gathered.numpy(), q32[:, :, None])[:, :, 0].astype(np.float64)
+            dots = np.matmul(gathered, q32[:, :, None])[:, :, 0].astype(np.float64)
         else:
-            q64 = torch.from_numpy(np.asarray(q[rows], dtype=np.float64))
-            dots = torch.bmm(gathered, q64.unsqueeze(2)).squeeze(2).numpy()
+            # numpy's einsum sums each pair the same way wherever it sits in the batch, so
+            # identical rows get identical cosines (and tie by index); torch's bmm does not.
+            dots = np.einsum("bkd,bd->bk", gathered, np.asarray(q[rows]), dtype=np.float64)
         score = dots / (q_norm[rows, None] * db_norm[c])
         score[np.arange(width) >= need[rows, None]] = -np.inf
         out[rows, :width] = score

@@ -322,3 +322,21 @@ def test_exact_under_reduced_float32_matmul_precision(screen: str) -> None:
     finally:
         torch.set_float32_matmul_precision(before)
     assert (got == want).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("screen", ["exact", "faiss", "float32", "bfloat16"])
+def test_identical_rows_tie_by_index_whatever_the_batch(screen: str, dtype: type) -> None:
+    """Forty identical rows scattered in the database: the lowest indices come first.
+
+    The re-scoring meets the same pair in batches of different shapes; a batched product
+    that rounded a pair differently by batch broke these ties (review finding).
+    """
+    rng = np.random.default_rng(0)
+    db = rng.standard_normal((3000, 64))
+    v = rng.standard_normal(64)
+    dup = np.sort(rng.choice(3000, 40, replace=False))
+    db[dup] = v
+    q = v + 0.05 * rng.standard_normal((50, 64))
+    got = nearest_neighbors(q.astype(dtype), db.astype(dtype), k=5, screen=screen)
+    assert (got == dup[:5]).all()
