@@ -11,7 +11,9 @@ candidates that can still reach the k-th best are re-scored. The re-scored cosin
 ``cos(q, d) = (q · d) / (‖q‖ ‖d‖)`` are ordered by **decreasing float64 cosine, ties
 broken by the lower database index**: wherever two candidates' bounds overlap near the
 top K, their float64 cosines decide. The neighbours therefore equal a float64
-brute-force search with that tie rule exactly, whatever the screen. The query itself
+brute-force search with that tie rule exactly, whatever the screen (``screen="exact"``
+is that brute force; one that sums the products in another order can differ only
+where two cosines lie within a few ulp). The query itself
 (same row) is excluded when the queries are the database. Screens:
 
 - ``"faiss"``: faiss ``IndexFlatIP`` on L2-normalised float32 rows (DESIGN §2), searched
@@ -163,10 +165,19 @@ def _norms64(rows: NDArray[Any], name: str, start: int) -> NDArray[np.float64]:
 
 
 def _unit32(rows: NDArray[Any], norms: NDArray[np.float64]) -> NDArray[np.float32]:
-    """Rows divided by their norms, in float32 (each entry within 2 ulp of exact)."""
-    if rows.dtype == np.float32:
+    """Rows divided by their norms, in float32 (each entry within 2 ulp of exact).
+
+    Float32 rows are scaled by their float32 inverse norms when those are normal numbers
+    (norms within 2^±100); otherwise, and for other dtypes, divided in float64.
+    """
+    if rows.dtype == np.float32 and _scalable32(norms):
         return rows * (1.0 / norms).astype(np.float32)[:, None]
     return (np.asarray(rows, dtype=np.float64) / norms[:, None]).astype(np.float32)
+
+
+def _scalable32(norms: NDArray[np.float64]) -> bool:
+    """Whether float32 inverse norms are normal numbers (neither overflow nor subnormal)."""
+    return bool(norms.min() >= 2.0**-100 and norms.max() <= 2.0**100)
 
 
 def _top_columns(tile: NDArray[np.float32], width: int) -> NDArray[np.intp]:
@@ -360,14 +371,14 @@ class _Bf16Screen:
         self.unit = torch.empty((self.step, d))
         self.back = torch.empty((self.step, d))
         self.db = torch.empty((n_db, d), dtype=torch.bfloat16)
-        source = torch.from_numpy(db) if db.dtype == np.float32 and _shares_with_torch(db) \
-            else None
-        inverse = torch.from_numpy((1.0 / db_norm).astype(np.float32))
+        direct = db.dtype == np.float32 and _shares_with_torch(db) and _scalable32(db_norm)
+        source = torch.from_numpy(db) if direct else None
+        inverse = torch.from_numpy((1.0 / db_norm).astype(np.float32)) if direct else None
         resid = 0.0
         for s in range(0, n_db, self.step):
             rows = min(self.step, n_db - s)
             unit = self.unit[:rows]
-            if source is not None:  # the same float32 rounding as _unit32
+            if source is not None and inverse is not None:  # the same rounding as _unit32
                 torch.mul(source[s:s + rows], inverse[s:s + rows, None], out=unit)
             else:
                 unit.copy_(torch.from_numpy(_unit32(np.asarray(db[s:s + rows]),
@@ -451,8 +462,8 @@ def _cosines(
     in float32 (callers check the dtypes and that the norms lie within 2^±30); the bound
     is then γ_d (the worst case of a float32 sum of d products in any order) plus
     allowances for underflow and for the float64 cosines' own rounding. Otherwise the
-    products are float64 (float32, float16 and integer entries convert exactly) and the
-    bound is 0. Rows are gathered by torch, queries with similar ``need`` together; the
+    products are float64 (float32, float16 and integers up to 2^53 convert exactly) and
+    the bound is 0. Rows are gathered by torch, queries with similar ``need`` together; the
     products go through numpy (torch may run float32 products in bfloat16 under
     ``torch.set_float32_matmul_precision("medium")``, and its float64 batched products
     round a pair differently depending on the batch).

@@ -340,3 +340,21 @@ def test_identical_rows_tie_by_index_whatever_the_batch(screen: str, dtype: type
     q = v + 0.05 * rng.standard_normal((50, 64))
     got = nearest_neighbors(q.astype(dtype), db.astype(dtype), k=5, screen=screen)
     assert (got == dup[:5]).all()
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("scale", [2.0**-135, 2.0**-110, 2.0**110])
+@pytest.mark.parametrize("screen", ["auto", "faiss", "float32", "bfloat16"])
+def test_float32_norms_beyond_float32_inverses(screen: str, scale: float) -> None:
+    """Norms whose float32 inverse overflows or is subnormal: divided in float64 instead.
+
+    (They made inf/NaN unit rows: an error for two screens, silently wrong neighbours for
+    the bfloat16 one - review finding.)
+    """
+    rng = np.random.default_rng(2)
+    q = (rng.standard_normal((20, 16)) * scale).astype(np.float32)
+    db = (rng.standard_normal((3000, 16)) * scale).astype(np.float32)
+    want = nearest_neighbors(q, db, k=5, screen="exact")
+    assert (nearest_neighbors(q, db, k=5, screen=screen) == want).all()
+    assert (nearest_neighbors(q.astype(np.float64), db.astype(np.float64), k=5,
+                              screen=screen) == want).all()
