@@ -497,12 +497,14 @@ def _cosines(
             gathered = picked.numpy().reshape(rows.size, width, d)
         else:
             gathered = np.asarray(db[flat]).reshape(rows.size, width, d)
-        if fast:  # numpy's BLAS: IEEE float32 whatever torch's matmul precision setting
+        # numpy's einsum: IEEE float32 whatever torch's matmul precision setting, no BLAS
+        # thread pool to contend with torch's, and each pair summed the same way wherever
+        # it sits in the batch, so identical rows get identical cosines (torch's bmm does
+        # not) and tie by index.
+        if fast:
             q32 = np.asarray(q[rows], dtype=np.float32)
-            dots = np.matmul(gathered, q32[:, :, None])[:, :, 0].astype(np.float64)
+            dots = np.einsum("bkd,bd->bk", gathered, q32).astype(np.float64)
         else:
-            # numpy's einsum sums each pair the same way wherever it sits in the batch, so
-            # identical rows get identical cosines (and tie by index); torch's bmm does not.
             dots = np.einsum("bkd,bd->bk", gathered, np.asarray(q[rows]), dtype=np.float64)
         score = dots / (q_norm[rows, None] * db_norm[c])
         score[np.arange(width) >= need[rows, None]] = -np.inf
