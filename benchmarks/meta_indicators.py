@@ -13,6 +13,10 @@ faiss), then each explicitly; all give the same neighbours.
 Timing: each implementation runs --repeat times in alternation and the best time of each
 is compared (the machine is shared; the first of our runs is printed as well, since it
 pays one-off costs such as the first touch of fresh memory). Results are checked equal.
+Each timed call starts after --rest seconds (default 0.5) of idling: the thread pools of
+the previous call (OpenBLAS's after the numpy baseline, OpenMP's after torch) keep
+spinning for up to ~0.1 s and, on a 2-core machine, slowed whichever call came next by
+up to 80 ms (measured; --rest 0 shows it).
 
 Memory: the search runs in a child process. Its resident set is read from /proc before
 the search (current VmRSS, not a peak), the peak counter is reset there
@@ -36,12 +40,14 @@ def timed(fn):  # noqa: ANN001, ANN201
     return out, time.perf_counter() - start
 
 
-def race(ours, base, repeat):  # noqa: ANN001, ANN201
-    """Run both ``repeat`` times in alternation; results of the last runs and all times."""
+def race(ours, base, repeat, rest):  # noqa: ANN001, ANN201
+    """Run both ``repeat`` times in alternation, each after ``rest`` seconds of idling."""
     t_ours, t_base = [], []
     for _ in range(repeat):
+        time.sleep(rest)
         out_ours, t = timed(ours)
         t_ours.append(t)
+        time.sleep(rest)
         out_base, t = timed(base)
         t_base.append(t)
     return out_ours, out_base, t_ours, t_base
@@ -122,6 +128,7 @@ def main() -> None:
     p.add_argument("--dim", type=int, default=2048)
     p.add_argument("--images", type=int, default=15000)
     p.add_argument("--repeat", type=int, default=2)
+    p.add_argument("--rest", type=float, default=0.5)
     p.add_argument("--memory-queries", type=int, default=100_000)
     p.add_argument("--memory-database", type=int, default=1_000_000)
     p.add_argument("--memory-dim", type=int, default=64)
@@ -141,7 +148,7 @@ def main() -> None:
         ours, base, t_ours, t_base = race(
             lambda screen=screen: precision_at_k((q, {"g": qa}), (db, {"g": da}), k=10,
                                                  match="g", by="g", screen=screen),
-            lambda: baseline_retrieval(q, db, qa, da, 10), a.repeat)
+            lambda: baseline_retrieval(q, db, qa, da, 10), a.repeat, a.rest)
         assert abs(ours.value - base.mean()) < 1e-9
         report(f"retrieval {a.queries:,} x {a.database:,} x {a.dim}, screen={screen}",
                t_ours, t_base)
@@ -149,7 +156,7 @@ def main() -> None:
     ours, vissl, t_ours, t_vissl = race(
         lambda: precision_at_k((q, {"g": qa}), (db, {"g": da}), k=10, match="g", by="g"),
         lambda: precision_at_k((q, {"g": qa}), (db, {"g": da}), k=10, match="g", by="g",
-                               variant="reference"), a.repeat)
+                               variant="reference"), a.repeat, a.rest)
     assert abs(ours.value - vissl.value) < 1e-9  # no ties in Gaussian data
     report(f"retrieval {a.queries:,} x {a.database:,} x {a.dim}, against VISSL's product "
            "and argsort (variant='reference')", t_ours, t_vissl)
@@ -165,7 +172,8 @@ def main() -> None:
     grid = [round(i / 10, 1) for i in range(11)]
     ours, base, t_ours, t_base = race(
         lambda: label_association(labels, scores, groups=groups, taxonomy=tax),
-        lambda: baseline_sweep(labels, scores, groups, dict(tax.mapping), grid, 5), a.repeat)
+        lambda: baseline_sweep(labels, scores, groups, dict(tax.mapping), grid, 5),
+        a.repeat, a.rest)
     assert all(abs(ours.select(t).group(g).value - v) < 1e-12
                for t, rows in base.items() for g, v in rows.items())
     report(f"label association τ sweep, {n:,} images x 11 τ", t_ours, t_base)
