@@ -123,6 +123,8 @@ _TILE = 2**25
 _GATHER = 2**21
 #: Unit roundoff of float32.
 _U32 = 2.0**-24
+#: Bound of ‖û − u‖ for a float32 unit row û of _unit32 (each entry within 2 ulp).
+_DELTA = 8 * _U32
 #: Database sizes (rows × dimensions) at most this are scored exactly without a screen.
 _EXACT_ONLY = 2**15
 _SCREENS = ("auto", "exact", "faiss", "float32", "bfloat16")
@@ -175,9 +177,14 @@ def _unit32(rows: NDArray[Any], norms: NDArray[np.float64]) -> NDArray[np.float3
     return (np.asarray(rows, dtype=np.float64) / norms[:, None]).astype(np.float32)
 
 
+def _within(norms: NDArray[np.float64], exponent: int) -> bool:
+    """Whether every norm lies within 2^±exponent."""
+    return bool(norms.min() >= 2.0**-exponent and norms.max() <= 2.0**exponent)
+
+
 def _scalable32(norms: NDArray[np.float64]) -> bool:
     """Whether float32 inverse norms are normal numbers (neither overflow nor subnormal)."""
-    return bool(norms.min() >= 2.0**-100 and norms.max() <= 2.0**100)
+    return _within(norms, 100)
 
 
 def _top_columns(tile: NDArray[np.float32], width: int) -> NDArray[np.intp]:
@@ -215,10 +222,14 @@ def _top_columns(tile: NDArray[np.float32], width: int) -> NDArray[np.intp]:
     return cols[rank < width].reshape(n_rows, width)
 
 
+def _gamma32(d: int) -> float:
+    """γ_d = d u / (1 − d u): the worst relative error of a float32 sum of d terms."""
+    return d * _U32 / (1 - d * _U32)
+
+
 def _screen_eps(d: int) -> float:
     """The proven bound of a float32 screen's error on a cosine (see ``_Screen``)."""
-    delta = 8 * _U32
-    gamma = d * _U32 / (1 - d * _U32)
+    delta, gamma = _DELTA, _gamma32(d)
     return (2 * delta + (2 * gamma + 4 * _U32) * (1 + delta)
             # float32 underflow (subnormal entries and products), relative to
             # database norms >= 2^-60: at most 2^-149 absolute per operation
@@ -276,8 +287,7 @@ class _Screen:
 
     def __init__(self, db: NDArray[Any], db_norm: NDArray[np.float64], chunk: int) -> None:
         self.eps = _screen_eps(db.shape[1])
-        in_place = (db.dtype == np.float32 and db.flags.c_contiguous
-                    and db_norm.min() >= 2.0**-60 and db_norm.max() <= 2.0**60)
+        in_place = db.dtype == np.float32 and db.flags.c_contiguous and _within(db_norm, 60)
         if in_place:
             self.db = db
             self.scale: NDArray[np.float32] | None = (1.0 / db_norm).astype(np.float32)
@@ -372,13 +382,14 @@ class _Bf16Screen:
         self.back = torch.empty((self.step, d))
         self.db = torch.empty((n_db, d), dtype=torch.bfloat16)
         direct = db.dtype == np.float32 and _shares_with_torch(db) and _scalable32(db_norm)
-        source = torch.from_numpy(db) if direct else None
-        inverse = torch.from_numpy((1.0 / db_norm).astype(np.float32)) if direct else None
+        if direct:  # scale in torch, with the same rounding as _unit32
+            source = torch.from_numpy(db)
+            inverse = torch.from_numpy((1.0 / db_norm).astype(np.float32))
         resid = 0.0
         for s in range(0, n_db, self.step):
             rows = min(self.step, n_db - s)
             unit = self.unit[:rows]
-            if source is not None and inverse is not None:  # the same rounding as _unit32
+            if direct:
                 torch.mul(source[s:s + rows], inverse[s:s + rows, None], out=unit)
             else:
                 unit.copy_(torch.from_numpy(_unit32(np.asarray(db[s:s + rows]),
@@ -397,8 +408,7 @@ class _Bf16Screen:
         norm = torch.linalg.vector_norm(back, dim=1).numpy()
         # float32 sum of squares: relative error <= γ_d + 2u; squares below 2^-126 may be
         # flushed to zero (entries below 2^-63).
-        gamma = self.d * _U32 / (1 - self.d * _U32)
-        return (norm.astype(np.float64) * (1 + 2 * gamma + 4 * _U32)
+        return (norm.astype(np.float64) * (1 + 2 * _gamma32(self.d) + 4 * _U32)
                 + math.sqrt(self.d) * 2.0**-63)
 
     def queries(self, unit_q: NDArray[np.float32]) -> tuple[Any, NDArray[np.float64]]:
@@ -411,8 +421,7 @@ class _Bf16Screen:
             self._round(source[s:s + self.step], rounded[s:s + self.step])
             for s in range(0, unit_q.shape[0], self.step)])
         d, big_r = self.d, self.resid
-        delta = 8 * _U32
-        gamma = d * _U32 / (1 - d * _U32)
+        delta, gamma = _DELTA, _gamma32(d)
         slack = ((1 + delta + r_q) * big_r + r_q * (1 + delta)
                  + gamma * (1 + delta + r_q) * (1 + delta + big_r)
                  + 2 * delta + delta**2
@@ -475,15 +484,15 @@ def _cosines(
     out = np.full((n, m), -np.inf)
     need = np.full(n, m, dtype=np.intp) if need is None else need
     top = int(need.max(initial=0))
-    gamma = d * _U32 / (1 - d * _U32)
-    err = (gamma + d * 2.0**-66 + 4 * d * 2.0**-53) * 1.01 if fast else 0.0
+    err = (_gamma32(d) + d * 2.0**-66 + 4 * d * 2.0**-53) * 1.01 if fast else 0.0
     if top == 0:
         return out, err
-    source = torch.from_numpy(db) if _shares_with_torch(db) else None
     by_need = np.argsort(need, kind="stable")
     step = max(1, _GATHER // (top * d))
-    buffer = (None if source is None
-              else torch.empty((min(n, step) * top, d), dtype=source.dtype))
+    shared = _shares_with_torch(db)
+    if shared:  # torch gathers on every core, into one reused buffer
+        source = torch.from_numpy(db)
+        buffer = torch.empty((min(n, step) * top, d), dtype=source.dtype)
     for s in range(0, n, step):
         rows = by_need[s:s + step]
         width = int(need[rows[-1]])
@@ -491,7 +500,7 @@ def _cosines(
             continue
         c = cand[rows, :width]
         flat = np.ascontiguousarray(c.reshape(-1))
-        if buffer is not None and source is not None:  # torch gathers on every core
+        if shared:
             picked = buffer[:flat.size]
             torch.index_select(source, 0, torch.from_numpy(flat), out=picked)
             gathered = picked.numpy().reshape(rows.size, width, d)
@@ -659,8 +668,7 @@ def nearest_neighbors(
     search = _SCREEN_TYPES[screen](db, db_norm, rows_at_once)
     # Candidates are re-scored in float32 first (then float64 where order is in doubt)
     # when float32 products cannot overflow or lose the norms to underflow.
-    db_fast = (db.dtype == np.float32 and _shares_with_torch(db)
-               and db_norm.min() >= 2.0**-30 and db_norm.max() <= 2.0**30)
+    db_fast = db.dtype == np.float32 and _shares_with_torch(db) and _within(db_norm, 30)
     width0 = min(n_db, k + (1 if exclude_self else 0) + max(search.spare, k))
     block = min(block_size, q.shape[0])
     chunk = min(n_db, max(width0, _TILE // block))
@@ -669,8 +677,7 @@ def nearest_neighbors(
         stop = min(start + block, q.shape[0])
         q_rows = np.asarray(q[start:stop])
         q_norm = _norms64(q_rows, "queries", start)
-        fast = (db_fast and q_rows.dtype == np.float32
-                and q_norm.min() >= 2.0**-30 and q_norm.max() <= 2.0**30)
+        fast = db_fast and q_rows.dtype == np.float32 and _within(q_norm, 30)
         unit = search.queries(_unit32(q_rows, q_norm))
         rows = np.arange(start, stop, dtype=np.int64)
         pending = np.arange(stop - start)
