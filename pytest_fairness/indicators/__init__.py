@@ -112,16 +112,7 @@ class IndicatorSpec:
     @property
     def function(self) -> Callable[..., Any]:
         """The indicator function (imports its module on first use)."""
-        qualified = f"{__name__}.{self.module}"
-        try:
-            module = importlib.import_module(qualified)
-        except ModuleNotFoundError as exc:
-            if exc.name == qualified:
-                raise AttributeError(
-                    f"pytest_fairness.indicators.{self.name} is not available in this version "
-                    f"(module {self.module!r} is not implemented yet)."
-                ) from None
-            raise
+        module = importlib.import_module(f"{__name__}.{self.module}")
         function: Callable[..., Any] = getattr(module, self.name)
         return function
 
