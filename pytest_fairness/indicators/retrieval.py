@@ -21,15 +21,19 @@ where two cosines lie within a few ulp). The query itself
 - ``"float32"``: float32 BLAS products chunk by chunk, the database read in place; memory
   bounded by a block of 2^25 scores.
 - ``"bfloat16"``: one bfloat16 product per block (Intel AMX or AVX512-BF16 units through
-  torch), candidates re-scored in float32 and then float64 where order is in doubt.
+  torch), candidates re-scored in float32 (one sampled product, no gathered rows) and
+  then float64 where order is in doubt.
   Its bound is wider (about 4 × 10⁻³ against 2.5 × 10⁻⁴), so about twice as many
   candidates are re-scored, from a product 5× faster.
 - ``"auto"`` (default): ``"exact"`` for tiny databases, ``"bfloat16"`` where the CPU has
   bfloat16 units, else ``"faiss"``.
 
-Measured on 2 Sapphire Rapids cores (``benchmarks/meta_indicators.py``): at 2,000 ×
-10,000 × 2,048 faiss takes 0.43 s, the float32 screen 0.42 s and the bfloat16 screen
-0.22 s; at 5,000 × 10⁶ × 64, 47 s, 11 s and 7.8 s.
+Measured with ``benchmarks/meta_indicators.py`` at 2,000 × 10,000 × 2,048: on 2 Sapphire
+Rapids cores faiss took 0.43 s, the float32 screen 0.42 s and the bfloat16 screen 0.22 s
+(at 5,000 × 10⁶ × 64: 47 s, 11 s and 7.8 s); on 2 AMD Zen 5 cores (AVX512-BF16, no AMX)
+0.44 s, 0.46 s and 0.17 s, of which the bfloat16 product itself, at the cores' peak rate,
+takes 87 ms. Fresh buffers are touched by one thread before torch's threads write them
+(see :func:`_touched`): first writes from two threads cost up to 25 ms per block there.
 
 ``variant="reference"`` reproduces facebookresearch/vissl
 ``projects/fairness_indicators/similarity_search``: torch's float32 ``normalize``, a
@@ -121,6 +125,10 @@ def _column(frame: Any, column: str, name: str, n: int) -> NDArray[Any]:
 _TILE = 2**25
 #: Database entries gathered at once by the exact re-scoring (cache-sized).
 _GATHER = 2**21
+#: Entries converted to bfloat16 at once.
+_CONVERT = 2**19
+#: Entries from which a sum of squares runs on two threads.
+_THREADED = 2**20
 #: Unit roundoff of float32.
 _U32 = 2.0**-24
 #: Bound of ‖û − u‖ for a float32 unit row û of _unit32 (each entry within 2 ulp).
@@ -132,18 +140,32 @@ _SCREENS = ("auto", "exact", "faiss", "float32", "bfloat16")
 _Screened = tuple["NDArray[np.float64]", "NDArray[np.int64]", "NDArray[np.float64] | float"]
 
 
+def _sums_of_squares(rows: NDArray[Any]) -> NDArray[np.float64]:
+    """Float64 sum of squares of each row; large arrays in row halves on two threads.
+
+    numpy's einsum releases the GIL and sums each row the same way wherever the row sits
+    (tested), so splitting the rows changes no value.
+    """
+    if rows.dtype != np.float32 and rows.dtype != np.float64:
+        rows = rows.astype(np.float64)
+    if rows.size < _THREADED or rows.shape[0] < 2:
+        return np.einsum("ij,ij->i", rows, rows, dtype=np.float64)
+    from concurrent.futures import ThreadPoolExecutor
+
+    half = rows.shape[0] // 2
+    with ThreadPoolExecutor(2) as pool:
+        parts = pool.map(lambda r: np.einsum("ij,ij->i", r, r, dtype=np.float64),
+                         (rows[:half], rows[half:]))
+        return np.concatenate(list(parts))
+
+
 def _norms64(rows: NDArray[Any], name: str, start: int) -> NDArray[np.float64]:
     """Float64 L2 norm of each row, rejecting NaN, infinities and zero vectors.
 
     Float32 rows are squared in float64 (exact products), so a norm is finite exactly when
     the row is, and zero exactly when every entry is.
     """
-    if rows.dtype == np.float32 or rows.dtype == np.float64:
-        sq = np.einsum("ij,ij->i", rows, rows, dtype=np.float64)
-    else:
-        wide = rows.astype(np.float64)
-        sq = np.einsum("ij,ij->i", wide, wide)
-    norms = np.sqrt(sq)
+    norms = np.sqrt(_sums_of_squares(rows))
     bad = ~np.isfinite(norms) | (norms == 0)
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
@@ -177,6 +199,18 @@ def _unit32(rows: NDArray[Any], norms: NDArray[np.float64]) -> NDArray[np.float3
     return (np.asarray(rows, dtype=np.float64) / norms[:, None]).astype(np.float32)
 
 
+def _touched(n: int, dtype: Any) -> NDArray[Any]:
+    """``np.empty(n, dtype)`` with every page already touched, by this one thread.
+
+    A fresh buffer's pages are mapped on first write; when torch's or BLAS's threads write
+    one first, their page faults contend (measured on a 2-core VM: 20 MB touched by two
+    threads in ~19 ms, by one in ~1 ms, numpy's allocations using huge pages).
+    """
+    out = np.empty(n, dtype=dtype)
+    out.fill(0)
+    return out
+
+
 def _within(norms: NDArray[np.float64], exponent: int) -> bool:
     """Whether every norm lies within 2^±exponent."""
     return bool(norms.min() >= 2.0**-exponent and norms.max() <= 2.0**exponent)
@@ -187,39 +221,30 @@ def _scalable32(norms: NDArray[np.float64]) -> bool:
     return _within(norms, 100)
 
 
-def _top_columns(tile: NDArray[np.float32], width: int) -> NDArray[np.intp]:
-    """Columns of the ``width`` largest entries of each row, in no particular order.
+def _top_entries(tile: Any, width: int) -> tuple[Any, Any]:
+    """The ``width`` largest entries of each row of a torch tile and their columns, unordered.
 
-    One pass instead of a partition of every row: split each row into groups of 16
-    columns; the ``width``-th largest group maximum t is at most the ``width``-th largest
-    entry (the best ``width`` groups hold ``width`` distinct entries ≥ t), so every entry
-    that matters lies in a group whose maximum is ≥ t - about ``width`` groups of
-    thousands. Only those groups' entries are gathered and ranked.
+    One pass over the tile instead of a selection in every row: split each row into 16
+    interleaved groups of columns and take each group's maximum. The ``width``-th largest
+    group maximum t is at most the ``width``-th largest entry (the best ``width`` groups
+    hold ``width`` distinct entries ≥ t), so an entry outside the best ``width`` groups is
+    at most that entry: only those groups' entries are gathered and ranked.
     """
+    import torch
+
     n_rows, n = tile.shape
-    if width >= n:
-        return np.broadcast_to(np.arange(n), tile.shape)
     g = 16
     groups = n // g
     if groups < 2 * width:
-        return np.argpartition(tile, n - width, axis=1)[:, -width:]
-    # Group c holds columns c, c + groups, c + 2 groups, ...: a max over 16 contiguous rows.
-    maxima = tile[:, :groups * g].reshape(n_rows, g, groups).max(axis=1)
-    floor = np.partition(maxima, groups - width, axis=1)[:, groups - width]
-    rows, group = np.nonzero(maxima >= floor[:, None])
-    cols = (group[:, None] + groups * np.arange(g)).reshape(-1)
-    rows = np.repeat(rows, g)
+        return torch.topk(tile, min(width, n), dim=1, sorted=False)
+    # Group c holds columns c, c + groups, c + 2 groups, ...: a max over 16 slices.
+    maxima = tile[:, :groups * g].unflatten(1, (g, groups)).amax(dim=1)
+    best = torch.topk(maxima, width, dim=1, sorted=False).indices
+    cols = (best[:, :, None] + groups * torch.arange(g)).flatten(1)
     if groups * g < n:  # the last few columns belong to no group: all are candidates
-        rest = np.arange(groups * g, n)
-        rows = np.concatenate([rows, np.repeat(np.arange(n_rows), rest.size)])
-        cols = np.concatenate([cols, np.tile(rest, n_rows)])
-    values = tile[rows, cols]
-    keep = values >= floor[rows]  # at least `width` per row
-    rows, cols, values = rows[keep], cols[keep], values[keep]
-    order = np.lexsort((-values, rows))
-    rows, cols = rows[order], cols[order]
-    rank = np.arange(rows.size) - np.searchsorted(rows, np.arange(n_rows))[rows]
-    return cols[rank < width].reshape(n_rows, width)
+        cols = torch.cat([cols, torch.arange(groups * g, n).expand(n_rows, -1)], dim=1)
+    values, pick = torch.topk(tile.gather(1, cols), width, dim=1, sorted=False)
+    return values, cols.gather(1, pick)
 
 
 def _gamma32(d: int) -> float:
@@ -246,7 +271,7 @@ class _FaissScreen:
     :func:`_screen_eps` covers (it holds for any summation order).
     """
 
-    spare, rel, coarse = 16, 0.0, False
+    spare, rel, coarse, score_dtype = 16, 0.0, False, None
 
     def __init__(self, db: NDArray[Any], db_norm: NDArray[np.float64], chunk: int) -> None:
         from pytest_fairness._optional import require
@@ -261,7 +286,7 @@ class _FaissScreen:
         return unit_q
 
     def search(self, unit_q: NDArray[np.float32], pending: NDArray[np.intp], width: int,
-               chunk: int, buffer: NDArray[np.float32]) -> _Screened:
+               chunk: int, buffer: None) -> _Screened:
         """The ``width`` best float32 scores of the pending queries, their rows, ``eps``."""
         score, rows = self.index.search(np.ascontiguousarray(unit_q[pending]), width)
         return score.astype(np.float64), rows.astype(np.int64), self.eps
@@ -283,7 +308,7 @@ class _Screen:
     scores at most ``lowest candidate + eps``.
     """
 
-    spare, rel, coarse = 16, 0.0, False
+    spare, rel, coarse, score_dtype = 16, 0.0, False, np.float32
 
     def __init__(self, db: NDArray[Any], db_norm: NDArray[np.float64], chunk: int) -> None:
         self.eps = _screen_eps(db.shape[1])
@@ -303,24 +328,25 @@ class _Screen:
     def search(self, unit_q: NDArray[np.float32], pending: NDArray[np.intp], width: int,
                chunk: int, buffer: NDArray[np.float32]) -> _Screened:
         """The ``width`` best approximate scores of the pending queries, their rows, ``eps``."""
+        import torch
+
         unit_q = unit_q[pending]
         n_q = unit_q.shape[0]
-        best_v = np.empty((n_q, 0), dtype=np.float32)
-        best_i = np.empty((n_q, 0), dtype=np.int64)
+        best_v = torch.empty((n_q, 0))
+        best_i = torch.empty((n_q, 0), dtype=torch.int64)
         for s in range(0, self.db.shape[0], chunk):
             part = self.db[s:s + chunk]
             tile = buffer[:n_q * part.shape[0]].reshape(n_q, part.shape[0])
             np.matmul(unit_q, part.T, out=tile)
             if self.scale is not None:
                 tile *= self.scale[s:s + part.shape[0]]
-            cols = _top_columns(tile, width)
-            v = np.concatenate([best_v, np.take_along_axis(tile, cols, axis=1)], axis=1)
-            i = np.concatenate([best_i, cols + s], axis=1)
-            if v.shape[1] > width:
-                keep = _top_columns(v, width)
-                v, i = np.take_along_axis(v, keep, axis=1), np.take_along_axis(i, keep, axis=1)
-            best_v, best_i = v, i
-        return best_v.astype(np.float64), best_i, self.eps
+            value, cols = _top_entries(torch.from_numpy(tile), width)
+            best_v = torch.cat([best_v, value], dim=1)
+            best_i = torch.cat([best_i, cols + s], dim=1)
+            if best_v.shape[1] > width:
+                best_v, keep = _top_entries(best_v, width)
+                best_i = best_i.gather(1, keep)
+        return best_v.double().numpy(), best_i.numpy(), self.eps
 
 
 #: Unit roundoff of bfloat16 (8 significant bits).
@@ -367,7 +393,7 @@ class _Bf16Screen:
     scores are kept, so widening the candidates does not repeat the product.
     """
 
-    spare, coarse = 48, True
+    spare, coarse, score_dtype = 16, True, np.int16  # bfloat16 scores, stored as int16
     rel = 2 * _U16 / (1 - 2 * _U16)
 
     def __init__(self, db: NDArray[Any], db_norm: NDArray[np.float64], chunk: int) -> None:
@@ -377,10 +403,10 @@ class _Bf16Screen:
                                      purpose="retrieval's bfloat16 screen")
         n_db, d = db.shape
         self.d = d
-        self.step = max(1, 2**19 // d)  # rows converted at once: 2 MiB of float32
+        self.step = max(1, _CONVERT // d)  # rows converted at once
         self.unit = torch.empty((self.step, d))
         self.back = torch.empty((self.step, d))
-        self.db = torch.empty((n_db, d), dtype=torch.bfloat16)
+        self.db = torch.from_numpy(_touched(n_db * d, np.int16)).view(torch.bfloat16).view(n_db, d)
         direct = db.dtype == np.float32 and _shares_with_torch(db) and _scalable32(db_norm)
         if direct:  # scale in torch, with the same rounding as _unit32
             source = torch.from_numpy(db)
@@ -431,7 +457,7 @@ class _Bf16Screen:
         return rounded, slack
 
     def search(self, block: tuple[Any, NDArray[np.float64]], pending: NDArray[np.intp],
-               width: int, chunk: int, buffer: NDArray[np.float32]) -> _Screened:
+               width: int, chunk: int, buffer: NDArray[np.int16]) -> _Screened:
         """The ``width`` best bfloat16 scores of the pending queries, their rows, slack."""
         torch = self.torch
         unit, slack = block
@@ -442,7 +468,7 @@ class _Bf16Screen:
                 self.tile = scores[:unit.shape[0] * n_db].view(unit.shape[0], n_db)
                 torch.matmul(unit, self.db.T, out=self.tile)
             tile = self.tile if pending.size == unit.shape[0] else self.tile[pending]
-            value, index = torch.topk(tile, width, dim=1, sorted=False)
+            value, index = _top_entries(tile, width)
             return value.double().numpy(), index.numpy(), slack[pending]
         q = unit[pending]
         best_v = torch.empty((q.shape[0], 0), dtype=torch.bfloat16)
@@ -451,12 +477,12 @@ class _Bf16Screen:
             part = self.db[s:s + chunk]
             tile = scores[:q.shape[0] * part.shape[0]].view(q.shape[0], part.shape[0])
             torch.matmul(q, part.T, out=tile)
-            value, index = torch.topk(tile, min(width, part.shape[0]), dim=1, sorted=False)
+            value, index = _top_entries(tile, width)
             best_v = torch.cat([best_v, value], dim=1)
             best_i = torch.cat([best_i, index + s], dim=1)
             if best_v.shape[1] > width:
-                best_v, keep = torch.topk(best_v, width, dim=1, sorted=False)
-                best_i = torch.gather(best_i, 1, keep)
+                best_v, keep = _top_entries(best_v, width)
+                best_i = best_i.gather(1, keep)
         return best_v.double().numpy(), best_i.numpy(), slack[pending]
 
 
@@ -468,14 +494,15 @@ def _cosines(
 
     Returns the cosines (entries past a query's ``need``, default all, are -inf) and a
     bound of their error against the float64 cosines. ``fast`` multiplies float32 rows
-    in float32 (callers check the dtypes and that the norms lie within 2^±30); the bound
+    in float32 (callers check the dtypes, that the database is shared with torch and that
+    the norms lie within 2^±30) by one sampled product (:func:`_sampled_dots`); the bound
     is then γ_d (the worst case of a float32 sum of d products in any order) plus
     allowances for underflow and for the float64 cosines' own rounding. Otherwise the
     products are float64 (float32, float16 and integers up to 2^53 convert exactly) and
-    the bound is 0. Rows are gathered by torch, queries with similar ``need`` together; the
-    products go through numpy (torch may run float32 products in bfloat16 under
-    ``torch.set_float32_matmul_precision("medium")``, and its float64 batched products
-    round a pair differently depending on the batch).
+    the bound is 0: rows are gathered by torch, queries with similar ``need`` together,
+    and multiplied by numpy's einsum, which sums each pair the same way wherever it sits
+    in the batch (torch's float64 batched products do not), so identical rows get
+    identical cosines and tie by index.
     """
     import torch
 
@@ -487,12 +514,17 @@ def _cosines(
     err = (_gamma32(d) + d * 2.0**-66 + 4 * d * 2.0**-53) * 1.01 if fast else 0.0
     if top == 0:
         return out, err
+    if fast:
+        hit = np.arange(m) < need[:, None]
+        dots = _sampled_dots(np.asarray(q, dtype=np.float32), db, cand, need, hit)
+        out[hit] = dots / (np.repeat(q_norm, need) * db_norm[cand[hit]])
+        return out, err
     by_need = np.argsort(need, kind="stable")
     step = max(1, _GATHER // (top * d))
     shared = _shares_with_torch(db)
     if shared:  # torch gathers on every core, into one reused buffer
         source = torch.from_numpy(db)
-        buffer = torch.empty((min(n, step) * top, d), dtype=source.dtype)
+        buffer = torch.from_numpy(_touched(min(n, step) * top * d, db.dtype)).view(-1, d)
     for s in range(0, n, step):
         rows = by_need[s:s + step]
         width = int(need[rows[-1]])
@@ -506,19 +538,39 @@ def _cosines(
             gathered = picked.numpy().reshape(rows.size, width, d)
         else:
             gathered = np.asarray(db[flat]).reshape(rows.size, width, d)
-        # numpy's einsum: IEEE float32 whatever torch's matmul precision setting, no BLAS
-        # thread pool to contend with torch's, and each pair summed the same way wherever
-        # it sits in the batch, so identical rows get identical cosines (torch's bmm does
-        # not) and tie by index.
-        if fast:
-            q32 = np.asarray(q[rows], dtype=np.float32)
-            dots = np.einsum("bkd,bd->bk", gathered, q32).astype(np.float64)
-        else:
-            dots = np.einsum("bkd,bd->bk", gathered, np.asarray(q[rows]), dtype=np.float64)
+        dots = np.einsum("bkd,bd->bk", gathered, np.asarray(q[rows]), dtype=np.float64)
         score = dots / (q_norm[rows, None] * db_norm[c])
         score[np.arange(width) >= need[rows, None]] = -np.inf
         out[rows, :width] = score
     return out, err
+
+
+def _sampled_dots(q: NDArray[np.float32], db: NDArray[np.float32], cand: NDArray[np.int64],
+                  need: NDArray[np.intp], hit: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """Float32 products ``q[i] · db[cand[i, j]]`` for ``j < need[i]``, in row-major order.
+
+    One sampled dense-dense product (``torch.sparse.sampled_addmm`` with the candidates as
+    the sparsity pattern): each pair is summed straight from the two rows, with no
+    gathered copy of the database rows, by torch's vectorised float32 dot product, whose
+    order depends only on the two rows (never on the batch) and which no matmul precision
+    setting switches to bfloat16. About 3x faster than gathering the rows and summing
+    them with numpy (2,000 queries x 19 candidates x 2,048 dimensions: 12 ms).
+    """
+    import warnings
+
+    import torch
+
+    crow = np.zeros(need.size + 1, dtype=np.int64)
+    np.cumsum(need, out=crow[1:])
+    col = torch.from_numpy(np.ascontiguousarray(cand[hit], dtype=np.int64))
+    with warnings.catch_warnings():  # "Sparse CSR tensor support is in beta state"
+        warnings.filterwarnings("ignore", "Sparse CSR tensor support", UserWarning)
+        pattern = torch.sparse_csr_tensor(
+            torch.from_numpy(crow), col, torch.zeros(col.numel()), (need.size, db.shape[0]),
+            check_invariants=False)
+        dots = torch.sparse.sampled_addmm(pattern, torch.from_numpy(np.ascontiguousarray(q)),
+                                          torch.from_numpy(db).T, beta=0.0)
+    return dots.values().numpy().astype(np.float64)
 
 
 def _shares_with_torch(array: NDArray[Any]) -> bool:
@@ -672,7 +724,8 @@ def nearest_neighbors(
     width0 = min(n_db, k + (1 if exclude_self else 0) + max(search.spare, k))
     block = min(block_size, q.shape[0])
     chunk = min(n_db, max(width0, _TILE // block))
-    buffer = np.empty(block * chunk, dtype=np.float32)  # the screened scores, reused
+    # The screened scores of a block, reused (faiss returns its own).
+    buffer = None if search.score_dtype is None else _touched(block * chunk, search.score_dtype)
     for start in range(0, q.shape[0], block):
         stop = min(start + block, q.shape[0])
         q_rows = np.asarray(q[start:stop])

@@ -239,7 +239,7 @@ def test_bfloat16_screen_error_stays_within_its_bound(d: int) -> None:
     q_norm = np.linalg.norm(q.astype(np.float64), axis=1)
     screen = retrieval._Bf16Screen(db, db_norm, 256)  # three chunks of the database
     block = screen.queries(retrieval._unit32(q, q_norm))
-    buffer = np.empty(q.shape[0] * 256, dtype=np.float32)
+    buffer = np.empty(q.shape[0] * 256, dtype=screen.score_dtype)
     score, cand, slack = screen.search(block, np.arange(q.shape[0]), 600, 256, buffer)
     exact = np.take_along_axis(_exact_cosines(q, db), cand, axis=1)
     error = np.abs(score - exact)
@@ -358,3 +358,70 @@ def test_float32_norms_beyond_float32_inverses(screen: str, scale: float) -> Non
     assert (nearest_neighbors(q, db, k=5, screen=screen) == want).all()
     assert (nearest_neighbors(q.astype(np.float64), db.astype(np.float64), k=5,
                               screen=screen) == want).all()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize(("rows", "cols", "width"),
+                         [(40, 10_000, 58), (40, 1_000, 31), (40, 1_000, 32), (7, 4_007, 20),
+                          (5, 50, 10), (3, 16 * 64 + 15, 1)])
+def test_top_entries_are_the_largest(dtype: str, rows: int, cols: int, width: int) -> None:
+    """The group-maximum selection returns the ``width`` largest entries of each row.
+
+    Ties included (values on a coarse grid), with leftover columns past the last full
+    group, and at widths where groups of 16 columns stop being used (< 2 × width groups).
+    """
+    torch = pytest.importorskip("torch")
+    from pytest_fairness.indicators.retrieval import _top_entries
+
+    gen = torch.Generator().manual_seed(cols + width)
+    for tile in (torch.randn(rows, cols, generator=gen),
+                 torch.randint(-20, 20, (rows, cols), generator=gen).float() / 8):
+        tile = tile.to(getattr(torch, dtype))
+        values, columns = _top_entries(tile, width)
+        assert values.shape == columns.shape == (rows, width)
+        assert torch.equal(tile.gather(1, columns), values)
+        assert all(len(set(r)) == width for r in columns.tolist())  # distinct columns
+        want = torch.topk(tile, width, dim=1).values
+        assert torch.equal(torch.sort(values, dim=1, descending=True).values, want)
+
+
+def test_sampled_dots_are_float32_sums_of_each_pair() -> None:
+    """The sampled product gives each listed pair's dot product within float32's bound,
+    the same number for identical rows wherever they sit, and only the first ``need``."""
+    pytest.importorskip("torch")
+    from pytest_fairness.indicators.retrieval import _gamma32, _sampled_dots
+
+    rng = np.random.default_rng(3)
+    d = 300
+    db = rng.standard_normal((500, d)).astype(np.float32)
+    db[[10, 250, 499]] = db[3]
+    q = rng.standard_normal((40, d)).astype(np.float32)
+    cand = rng.integers(0, 500, (40, 9))
+    cand[:, :4] = [3, 10, 250, 499]
+    need = rng.integers(4, 10, 40)
+    need[0] = 9
+    hit = np.arange(9) < need[:, None]
+    dots = _sampled_dots(q, db, cand, need, hit)
+    assert dots.shape == (need.sum(),)
+    exact = np.einsum("nkd,nd->nk", db[cand].astype(np.float64), q.astype(np.float64))[hit]
+    bound = _gamma32(d) * np.einsum("nkd,nd->nk", np.abs(db[cand].astype(np.float64)),
+                                    np.abs(q.astype(np.float64)))[hit]
+    assert (np.abs(dots - exact) <= bound).all()
+    out = np.full(cand.shape, np.nan)
+    out[hit] = dots
+    assert (out[:, :4] == out[:, [0]]).all()  # identical rows, identical sums
+
+
+def test_threaded_sums_of_squares_equal_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Norms split over two threads are the same numbers, and each row's norm does not
+    depend on where the row sits (the float64 re-scoring relies on both)."""
+    from pytest_fairness.indicators import retrieval
+
+    rng = np.random.default_rng(5)
+    for d in (3, 2048, 3001):
+        rows = (rng.standard_normal((41, d)) * 1e3).astype(np.float32)
+        one_pass = retrieval._sums_of_squares(rows)
+        monkeypatch.setattr(retrieval, "_THREADED", 1)
+        assert np.array_equal(retrieval._sums_of_squares(rows), one_pass)
+        assert np.array_equal(retrieval._sums_of_squares(rows[17:18]), one_pass[17:18])
+        monkeypatch.undo()
