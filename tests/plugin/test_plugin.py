@@ -7,7 +7,8 @@ import pytest
 HEADER = "from pytest_fairness import fairness, indicators as ind\nimport pytest\n"
 
 
-def test_skipped_without_flag(pytester: pytest.Pytester, data_source: str, xdist_args: list[str]) -> None:
+def test_skipped_without_flag(pytester: pytest.Pytester, data_source: str,
+                              xdist_args: list[str]) -> None:
     pytester.makepyfile(HEADER + data_source + """
 @fairness.threshold(max_gap=0.5)
 def test_gap():
@@ -35,7 +36,8 @@ def test_gap():
     pytester.runpytest().assert_outcomes(passed=1)
 
 
-def test_pass_and_summary(pytester: pytest.Pytester, data_source: str, xdist_args: list[str]) -> None:
+def test_pass_and_summary(pytester: pytest.Pytester, data_source: str,
+                          xdist_args: list[str]) -> None:
     pytester.makepyfile(HEADER + data_source + """
 @fairness.threshold(max_gap=0.3, min_value=0.5)
 def test_gap():
@@ -131,7 +133,8 @@ def test_negative():
 """)
     result = pytester.runpytest("--fairness")
     result.assert_outcomes(errors=2)
-    result.stdout.fnmatch_lines(["*keyword arguments only*", "*invalid fairness marker*max_gap must be in ?0.0, inf?*"])
+    result.stdout.fnmatch_lines(["*keyword arguments only*",
+                                 "*invalid fairness marker*max_gap must be in ?0.0, inf?*"])
 
 
 def test_strict_markers_accepts_ours(pytester: pytest.Pytester) -> None:
@@ -192,7 +195,8 @@ def test_two():
     result.stdout.fnmatch_lines(["*strict: group_metrics (accuracy)*", "*FAIL max_gap=0.1*"])
 
 
-def test_hooks_receive_results(pytester: pytest.Pytester, data_source: str, xdist_args: list[str]) -> None:
+def test_hooks_receive_results(pytester: pytest.Pytester, data_source: str,
+                               xdist_args: list[str]) -> None:
     pytester.makeconftest("""
 def pytest_fairness_result(item, key, result):
     item.user_properties.append(("seen", result.name))
