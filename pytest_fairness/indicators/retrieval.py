@@ -393,7 +393,7 @@ class _Bf16Screen:
     scores are kept, so widening the candidates does not repeat the product.
     """
 
-    spare, coarse, score_dtype = 16, True, np.int16  # bfloat16 scores, stored as int16
+    spare, coarse, score_dtype = 24, True, np.int16  # bfloat16 scores, stored as int16
     rel = 2 * _U16 / (1 - 2 * _U16)
 
     def __init__(self, db: NDArray[Any], db_norm: NDArray[np.float64], chunk: int) -> None:
