@@ -7,7 +7,9 @@ import pytest
 
 from pytest_fairness.errors import FairnessConfigError, InvalidDataError
 from pytest_fairness.stats import (
+    Units,
     as_generator,
+    bootstrap,
     bootstrap_group_means,
     check_bootstrap_options,
     resolve_seed,
@@ -120,3 +122,60 @@ def test_several_metrics_at_once() -> None:
     g0, g0_flipped = b.group_interval(0, 0), b.group_interval(0, 1)
     assert g0 is not None and g0_flipped is not None
     assert g0[0] == pytest.approx(1 - g0_flipped[1])
+
+
+def test_strata_keep_their_size_in_every_replicate() -> None:
+    """Stratified draws: each stratum's total weight equals its cluster count."""
+    strata = np.r_[np.zeros(7, int), np.ones(3, int), np.full(5, 2)]
+    units = Units.of(15, strata=strata)
+    seen = []
+
+    def statistic(w: np.ndarray) -> dict[str, np.ndarray]:
+        seen.append(w)
+        return {"a": w[:, :7].sum(axis=1), "b": w[:, 7:10].sum(axis=1)}
+
+    b = bootstrap(statistic, units, n_bootstrap=100, seed=0)
+    assert (b.replicates["a"] == 7).all() and (b.replicates["b"] == 3).all()
+    w = np.concatenate(seen[1:])
+    assert w.shape == (100, 15) and (w[:, 10:].sum(axis=1) == 5).all()
+    assert not (w == 1).all()  # really resampled
+
+
+def test_cluster_across_strata_is_refused() -> None:
+    with pytest.raises(InvalidDataError, match="one stratum"):
+        Units.of(4, clusters=[0, 0, 1, 1], strata=[0, 1, 1, 1])
+
+
+def test_clusters_of_wrong_length_are_refused() -> None:
+    with pytest.raises(InvalidDataError, match=r"clusters must have one label per row \(4\)"):
+        Units.of(4, clusters=[0, 1])
+
+
+def test_generic_bootstrap_matches_group_means() -> None:
+    """The group-means bootstrap is the generic engine with a group-mean statistic."""
+    values, groups = _data()
+    units = Units.of(values.size)
+    b = bootstrap(lambda w: {"m": (w[:, groups == 0] @ values[groups == 0])
+                             / w[:, groups == 0].sum(axis=1)},
+                  units, n_bootstrap=300, seed=4)
+    g = bootstrap_group_means(values, groups, n_groups=2, included=[True, True],
+                              n_bootstrap=300, seed=4)
+    assert b.interval("m") == pytest.approx(g.group_interval(0), abs=1e-12)
+
+
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+def test_array_statistics_and_nan_replicates(method: str) -> None:
+    """Array-valued statistics get one interval per entry; NaN replicates are skipped."""
+    x = np.arange(20.0)
+    units = Units.of(20)
+
+    def statistic(w: np.ndarray) -> dict[str, np.ndarray]:
+        mean = w @ x / w.sum(axis=1)
+        return {"pair": np.stack([mean, 2 * mean], axis=1),
+                "nan": np.full(w.shape[0], np.nan)}
+
+    b = bootstrap(statistic, units, n_bootstrap=200, method=method, seed=1)
+    lo0, hi0 = b.interval("pair", 0)
+    lo1, hi1 = b.interval("pair", 1)
+    assert lo0 < 9.5 < hi0 and lo1 == pytest.approx(2 * lo0) and hi1 == pytest.approx(2 * hi0)
+    assert b.interval("nan") is None
