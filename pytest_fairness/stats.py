@@ -235,45 +235,60 @@ class Units:
     """The resampling units of a bootstrap: clusters of rows, each in one stratum.
 
     A replicate draws, within each stratum, as many clusters as it has, with replacement;
-    a row's weight is the number of times its cluster was drawn.
+    a row's weight is the number of times its cluster was drawn. Rows that contribute
+    identically to a statistic can be pooled into *kinds* (:meth:`of` with ``kinds=``):
+    a replicate then draws the number of units of each kind from a multinomial, which is
+    the same resampling distribution at a cost independent of the number of rows.
 
     Attributes
     ----------
     codes : ndarray of intp, shape (n,)
-        The cluster of each row, in ``[0, n_clusters)``.
+        The cluster (or kind) of each row, in ``[0, n_clusters)``.
     n_clusters : int
-        Number of clusters (the rows themselves when no clusters are given).
+        Number of clusters or kinds.
     strata : tuple of ndarray of intp
         The clusters of each stratum (one stratum holding every cluster by default).
+    sizes : ndarray of float64 or None
+        Units pooled in each kind; None when every cluster is drawn on its own.
     """
 
     codes: NDArray[np.intp]
     n_clusters: int
     strata: tuple[NDArray[np.intp], ...]
+    sizes: NDArray[np.float64] | None = None
 
     @classmethod
-    def of(cls, n: int, *, clusters: Any = None, strata: Any = None) -> Units:
+    def of(cls, n: int, *, clusters: Any = None, strata: Any = None,
+           kinds: Any = None) -> Units:
         """Units of ``n`` rows, each its own cluster unless ``clusters`` groups them.
 
         ``clusters`` is one label per row (household, identity); ``strata`` is one label per
         row, constant within a cluster, and makes every stratum keep its size in each
-        replicate (e.g. the four stimulus sets of an association test).
+        replicate (e.g. the four stimulus sets of an association test). ``kinds`` (without
+        ``clusters``) labels rows whose contributions to the statistic are identical.
         """
         import numpy as np
 
-        if clusters is None:
+        if clusters is not None and kinds is not None:
+            raise FairnessConfigError("Units.of takes clusters or kinds, not both.")
+        labels = clusters if kinds is None else kinds
+        if labels is None:
             codes = np.arange(n, dtype=np.intp)
         else:
-            labels = np.asarray(clusters)
-            if labels.shape != (n,):
+            array = np.asarray(labels)
+            if array.shape[:1] != (n,) or array.ndim > 2:
                 raise InvalidDataError(
-                    f"clusters must have one label per row ({n}); got shape {labels.shape}. "
+                    f"clusters must have one label per row ({n}); got shape {array.shape}. "
                     "Pass the household or identity of each row."
                 )
-            codes = np.unique(labels, return_inverse=True)[1].reshape(-1).astype(np.intp)
+            axis = 0 if array.ndim == 2 else None
+            codes = np.unique(array, return_inverse=True, axis=axis)[1].reshape(-1)
+            codes = codes.astype(np.intp)
         n_clusters = int(codes.max()) + 1 if n else 0
+        sizes = None if kinds is None else np.bincount(codes, minlength=n_clusters).astype(
+            np.float64)
         if strata is None:
-            return cls(codes, n_clusters, (np.arange(n_clusters, dtype=np.intp),))
+            return cls(codes, n_clusters, (np.arange(n_clusters, dtype=np.intp),), sizes)
         stratum = np.unique(np.asarray(strata), return_inverse=True)[1].reshape(-1)
         of_cluster = np.zeros(n_clusters, dtype=np.intp)
         of_cluster[codes] = stratum
@@ -283,7 +298,7 @@ class Units:
                 "cluster's rows the same stratum."
             )
         return cls(codes, n_clusters, tuple(np.flatnonzero(of_cluster == s).astype(np.intp)
-                                            for s in range(int(stratum.max()) + 1)))
+                                            for s in range(int(stratum.max()) + 1)), sizes)
 
     def totals(self, data: Any, rows: Any, columns: Any, width: int) -> Any:
         """Per-cluster sums of the entries ``data[i]`` at ``(rows[i], columns[i])``.
@@ -322,16 +337,24 @@ class Bootstrap:
 
 
 def _draw(units: Units, r: int, rng: np.random.Generator) -> NDArray[np.float64]:
-    """Cluster weights (r, n_clusters): times each cluster is drawn, stratum by stratum."""
+    """Cluster weights (r, n_clusters) of r replicates, stratum by stratum."""
     import numpy as np
 
-    weights = np.zeros((r, units.n_clusters))
+    weights = np.empty((r, units.n_clusters))
     for members in units.strata:
         c = members.size
-        draws = rng.integers(0, c, size=(r, c))
-        offsets = (np.arange(r) * c)[:, None]
-        counts = np.bincount((draws + offsets).reshape(-1), minlength=r * c)
-        weights[:, members] = counts.reshape(r, c)
+        if units.sizes is not None:
+            sizes = units.sizes[members]
+            total = int(sizes.sum())
+            weights[:, members] = rng.multinomial(total, sizes / total, size=r) / sizes
+            continue
+        # One bincount per replicate keeps its counts in cache (a single bincount over
+        # r * c bins is several times slower at 10^4 clusters).
+        draws = rng.integers(0, c, size=(r, c), dtype=np.int32)
+        counts = np.empty((r, c))
+        for i in range(r):
+            counts[i] = np.bincount(draws[i], minlength=c)
+        weights[:, members] = counts
     return weights
 
 
@@ -400,13 +423,18 @@ def bootstrap(
     if method == "bca":
         jparts: dict[str, list[NDArray[np.float64]]] = {k: [] for k in estimate}
         step = max(1, _CHUNK_CELLS // max(c, 1))
+        # Leave one unit out: a cluster's weight drops to 0, a kind's to (size - 1) / size.
+        left = np.zeros(c) if units.sizes is None else (units.sizes - 1) / units.sizes
         for start in range(0, c, step):
             stop = min(start + step, c)
             w = np.ones((stop - start, c))
-            w[np.arange(stop - start), np.arange(start, stop)] = 0.0
+            w[np.arange(stop - start), np.arange(start, stop)] = left[start:stop]
             for k, v in statistic(w).items():
                 jparts[k].append(np.asarray(v, dtype=np.float64))
-        jack = {k: np.concatenate(v) for k, v in jparts.items()}
+        repeat = None if units.sizes is None else units.sizes.astype(np.intp)
+        jack = {k: np.concatenate(v) if repeat is None else np.repeat(np.concatenate(v),
+                                                                       repeat, axis=0)
+                for k, v in jparts.items()}
     alpha = 1 - confidence_level
     intervals = {
         k: _interval_from_replicates(replicates[k], estimate[k][0],

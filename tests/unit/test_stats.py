@@ -179,3 +179,24 @@ def test_array_statistics_and_nan_replicates(method: str) -> None:
     lo1, hi1 = b.interval("pair", 1)
     assert lo0 < 9.5 < hi0 and lo1 == pytest.approx(2 * lo0) and hi1 == pytest.approx(2 * hi0)
     assert b.interval("nan") is None
+
+
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+def test_pooled_kinds_resample_like_units(method: str) -> None:
+    """Pooling identical rows into kinds gives the same intervals up to Monte Carlo error."""
+    rng = np.random.default_rng(5)
+    y = (rng.random(400) < 0.3).astype(float)
+    g = rng.integers(0, 2, 400)
+
+    def make(units: Units):
+        t = units.totals(y, np.arange(400), g, 2)
+        c = units.totals(np.ones(400), np.arange(400), g, 2)
+        return lambda w: {"gap": np.diff((t.T @ w.T).T / (c.T @ w.T).T, axis=1)[:, 0]}
+
+    plain = Units.of(400)
+    pooled = Units.of(400, kinds=np.stack([y, g], axis=1))
+    assert pooled.n_clusters == 4
+    a = bootstrap(make(plain), plain, n_bootstrap=4000, method=method, seed=0)
+    b = bootstrap(make(pooled), pooled, n_bootstrap=4000, method=method, seed=0)
+    assert a.estimate["gap"] == pytest.approx(b.estimate["gap"], abs=1e-12)
+    assert a.interval("gap") == pytest.approx(b.interval("gap"), abs=0.01)
