@@ -165,18 +165,6 @@ def _error_bound(d: int, smallest_norm: float) -> float:
     return 1.01 * (faiss + cosine)
 
 
-def _cosines(q: NDArray[Any], q_norm: NDArray[np.float64], db: NDArray[Any],
-             db_norm: NDArray[np.float64], cand: NDArray[np.int64]) -> NDArray[np.float64]:
-    """Float64 cosines of ``q[i]`` with ``db[cand[i]]``, a few queries at a time."""
-    out = np.empty(cand.shape)
-    step = max(1, _ENTRIES // cand[0].size // db.shape[1])
-    for s in range(0, cand.shape[0], step):
-        c = cand[s:s + step]
-        dots = _dots("nmd,nd->nm", db[c], q[s:s + step])
-        out[s:s + step] = dots / (q_norm[s:s + step, None] * db_norm[c])
-    return out
-
-
 def _search(index: Any, q: NDArray[Any], q_norm: NDArray[np.float64], db: NDArray[Any],
             db_norm: NDArray[np.float64], rows: NDArray[np.int64], k: int, width: int,
             eps: float, exclude_self: bool, out: NDArray[np.int64]) -> None:
@@ -184,20 +172,25 @@ def _search(index: Any, q: NDArray[Any], q_norm: NDArray[np.float64], db: NDArra
     n = db.shape[0]
     for s in range(0, rows.size, _BLOCK):
         part = rows[s:s + _BLOCK]
-        score32, found = index.search(_unit32(q[part], q_norm[part]), width)
-        score = score32.astype(np.float64)
-        last = score.min(axis=1)  # no missed item scores higher
-        if exclude_self:
-            score[found == part[:, None]] = -np.inf
+        score, found = index.search(_unit32(q[part], q_norm[part]), width)
+        last = score.min(axis=1).astype(np.float64)  # no missed item scores higher
+        score = np.where(found == part[:, None], -np.inf, score) if exclude_self else score
         order = np.argsort(-score, axis=1, kind="stable")
         score, found = (np.take_along_axis(a, order, axis=1) for a in (score, found))
-        need = int((score >= score[:, k - 1:k] - 2 * eps).sum(axis=1).max())
-        cand = found[:, :need]
-        cos = _cosines(q[part], q_norm[part], db, db_norm, cand)
+        # Float64 cosines of the candidates above s_k - 2 eps (the others are -inf), the
+        # queries that need about as many together, in steps of bounded memory.
+        need = (score >= score[:, k - 1:k].astype(np.float64) - 2 * eps).sum(axis=1)
+        cos = np.full(found.shape, -np.inf)
+        by_need = np.argsort(need, kind="stable")
+        step = max(1, _ENTRIES // (int(need.max()) * db.shape[1]))
+        for r in (by_need[i:i + step] for i in range(0, part.size, step)):
+            c, who = found[r, :need[r[-1]]], part[r]
+            cos[r, :c.shape[1]] = _dots("nmd,nd->nm", db[c], q[who]) / (
+                q_norm[who, None] * db_norm[c])
         if exclude_self:
-            cos[cand == part[:, None]] = -np.inf
-        pick = np.lexsort((cand, -cos), axis=1)[:, :k]
-        out[part] = np.take_along_axis(cand, pick, axis=1)
+            cos[found == part[:, None]] = -np.inf
+        pick = np.lexsort((found, -cos), axis=1)[:, :k]
+        out[part] = np.take_along_axis(found, pick, axis=1)
         kth = np.take_along_axis(cos, pick[:, -1:], axis=1)[:, 0]
         retry = part[~(kth > last + eps)] if width < n else part[:0]
         if retry.size:
