@@ -16,16 +16,16 @@ with u = 2⁻²⁴, δ = 3u the error of a float32 unit row, γ = du / (1 − du
 float32 sum of d products in any order (whatever faiss's BLAS does), and the 2⁻⁵³ term the
 float64 cosine's own rounding. With ``s_k`` the k-th best score of a query:
 
-- a candidate scored below ``s_k − 2ε`` has a cosine below the k-th best: only those above
-  are re-ranked (usually about k);
+- a candidate scored below ``s_k − 2ε`` cannot reach the top k: only those above are
+  re-ranked (usually about k), a block of queries at a time (bounded memory);
 - an item faiss did not return scores at most the lowest returned score ``s_last``, so its
   cosine is at most ``s_last + ε``: if the k-th re-ranked cosine beats that, no missed item
   can enter the top k. Other queries (near-ties beyond the candidates, e.g. many duplicates)
   are searched again with twice as many candidates, up to every item.
 
-``variant="reference"`` reproduces facebookresearch/vissl
-``projects/fairness_indicators/similarity_search``: torch's float32 ``normalize``, a float32
-numpy similarity matrix and ``np.argsort(-similarity)`` (not stable), no self-exclusion.
+``variant="reference"`` reproduces facebookresearch/vissl ``projects/fairness_indicators``
+(similarity search): torch's float32 ``normalize``, a float32 numpy similarity matrix and
+``np.argsort(-similarity)`` (not stable), no self-exclusion.
 """
 
 from __future__ import annotations
@@ -56,11 +56,9 @@ if TYPE_CHECKING:
 __all__ = ["nearest_neighbors", "precision_at_k"]
 
 _BLOCK = 4096  #: queries searched at once (faiss's own query block)
-_ENTRIES = 2**22  #: values gathered at once by the re-ranking; bounds its memory
+_ENTRIES = 2**22  #: scores or gathered values held at once by a step; bounds memory
 _MARGIN = 16  #: faiss returns k + max(k, _MARGIN) candidates at first
-#: Columns per einsum call: up to 8,192, numpy sums a row the same way wherever it sits (not
-#: longer float64 rows), so identical rows get identical cosines and tie by index.
-_COLUMNS = 4096
+_COLUMNS = 4096  #: numpy sums a row alike wherever it sits up to 8,192 columns (float64)
 
 
 def _unpack(obj: Any, name: str) -> tuple[NDArray[Any], Any]:
@@ -76,9 +74,7 @@ def _unpack(obj: Any, name: str) -> tuple[NDArray[Any], Any]:
 
 
 def _features(features: Any, name: str) -> NDArray[Any]:
-    if hasattr(features, "detach"):  # torch tensors
-        features = features.detach().cpu().numpy()
-    array = np.asarray(features)
+    array = np.asarray(features.detach().cpu() if hasattr(features, "detach") else features)
     if array.ndim != 2 or array.shape[0] == 0 or array.shape[1] == 0:
         raise InvalidDataError(f"{name} features must be a non-empty 2-D array (embeddings, "
                                f"dimensions); got shape {array.shape}.")
@@ -118,7 +114,7 @@ def _check_search(q: NDArray[Any], db: NDArray[Any], k: Any, exclude_self: bool)
 
 
 def _dots(spec: str, a: NDArray[Any], b: NDArray[Any]) -> NDArray[np.float64]:
-    """``np.einsum(spec, a, b)`` in float64, over at most ``_COLUMNS`` columns at a time."""
+    """``np.einsum(spec, a, b)`` in float64, by ``_COLUMNS``: identical rows, identical sums."""
     return np.asarray(sum(np.einsum(spec, a[..., s:s + _COLUMNS], b[..., s:s + _COLUMNS],
                                     dtype=np.float64) for s in range(0, a.shape[-1], _COLUMNS)))
 
@@ -133,10 +129,10 @@ def _norms(rows: NDArray[Any], name: str) -> NDArray[np.float64]:
             raise InvalidDataError(
                 f"{name} features have NaN or infinite values at row {where}; drop or fix it.")
         if not np.any(row):
+            zero = np.count_nonzero(~np.any(rows, axis=1))
             raise InvalidDataError(
-                f"{name} features have a zero vector at row {where} "
-                f"({np.count_nonzero(~np.any(rows, axis=1))} in all): cosine similarity is "
-                f"undefined for it. Drop those embeddings.")
+                f"{name} features have a zero vector at row {where} ({zero} in all): cosine "
+                f"similarity is undefined for it. Drop those embeddings.")
         raise InvalidDataError(
             f"{name} features at row {where} have a norm beyond float64 range (largest "
             f"|value| {np.abs(row).max():.3g}); rescale the embeddings.")
@@ -151,10 +147,7 @@ def _unit32(rows: NDArray[Any], norms: NDArray[np.float64]) -> NDArray[np.float3
 
 
 def _error_bound(d: int, smallest_norm: float) -> float:
-    """ε(d) of the module docstring: ``|faiss score − float64 cosine|`` for any pair.
-
-    Infinite where the analysis does not apply (every item is then re-ranked).
-    """
+    """ε(d) of the module docstring (infinite where it does not apply: all are re-ranked)."""
     u = 2.0**-24
     if d * u >= 0.5 or smallest_norm < 2.0**-400:
         return math.inf
@@ -163,39 +156,6 @@ def _error_bound(d: int, smallest_norm: float) -> float:
     faiss = 2 * delta + delta**2 + gamma * (1 + delta) ** 2 + 4 * d * 2.0**-126  # (flushed)
     cosine = (2 * d + 8) * 2.0**-53 + 3 * d * 2.0**-1074 / smallest_norm**2  # (subnormal)
     return 1.01 * (faiss + cosine)
-
-
-def _search(index: Any, q: NDArray[Any], q_norm: NDArray[np.float64], db: NDArray[Any],
-            db_norm: NDArray[np.float64], rows: NDArray[np.int64], k: int, width: int,
-            eps: float, exclude_self: bool, out: NDArray[np.int64]) -> None:
-    """Neighbours of ``rows`` into ``out``; the uncertified are searched again, wider."""
-    n = db.shape[0]
-    for s in range(0, rows.size, _BLOCK):
-        part = rows[s:s + _BLOCK]
-        score, found = index.search(_unit32(q[part], q_norm[part]), width)
-        last = score.min(axis=1).astype(np.float64)  # no missed item scores higher
-        score = np.where(found == part[:, None], -np.inf, score) if exclude_self else score
-        order = np.argsort(-score, axis=1, kind="stable")
-        score, found = (np.take_along_axis(a, order, axis=1) for a in (score, found))
-        # Float64 cosines of the candidates above s_k - 2 eps (the others are -inf), the
-        # queries that need about as many together, in steps of bounded memory.
-        need = (score >= score[:, k - 1:k].astype(np.float64) - 2 * eps).sum(axis=1)
-        cos = np.full(found.shape, -np.inf)
-        by_need = np.argsort(need, kind="stable")
-        step = max(1, _ENTRIES // (int(need.max()) * db.shape[1]))
-        for r in (by_need[i:i + step] for i in range(0, part.size, step)):
-            c, who = found[r, :need[r[-1]]], part[r]
-            cos[r, :c.shape[1]] = _dots("nmd,nd->nm", db[c], q[who]) / (
-                q_norm[who, None] * db_norm[c])
-        if exclude_self:
-            cos[found == part[:, None]] = -np.inf
-        pick = np.lexsort((found, -cos), axis=1)[:, :k]
-        out[part] = np.take_along_axis(found, pick, axis=1)
-        kth = np.take_along_axis(cos, pick[:, -1:], axis=1)[:, 0]
-        retry = part[~(kth > last + eps)] if width < n else part[:0]
-        if retry.size:
-            _search(index, q, q_norm, db, db_norm, retry, k, min(n, 2 * width), eps,
-                    exclude_self, out)
 
 
 def nearest_neighbors(
@@ -236,14 +196,37 @@ def nearest_neighbors(
     index.add(_unit32(db, db_norm))
     eps = _error_bound(d, float(min(db_norm.min(), q_norm.min())))
     out = np.empty((q.shape[0], k), dtype=np.int64)
-    width = min(n, k + max(k, _MARGIN) + int(exclude_self))
-    _search(index, q, q_norm, db, db_norm, np.arange(q.shape[0]), k, width, eps,
-            exclude_self, out)
+    todo = [(np.arange(q.shape[0]), min(n, k + max(k, _MARGIN) + int(exclude_self)))]
+    while todo:  # (queries, candidates per query); the uncertified come back, wider
+        rows, width = todo.pop()
+        step = max(1, min(_BLOCK, _ENTRIES // width))
+        for part in (rows[i:i + step] for i in range(0, rows.size, step)):
+            score, found = index.search(_unit32(q[part], q_norm[part]), width)
+            last = score.min(axis=1).astype(np.float64)  # no missed item scores higher
+            score = np.where(found == part[:, None], -np.inf, score) if exclude_self else score
+            order = np.argsort(-score, axis=1, kind="stable")
+            score, found = np.take_along_axis(score, order, 1), np.take_along_axis(found, order, 1)
+            # Float64 cosines above s_k - 2 eps (others -inf); queries grouped by how many.
+            need = (score >= score[:, k - 1:k].astype(np.float64) - 2 * eps).sum(axis=1)
+            cos, by_need = np.full(found.shape, -np.inf), np.argsort(need, kind="stable")
+            chunk = max(1, _ENTRIES // (int(need.max()) * d))
+            for r in (by_need[i:i + chunk] for i in range(0, part.size, chunk)):
+                c, who = found[r, :need[r[-1]]], part[r]
+                cos[r, :c.shape[1]] = _dots("nmd,nd->nm", db[c], q[who]) / (
+                    q_norm[who, None] * db_norm[c])
+            if exclude_self:  # a query grouped with others may have its own row re-ranked
+                cos[found == part[:, None]] = -np.inf
+            pick = np.lexsort((found, -cos), axis=1)[:, :k]
+            out[part] = np.take_along_axis(found, pick, axis=1)
+            kth = np.take_along_axis(cos, pick[:, -1:], axis=1)[:, 0]
+            if width < n and not (kth > last + eps).all():
+                todo.append((part[~(kth > last + eps)], min(n, 2 * width)))
     return out
 
 
 def _reference_neighbors(q: NDArray[Any], db: NDArray[Any], k: int) -> NDArray[np.int64]:
     """VISSL: torch float32 normalize, numpy float32 dot, ``argsort(-similarity)``."""
+    _check_search(q, db, k, False), _norms(q, "queries"), _norms(db, "database")
     import torch
 
     def normalize(x: NDArray[Any]) -> Any:
@@ -272,14 +255,12 @@ def _groupings(by: Any) -> list[str | tuple[str, ...]]:
     if isinstance(specs, bytes) or not isinstance(specs, Sequence) or not specs:
         raise FairnessConfigError(f"by must be a column, a tuple of columns (intersectional) "
                                   f"or a list of those; got by={by!r}.")
-    out: list[str | tuple[str, ...]] = []
-    for spec in specs:
-        spec = tuple(spec) if isinstance(spec, list) else spec
-        if not isinstance(spec, (str, tuple)) or (isinstance(spec, tuple) and (
-                not spec or not all(isinstance(c, str) for c in spec))):
+    out = [tuple(spec) if isinstance(spec, list) else spec for spec in specs]
+    for spec in out:
+        if not isinstance(spec, str) and not (isinstance(spec, tuple) and spec and all(
+                isinstance(c, str) for c in spec)):
             raise FairnessConfigError(f"by entries must be column names or tuples of them; "
                                       f"got {spec!r} in by={by!r}.")
-        out.append(spec)
     return out
 
 
@@ -289,23 +270,18 @@ def precision_at_k(
     clusters: Any = None, n_bootstrap: int = 0, confidence_level: float = 0.95,
     interval_method: str = "percentile", seed: Any = None,
 ) -> IndicatorResult:
-    r"""Precision@K of same-attribute retrieval per query group.
+    """Precision@K of same-attribute retrieval per query group.
 
-    .. math::
-
-        P@K(q) = \frac{1}{K} \sum_{j \in N_K(q)} [a(j) = a(q)], \quad
-        v_g = \frac{1}{|g|} \sum_{q \in g} P@K(q)
-
-    where :math:`N_K(q)` are the K database items most cosine-similar to :math:`q` (see
-    :func:`nearest_neighbors`) and :math:`a` the ``match`` attribute.
+    A query's Precision@K is the share of its K most cosine-similar database items (see
+    :func:`nearest_neighbors`) whose ``match`` attribute equals its own; a group's value is
+    the mean over its queries.
 
     Parameters
     ----------
     queries, database : (features, frame) or object with ``.frame`` and ``.embeddings``
         Embeddings (n, d) and a DataFrame or mapping of attribute columns.
     k : int or list of int
-        K; with several, the first is the headline and the others are ``slices``
-        (``@fairness.threshold(max_gap=0.05, at=50)``).
+        K; with several, the first is the headline, the others ``slices`` (``at=50``).
     match : str
         The attribute a neighbour must share with its query (a column of both frames).
     by : str, tuple of str, or list of those
@@ -333,11 +309,9 @@ def precision_at_k(
     Examples
     --------
     >>> import numpy as np
-    >>> db = (np.array([[1.0, 0], [0.9, 0.1], [0, 1.0], [0.1, 0.9]]),
-    ...       {"gender": ["f", "f", "m", "m"]})
-    >>> q = (np.array([[1.0, 0.05], [0.05, 1.0], [1.0, 0.2]]),
-    ...      {"gender": ["f", "m", "m"]})
-    >>> r = precision_at_k(q, db, k=[1, 2], match="gender", by="gender", min_group_size=1)
+    >>> db = (np.array([[1.0, 0], [0.9, 0.1], [0, 1.0], [0.1, 0.9]]), {"g": list("ffmm")})
+    >>> q = (np.array([[1.0, 0.05], [0.05, 1.0], [1.0, 0.2]]), {"g": list("fmm")})
+    >>> r = precision_at_k(q, db, k=[1, 2], match="g", by="g", min_group_size=1)
     >>> r.group("f").value, r.group("m").value, r.select(2).group("m").value
     (1.0, 0.5, 0.5)
     """
@@ -350,20 +324,16 @@ def precision_at_k(
         raise FairnessConfigError(f"match must be a column name; got match={match!r}.")
     (q, q_frame), (db, db_frame) = _unpack(queries, "queries"), _unpack(database, "database")
     if exclude_self is None:  # the queries are the database: the same array, or equal
-        exclude_self = variant == "paper" and (q is db or (
-            q.shape == db.shape and bool(np.array_equal(q, db))))
+        exclude_self = variant == "paper" and (q is db or bool(np.array_equal(q, db)))
     elif exclude_self and variant == "reference":
         raise FairnessConfigError(
             "variant='reference' reproduces code that never excludes self-matches; use "
             "variant='paper' with exclude_self=True.")
     nq = q.shape[0]
-    q_match = _column(q_frame, match, "queries", nq)
-    db_match = _column(db_frame, match, "database", db.shape[0])
-    if variant == "reference":
-        _check_search(q, db, max(ks), False), _norms(q, "queries"), _norms(db, "database")
-        neighbors = _reference_neighbors(q, db, max(ks))
-    else:
-        neighbors = nearest_neighbors(q, db, k=max(ks), exclude_self=bool(exclude_self))
+    q_match, db_match = _column(q_frame, match, "queries", nq), _column(
+        db_frame, match, "database", db.shape[0])
+    neighbors = (_reference_neighbors(q, db, max(ks)) if variant == "reference" else
+                 nearest_neighbors(q, db, k=max(ks), exclude_self=bool(exclude_self)))
     cum = np.cumsum(db_match[neighbors] == q_match[:, None], axis=1)
     precision = np.stack([cum[:, kk - 1] / kk for kk in ks], axis=1)  # (queries, len(ks))
 
@@ -372,8 +342,8 @@ def precision_at_k(
     codes, grouping_of = [], []
     for spec in specs:
         columns = (spec,) if isinstance(spec, str) else spec
-        g_keys, g_codes = encode_groups({c: _column(q_frame, c, "queries", nq) for c in columns},
-                                        nq, name="by")
+        frame = {c: _column(q_frame, c, "queries", nq) for c in columns}
+        g_keys, g_codes = encode_groups(frame, nq, name="by")
         if set(g_keys) & set(keys):
             raise FairnessConfigError(
                 f"groups {sorted(map(group_label, set(g_keys) & set(keys)))} occur in more "
@@ -387,9 +357,8 @@ def precision_at_k(
                        for j in range(len(ks))], axis=1) / counts[:, None]
     params: dict[str, Any] = {
         "k": ks, "match": match, "by": [list(s) if isinstance(s, tuple) else s for s in specs],
-        "exclude_self": bool(exclude_self), "min_group_size": min_group_size,
-        "variant": variant, "queries": nq, "database": int(db.shape[0]),
-        "n_bootstrap": n_bootstrap}
+        "exclude_self": bool(exclude_self), "min_group_size": min_group_size, "variant": variant,
+        "queries": nq, "database": int(db.shape[0]), "n_bootstrap": n_bootstrap}
     boot = None
     if n_bootstrap:
         rng, used_seed = resolve_seed(seed)
@@ -404,6 +373,7 @@ def precision_at_k(
             n_bootstrap=n_bootstrap, confidence_level=confidence_level,
             method=interval_method, seed=rng)
     overall = precision.mean(axis=0)
+    stats = {f"precision@{x}": float(v) for x, v in zip(ks, overall)}
     first: dict[str, Any] = {  # what the headline K carries
         "curves": {"precision": Curve(tuple(map(float, ks)), tuple(overall), "K", "precision")},
         "tables": {"groupings": tuple({"group": group_label(key), "by": str(grouping_of[g])}
@@ -419,8 +389,7 @@ def precision_at_k(
                                                  for g in range(n_groups)])
         results.append(IndicatorResult(
             name="precision_at_k", metric=f"precision@{kk}", value=float(overall[j]),
-            groups=group_stats, stats={f"precision@{x}": float(overall[i])
-                                       for i, x in enumerate(ks)},
+            groups=group_stats, stats=stats,
             # A query counted once per grouping leaves the overall mean, and its interval.
             intervals={} if boot is None else {key: v for key, v in boot.as_mapping(j).items()
                                                if not any(map(math.isnan, v))},

@@ -156,20 +156,22 @@ def test_chunks_blocks_and_duplicates(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_uncertified_queries_are_searched_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """A cluster of duplicates wider than the candidates: the width doubles until it fits."""
+    faiss = pytest.importorskip("faiss")
     rng = np.random.default_rng(11)
     db = rng.standard_normal((2000, 8))
     db[::20] = db[5]  # a hundred copies of one row
     q = np.concatenate([db[[5]], rng.standard_normal((3, 8))])
-    widths = []
-    search = retrieval._search
+    searches = []
 
-    def spy(*args: Any) -> None:
-        widths.append(args[7])
-        search(*args)
+    class Spy(faiss.IndexFlatIP):  # type: ignore[misc]
+        def search(self, x: np.ndarray, k: int) -> Any:
+            searches.append((len(x), k))
+            return super().search(x, k)
 
-    monkeypatch.setattr(retrieval, "_search", spy)
+    monkeypatch.setattr(faiss, "IndexFlatIP", Spy)
     got = nearest_neighbors(q, db, k=3)
-    assert widths[0] == 3 + 16 and widths[1:] == [38, 76, 152]  # only query 0 is retried
+    # All four at 3 + 16 candidates, then only the first query, until past the copies.
+    assert searches == [(4, 19), (1, 38), (1, 76), (1, 152)]
     assert got[0].tolist() == [0, 5, 20]
     assert (got == _brute(q, db, 3)).all()
 
