@@ -190,7 +190,7 @@ CASES: dict[str, Case] = {
         _retrieval,
         lambda i, **kw: indicators.precision_at_k(
             (i["q"], {"g": i["q_g"]}), (i["db"], {"g": i["db_g"]}), k=[3, 1], match="g",
-            by="g", min_group_size=1, screen="exact", **kw),
+            by="g", min_group_size=1, **kw),
         rows=(("q", "q_g"), ("db", "db_g")), groups=("q_g", "db_g"), embeddings=("q", "db"),
         exact=frozenset({"group_relabelling"})),
     "ieat": Case(

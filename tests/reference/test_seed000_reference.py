@@ -119,7 +119,10 @@ def _brute_precision(q, db, qa, da, k, exclude_self):
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_retrieval_equals_brute_force_with_ties(seed: int) -> None:
+def test_retrieval_equals_brute_force_with_ties(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_fairness.indicators import retrieval
+
+    monkeypatch.setattr(retrieval, "_BLOCK", 6)  # several query blocks
     rng = np.random.default_rng(seed)
     d = int(rng.integers(2, 8))
     db = rng.integers(-2, 3, size=(int(rng.integers(20, 120)), d)).astype(float)
@@ -132,7 +135,7 @@ def test_retrieval_equals_brute_force_with_ties(seed: int) -> None:
     ks = [1, 3, 7]
     qobj = (q, {"a": qa})
     r = precision_at_k(qobj, qobj if same else (db, {"a": da}), k=ks, match="a", by="a",
-                       min_group_size=1, block_size=6)
+                       min_group_size=1)
     for kk in ks:
         prec = _brute_precision(q, db, qa, da, kk, same)
         for g in r.select(kk).groups:
@@ -143,10 +146,7 @@ def test_retrieval_equals_brute_force_with_ties(seed: int) -> None:
     if same:
         np.fill_diagonal(sim, -np.inf)
     brute = np.array([np.lexsort((np.arange(db.shape[0]), -row))[:7] for row in sim])
-    assert (nearest_neighbors(q, db, k=7, exclude_self=same, block_size=6) == brute).all()
-    for screen in ("exact", "float32", "bfloat16"):
-        assert (nearest_neighbors(q, db, k=7, exclude_self=same, block_size=6,
-                                  screen=screen) == brute).all()
+    assert (nearest_neighbors(q, db, k=7, exclude_self=same) == brute).all()
 
 
 def _brute_neighbors(q: np.ndarray, db: np.ndarray, k: int,
@@ -160,12 +160,12 @@ def _brute_neighbors(q: np.ndarray, db: np.ndarray, k: int,
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_screen_below_float32_resolution_equals_brute_force(seed: int) -> None:
-    """Cosines 1e-8 apart, far inside the screen's error bound, still come out exact.
+def test_search_below_float32_resolution_equals_brute_force(seed: int) -> None:
+    """Cosines 1e-8 apart, far inside faiss's float32 error bound, still come out exact.
 
     Integer vectors (exact float64 arithmetic): a few large base directions plus small
-    integer offsets, so whole clusters screen as ties and must be re-scored, and exact
-    duplicates beyond the candidate width force the screen to widen.
+    integer offsets, so whole clusters tie in float32 and must be re-ranked, and exact
+    duplicates beyond the candidate width force the search to widen.
     """
     rng = np.random.default_rng(seed)
     d, n = 6, 700
@@ -178,10 +178,7 @@ def test_screen_below_float32_resolution_equals_brute_force(seed: int) -> None:
     for k in (1, 5, 40):
         brute = _brute_neighbors(q, db, k, same)
         for data in ((q, db), (q.astype(np.float32), db.astype(np.float32))):
-            for screen in ("float32", "faiss", "bfloat16"):
-                got = nearest_neighbors(*data, k=k, exclude_self=same, block_size=64,
-                                        screen=screen)
-                assert (got == brute).all(), screen
+            assert (nearest_neighbors(*data, k=k, exclude_self=same) == brute).all()
 
 
 @pytest.mark.slow  # imports torch, as the released code normalises with it
