@@ -1,9 +1,10 @@
 """Cross-checks of the amplification indicators against independent oracles.
 
 The oracles re-implement, with plain loops over attribute combinations, the behaviour of
-the released code named in DESIGN.md §2.2 (read, not copied):
+the authors' released code (read, not copied):
 
-* SonyResearch/multi_bias_amp ``metrics/mba.py`` (``MBA``): M = exact training label sets,
+* SonyResearch/multi_bias_amp ``metrics/mba.py`` (``MBA``) in the layout of its released
+  evaluate script (``sony_*``, groups passed that way): M = exact training label sets,
   |G| − 1 group columns, Multi_MALS threshold 1/(|G| − 1), directional Δ against the test
   ground truth, y = sign, ``nanmean``/``nanvar``.
 * princetonvisualai/directional-bias-amp ``directional_biasamp.py``: every attribute column,
@@ -244,7 +245,8 @@ def paper_directional(train, g_train, test, g_test, pred, pred_g, n_groups, dire
 def test_multi_mals_reference_matches_sony(seed, n_groups, k, thresh):
     train, g_train, test, g_test, pred, pred_g = _data(seed, n_groups=n_groups)
     value, var, n_multi = sony_mals(train, g_train, test, pred, pred_g, n_groups, k, thresh)
-    r = multi_mals(train, g_train, test, g_test, pred, pred_g, min_size=k, min_count=thresh + 1,
+    r = multi_mals(train, _columns(g_train, n_groups), test, _columns(g_test, n_groups), pred,
+                   _columns(pred_g, n_groups), min_size=k, min_count=thresh + 1,
                    variant="reference", min_group_size=1)
     assert r.stats["n_combinations"] == n_multi
     assert r.value == pytest.approx(value, abs=TOL)
@@ -265,7 +267,8 @@ def test_multi_directional_reference_matches_sony(seed, n_groups, direction):
                                   direction)
     signed, _ = sony_directional(train, g_train, test, g_test, pred, pred_g, n_groups,
                                  direction, is_abs=False)
-    r = multi_directional(train, g_train, test, g_test, pred, pred_g, direction=direction,
+    r = multi_directional(train, _columns(g_train, n_groups), test, _columns(g_test, n_groups),
+                          pred, _columns(pred_g, n_groups), direction=direction,
                           variant="reference", min_group_size=1)
     assert r.value == pytest.approx(value, abs=TOL)
     assert r.stats["variance"] == pytest.approx(var, abs=TOL)
@@ -282,7 +285,8 @@ def test_reference_handles_long_exact_label_sets():
     pred = np.where(rng.random(test.shape) < 0.05, 1 - test, test)
     g = rng.integers(0, 3, 60)
     value, var, n_multi = sony_mals(train, g, test, pred, g, 3)
-    r = multi_mals(train, g, test, g, pred, g, variant="reference", min_group_size=1)
+    r = multi_mals(train, _columns(g, 3), test, _columns(g, 3), pred, _columns(g, 3),
+                   variant="reference", min_group_size=1)
     assert r.stats["n_combinations"] == n_multi
     assert r.value == pytest.approx(value, abs=TOL)
     assert r.stats["variance"] == pytest.approx(var, abs=TOL)
