@@ -1,63 +1,52 @@
-"""Bias amplification: BiasAmp, BiasAmp→, Multi_MALS and Multi→ (seed 001).
+"""Bias amplification: BiasAmp, BiasAmp→, Multi_MALS and Multi→.
 
-A model amplifies bias when its predictions tie a group to an attribute (or a set of
-attributes) more strongly than the training data did. Four indicators:
+A model amplifies bias when its predictions tie a group to attributes more strongly than
+the training data did. :func:`bias_amp` ("Men Also Like Shopping", Zhao et al. 2017) and
+:func:`directional_bias_amp` ("Directional Bias Amplification", Wang & Russakovsky 2021)
+score single attributes, signed; :func:`multi_mals` and :func:`multi_directional` (Multi_MALS
+and Multi→ of "Men Also Do Laundry: Multi-Attribute Bias Amplification", Zhao, Andrews &
+Xiang 2023) attribute combinations M: mean |Δ| and the variance of Δ. One core does all.
 
-* :func:`bias_amp` — Zhao et al. 2017, single attributes, signed.
-* :func:`directional_bias_amp` — Wang & Russakovsky 2021 (BiasAmp→), G→M or M→G, signed.
-* :func:`multi_mals` — seed 001, undirected, over attribute *combinations*: mean |Δ|
-  and the variance of Δ.
-* :func:`multi_directional` — seed 001, directional, over attribute combinations.
+Parameters: attribute matrices (``*_attrs``) are 0/1 arrays or DataFrames (images ×
+attributes) sharing their columns, named by ``attribute_names``; predictions (of the test
+images) may be scores, binarised as ``score >= threshold`` (one number or one per column).
+Groups are label vectors, one-hot matrices or DataFrames (intersectional): at least two,
+each with training and test images. ``direction="G->M"`` ("G→M") needs ``pred_attrs``,
+"M->G" ``pred_groups``. Lists of prediction matrices (and of group vectors) are runs: the
+numbers are their means, ``stats[name + "_std"]`` and ``intervals[name]`` (mean ±
+1.96·std/√runs, the released ``conf_interval``) their spread. Groups with fewer than
+``min_group_size`` test (BiasAmp: training) images are marked excluded. ``value`` is
+``stats["amplification"]``, beside ``signed_mean``, ``abs_mean`` (mean |Δ|) and ``variance``
+(of Δ); a group's value is its term of X (directional: its mean). ``tables["cells"]`` holds
+the ``TABLE_ROWS`` (100) cells with the largest |Δ|, largest first (undefined last).
 
-Attribute combinations
-    ``M`` holds the attribute sets with ``min_size <= |m| <= max_size`` that occur in at
-    least ``min_count`` images of the training ground truth and of the test ground truth
-    (an image "has" ``m`` when all of ``m``'s attributes are 1; every image belongs to one
-    group, so this is ``Σ_g co-occur(m, g) >= min_count``). Only combinations present in
-    the data are counted, never all ``2^n`` subsets: each image's label set is expanded
-    (vectorised, per block of images with equal label count) into its subsets up to
-    ``max_size``, each subset gets its lexicographic rank among the ``C(n, s)``
-    combinations of its size, and one ``bincount`` over ``rank · |G| + group`` gives a
-    dense table from which M is found and counted (a binary search replaces the table
-    when it would exceed ``DENSE_BINS`` cells; packed bitsets, one AND and a popcount per
-    combination over 64 images at a time, replace enumeration when images carry so many
-    labels that it would cost more).
+M: the attribute sets with ``min_size <= |m| <= max_size`` (None: any) that ``min_count``
+training and test images hold (BiasAmp: training only). Images' subsets grow by their own
+labels one at a time while they can still lead to a combination; each size's are counted
+per group by ``np.unique`` and ``np.bincount``, never the ``2^n`` subsets of the vocabulary
+(past ``MAX_SUBSETS`` of one size, a smaller ``max_size`` is asked for).
 
-Shared work between calls
-    What is derived from an attribute matrix (label lists, subsets, count tables) is kept
-    in a small cache (``CACHE_ENTRIES`` matrices, ``CACHE_BYTES``) found by *content*: an
-    entry holds a private copy of its matrix and is reused only when the new matrix equals
-    it cell for cell, so ``multi_mals`` followed by ``multi_directional`` (or both
-    directions) on the same data pay for the expansion once, and mutating an array between
-    calls can never return stale numbers. ``clear_cache()`` empties it.
-
-Tables
-    ``tables["cells"]`` holds one row per group × combination, largest |Δ| first. It keeps
-    the 100 largest by default (``table_rows``; a note says how many cells were left out)
-    because every row is copied into the frozen result: ``table_rows=None`` keeps them all.
-    The numbers and the "most amplified" note never depend on ``table_rows``.
-
-``variant="reference"`` reproduces the released code (DESIGN.md §2.2); see each
-function's notes. Its group layout is the released code's: for the SonyResearch code
-(``multi_mals``, ``multi_directional``) the |G| groups become |G| − 1 indicator columns,
-one per group after the first in sorted order (pass the released code's 0/1 group column
-as the labels and the numbers match); for the Princeton code (``directional_bias_amp``)
-every group is a column.
-
-Several prediction sets (seeds, checkpoints) can be passed at once as a list of
-prediction matrices: every number is then the mean over the runs, and
-``stats[name + "_std"]`` and ``intervals[name]`` (mean ± 1.96·std/√runs, the
-released code's ``conf_interval``) give the spread.
+``variant="reference"`` reproduces the released code. BiasAmp (uclanlp/reducingbias
+``coco_get_bias_score``): two groups; never-predicted attributes add 0 but count in |O|.
+BiasAmp→ (princetonvisualai/directional-bias-amp): every attribute column; training images
+without labels are dropped before y; y = sign(·); the mean is ``nanmean(y·Δ)``. Multi_MALS
+and Multi→ follow the ``MBA`` class of SonyResearch/multi_bias_amp (``metrics/mba.py``): M
+holds the exact training label sets seen ``min_count`` times that ``min_count`` test images
+hold; Multi_MALS compares b with 1/(|G| − 1) (two groups give 0), counts never-predicted
+combinations in |M| and takes ``nanvar``; Multi→ compares the predictions with the *test*
+ground truth, y = sign(·). Groups given as labels or one-hot N × |G| columns are what the
+class is called with: every group is evaluated and every training image defines y. Groups
+given in the released evaluate script's layout, |G| − 1 0/1 columns (one per group after
+the first, whose rows are all zeros; recognised by a single column or all-zero rows), are
+read as that script does: Multi_MALS counts the first group's images as the second's (argmax
+of a zero row) and evaluates the |G| − 1 columns (two groups: the first group); Multi→
+evaluates every group but the first, and y counts training images with a label or a 1.
 """
 
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import lru_cache
-from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -78,1627 +67,534 @@ if TYPE_CHECKING:
 
 __all__ = ["bias_amp", "directional_bias_amp", "multi_directional", "multi_mals"]
 
-#: Most subsets the itemset expansion may produce before asking for a smaller max_size.
-MAX_SUBSETS = 50_000_000
-#: Most combinations listed in ``notes``.
-N_NOTED = 3
-#: Default rows of ``tables["cells"]`` (largest |Δ| first); ``table_rows=None`` keeps all.
-TABLE_ROWS = 100
+MAX_SUBSETS = 50_000_000  #: most subsets of one size of one matrix (else: smaller max_size)
+N_NOTED = 3  #: combinations named in the "most amplified" note
+TABLE_ROWS = 100  #: rows of ``tables["cells"]``: the cells with the largest |Δ|
 _DIRECTIONS = {"G->M": "G->M", "G→M": "G->M", "M->G": "M->G", "M→G": "M->G"}
-
-
-# -- validation ---------------------------------------------------------------------------
-
-
-def _attr_names(values: Any, n_attrs: int, names: Any) -> list[str]:
-    if names is None:
-        columns = getattr(values, "columns", None)
-        names = list(columns) if columns is not None else list(range(n_attrs))
-    names = [str(x) for x in names]
-    if len(names) != n_attrs:
-        raise FairnessConfigError(
-            f"attribute_names has {len(names)} names but the attribute matrices have "
-            f"{n_attrs} columns; pass one name per column."
-        )
-    if len(set(names)) != len(names):
-        dupes = sorted({x for x in names if names.count(x) > 1})
-        raise FairnessConfigError(
-            f"attribute_names must be unique; {dupes} appear more than once."
-        )
-    return list(names)
+_Combos = dict[int, "NDArray[Any]"]  # size → (combinations, size) attribute columns, sorted
+_Hits = tuple["NDArray[np.intp]", "NDArray[np.intp]"]  # (image, combination) pairs
 
 
 def _binary(values: Any, name: str, threshold: Any = None) -> NDArray[np.bool_]:
     """Return a (images, attributes) bool matrix, or raise naming the bad cell."""
     array = np.asarray(values.to_numpy() if hasattr(values, "to_numpy") else values)
     if array.ndim != 2:
-        raise InvalidDataError(
-            f"{name} must be a 2-D 0/1 matrix of shape (images, attributes); got shape "
-            f"{array.shape}."
-        )
+        raise InvalidDataError(f"{name} must be a 2-D 0/1 matrix of shape (images, attributes); "
+                               f"got shape {array.shape}.")
     if array.shape[0] == 0 or array.shape[1] == 0:
         raise InsufficientDataError(
-            f"{name} has shape {array.shape}; pass at least one image and one attribute."
-        )
-    if array.dtype == np.bool_:
-        return array
-    if threshold is None and array.dtype.kind in "iu" and array.min() >= 0 and (
-        array.max() <= 1
-    ):
-        return array != 0  # 0/1 integers: two reductions instead of a cell-wise check
+            f"{name} has shape {array.shape}; pass at least one image and one attribute.")
     if array.dtype.kind not in "biuf":
         raise InvalidDataError(
-            f"{name} must hold numbers (0/1 labels or scores); got dtype {array.dtype}."
-        )
-    if array.dtype.kind == "f":
-        bad = np.argwhere(~np.isfinite(array))
-        if bad.size:
-            r, c = (int(v) for v in bad[0])
-            raise InvalidDataError(
-                f"{name} has a non-finite value {array[r, c].item()!r} at row {r}, column {c} "
-                f"({len(bad)} in all); drop those images or fill in the labels."
-            )
-    if threshold is not None:
-        limit = np.asarray(threshold, dtype=np.float64)
-        return np.asarray(array >= limit, dtype=np.bool_)
-    binary = (array == 0) | (array == 1)
-    if not binary.all():
-        r, c = (int(v) for v in np.argwhere(~binary)[0])
-        hint = (" pass threshold=<score cut-off> to binarise scores," if name.startswith("pred")
-                else "")
+            f"{name} must hold numbers (0/1 labels or scores); got dtype {array.dtype}.")
+    bad = np.argwhere(~np.isfinite(array) if array.dtype.kind == "f" else array != array)
+    if len(bad):
+        r, c = (int(v) for v in bad[0])
         raise InvalidDataError(
-            f"{name} must be a 0/1 matrix, but row {r}, column {c} is "
-            f"{array[r, c].item()!r};{hint} "
-            "or convert the labels to 0/1."
-        )
-    return np.asarray(array, dtype=np.bool_)
+            f"{name} has a non-finite value {array[r, c].item()!r} at row {r}, column {c} "
+            f"({len(bad)} in all); drop those images or fill in the labels.")
+    bad = np.argwhere((array != 0) & (array != 1)) if threshold is None else bad
+    if len(bad):
+        r, c = (int(v) for v in bad[0])
+        hint = " pass threshold=<score cut-off> to binarise scores," * name.startswith("pred")
+        raise InvalidDataError(f"{name} must be a 0/1 matrix, but row {r}, column {c} is "
+                               f"{array[r, c].item()!r};{hint} or convert the labels to 0/1.")
+    return np.asarray(array != 0 if threshold is None else array >= threshold, dtype=np.bool_)
 
 
-def _check_threshold(threshold: Any, n_attrs: int) -> Any:
-    if threshold is None:
-        return None
+def _check(a: dict[str, Any], function: str, n_attrs: int) -> None:
+    """Validate the keywords in ``a``: sizes become ints, ``cut`` the threshold array."""
+    check_variant(a["variant"], function)
+    a["min_group_size"] = check_min_group_size(a["min_group_size"])
+    for key, value in (("min_size", a.get("min_size", 1)), ("max_size", a.get("max_size", 1)),
+                       ("min_count", a["min_count"])):
+        if (value is not None or key != "max_size") and (isinstance(value, bool) or not (
+                isinstance(value, (int, np.integer))) or value < 1):
+            raise FairnessConfigError(f"{key} must be an int >= 1; got {key}={value!r}.")
+        a[key] = None if value is None else int(value)
+    if a["max_size"] is not None and a["max_size"] < a["min_size"]:
+        raise FairnessConfigError(f"max_size={a['max_size']} is below min_size={a['min_size']}; "
+                                  "pass max_size >= min_size (or None for no limit).")
     try:
-        array = None if isinstance(threshold, bool) else np.asarray(threshold, dtype=np.float64)
+        cut = None if isinstance(a["threshold"], (bool, type(None))) else np.asarray(
+            a["threshold"], np.float64)
     except (TypeError, ValueError):
-        array = None
-    if array is None or array.ndim > 1 or (array.ndim == 1 and array.shape[0] != n_attrs) or (
-        not np.isfinite(array).all()
-    ):
+        cut = None
+    if a["threshold"] is not None and (cut is None or cut.ndim > 1 or (
+            cut.ndim == 1 and len(cut) != n_attrs) or not np.isfinite(cut).all()):
         raise FairnessConfigError(
             f"threshold must be a finite number or one number per attribute ({n_attrs}); "
-            f"got threshold={threshold!r}."
-        )
-    return array
+            f"got threshold={a['threshold']!r}.")
+    names, columns = a["attribute_names"], getattr(a["train_attrs"], "columns", None)
+    names = [str(x) for x in (names if names is not None else columns if columns is not None
+                              else range(n_attrs))]
+    dupes = sorted({x for x in names if names.count(x) > 1})
+    if len(names) != n_attrs or dupes:
+        raise FairnessConfigError(
+            f"attribute_names has {len(names)} names but the attribute matrices have "
+            f"{n_attrs} columns; pass one name per column." if len(names) != n_attrs else
+            f"attribute_names must be unique; {dupes} appear more than once.")
+    a["cut"], a["names"] = cut, names
 
 
-def _pred_runs(values: Any) -> list[Any]:
-    """Prediction matrices: one (2-D) or several runs (a 3-D array or a list of 2-D)."""
-    if values is None:
-        return []
-    if isinstance(values, np.ndarray) and values.ndim == 3:
+def _runs(values: Any, n_test: int | None = None) -> list[Any]:
+    """Runs: a 3-D array or 2-D matrices; with ``n_test``, ``n_test``-long group vectors."""
+    if n_test is None and isinstance(values, np.ndarray) and values.ndim == 3:
         return list(values)
-    if isinstance(values, (list, tuple)) and values and all(np.ndim(v) == 2 for v in values):
-        return list(values)
-    return [values]
-
-
-def _group_runs(values: Any, n_test: int) -> list[Any]:
-    """Predicted groups: one label vector, or a list of them (one per run).
-
-    A list counts as runs when each element is a sequence of ``n_test`` labels and the list
-    itself is not ``n_test`` long (a nested list of ``n_test`` one-hot rows is one run).
-    """
-    if values is None:
-        return []
-    if isinstance(values, (list, tuple)) and values and len(values) != n_test and all(
-        not isinstance(v, (str, bytes)) and np.ndim(v) >= 1 and len(v) == n_test for v in values
-    ):
+    if isinstance(values, (list, tuple)) and values and (
+            all(np.ndim(v) == 2 for v in values) if n_test is None else len(values) != n_test
+            and all(not isinstance(v, (str, bytes)) and np.ndim(v) >= 1 and len(v) == n_test
+                    for v in values)):
         return list(values)
     return [values]
 
 
-@dataclass
-class _Groups:
-    keys: list[GroupKey]
-    train: NDArray[np.intp]
-    test: NDArray[np.intp] | None
-    preds: list[NDArray[np.intp]] = field(default_factory=list)
+def _released(groups: Any, columns: int | None = None, name: str = "") -> Any:
+    """The released layout: its width if ``groups`` has it, else None; codes, given it."""
+    array = np.asarray(groups) if np.ndim(groups) == 2 and not hasattr(groups, "columns") else None
+    ok = array is not None and array.ndim == 2 and array.dtype.kind in "biuf" and bool(
+        array.size) and bool(np.isin(array, (0, 1)).all()) and bool((array.sum(axis=1) <= 1).all())
+    if columns is None:
+        return array.shape[1] if ok and array is not None and (
+            array.shape[1] == 1 or (array.sum(axis=1) == 0).any()) else None
+    if not ok or array is None or array.shape[1] != columns:
+        raise InvalidDataError(
+            f"train_groups is in the released evaluate script's layout ({columns} 0/1 group "
+            f"column(s), the first group's rows all zeros), so {name} must be too; got shape "
+            f"{np.shape(groups)}. Pass every group input in the same layout.")
+    return np.where(array.any(axis=1), array.argmax(axis=1) + 1, 0).astype(np.intp)
 
 
-
-
-def _declared(groups: Any, n: int, name: str) -> tuple[list[GroupKey], NDArray[np.intp]]:
+def _encode(groups: Any, n: int, name: str, index: Mapping[GroupKey, int] | None = None,
+            ) -> tuple[list[GroupKey], NDArray[np.intp]]:
+    """Keys and codes of one group input; with ``index``, codes of the ground truth's keys."""
     keys, codes = encode_groups(groups, n, name=name)
-    array = None if isinstance(groups, Mapping) or hasattr(groups, "columns") else np.asarray(
-        groups
-    )
-    if array is not None and array.ndim == 2 and array.shape[1] > 1:
-        empty = sorted(set(range(array.shape[1])) - set(keys))
-        if empty:
-            raise InsufficientDataError(
-                f"{name} is one-hot with {array.shape[1]} group columns, but column(s) "
-                f"{empty} have no rows: every group needs images. Drop the empty columns."
-            )
-    return keys, codes
+    width = np.shape(groups)[1] if not isinstance(groups, Mapping) and not hasattr(
+        groups, "columns") and np.ndim(groups) == 2 else 0
+    empty = sorted(set(range(width)) - set(keys)) if index is None and width > 1 else []
+    if empty:
+        raise InsufficientDataError(
+            f"{name} is one-hot with {width} group columns, but column(s) {empty} have no "
+            "rows: every group needs images. Drop the empty columns.")
+    unknown = [k for k in keys if index is not None and k not in index]
+    if unknown:
+        raise InvalidDataError(
+            f"{name} predicts group {group_label(unknown[0])!r}, which is not a group of the "
+            f"ground truth ({', '.join(map(group_label, index or {}))}); use the same labels.")
+    return keys, codes if index is None else np.array([index[k] for k in keys], np.intp)[codes]
 
 
-def _encode_all(
-    train_groups: Any,
-    n_train: int,
-    test_groups: Any,
-    n_test: int | None,
-    pred_groups: list[Any],
-    n_pred: int,
-    *,
-    need_test: bool,
-) -> _Groups:
-    train_keys, train_codes = _declared(train_groups, n_train, "train_groups")
-    keys = list(train_keys)
-    test_keys: list[GroupKey] = []
-    test_codes = None
-    if test_groups is not None and n_test is not None:
-        test_keys, test_codes = _declared(test_groups, n_test, "test_groups")
+def _prepare(a: dict[str, Any], function: str, released: int | None) -> tuple[Any, ...]:
+    """Check the inputs (``a``: the arguments); matrices, groups and codes (test: 0 if none)."""
+    direction = a["direction"]
+    need_test, pred_a, pred_g = function != "bias_amp", direction != "M->G", direction != "G->M"
+    for name in ["train_attrs", "train_groups", *["test_attrs", "test_groups"] * need_test,
+                 *["pred_attrs"] * pred_a, *["pred_groups"] * pred_g]:
+        if a.get(name) is None:
+            where = function if direction is None else f"{function}(direction={direction!r})"
+            raise FairnessConfigError(f"{where} needs {name}; got {name}=None.")
+    train = _binary(a["train_attrs"], "train_attrs")
+    _check(a, function, train.shape[1])
+    test = _binary(a["test_attrs"], "test_attrs") if need_test else None
+    raw = _runs(a["pred_attrs"]) if pred_a else []
+    labels = ["pred_attrs"] if len(raw) == 1 else [f"pred_attrs[{k}]" for k in range(len(raw))]
+    preds = [_binary(p, label, a["cut"]) for p, label in zip(raw, labels)]
+    n_pred = test.shape[0] if test is not None else preds[0].shape[0]
+    columns = getattr(a["train_attrs"], "columns", None)
+    for label, given, x in [("test_attrs", a.get("test_attrs"), test), *zip(labels, raw, preds)]:
+        theirs = None if x is None else getattr(given, "columns", None)
+        problem = (f"{label} has {x.shape[1]} attribute columns but train_attrs has "
+                   f"{train.shape[1]}") if x is not None and x.shape[1] != train.shape[1] else ""
+        if columns is not None and theirs is not None and list(columns) != list(theirs):
+            problem = (f"{label} has columns {list(theirs)[:5]}... but train_attrs has "
+                       f"{list(columns)[:5]}...")
+        if problem:
+            raise InvalidDataError(f"{problem}; the matrices must share their columns (same "
+                                   "attributes, same order).")
+        if x is not None and x.shape[0] != n_pred:
+            raise InvalidDataError(
+                f"{label} has {x.shape[0]} rows but {'test_attrs' if need_test else labels[0]} "
+                f"has {n_pred}; predictions must cover the test images, in the same order.")
+    runs = _runs(a["pred_groups"], n_pred) if pred_g else []
+    runs = runs * len(preds) if len(preds) > 1 and len(runs) == 1 else runs
+    if len(preds) > 1 and len(runs) not in (0, len(preds)):
+        raise InvalidDataError(
+            f"pred_groups holds {len(runs)} runs but pred_attrs holds {len(preds)}; pass one "
+            "group vector per prediction set, or one vector shared by all of them.")
+    train_groups, test_groups = a["train_groups"], a.get("test_groups")
+    if released is not None:  # the released layout → one code per image (0: the first group)
+        train_groups = _released(train_groups, released, "train_groups")
+        test_groups = _released(test_groups, released, "test_groups")
+        runs = [_released(g, released, "pred_groups") for g in runs]
+    train_keys, train_codes = _encode(train_groups, len(train), "train_groups")
+    keys, test_keys, test_codes = train_keys, list[GroupKey](), np.zeros(n_pred, np.intp)
+    if need_test:
+        test_keys, test_codes = _encode(test_groups, n_pred, "test_groups")
         keys = sort_keys(list(dict.fromkeys([*train_keys, *test_keys])))
     if len(keys) < 2:
         raise InsufficientDataError(
             f"the groups have a single value {group_label(keys[0])!r}: amplification "
-            "compares groups, so it needs at least two. Check the group column."
-        )
-    index = {k: i for i, k in enumerate(keys)}
-    for split, split_keys in (("train_groups", train_keys), ("test_groups", test_keys)):
-        if split == "test_groups" and not need_test:
-            continue
-        missing = [k for k in keys if k not in set(split_keys)]
-        if missing:
-            raise InsufficientDataError(
-                f"group {group_label(missing[0])!r} has no rows in {split} (it occurs in the "
-                "other split); every group needs images in both train and test. Drop the "
-                "group or add its images."
-            )
-    remap_train = np.array([index[k] for k in train_keys], dtype=np.intp)
-    remap_test = np.array([index[k] for k in test_keys], dtype=np.intp)
-    out = _Groups(keys, remap_train[train_codes],
-                  None if test_codes is None else remap_test[test_codes])
-    for r, groups in enumerate(pred_groups):
-        name = "pred_groups" if len(pred_groups) == 1 else f"pred_groups[{r}]"
-        pred_keys, pred_codes = encode_groups(groups, n_pred, name=name)
-        unknown = [k for k in pred_keys if k not in index]
-        if unknown:
-            raise InvalidDataError(
-                f"{name} predicts group {group_label(unknown[0])!r}, which is not a group of "
-                f"the ground truth ({', '.join(map(group_label, keys))}); use the same labels."
-            )
-        remap = np.array([index[k] for k in pred_keys], dtype=np.intp)
-        out.preds.append(remap[pred_codes])
-    return out
-
-
-def _check_table_rows(table_rows: Any) -> int | None:
-    if table_rows is None:
-        return None
-    if isinstance(table_rows, bool) or not isinstance(table_rows, (int, np.integer)) or (
-        table_rows < 0
-    ):
-        raise FairnessConfigError(
-            f"table_rows must be None (every cell) or an int >= 0 (default {TABLE_ROWS}); got "
-            f"table_rows={table_rows!r}."
-        )
-    return int(table_rows)
-
-
-def _check_sizes(min_size: Any, max_size: Any, min_count: Any) -> tuple[int, int | None, int]:
-    def _int(value: Any, name: str, low: int) -> int:
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-            raise FairnessConfigError(
-                f"{name} must be an int >= {low}; got {name}={value!r}."
-            )
-        return int(value)
-
-    min_size = _int(min_size, "min_size", 1)
-    if max_size is not None:
-        max_size = _int(max_size, "max_size", 1)
-        if max_size < min_size:
-            raise FairnessConfigError(
-                f"max_size={max_size} is below min_size={min_size}; pass max_size >= min_size "
-                "(or None for no limit)."
-            )
-    return min_size, max_size, _int(min_count, "min_count", 1)
-
-
-# -- itemset counting -----------------------------------------------------------------------
-
-#: Most bins (combinations of one size × groups) of a dense count table. Above it, the
-#: enumerated subsets are matched to M by binary search instead.
-DENSE_BINS = 1 << 22
-
-
-def _label_lists(
-    x: NDArray[np.bool_],
-) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]]:
-    """CSR view of a 0/1 matrix: per-row label counts, row starts, column indices."""
-    flat = np.flatnonzero(x)  # row-major: each row's columns come out sorted
-    rows, cols = np.divmod(flat, x.shape[1])
-    counts = np.bincount(rows, minlength=x.shape[0])
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    return counts, starts, cols
-
-
-def _n_subsets(counts: NDArray[np.intp], sizes: Sequence[int]) -> int:
-    """How many subsets with a size in ``sizes`` the label sets of ``counts`` labels have."""
-    hist = np.bincount(counts) if len(counts) else np.zeros(1, np.intp)
-    return sum(int(f) * sum(math.comb(c, s) for s in sizes)
-               for c, f in enumerate(hist.tolist()) if f)
-
-
-def _binomials(n_attrs: int, top: int) -> NDArray[np.int64] | None:
-    """``table[i, j] = C(i, j)`` for ``i <= n_attrs`` and ``j <= top``; None past 62 bits.
-
-    With it a combination ``c_0 < c_1 < … < c_{s-1}`` of ``n`` attributes gets its rank in
-    lexicographic order, ``C(n, s) − 1 − Σ_j C(n − 1 − c_j, s − j)`` (the combinatorial
-    number system): the ``C(n, s)`` combinations of size ``s`` are numbered without gaps,
-    so they can be counted in a dense table, and sorted ranks are sorted combinations.
-    """
-    top = max(int(top), 1)
-    if math.comb(n_attrs, min(top, n_attrs // 2)) >= 2**62:
-        return None
-    table = np.zeros((n_attrs + 1, top + 1), dtype=np.int64)
-    table[:, 0] = 1
-    for j in range(1, top + 1):  # C(i, j) = Σ_{t < i} C(t, j − 1)
-        table[1:, j] = np.cumsum(table[:-1, j - 1])
-    return table
-
-
-def _keys(combos: NDArray[np.int64], table: NDArray[np.int64] | None) -> NDArray[Any]:
-    """One key per combination (rows sorted ascending), ordered like the combinations.
-
-    The lexicographic rank of :func:`_binomials`, or raw big-endian bytes when
-    ``table is None`` (more combinations than an int64 can number).
-    """
-    s = combos.shape[1]
-    if table is not None:
-        n = table.shape[0] - 1
-        keys = np.full(combos.shape[0], table[n, s] - 1, dtype=np.int64)
-        for j in range(s):
-            keys -= table[n - 1 - combos[:, j], s - j]
-        return keys
-    flat = np.ascontiguousarray(combos.astype(">i8"))
-    return flat.view(np.dtype((np.void, 8 * s))).reshape(-1)
-
-
-def _decode(keys: NDArray[Any], s: int, table: NDArray[np.int64] | None) -> NDArray[np.int64]:
-    """The combinations of :func:`_keys`, shape (keys, s)."""
-    if keys.dtype.kind == "V":
-        return np.frombuffer(keys.tobytes(), dtype=">i8").reshape(-1, s).astype(np.int64)
-    assert table is not None
-    n = table.shape[0] - 1
-    out = np.empty((keys.shape[0], s), dtype=np.int64)
-    rest = table[n, s] - 1 - keys.astype(np.int64)
-    for j in range(s):  # largest d with C(d, s − j) <= rest is n − 1 − c_j
-        col = table[:, s - j]
-        d = np.searchsorted(col, rest, side="right") - 1
-        out[:, j] = n - 1 - d
-        rest = rest - col[d]
-    return out
-
-
-@lru_cache(maxsize=256)
-def _positions(c: int, s: int) -> NDArray[np.intp]:
-    """Positions of the size-``s`` subsets of ``c`` sorted labels, shape (C(c, s), s)."""
-    out = np.array(list(combinations(range(c), s)), dtype=np.intp).reshape(-1, s)
-    out.setflags(write=False)
-    return out
-
-
-@dataclass
-class _Subsets:
-    """Every size-``s`` subset of every image's label set: its key and its image."""
-
-    keys: NDArray[Any]
-    rows: NDArray[np.intp]
-
-
-def _subsets(
-    x: NDArray[np.bool_], sizes: Sequence[int], name: str, table: NDArray[np.int64] | None,
-    *, csr: tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]] | None = None,
-) -> dict[int, _Subsets]:
-    """Enumerate the subsets of each row's label set with a size in ``sizes``.
-
-    Rows are taken in blocks of equal label count ``c``; a block's subsets of size ``s``
-    are a gather with the fixed position table of ``combinations(range(c), s)``, and
-    their ranks are sums of gathered binomials (no per-image Python loop).
-    """
-    counts, starts, cols = _label_lists(x) if csr is None else csr
-    total = _n_subsets(counts, sizes)
-    if total > MAX_SUBSETS:
-        raise FairnessConfigError(
-            f"{name} has images with up to {int(counts.max())} labels, so the attribute "
-            f"combinations of sizes {min(sizes)}..{max(sizes)} number {total:,} subsets "
-            f"(limit {MAX_SUBSETS:,}). Pass a smaller max_size."
-        )
-    out: dict[int, _Subsets] = {}
-    if 1 in sizes and table is not None:  # the rank of {c} is c: the label lists themselves
-        out[1] = _Subsets(cols.astype(np.int64), np.repeat(np.arange(len(counts)), counts))
-    sizes = [s for s in sizes if s not in out]
-    if not sizes:
-        return out
-    hist = np.bincount(counts) if len(counts) else np.zeros(1, np.intp)
-    classes = [c for c in np.flatnonzero(hist).tolist() if c >= min(sizes)]
-    fill = {s: 0 for s in sizes}
-    for s in sizes:
-        total = int(sum(int(hist[c]) * math.comb(c, s) for c in classes))
-        out[s] = _Subsets(np.empty(total, np.int64) if table is not None else
-                          _keys(np.zeros((0, s), np.int64), None), np.empty(total, np.intp))
-    for c in classes:
-        usable = [s for s in sizes if s <= c]
-        rows = np.flatnonzero(counts == c)
-        labels = cols[starts[rows][:, None] + np.arange(c)]
-        if table is not None:  # ranked[k] = C(n − 1 − label, k), see _binomials
-            flipped = (table.shape[0] - 2) - labels
-            ranked = {k: table[:, k][flipped] for k in range(1, max(usable) + 1)}
-        for s in usable:
-            pos = _positions(c, s)
-            lo, hi = fill[s], fill[s] + len(rows) * len(pos)
-            fill[s] = hi
-            out[s].rows[lo:hi].reshape(len(rows), len(pos))[:] = rows[:, None]
-            if table is None:  # keys too wide for an int64: raw bytes
-                keys = _keys(labels[:, pos].reshape(-1, s).astype(np.int64), None)
-                out[s].keys = np.concatenate([out[s].keys, keys])
-                continue
-            keys = out[s].keys[lo:hi].reshape(len(rows), len(pos))
-            keys[:] = table[-1, s] - 1
-            for j in range(s):
-                keys -= ranked[s - j][:, pos[:, j]]
-    return out
-
-
-@dataclass
-class _Combos:
-    """The attribute combinations M, grouped by size, each block in lexicographic order."""
-
-    by_size: dict[int, NDArray[np.int64]]
-    n_attrs: int
-    table: NDArray[np.int64] | None = None
-    _keys: dict[int, NDArray[Any]] = field(default_factory=dict, repr=False)
-
-    @property
-    def sizes(self) -> list[int]:
-        return sorted(self.by_size)
-
-    def __len__(self) -> int:
-        return sum(len(v) for v in self.by_size.values())
-
-    def items(self) -> list[tuple[int, ...]]:
-        return [tuple(row) for s in self.sizes for row in self.by_size[s].tolist()]
-
-    def keys(self, s: int) -> NDArray[Any]:
-        if s not in self._keys:
-            self._keys[s] = _keys(self.by_size[s], self.table)
-        return self._keys[s]
-
-    def sizes_array(self) -> NDArray[np.intp]:
-        parts = [np.full(len(self.by_size[s]), s, dtype=np.intp) for s in self.sizes]
-        return np.concatenate(parts) if parts else np.zeros(1, dtype=np.intp)
-
-    def item(self, index: int) -> tuple[int, ...]:
-        """The combination at a position of :meth:`items`."""
-        for s in self.sizes:
-            block = self.by_size[s]
-            if index < len(block):
-                return tuple(block[index].tolist())
-            index -= len(block)
-        raise IndexError(index)
-
-    def labels(self, indices: NDArray[np.intp], names: list[str]) -> list[str]:
-        """``"a+b"`` (names sorted) for the combinations at ``indices`` of :meth:`items`."""
-        sizes = self.sizes
-        ends = np.cumsum([len(self.by_size[s]) for s in sizes])
-        which = np.searchsorted(ends, indices, side="right")
-        out = []
-        for k, i in zip(which.tolist(), indices.tolist()):
-            start = int(ends[k - 1]) if k else 0
-            items = self.by_size[sizes[k]][i - start].tolist()
-            out.append("+".join(sorted(names[a] for a in items)))
-        return out
-
-
-def _pack(x: NDArray[np.bool_]) -> NDArray[np.uint64]:
-    """Columns of a (rows, attributes) bool matrix as bitsets of shape (attributes, words)."""
-    packed = np.packbits(x.T, axis=1, bitorder="little")
-    pad = (-packed.shape[1]) % 8
-    if pad:
-        packed = np.pad(packed, ((0, 0), (0, pad)))
-    return np.ascontiguousarray(packed).view(np.uint64)
-
-
-def _pack_groups(
-    x: NDArray[np.bool_], codes: NDArray[np.intp], n_groups: int
-) -> tuple[NDArray[np.uint64], NDArray[np.intp], NDArray[np.intp]]:
-    """Each group's images packed 64 to a word: (bits, first word of each group, groups)."""
-    order = np.argsort(codes, kind="stable")
-    sizes = np.bincount(codes, minlength=n_groups)
-    present = np.flatnonzero(sizes)
-    bounds = np.concatenate([[0], np.cumsum(sizes)])
-    blocks, starts, offset = [], [], 0
-    for g in present:
-        block = _pack(x[order[bounds[g]:bounds[g + 1]]])
-        blocks.append(block)
-        starts.append(offset)
-        offset += block.shape[1]
-    return np.concatenate(blocks, axis=1), np.array(starts, dtype=np.intp), present
-
-
-def _superset_counts(
-    items: NDArray[np.int64], n_groups: int,
-    packed: tuple[NDArray[np.uint64], NDArray[np.intp], NDArray[np.intp]],
-    *, chunk_words: int = 2_000_000,
-) -> NDArray[np.int64]:
-    """``out[i, g]`` = images of group ``g`` whose labels include combination ``items[i]``.
-
-    Bitsets: the images of each group are packed 64 to a word; a combination's images are
-    the AND of its attributes' bitsets, counted with a popcount.
-    """
-    bits, start_idx, present = packed
-    out = np.zeros((len(items), n_groups), dtype=np.int64)
-    step = max(1, chunk_words // max(bits.shape[1], 1))
-    for lo in range(0, len(items), step):
-        part = items[lo:lo + step]
-        acc = bits[part[:, 0]]
-        for j in range(1, part.shape[1]):
-            acc &= bits[part[:, j]]
-        pop = np.bitwise_count(acc)
-        out[lo:lo + len(part)][:, present] = np.add.reduceat(pop, start_idx, axis=1,
-                                                             dtype=np.int64)
-    return out
-
-
-def _searched_counts(
-    wanted: NDArray[Any], subsets: _Subsets, codes: NDArray[np.intp], n_groups: int,
-) -> NDArray[np.int64]:
-    """Per-group counts of ``wanted`` keys among enumerated subsets, by binary search."""
-    order = np.argsort(wanted, kind="stable")
-    ranked = wanted[order]
-    pos = np.searchsorted(ranked, subsets.keys)
-    pos[pos == len(ranked)] = 0
-    hit = ranked[pos] == subsets.keys
-    counts = np.bincount(pos[hit] * n_groups + codes[subsets.rows[hit]],
-                         minlength=len(ranked) * n_groups).reshape(len(ranked), n_groups)
-    out = np.empty_like(counts)
-    out[order] = counts
-    return out
-
-
-class _Matrix:
-    """What is derived from one 0/1 attribute matrix, computed once and then reused.
-
-    Its label lists, the enumerated subsets of each image's label set (by size), dense
-    count tables and packed bitsets (per group-code vector). Dense tables: every subset
-    gets its rank (:func:`_binomials`), and one ``bincount`` over ``rank · |G| + group``
-    fills a ``C(n_attrs, s) × |G|`` table that any M is read from.
-    """
-
-    def __init__(self, x: NDArray[np.bool_]) -> None:
-        self.x: NDArray[np.bool_] = x
-        self.table: NDArray[np.int64] | None = None
-        self._ranks: bool | None = None  # keys are int ranks (True) or bytes (False)
-        self.subsets: dict[int, _Subsets] = {}
-        self._csr: tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]] | None = None
-        self._dense: dict[tuple[int, int, bytes], NDArray[np.int64]] = {}
-        self._packed: dict[tuple[int, bytes], Any] = {}
-
-    @property
-    def csr(self) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]]:
-        """:func:`_label_lists` of the matrix."""
-        if self._csr is None:
-            self._csr = _label_lists(self.x)
-        return self._csr
-
-    def use(self, table: NDArray[np.int64] | None) -> _Matrix:
-        """Key subsets with ``table`` (None: bytes) from now on; returns the matrix.
-
-        Ranks do not depend on the table's size limit, so a larger table keeps what was
-        enumerated; switching between ranks and bytes starts over.
-        """
-        ranks = table is not None
-        if self._ranks is not None and self._ranks != ranks:
-            self.subsets, self._dense = {}, {}
-        if ranks != self._ranks or (table is not None and self.table is not None
-                                    and table.shape[1] > self.table.shape[1]):
-            self.table = table
-        self._ranks = ranks
-        return self
-
-    def nbytes(self) -> int:
-        parts = [self.x, *(self._csr or ()), *self._dense.values()]
-        parts += [a for sub in self.subsets.values() for a in (sub.keys, sub.rows)]
-        parts += [p[0] for p in self._packed.values()]
-        return sum(int(a.nbytes) for a in parts)
-
-    def enumerate(self, sizes: Sequence[int], name: str) -> None:
-        new = [s for s in sizes if s not in self.subsets]
-        if new:
-            self.subsets.update(_subsets(self.x, new, name, self.table, csr=self.csr))
-
-    def dense(self, s: int, codes: NDArray[np.intp], n_groups: int) -> NDArray[np.int64] | None:
-        """``table[rank, g]`` for every size-``s`` combination, or None when too large.
-
-        With ``n_groups == 1`` the codes are ignored (totals over all images).
-        """
-        if self.table is None or s not in self.subsets or s >= self.table.shape[1]:
-            return None
-        space = int(self.table[-1, s])
-        if space * n_groups > DENSE_BINS:
-            return None
-        key = (s, n_groups, b"" if n_groups == 1 else codes.tobytes())
-        if key not in self._dense:
-            if len(self._dense) >= 8:
-                self._dense.pop(next(iter(self._dense)))
-            sub = self.subsets[s]
-            bins = sub.keys if n_groups == 1 else sub.keys * n_groups + codes[sub.rows]
-            self._dense[key] = np.bincount(bins, minlength=space * n_groups).reshape(
-                space, n_groups)
-        return self._dense[key]
-
-    def packed(
-        self, codes: NDArray[np.intp], n_groups: int
-    ) -> tuple[NDArray[np.uint64], NDArray[np.intp], NDArray[np.intp]]:
-        key = (n_groups, codes.tobytes())
-        if key not in self._packed:
-            self._packed = {key: _pack_groups(self.x, codes, n_groups)}
-        return self._packed[key]
-
-
-#: Matrices kept by :func:`_matrix`, and the most bytes they may hold together.
-CACHE_ENTRIES = 6
-CACHE_BYTES = 256 << 20
-_CACHE: list[tuple[tuple[Any, ...], _Matrix]] = []
-_CACHE_LOCK = threading.Lock()
-
-
-def _fingerprint(x: NDArray[np.bool_]) -> tuple[Any, ...]:
-    """Cheap summary that tells most different matrices apart (equal ones always match)."""
-    return (x.shape, int(np.count_nonzero(x)), hash(x[::61].tobytes()))
-
-
-def _matrix(x: NDArray[np.bool_]) -> _Matrix:
-    """The :class:`_Matrix` of ``x``, reused when an equal matrix was seen recently.
-
-    Found by content, never by identity: a cached entry holds a private copy of its
-    matrix and is used only when it equals ``x`` cell for cell (``np.array_equal``), so
-    mutating an array between calls cannot return stale numbers. This lets
-    ``multi_mals`` and ``multi_directional`` (or both directions) on the same data share
-    the label lists, subsets and count tables.
-    """
-    key = _fingerprint(x)
-    with _CACHE_LOCK:
-        for i, (other, entry) in enumerate(_CACHE):
-            if other == key and np.array_equal(entry.x, x):
-                _CACHE.append(_CACHE.pop(i))  # most recently used last
-                return entry
-        while _CACHE and (len(_CACHE) >= CACHE_ENTRIES
-                          or sum(e.nbytes() for _, e in _CACHE) > CACHE_BYTES):
-            _CACHE.pop(0)  # least recently used first
-        entry = _Matrix(np.array(x, dtype=np.bool_, order="C", copy=True))
-        _CACHE.append((key, entry))
-        return entry
-
-
-def clear_cache() -> None:
-    """Forget every cached matrix (the benchmark times cold calls with it)."""
-    with _CACHE_LOCK:
-        _CACHE.clear()
-
-
-class _Counter:
-    """Counts, per group, the images of one matrix that hold each combination of M.
-
-    Per combination size it picks the cheaper method: the matrix's enumerated subsets
-    (a dense table, or a binary search into M when that table would exceed
-    :data:`DENSE_BINS`), or packed bitsets when images carry so many labels that
-    enumeration would cost more than ANDing M's bitsets.
-    """
-
-    def __init__(
-        self, matrix: _Matrix, name: str, *, combos: _Combos | None = None,
-        bitsets: bool = False,
-    ) -> None:
-        self.matrix, self.name = matrix, name
-        self.combos = _Combos({}, matrix.x.shape[1], matrix.table)
-        self.sizes: set[int] = set()  # sizes counted from enumerated subsets
-        if combos is not None:
-            self.plan(combos, bitsets=bitsets)
-
-    @property
-    def x(self) -> NDArray[np.bool_]:
-        return self.matrix.x
-
-    def plan(self, combos: _Combos, *, bitsets: bool = False) -> None:
-        """Count ``combos`` from now on; enumerate the sizes where that is cheaper."""
-        self.combos = combos
-        if bitsets or not len(combos):
-            self.sizes = set()
-            return
-        counts = self.matrix.csr[0]
-        words = (self.x.shape[0] + 63) // 64
-        self.sizes = {
-            s for s in combos.sizes if s in self.matrix.subsets or _n_subsets(counts, [s]) <= min(
-                len(combos.by_size[s]) * words * (s + 2), MAX_SUBSETS)
-        }
-        self.matrix.enumerate(sorted(self.sizes), self.name)
-
-    def per_group(self, codes: NDArray[np.intp], n_groups: int) -> NDArray[np.int64]:
-        combos, matrix = self.combos, self.matrix
-        out = np.zeros((len(combos), n_groups), dtype=np.int64)
-        row = 0
-        for s in combos.sizes:
-            items = combos.by_size[s]
-            if s in self.sizes:
-                dense = matrix.dense(s, codes, n_groups)
-                block = (dense[combos.keys(s)] if dense is not None else
-                         _searched_counts(combos.keys(s), matrix.subsets[s], codes, n_groups))
-            else:
-                block = _superset_counts(items, n_groups, matrix.packed(codes, n_groups))
-            out[row:row + len(items)] = block
-            row += len(items)
-        return out
-
-
-def _totals(table: NDArray[np.int64]) -> NDArray[np.int64]:
-    """Row sums of a (combinations, groups) count table (column adds: few groups)."""
-    if table.shape[1] > 8:
-        return table.sum(axis=1)
-    out = table[:, 0].copy()
-    for g in range(1, table.shape[1]):
-        out += table[:, g]
-    return out
-
-
-def _paper_combos(
-    train: _Matrix, test: _Matrix, train_codes: NDArray[np.intp],
-    test_codes: NDArray[np.intp], n_groups: int, sizes: Sequence[int], min_count: int,
-) -> _Combos:
-    """Combinations held by >= ``min_count`` train and test images, from their subsets.
-
-    The per-group tables it reads are the ones the counts of M are then taken from.
-    """
-    train.enumerate(sizes, "train_attrs")
-    test.enumerate(sizes, "test_attrs")
-    by_size = {}
-    for s in sizes:
-        dense_train = train.dense(s, train_codes, n_groups)
-        dense_test = test.dense(s, test_codes, n_groups)
-        if dense_train is not None and dense_test is not None:
-            common = np.flatnonzero((_totals(dense_train) >= min_count)
-                                    & (_totals(dense_test) >= min_count))
-        else:
-            tr_keys, tr_counts = np.unique(train.subsets[s].keys, return_counts=True)
-            te_keys, te_counts = np.unique(test.subsets[s].keys, return_counts=True)
-            common = np.intersect1d(tr_keys[tr_counts >= min_count],
-                                    te_keys[te_counts >= min_count], assume_unique=True)
-        if common.size:
-            by_size[s] = _decode(common, s, train.table)
-    return _Combos(by_size, train.x.shape[1], train.table)
-
-
-def _reference_combos(
-    train: _Matrix, test: _Counter, min_size: int, max_size: int | None, min_count: int,
-) -> _Combos:
-    """SonyResearch ``get_multiatts``: exact training label sets also present in test."""
-    n_attrs, table = train.x.shape[1], train.table
-    counts, starts, cols = train.csr
-    by_size = {}
-    for c in np.unique(counts).tolist():
-        if c < min_size or (max_size is not None and c > max_size):
-            continue
-        rows = np.flatnonzero(counts == c)
-        labels = cols[starts[rows][:, None] + np.arange(c)].astype(np.int64)
-        unique, n = np.unique(_keys(labels, table), return_counts=True)
-        # The released code keeps a set once it was seen more than `thresh` times.
-        kept = _decode(unique[n >= min_count], c, table)
-        if kept.size:
-            by_size[c] = kept
-    candidates = _Combos(by_size, n_attrs, table)
-    if not len(candidates):
-        return candidates
-    test.plan(candidates)
-    present = test.per_group(np.zeros(test.x.shape[0], np.intp), 1)[:, 0] >= min_count
-    out, row = {}, 0
-    for s in candidates.sizes:
-        block = candidates.by_size[s]
-        keep = present[row:row + len(block)]
-        if keep.any():
-            out[s] = block[keep]
-        row += len(block)
-    return _Combos(out, n_attrs, table)
-
-
-@dataclass
-class _Setup:
-    """M and the counters of the ground-truth splits."""
-
-    combos: _Combos
-    train: _Counter
-    test: _Counter | None
-
-    def counter(self, x: NDArray[np.bool_], name: str) -> _Counter:
-        return _Counter(_matrix(x).use(self.combos.table), name, combos=self.combos)
-
-
-def _single_setup(data: _Inputs, columns: NDArray[np.int64]) -> _Setup:
-    n_attrs = data.train.shape[1]
-    table = _binomials(n_attrs, 1)
-    combos = _Combos({1: columns[:, None]}, n_attrs, table)
-    return _Setup(
-        combos, _Counter(_matrix(data.train).use(table), "train_attrs", combos=combos),
-        None if data.test is None else _Counter(_matrix(data.test).use(table), "test_attrs",
-                                                combos=combos),
-    )
-
-
-def _multi_setup(
-    data: _Inputs, min_size: int, max_size: int | None, min_count: int, variant: str,
-) -> _Setup:
-    assert data.test is not None and data.groups.test is not None
-    n_attrs = data.train.shape[1]
-    train_matrix = _matrix(data.train)
-    most = int(train_matrix.csr[0].max())
-    top = max(min_size, most if max_size is None else min(max_size, most))
-    table = _binomials(n_attrs, top)
-    train_matrix.use(table)
-    train = _Counter(train_matrix, "train_attrs")
-    test = _Counter(_matrix(data.test).use(table), "test_attrs")
-    if variant == "reference":
-        combos = _reference_combos(train.matrix, test, min_size, max_size, min_count)
-    else:
-        combos = _paper_combos(train.matrix, test.matrix, data.groups.train, data.groups.test,
-                               len(data.groups.keys), range(min_size, top + 1), min_count)
-    if not len(combos):
+            "compares groups, so it needs at least two. Check the group column.")
+    missing = [(split, k) for split, split_keys in (("train_groups", train_keys), (
+        "test_groups", test_keys)) for k in keys if need_test and k not in split_keys]
+    if missing:
         raise InsufficientDataError(
-            f"no attribute combination of size >= {min_size}"
-            f"{'' if max_size is None else f' and <= {max_size}'} occurs in at least "
-            f"min_count={min_count} images of both train and test; lower min_count or "
-            "min_size."
-        )
-    train.plan(combos)
-    test.plan(combos)
-    return _Setup(combos, train, test)
+            f"group {group_label(missing[0][1])!r} has no rows in {missing[0][0]} (it occurs in "
+            "the other split); every group needs images in both train and test. Drop the "
+            "group or add its images.")
+    index = {k: i for i, k in enumerate(keys)}
+    return (train, test, preds, keys, np.array([index[k] for k in train_keys], np.intp)[
+        train_codes], np.array([index[k] for k in test_keys], np.intp)[test_codes] if need_test
+        else test_codes, [_encode(g, n_pred, f"pred_groups[{r}]" if len(runs) > 1 else
+                                  "pred_groups", index)[1] for r, g in enumerate(runs)])
 
 
-# -- results ----------------------------------------------------------------------------------
+def _unique(items: NDArray[Any]) -> tuple[NDArray[Any], NDArray[np.intp]]:
+    """The distinct rows of ``items`` in lexicographic order, and each row's index there."""
+    order = np.lexsort(items.T[::-1])
+    ranked = items[order]
+    new = np.ones(len(ranked), dtype=bool)
+    np.any(ranked[1:] != ranked[:-1], axis=1, out=new[1:])
+    inverse = np.empty(len(items), dtype=np.intp)
+    inverse[order] = np.cumsum(new) - 1
+    return ranked[new], inverse
 
 
-@dataclass
-class _Run:
-    """One prediction set: cell arrays of shape (combinations, evaluated groups)."""
-
-    pred: NDArray[np.float64]
-    delta: NDArray[np.float64]
-    amplification: float
-    signed_mean: float
-    abs_mean: float
-    variance: float
-    group_values: NDArray[np.float64]
+def _find(table: NDArray[Any], items: NDArray[Any]) -> NDArray[np.intp]:
+    """Index of each row of ``items`` in ``table`` (distinct rows), −1 where absent."""
+    _, inverse = _unique(np.concatenate([table, items]))
+    where = np.full(len(table) + len(items), -1, dtype=np.intp)
+    where[inverse[:len(table)]] = np.arange(len(table))
+    return where[inverse[len(table):]]
 
 
-def _divide(num: NDArray[Any], den: NDArray[Any]) -> NDArray[np.float64]:
-    den = np.broadcast_to(den, num.shape)
-    out = np.full(num.shape, np.nan)
-    np.divide(num, den, out=out, where=den > 0)
-    return out
+class _Labels:
+    """Images' label sets and subsets; a level: (image, columns, last label's position)."""
+
+    def __init__(self, x: NDArray[np.bool_], name: str) -> None:
+        self.rows, cols = np.nonzero(x)  # row-major: each image's columns come out sorted
+        self.cols = cols.astype(np.int16 if x.shape[1] < 2**15 else np.int32)  # radix sorts
+        self.counts = np.bincount(self.rows, minlength=(n := x.shape[0]))
+        self.starts, self.name = np.cumsum(self.counts) - self.counts, name
+        self.empty = (np.arange(n), np.empty((n, 0), self.cols.dtype), np.full(n, -1))
+
+    def grow(self, level: tuple[Any, Any, Any], keep: Any = slice(None)) -> tuple[Any, Any, Any]:
+        """Each kept subset of a level with one more label: each of its image's later ones."""
+        images, items, last = (x[keep] for x in level)
+        later = self.counts[images] - last - 1
+        pick = np.repeat(np.arange(len(images)), later)
+        last = last[pick] + 1 + np.arange(len(pick)) - np.repeat(np.cumsum(later) - later, later)
+        images = images[pick]
+        if len(images) > MAX_SUBSETS:
+            raise FairnessConfigError(
+                f"{self.name} has images with up to {int(self.counts.max())} labels: "
+                f"{len(images):,} subsets of size {items.shape[1] + 1} (limit {MAX_SUBSETS:,}). "
+                "Pass a smaller max_size.")
+        return images, np.column_stack([items[pick], self.cols[self.starts[images] + last]]), last
+
+    def hits(self, combos: _Combos) -> _Hits:
+        """(image, combination) pairs, numbered by size; only beginnings of M's grow."""
+        offset, found, level = 0, [], self.grow(self.empty)
+        for size in range(1, max(combos) + 1):
+            if size in combos:
+                index = _find(combos[size], level[1])
+                found.append((level[0][index >= 0], index[index >= 0] + offset))
+                offset += len(combos[size])
+            if size < max(combos):
+                heads = np.concatenate([c[:, :size] for s, c in combos.items() if s > size])
+                level = self.grow(level, _find(_unique(heads)[0], level[1]) >= 0)
+        return np.concatenate([f[0] for f in found]), np.concatenate([f[1] for f in found])
 
 
-def _conf(values: NDArray[np.float64]) -> tuple[float, float, float]:
-    """Mean, std (ddof=0) and half-width 1.96·std/√runs, as the released conf_interval."""
-    mean = float(np.mean(values))
-    std = float(np.std(values))
-    return mean, std, 1.96 * std / math.sqrt(len(values))
+def _combinations(x_train: NDArray[np.bool_], x_test: NDArray[np.bool_], a: dict[str, Any],
+                  reference: bool) -> tuple[_Combos, _Hits, _Hits]:
+    """M (combinations held by ``min_count`` train and test images) and its hits there."""
+    train, test = _Labels(x_train, "train_attrs"), _Labels(x_test, "test_attrs")
+    low, high, min_count = a["min_size"], a["max_size"] or x_train.shape[1], a["min_count"]
+    combos: _Combos = {}
+    if reference:  # the released get_multiatts: the exact training label sets
+        for s in np.unique(train.counts[(train.counts >= low) & (train.counts <= high)]).tolist():
+            unique, inverse = _unique(train.cols[train.counts[train.rows] == s].reshape(-1, s))
+            combos[s] = unique[np.bincount(inverse) >= min_count]
+    else:  # every subset; a rare one is part of no frequent one, so only frequent ones grow
+        level, size = train.grow(train.empty), 1
+        while len(level[0]) and size <= high:
+            unique, inverse = _unique(level[1])
+            often = np.bincount(inverse, minlength=len(unique)) >= min_count
+            combos[size] = unique[often] if size >= low else unique[:0]
+            level, size = train.grow(level, often[inverse]), size + 1
+    combos = {s: c for s, c in combos.items() if len(c)}
+    if combos:
+        held = np.bincount(test.hits(combos)[1], minlength=sum(map(len, combos.values())))
+        parts = np.split(held >= min_count, np.cumsum([len(c) for c in combos.values()])[:-1])
+        combos = {s: c[h] for (s, c), h in zip(combos.items(), parts) if h.any()}
+    if not combos:
+        upto = "" if a["max_size"] is None else f" and <= {high}"
+        raise InsufficientDataError(
+            f"no attribute combination of size >= {low}{upto} occurs in at least min_count="
+            f"{min_count} images of both train and test; lower min_count or min_size.")
+    return combos, train.hits(combos), test.hits(combos)
 
 
-def _listed(values: NDArray[np.float64]) -> list[float | None]:
-    """Floats for a table column, None where undefined (NaN)."""
-    return [None if v != v else v for v in values.tolist()]
+def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
+    """One indicator (``a``: its arguments): inputs, M, counts per group, Δ, the result.
 
-
-def _build(
-    *,
-    name: str,
-    metric: str,
-    runs: list[_Run],
-    combos: _Combos,
-    names: list[str],
-    group_keys: Sequence[GroupKey],
-    group_n: NDArray[np.intp],
-    train: NDArray[np.float64],
-    test: NDArray[np.float64] | None,
-    y: NDArray[np.float64] | None,
-    counted: NDArray[np.bool_],
-    min_group_size: int,
-    params: dict[str, Any],
-    notes: list[str],
-    table_rows: int | None,
-    extra_stats: dict[str, float] | None = None,
-) -> IndicatorResult:
-    n_runs = len(runs)
-    stats: dict[str, float] = {}
-    intervals: dict[str, tuple[float, float]] = {}
-    for key in ("amplification", "signed_mean", "abs_mean", "variance"):
-        values = np.array([getattr(r, key) for r in runs], dtype=np.float64)
-        mean, std, half = _conf(values)
-        stats[key] = mean
-        if n_runs > 1:
-            stats[f"{key}_std"] = std
-            intervals[key] = (mean - half, mean + half)
-    stats.update(n_combinations=float(len(combos)), n_cells=float(counted.sum()),
-                 runs=float(n_runs), **(extra_stats or {}))
-    if intervals:
-        intervals["value"] = intervals["amplification"]
-
-    per_run = np.array([r.group_values for r in runs])
-    group_intervals = None
-    if n_runs > 1:
-        group_intervals = []
-        for g in range(per_run.shape[1]):
-            mean, _, half = _conf(per_run[:, g])
-            group_intervals.append((mean - half, mean + half))
-    groups = make_group_stats(group_keys, group_n, per_run.mean(axis=0),
-                              min_group_size=min_group_size, intervals=group_intervals)
-
-    pred = np.mean([r.pred for r in runs], axis=0)
-    delta = np.mean([r.delta for r in runs], axis=0)
-    spread = np.std([r.delta for r in runs], axis=0) if n_runs > 1 else None
-    shown_groups = np.array([group_label(k) for k in group_keys])
-    ii, jj = np.nonzero(counted)
-    magnitude = np.abs(delta[ii, jj])
-    magnitude = np.where(np.isnan(magnitude), -1.0, magnitude)
-    n_cells = len(magnitude)
-    # Largest |Δ| first, undefined cells last; ties by group, then combination order. Only
-    # the rows kept (and the N_NOTED for the note) are sorted: a partition finds them.
-    wanted = n_cells if table_rows is None else max(table_rows, N_NOTED)
-    if wanted < n_cells:
-        kth = np.partition(magnitude, n_cells - wanted)[n_cells - wanted]
-        pick = np.flatnonzero(magnitude >= kth)
-    else:
-        pick = np.arange(n_cells)
-    order = pick[np.lexsort((ii[pick], jj[pick], -magnitude[pick]))][:wanted]
-    ii, jj = ii[order], jj[order]
-    needed = np.unique(ii)
-    label_of = dict(zip(needed.tolist(), combos.labels(needed, names)))
-    columns: dict[str, list[Any]] = {
-        "group": shown_groups[jj].tolist(),
-        "attributes": [label_of[i] for i in ii.tolist()],
-        "size": combos.sizes_array()[ii].tolist(),
-        "train": _listed(train[ii, jj]),
-        "test": [None] * len(ii) if test is None else _listed(test[ii, jj]),
-        "pred": _listed(pred[ii, jj]),
-        "delta": _listed(delta[ii, jj]),
-    }
-    if y is not None:
-        columns["y"] = y[ii, jj].tolist()
-    if spread is not None:
-        columns["delta_std"] = _listed(spread[ii, jj])
-    names_ = list(columns)
-    rows = [dict(zip(names_, values)) for values in zip(*columns.values())]
-    top = [r for r in rows[:N_NOTED] if r["delta"]]
-    if top:
-        shown = "; ".join(
-            f"{r['group']} × {r['attributes']}: Δ={r['delta']:+.4f} (train {r['train']:.3f} → "
-            f"pred {r['pred']:.3f})" for r in top
-        )
-        notes = [*notes, f"most amplified: {shown}"]
-    if table_rows is not None and n_cells > table_rows:
-        notes = [*notes, f"tables['cells'] keeps the {table_rows:,} largest |Δ| of "
-                         f"{n_cells:,} cells (table_rows={table_rows}; table_rows=None keeps "
-                         "every cell)."]
-    rows = rows[:n_cells if table_rows is None else table_rows]
-    tables: dict[str, tuple[dict[str, Any], ...]] = {"cells": tuple(rows)}
-    if n_runs > 1:
-        tables["runs"] = tuple(
-            {"run": k, "amplification": r.amplification, "signed_mean": r.signed_mean,
-             "variance": r.variance} for k, r in enumerate(runs)
-        )
-    return IndicatorResult(
-        name=name,
-        metric=metric,
-        value=stats["amplification"],
-        groups=groups,
-        stats=stats,
-        intervals=intervals,
-        tables=tables,
-        params=params,
-        higher_is_better=False,
-        min_group_size=min_group_size,
-        notes=(*notes, *exclusion_notes(groups, min_group_size)),
-    )
-
-
-@dataclass
-class _Inputs:
-    train: NDArray[np.bool_]
-    test: NDArray[np.bool_] | None
-    preds: list[NDArray[np.bool_]]
-    groups: _Groups
-    names: list[str]
-
-
-def _same_columns(reference: Any, other: Any, name: str) -> None:
-    ours, theirs = getattr(reference, "columns", None), getattr(other, "columns", None)
-    if ours is not None and theirs is not None and list(ours) != list(theirs):
-        raise InvalidDataError(
-            f"{name} has columns {list(theirs)[:5]}... but train_attrs has {list(ours)[:5]}...; "
-            "the matrices must share their columns (same attributes, same order)."
-        )
-
-
-def _prepare(
-    train_attrs: Any, train_groups: Any, test_attrs: Any, test_groups: Any,
-    pred_attrs: Any, pred_groups: Any, *, threshold: Any, attribute_names: Any,
-    need_test: bool, need_pred_attrs: bool, need_pred_groups: bool, function: str,
-) -> _Inputs:
-    required = [("train_attrs", train_attrs), ("train_groups", train_groups)]
-    if need_test:
-        required += [("test_attrs", test_attrs), ("test_groups", test_groups)]
-    if need_pred_attrs:
-        required.append(("pred_attrs", pred_attrs))
-    if need_pred_groups:
-        required.append(("pred_groups", pred_groups))
-    for name, value in required:
-        if value is None:
-            raise FairnessConfigError(f"{function} needs {name}; got {name}=None.")
-    train = _binary(train_attrs, "train_attrs")
-    n_attrs = train.shape[1]
-    threshold = _check_threshold(threshold, n_attrs)
-    test = _binary(test_attrs, "test_attrs") if need_test else None
-    pred_list = _pred_runs(pred_attrs) if need_pred_attrs else []
-    labels = ["pred_attrs"] if len(pred_list) == 1 else [
-        f"pred_attrs[{k}]" for k in range(len(pred_list))]
-    preds = [_binary(p, label, threshold) for p, label in zip(pred_list, labels)]
-    n_pred = test.shape[0] if test is not None else (preds[0].shape[0] if preds else 0)
-    rows_of = "test_attrs" if test is not None else labels[0] if labels else ""
-    for label, raw, x in [("test_attrs", test_attrs, test), *zip(labels, pred_list, preds)]:
-        if x is None:
-            continue
-        _same_columns(train_attrs, raw, label)
-        if x.shape[1] != n_attrs:
-            raise InvalidDataError(
-                f"{label} has {x.shape[1]} attribute columns but train_attrs has {n_attrs}; "
-                "the matrices must share their columns (same attributes, same order)."
-            )
-        if x.shape[0] != n_pred:
-            raise InvalidDataError(
-                f"{label} has {x.shape[0]} rows but {rows_of} has {n_pred}; predictions "
-                "must cover the test images, in the same order."
-            )
-    group_list = _group_runs(pred_groups, n_pred) if need_pred_groups else []
-    if len(preds) > 1 and len(group_list) == 1:
-        group_list = group_list * len(preds)
-    elif len(preds) > 1 and len(group_list) not in (0, len(preds)):
-        raise InvalidDataError(
-            f"pred_groups holds {len(group_list)} runs but pred_attrs holds {len(preds)}; pass "
-            "one group vector per prediction set, or one vector shared by all of them."
-        )
-    groups = _encode_all(train_groups, train.shape[0], test_groups if need_test else None,
-                         n_pred if need_test else None, group_list, n_pred,
-                         need_test=need_test)
-    names = _attr_names(train_attrs, n_attrs, attribute_names)
-    return _Inputs(train, test, preds, groups, names)
-
-
-def _undefined_note(n_undefined: int, what: str) -> list[str]:
-    if not n_undefined:
-        return []
-    return [f"{n_undefined} combination(s) {what}."]
-
-
-# -- Zhao et al. 2017 and Multi_MALS -------------------------------------------------------
-
-
-def _mals_run(
-    bias_train: NDArray[np.float64], bias_pred: NDArray[np.float64], limit: float,
-    *, reference: bool, signed_headline: bool,
-) -> tuple[_Run, NDArray[np.bool_]]:
-    """Δ = 1[b_train > limit]·(b_pred − b_train) and its aggregates (evaluated groups)."""
-    delta = np.where(bias_train > limit, bias_pred - bias_train, 0.0)
-    if reference:
-        # Released code: nansum over all cells / |M|, nanvar over all cells.
-        denom = delta.shape[0]
-        cells = delta
-        counted = np.ones(delta.shape, dtype=bool)
-        variance = float(np.nanvar(delta)) if np.isfinite(delta).any() else math.nan
-    else:
-        defined: NDArray[np.bool_] = np.asarray(~np.isnan(bias_pred).any(axis=1))
-        denom = int(defined.sum())
-        cells = delta[defined]
-        counted = np.repeat(defined[:, None], delta.shape[1], axis=1)
-        variance = float(np.var(cells)) if denom else math.nan
-    signed = np.nansum(cells, axis=0)
-    absolute = np.nansum(np.abs(cells), axis=0)
-    if denom:
-        signed_mean, abs_mean = float(signed.sum() / denom), float(absolute.sum() / denom)
-        group_values = (signed if signed_headline else absolute) / denom
-    else:
-        signed_mean = abs_mean = math.nan
-        group_values = np.full(delta.shape[1], math.nan)
-    run = _Run(pred=bias_pred, delta=delta,
-               amplification=signed_mean if signed_headline else abs_mean,
-               signed_mean=signed_mean, abs_mean=abs_mean, variance=variance,
-               group_values=group_values)
-    return run, counted
-
-
-def _bias(counts: NDArray[np.int64]) -> NDArray[np.float64]:
-    return _divide(counts, counts.sum(axis=1, keepdims=True))
-
-
-def bias_amp(
-    train_attrs: Any,
-    train_groups: Any,
-    pred_attrs: Any,
-    pred_groups: Any,
-    *,
-    min_count: int = 1,
-    threshold: Any = None,
-    attribute_names: Sequence[str] | None = None,
-    min_group_size: int = 30,
-    table_rows: int | None = TABLE_ROWS,
-    variant: str = "paper",
-) -> IndicatorResult:
-    r"""BiasAmp of Zhao et al. 2017 ("Men also like shopping"), signed.
-
-    .. math::
-
-        b(o, g) = \frac{c(o, g)}{\sum_{g'} c(o, g')}, \quad
-        \mathrm{BiasAmp} = \frac{1}{|O|} \sum_{g} \sum_{o \in O}
-            \mathbf{1}\big[b_{train}(o, g) > 1/|G|\big]\,
-            \big(b_{pred}(o, g) - b_{train}(o, g)\big)
-
-    where ``c(o, g)`` counts the images that have attribute ``o`` and group ``g`` (for the
-    predictions: predicted attribute and predicted group), and ``O`` holds the attributes
-    seen in at least ``min_count`` training images.
-
-    Parameters
-    ----------
-    train_attrs : array-like or DataFrame of shape (n_train, attributes)
-        0/1 training labels.
-    train_groups : array-like of shape (n_train,) or one-hot matrix
-        The training images' groups (at least two).
-    pred_attrs : array-like of shape (n_test, attributes), or a list of them
-        0/1 predictions (or scores with ``threshold``); a list gives several runs.
-    pred_groups : array-like of shape (n_test,), or a list of them (one per run)
-        Predicted groups.
-    min_count : int, default 1
-        Attributes in fewer training images are left out.
-    threshold : float or array of shape (attributes,), optional
-        Binarise score predictions as ``score >= threshold``.
-    attribute_names : sequence of str, optional
-        Column names for the table (default: DataFrame columns or indices).
-    min_group_size : int, default 30
-        Groups with fewer training images are marked excluded in the per-group table.
-    table_rows : int, optional
-        Rows of ``tables["cells"]``: the ``table_rows`` largest |Δ| (default 100, with a
-        note when cells are left out); ``None`` keeps every group × combination cell. The
-        numbers and the "most amplified" note never depend on it.
-    variant : {"paper", "reference"}
-        ``"paper"``: attributes never predicted have no b_pred and are left out of the
-        mean (``notes`` says how many). ``"reference"`` (uclanlp/reducingbias,
-        ``coco_get_bias_score``): two groups only; such attributes are skipped in the sum
-        but still counted in |O|.
-
-    Returns
-    -------
-    IndicatorResult
-        ``value`` = ``stats["amplification"]`` = BiasAmp (positive: amplified);
-        ``stats["variance"]`` the variance of Δ over all cells, ``stats["abs_mean"]`` the
-        same sum over |Δ|; one group per group (value: its term of the sum);
-        ``tables["cells"]`` one row per group × attribute, sorted by |Δ|.
-
-    Examples
-    --------
-    >>> train = [[1], [1], [1], [1]]
-    >>> pred = [[1], [1], [1], [1]]
-    >>> r = bias_amp(train, ["m", "m", "m", "w"], pred, ["m", "m", "m", "m"],
-    ...              min_group_size=1)
-    >>> r.value, r.tables["cells"][0]["delta"]
-    (0.25, 0.25)
+    They differ in what Δ compares (P(g | m), the bias score, or P(m | g) for G→M) with which
+    ground truth; Zhao et al.'s 1[b_train > 1/|G|]; y (1[·]: ``y·Δ + (1 − y)(−Δ)``, sign:
+    ``y·Δ``); averaging over combinations (BiasAmp, Multi_MALS) or cells; the headline
+    (signed or mean |Δ|); whether undefined cells count (released BiasAmp, Multi_MALS).
     """
-    check_variant(variant, "bias_amp")
-    min_group_size = check_min_group_size(min_group_size)
-    table_rows = _check_table_rows(table_rows)
-    _, _, min_count = _check_sizes(1, 1, min_count)
-    data = _prepare(train_attrs, train_groups, None, None, pred_attrs, pred_groups,
-                    threshold=threshold, attribute_names=attribute_names, need_test=False,
-                    need_pred_attrs=True, need_pred_groups=True, function="bias_amp")
-    keys, n_groups = data.groups.keys, len(data.groups.keys)
-    if variant == "reference" and n_groups != 2:
+    given, a = set(a), dict(a)
+    if "direction" in a and a["direction"] not in _DIRECTIONS:
+        raise FairnessConfigError(
+            "direction must be 'G->M' (the group influences the attribute predictions) or 'M->G' "
+            f"(the attributes influence the group prediction); got direction={a['direction']!r}.")
+    reference, direction = a["variant"] == "reference", _DIRECTIONS.get(a.get("direction", ""))
+    multi, a["direction"] = function.startswith("multi"), direction
+    released = _released(a["train_groups"]) if multi and reference else None
+    x_train, x_test, x_preds, keys, train_codes, test_codes, pred_codes = _prepare(
+        a, function, released)
+    n_groups = n_codes = len(keys)
+    if function == "directional_bias_amp" and reference and a["min_count"] != 1:
+        raise FairnessConfigError(
+            f"variant='reference' uses every attribute column, as the released code does; "
+            f"min_count={a['min_count']} has no counterpart there. Leave min_count=1.")
+    if function == "bias_amp" and reference and n_groups != 2:
         raise FairnessConfigError(
             f"variant='reference' reproduces code written for exactly two groups; got "
-            f"{n_groups} groups ({', '.join(map(group_label, keys))}). Use variant='paper'."
-        )
-    columns = np.flatnonzero(data.train.sum(axis=0) >= min_count).astype(np.int64)
-    if not columns.size:
-        raise InsufficientDataError(
-            f"no attribute occurs in at least min_count={min_count} training images; lower "
-            "min_count or check train_attrs."
-        )
-    setup = _single_setup(data, columns)
-    bias_train = _bias(setup.train.per_group(data.groups.train, n_groups))
-    runs, counted = [], np.zeros(bias_train.shape, dtype=bool)
-    for pred, codes in zip(data.preds, data.groups.preds):
-        bias_pred = _bias(setup.counter(pred, "pred_attrs").per_group(codes, n_groups))
-        run, counted_run = _mals_run(bias_train, bias_pred, 1.0 / n_groups,
-                                     reference=variant == "reference", signed_headline=True)
-        runs.append(run)
-        counted |= counted_run
-    never = int(np.isnan(runs[0].pred).all(axis=1).sum())
-    what = ("were never predicted; they are left out of the mean" if variant == "paper" else
-            "were never predicted; they add 0 but count in |O| (released code)")
-    return _build(
-        name="bias_amp", metric="BiasAmp", runs=runs, combos=setup.combos, names=data.names,
-        group_keys=keys, group_n=np.bincount(data.groups.train, minlength=n_groups),
-        train=bias_train, test=None, y=None, counted=counted, min_group_size=min_group_size,
-        params={"min_count": min_count, "variant": variant, "threshold": threshold,
-                "n_train": data.train.shape[0], "n_test": data.preds[0].shape[0]},
-        notes=_undefined_note(never, what), table_rows=table_rows,
-    )
-
-
-def multi_mals(
-    train_attrs: Any,
-    train_groups: Any,
-    test_attrs: Any,
-    test_groups: Any,
-    pred_attrs: Any,
-    pred_groups: Any,
-    *,
-    min_size: int = 1,
-    max_size: int | None = None,
-    min_count: int = 1,
-    threshold: Any = None,
-    attribute_names: Sequence[str] | None = None,
-    min_group_size: int = 30,
-    table_rows: int | None = TABLE_ROWS,
-    variant: str = "paper",
-) -> IndicatorResult:
-    r"""Multi_MALS of seed 001: undirected multi-attribute bias amplification.
-
-    .. math::
-
-        \Delta_{gm} = \mathbf{1}\big[b_{train}(m, g) > 1/|G|\big]
-            \big(b_{pred}(m, g) - b_{train}(m, g)\big), \quad
-        X = \frac{1}{|M|} \sum_{g} \sum_{m \in M} |\Delta_{gm}|
-
-    reported with ``variance(Δ)`` over all |G|·|M| cells. ``b`` is the bias score of
-    :func:`bias_amp` for a set of attributes (an image has ``m`` when it has all of them);
-    ``b_pred`` uses predicted attributes and predicted groups.
-
-    Parameters
-    ----------
-    train_attrs, test_attrs : array-like or DataFrame of shape (images, attributes)
-        0/1 ground truth; ``M`` is drawn from both (see the module docstring).
-    train_groups, test_groups : array-like of shape (images,) or one-hot matrix
-        Ground-truth groups (at least two; every group in both splits).
-    pred_attrs : array-like of shape (n_test, attributes), or a list of them (runs)
-        0/1 predictions on the test images, or scores with ``threshold``.
-    pred_groups : array-like of shape (n_test,), or a list of them (one per run)
-        Predicted groups.
-    min_size, max_size : int
-        Sizes of the combinations (``max_size=None``: up to the largest label set).
-    min_count : int, default 1
-        A combination must occur in at least this many train and test images.
-    threshold : float or array of shape (attributes,), optional
-        Binarise score predictions as ``score >= threshold``.
-    attribute_names : sequence of str, optional
-        Column names for the table.
-    min_group_size : int, default 30
-        Groups with fewer test images are marked excluded in the per-group table.
-    table_rows : int, optional
-        Rows of ``tables["cells"]``: the ``table_rows`` largest |Δ| (default 100, with a
-        note when cells are left out); ``None`` keeps every group × combination cell. The
-        numbers and the "most amplified" note never depend on it.
-    variant : {"paper", "reference"}
-        ``"paper"``: threshold 1/|G|; combinations never predicted are left out (noted).
-        ``"reference"`` (SonyResearch/multi_bias_amp ``MBA.calculate_mba_mals``): M holds
-        the exact training label sets with ``|m| >= min_size`` seen ``min_count`` times
-        that occur in ``min_count`` test images; the |G| − 1 group columns of the released
-        layout are compared with 1/(|G| − 1), so two groups always give 0 (the one scored
-        group is the first); never-predicted combinations count in |M|; the variance is
-        ``nanvar`` over the cells.
-
-    Returns
-    -------
-    IndicatorResult
-        ``value`` = ``stats["amplification"]`` = X; ``stats["variance"]`` = var(Δ),
-        ``stats["signed_mean"]`` = ΣΔ/|M|; one group per evaluated group (value: its
-        term of X); ``tables["cells"]`` one row per group × combination, sorted by |Δ|.
-
-    Examples
-    --------
-    >>> train = [[1, 1], [1, 1], [1, 0], [0, 1]]
-    >>> pred = [[1, 1], [1, 1], [1, 0], [1, 1]]
-    >>> r = multi_mals(train, ["w", "m", "m", "m"], train, ["w", "m", "m", "m"],
-    ...                pred, ["w", "w", "m", "m"], min_group_size=1)
-    >>> round(r.value, 4), r.tables["cells"][0]["attributes"]
-    (0.1667, '1')
-    """
-    check_variant(variant, "multi_mals")
-    min_group_size = check_min_group_size(min_group_size)
-    table_rows = _check_table_rows(table_rows)
-    min_size, max_size, min_count = _check_sizes(min_size, max_size, min_count)
-    data = _prepare(train_attrs, train_groups, test_attrs, test_groups, pred_attrs, pred_groups,
-                    threshold=threshold, attribute_names=attribute_names, need_test=True,
-                    need_pred_attrs=True, need_pred_groups=True, function="multi_mals")
-    assert data.test is not None and data.groups.test is not None
-    keys, n_groups = data.groups.keys, len(data.groups.keys)
-    setup = _multi_setup(data, min_size, max_size, min_count, variant)
-    notes: list[str] = []
-    if variant == "reference" and n_groups == 2:
-        # One 0/1 column (1 = second group); the code scores the rows whose value is 0.
-        codes_of, n_codes, evaluated = np.arange(2), 2, [0]
-        shown, limit = [keys[0]], 1.0
+            f"{n_groups} groups ({', '.join(map(group_label, keys))}). Use variant='paper'.")
+    if multi:
+        combos, train, test = _combinations(x_train, x_test, a, reference)
+    else:  # single attributes: combinations of size 1
+        ok = x_train.sum(axis=0) >= a["min_count"]
+        if x_test is not None:  # the released BiasAmp→ code uses every column
+            ok = ok & (x_test.sum(axis=0) >= a["min_count"]) | reference
+        if not ok.any():
+            raise InsufficientDataError(
+                f"no attribute occurs in at least min_count={a['min_count']} " + (
+                    "images of both train and test; lower min_count or check the attribute "
+                    "matrices." if x_test is not None else "training images; lower "
+                    "min_count or check train_attrs."))
+        labels = _Labels(x_train, "train_attrs")
+        combos = {1: np.flatnonzero(ok)[:, None].astype(labels.cols.dtype)}
+        train = test = labels.hits(combos)
+        test = test if x_test is None else _Labels(x_test, "test_attrs").hits(combos)
+    notes = ["never occur in the test ground truth; their cells are undefined and left out"
+             if direction else f"were never predicted; they add 0 but count in "
+             f"|{'M' if multi else 'O'}| (released code)" if reference else
+             "were never predicted; they are left out of the mean"]
+    if multi and reference and n_groups == 2 and not direction:
         notes.append("variant='reference' with two groups: the released code compares bias "
                      "scores with 1/(|G|-1) = 1, so every Δ is 0.")
-    elif variant == "reference":
-        # argmax over the |G|-1 columns: the first group (all zeros) lands on column 0.
+    codes_of, shown = np.arange(n_groups), keys
+    columns = list(range(int(released is not None and direction is not None), n_groups))
+    if released is not None and not direction and n_groups == 2:
+        columns = [0]  # one 0/1 column: the rows holding 0 are scored
+    elif released is not None and not direction:  # argmax: the first group → column 0
         codes_of = np.array([0, *range(n_groups - 1)], dtype=np.intp)
-        n_codes, evaluated, shown = n_groups - 1, list(range(n_groups - 1)), list(keys[1:])
-        limit = 1.0 / (n_groups - 1)
+        n_codes, columns, shown = n_groups - 1, list(range(n_groups - 1)), keys[1:]
         notes.append(f"variant='reference': images of group {group_label(keys[0])!r} count as "
                      f"{group_label(keys[1])!r} (argmax of an all-zero row), as in the "
                      "released code.")
-    else:
-        codes_of, n_codes = np.arange(n_groups), n_groups
-        evaluated, shown, limit = list(range(n_groups)), list(keys), 1.0 / n_groups
-    bias_train = _bias(setup.train.per_group(codes_of[data.groups.train], n_codes))[:, evaluated]
-    assert setup.test is not None
-    test_codes = codes_of[data.groups.test]
-    bias_test = _bias(setup.test.per_group(test_codes, n_codes))[:, evaluated]
-    runs, counted = [], np.zeros(bias_train.shape, dtype=bool)
-    for pred, codes in zip(data.preds, data.groups.preds):
-        counts = setup.counter(pred, "pred_attrs").per_group(codes_of[codes], n_codes)
-        run, counted_run = _mals_run(bias_train, _bias(counts)[:, evaluated], limit,
-                                     reference=variant == "reference", signed_headline=False)
-        runs.append(run)
-        counted |= counted_run
-    never = int(np.isnan(runs[0].pred).all(axis=1).sum())
-    what = ("were never predicted; they are left out of the mean" if variant == "paper" else
-            "were never predicted; they add 0 but count in |M| (released code)")
-    return _build(
-        name="multi_mals", metric="Multi_MALS", runs=runs, combos=setup.combos,
-        names=data.names, group_keys=shown,
-        group_n=np.bincount(test_codes, minlength=n_codes)[evaluated],
-        train=bias_train, test=bias_test, y=None, counted=counted,
-        min_group_size=min_group_size,
-        params={"min_size": min_size, "max_size": max_size, "min_count": min_count,
-                "variant": variant, "threshold": threshold, "n_train": data.train.shape[0],
-                "n_test": data.test.shape[0]},
-        notes=_undefined_note(never, what) + notes, table_rows=table_rows,
-    )
+    shown = [shown[c] for c in columns]
+    n_combos = sum(map(len, combos.values()))
+
+    def tally(hits: _Hits, codes: NDArray[np.intp]) -> NDArray[np.int64]:
+        """``out[i, g]``: images with code ``g`` that hold the ``i``-th combination."""
+        return np.bincount(hits[1] * n_codes + codes_of[codes][hits[0]],
+                           minlength=n_combos * n_codes).reshape(n_combos, n_codes)
+
+    def prob(c: NDArray[np.int64], n: Any) -> NDArray[np.float64]:
+        """P(m | g) (G→M) or P(g | m), the bias score; NaN where undefined."""
+        den = np.broadcast_to(n[None, :] if direction == "G->M" else c.sum(
+            axis=1, keepdims=True), c.shape)
+        return np.divide(c, den, out=np.full(c.shape, np.nan), where=den > 0)
+
+    if direction == "M->G":  # the test images that truly hold m, by their predicted group
+        preds = [tally(test, c) for c in pred_codes]
+    else:  # predicted attributes, by the test images' true group (G→M) or predicted group
+        preds = [tally(_Labels(x, "pred_attrs").hits(combos), test_codes if direction else c)
+                 for x, c in zip(x_preds, pred_codes or x_preds)]
+    counts, train_codes = tally(train, train_codes), codes_of[train_codes]
+    n = np.bincount(train_codes if x_test is None else codes_of[test_codes], minlength=n_codes)
+    truth_train = prob(counts, np.bincount(train_codes, minlength=n_codes))
+    truth_test = None if x_test is None else prob(tally(test, test_codes), n)[:, columns]
+    base = truth_test if truth_test is not None and direction and (reference or not multi) else (
+        truth_train[:, columns])
+    y = kept = None
+    if direction:  # y, from the training images that define it
+        kept = np.bincount(train_codes[x_train.any(axis=1) | ((train_codes != 0) & multi) | (
+            not reference or (multi and released is None))], minlength=n_codes)  # see variant
+        if not kept.sum():
+            raise InsufficientDataError(
+                "no training image has an attribute, so y (the direction of each "
+                "correlation) is undefined. Check train_attrs.")
+        diff = counts / kept.sum() - (kept / kept.sum())[None, :] * (
+            counts.sum(axis=1, keepdims=True) / kept.sum())
+        y = (np.sign(diff) if reference else (diff > 0).astype(np.float64))[:, columns]
+    truth_train, runs = truth_train[:, columns], []
+    for c in preds:  # Δ per cell (combinations × evaluated groups) and its averages
+        pred = prob(c, n)[:, columns]
+        delta = pred - base
+        if not direction:  # Zhao et al.'s indicator: 1/|G|, or 1/(|G| - 1) in the MBA class
+            delta = np.where(truth_train > 1 / (n_groups - (multi and reference)), delta, 0.0)
+        undefined = np.isnan(pred) | np.isnan(base)
+        counted = np.ones_like(undefined) if reference and not direction else ~undefined
+        cell = delta if y is None else y * delta if reference else y * delta + (1 - y) * -delta
+        total = int(counted.sum()) // (1 if direction else delta.shape[1])
+        finite = delta[counted & ~np.isnan(delta)]
+        with np.errstate(invalid="ignore", divide="ignore"):  # NaN: a group without cells
+            group_values = np.nansum(np.where(counted, abs(delta) if multi else cell, np.nan),
+                                     axis=0) / counted.sum(axis=0)
+        means = [float(np.nansum(v[counted]) / total) if total else math.nan
+                 for v in (cell, abs(delta))]
+        runs.append({"amplification": means[multi], "signed_mean": means[0],
+                     "abs_mean": means[1], "variance": float(np.var(finite)) if finite.size
+                     else math.nan, "pred": pred, "delta": delta, "counted": counted,
+                     "groups": group_values, "undefined": int(undefined.all(axis=1).sum())})
+
+    def conf(values: Any) -> tuple[float, float, float]:  # the released conf_interval
+        mean, std = float(np.mean(values)), float(np.std(values))
+        return mean, std, 1.96 * std / math.sqrt(len(values))
+
+    stats: dict[str, float] = {}
+    intervals: dict[str, tuple[float, float]] = {}
+    for key in ("amplification", "signed_mean", "abs_mean", "variance"):
+        mean, std, half = conf([r[key] for r in runs])
+        stats[key] = mean
+        if len(runs) > 1:
+            stats[f"{key}_std"], intervals[key] = std, (mean - half, mean + half)
+    counted = np.logical_or.reduce([r["counted"] for r in runs])
+    items = [row for block in combos.values() for row in block.tolist()]
+    stats.update(n_combinations=float(len(items)), n_cells=float(counted.sum()),
+                 runs=float(len(runs)), **{} if kept is None else {"n_train_kept": float(
+                     kept.sum())})
+    intervals |= {"value": intervals["amplification"]} if intervals else {}
+    per_run = np.array([r["groups"] for r in runs])
+    groups = make_group_stats(shown, n[columns], per_run.mean(axis=0), intervals=None if len(
+        runs) == 1 else [(m - h, m + h) for m, _, h in map(conf, per_run.T)],
+        min_group_size=a["min_group_size"])
+    # The table: largest |Δ| first, undefined last; ties by group, then combination.
+    pred, delta = (np.mean([r[k] for r in runs], axis=0) for k in ("pred", "delta"))
+    ii, jj = np.nonzero(counted)
+    magnitude = np.abs(delta[ii, jj])
+    order = np.lexsort((ii, jj, -np.where(np.isnan(magnitude), -1.0, magnitude)))[:TABLE_ROWS]
+    ii, jj = ii[order], jj[order]
+    table: dict[str, list[Any]] = {
+        "group": [group_label(shown[j]) for j in jj.tolist()],
+        "attributes": ["+".join(sorted(a["names"][c] for c in items[i])) for i in ii.tolist()],
+        "size": [len(items[i]) for i in ii.tolist()]}
+    for key, values in (("train", truth_train), ("test", truth_test), ("pred", pred),
+                        ("delta", delta), ("y", y), ("delta_std", np.std(
+                            [r["delta"] for r in runs], axis=0) if len(runs) > 1 else None)):
+        if values is not None or key == "test":
+            table[key] = [None] * len(ii) if values is None else [
+                None if v != v else v for v in values[ii, jj].tolist()]
+    rows = [dict(zip(table, values)) for values in zip(*table.values())]
+    notes = [f"{runs[0]['undefined']} combination(s) {notes[0]}."] * bool(
+        runs[0]["undefined"]) + notes[1:]
+    if [r for r in rows[:N_NOTED] if r["delta"]]:
+        notes.append("most amplified: " + "; ".join(
+            f"{r['group']} × {r['attributes']}: Δ={r['delta']:+.4f} (train {r['train']:.3f} → "
+            f"pred {r['pred']:.3f})" for r in rows[:N_NOTED] if r["delta"]))
+    if counted.sum() > TABLE_ROWS:
+        notes.append(f"tables['cells'] keeps the {TABLE_ROWS:,} largest |Δ| of "
+                     f"{int(counted.sum()):,} cells.")
+    metric = "Multi_MALS" if function == "multi_mals" else "Multi" if multi else "BiasAmp"
+    return IndicatorResult(
+        name=function, metric=f"{metric} ({direction[0]}→{direction[-1]})" if direction else
+        metric, value=stats["amplification"], groups=groups, stats=stats, intervals=intervals,
+        tables={"cells": tuple(rows)} | ({} if len(runs) == 1 else {"runs": tuple(
+            {"run": k, **{key: r[key] for key in ("amplification", "signed_mean", "variance")}}
+            for k, r in enumerate(runs))}), higher_is_better=False,
+        min_group_size=a["min_group_size"], notes=(*notes, *exclusion_notes(
+            groups, a["min_group_size"])), params={k: a[k] for k in (
+                "direction", "min_size", "max_size", "min_count", "variant", "threshold")
+                if k in given} | {"n_train": len(x_train), "n_test": len(test_codes)})
 
 
-# -- Wang & Russakovsky 2021 and Multi→ -----------------------------------------------------
+def bias_amp(train_attrs: Any, train_groups: Any, pred_attrs: Any, pred_groups: Any, *,
+             min_count: int = 1, threshold: Any = None, attribute_names: Sequence[str] | None
+             = None, min_group_size: int = 30, variant: str = "paper") -> IndicatorResult:
+    """BiasAmp of "Men Also Like Shopping" (Zhao et al. 2017), signed.
 
+    ``(1/|O|) Σ_g Σ_o 1[b_train(o, g) > 1/|G|]·(b_pred(o, g) − b_train(o, g))``: ``b(o, g)``
+    is the share of group ``g`` among the images with attribute ``o`` (predictions:
+    predicted attribute and group); ``O``: the attributes of ``min_count`` training images;
+    never-predicted attributes are left out (noted).
 
-def _direction(direction: Any) -> str:
-    if direction not in _DIRECTIONS:
-        raise FairnessConfigError(
-            f"direction must be 'G->M' (the group influences the attribute predictions) or "
-            f"'M->G' (the attributes influence the group prediction); got "
-            f"direction={direction!r}."
-        )
-    return _DIRECTIONS[direction]
-
-
-def _directional(
-    *,
-    name: str,
-    metric: str,
-    data: _Inputs,
-    setup: _Setup,
-    direction: str,
-    baseline: str,
-    keep: str,
-    y_mode: str,
-    evaluated: slice,
-    signed_headline: bool,
-    min_group_size: int,
-    table_rows: int | None,
-    params: dict[str, Any],
-) -> IndicatorResult:
-    """Shared core of BiasAmp→ and Multi→ (the docstrings describe the variants).
-
-    ``baseline``: what Δ subtracts ("test" or "train" ground truth); ``keep``: which
-    training images define y ("all", "labelled", or "sony": a label or a 1 in a group
-    column); ``y_mode``: "indicator" (1[·], and (1 − y)·(−Δ)) or "sign".
+    Examples
+    --------
+    >>> r = bias_amp([[1]] * 4, ["m", "m", "m", "w"], [[1]] * 4, ["m"] * 4, min_group_size=1)
+    >>> r.value, r.tables["cells"][0]["delta"]
+    (0.25, 0.25)
     """
-    assert data.test is not None and data.groups.test is not None and setup.test is not None
-    keys, n_groups = data.groups.keys, len(data.groups.keys)
-    train_codes, test_codes = data.groups.train, data.groups.test
-    kept: NDArray[np.bool_]
-    if keep == "all":
-        kept = np.ones(data.train.shape[0], dtype=bool)
-    elif keep == "labelled":
-        kept = np.asarray(data.train.any(axis=1))
-    else:
-        kept = np.asarray(data.train.any(axis=1) | (train_codes != 0))
-    n_kept = int(kept.sum())
-    if n_kept == 0:
-        raise InsufficientDataError(
-            "no training image has an attribute, so y (the direction of each correlation) is "
-            "undefined. Check train_attrs."
-        )
-    # Images without labels hold no combination: dropping them changes only P(g) and n.
-    counts_train = setup.train.per_group(train_codes, n_groups)
-    p_g = np.bincount(train_codes[kept], minlength=n_groups) / n_kept
-    p_m = counts_train.sum(axis=1, keepdims=True) / n_kept
-    diff = counts_train / n_kept - p_g[None, :] * p_m
-    y = np.sign(diff) if y_mode == "sign" else (diff > 0).astype(np.float64)
-
-    counts_test = setup.test.per_group(test_codes, n_groups)
-    n_g_test = np.bincount(test_codes, minlength=n_groups)
-    if direction == "G->M":
-        truth_test = _divide(counts_test, n_g_test[None, :])
-        truth_train = _divide(counts_train, np.bincount(train_codes, minlength=n_groups)[None, :])
-    else:
-        truth_test = _bias(counts_test)
-        truth_train = _bias(counts_train)
-    base = truth_test if baseline == "test" else truth_train
-    ev_y, ev_base = y[:, evaluated], base[:, evaluated]
-
-    runs = []
-    n_runs = len(data.preds) if direction == "G->M" else len(data.groups.preds)
-    for k in range(n_runs):
-        if direction == "G->M":
-            counts = setup.counter(data.preds[k], "pred_attrs").per_group(test_codes, n_groups)
-            pred = _divide(counts, n_g_test[None, :])[:, evaluated]
-        else:
-            counts = setup.test.per_group(data.groups.preds[k], n_groups)
-            pred = _divide(counts, counts_test.sum(axis=1, keepdims=True))[:, evaluated]
-        delta = pred - ev_base
-        if y_mode == "sign":
-            signed = ev_y * delta
-        else:
-            signed = ev_y * delta + (1 - ev_y) * (-delta)
-        score = signed if signed_headline else np.abs(delta)
-        valid = ~np.isnan(delta)
-        if valid.any():
-            signed_mean = float(np.nanmean(signed))
-            abs_mean = float(np.nanmean(np.abs(delta)))
-            variance = float(np.nanvar(delta))
-        else:
-            signed_mean = abs_mean = variance = math.nan
-        group_values = np.array([
-            float(np.mean(score[valid[:, g], g])) if valid[:, g].any() else math.nan
-            for g in range(score.shape[1])
-        ])
-        runs.append(_Run(pred=pred, delta=delta,
-                         amplification=signed_mean if signed_headline else abs_mean,
-                         signed_mean=signed_mean, abs_mean=abs_mean, variance=variance,
-                         group_values=group_values))
-    counted = ~np.isnan(runs[0].delta)
-    never = int((~counted).all(axis=1).sum())
-    arrow = direction.replace("->", "→")
-    return _build(
-        name=name, metric=f"{metric} ({arrow})", runs=runs, combos=setup.combos,
-        names=data.names, group_keys=list(keys[evaluated]),
-        group_n=n_g_test[evaluated], train=truth_train[:, evaluated],
-        test=truth_test[:, evaluated], y=ev_y, counted=counted,
-        min_group_size=min_group_size, params=params,
-        notes=_undefined_note(never, "never occur in the test ground truth; their cells are "
-                              "undefined and left out"),
-        extra_stats={"n_train_kept": float(n_kept)}, table_rows=table_rows,
-    )
+    return _amplification("bias_amp", locals())
 
 
 def directional_bias_amp(
-    train_attrs: Any,
-    train_groups: Any,
-    test_attrs: Any,
-    test_groups: Any,
-    pred_attrs: Any = None,
-    pred_groups: Any = None,
-    *,
-    direction: str,
-    min_count: int = 1,
-    threshold: Any = None,
-    attribute_names: Sequence[str] | None = None,
-    min_group_size: int = 30,
-    table_rows: int | None = TABLE_ROWS,
-    variant: str = "paper",
-) -> IndicatorResult:
-    r"""BiasAmp→ of Wang & Russakovsky 2021, signed, in one direction.
+        train_attrs: Any, train_groups: Any, test_attrs: Any, test_groups: Any,
+        pred_attrs: Any = None, pred_groups: Any = None, *, direction: str, min_count: int = 1,
+        threshold: Any = None, attribute_names: Sequence[str] | None = None,
+        min_group_size: int = 30, variant: str = "paper") -> IndicatorResult:
+    """BiasAmp→ of "Directional Bias Amplification" (Wang & Russakovsky 2021), signed.
 
-    .. math::
-
-        y_{gm} = \mathbf{1}\big[P_{train}(g, m) > P_{train}(g) P_{train}(m)\big], \quad
-        \mathrm{BiasAmp}_{\to} = \frac{1}{|G||M|} \sum_{g, m}
-            y_{gm} \Delta_{gm} + (1 - y_{gm})(-\Delta_{gm})
-
-    with ``Δ = P(m̂ | g) − P(m | g)`` for G→M and ``Δ = P(ĝ | m) − P(g | m)`` for M→G,
-    both on the test set (predictions against the test ground truth).
-
-    Parameters
-    ----------
-    train_attrs, test_attrs : array-like or DataFrame of shape (images, attributes)
-        0/1 ground truth.
-    train_groups, test_groups : array-like of shape (images,) or one-hot matrix
-        Ground-truth groups (at least two; every group in both splits).
-    pred_attrs : array-like of shape (n_test, attributes), or a list of them, optional
-        Attribute predictions; needed for G→M.
-    pred_groups : array-like of shape (n_test,), or a list of them, optional
-        Group predictions; needed for M→G.
-    direction : {"G->M", "M->G"}
-        Which influence is measured ("G→M" and "M→G" are accepted too).
-    min_count : int, default 1
-        ``"paper"``: attributes must occur in at least this many train and test images.
-    threshold : float or array of shape (attributes,), optional
-        Binarise score predictions as ``score >= threshold``.
-    attribute_names : sequence of str, optional
-        Column names for the table.
-    min_group_size : int, default 30
-        Groups with fewer test images are marked excluded in the per-group table.
-    table_rows : int, optional
-        Rows of ``tables["cells"]``: the ``table_rows`` largest |Δ| (default 100, with a
-        note when cells are left out); ``None`` keeps every group × combination cell. The
-        numbers and the "most amplified" note never depend on it.
-    variant : {"paper", "reference"}
-        ``"reference"`` (princetonvisualai/directional-bias-amp): every attribute column is
-        used (``min_count`` must stay 1), training images without labels are dropped before
-        computing y, y is a sign (0 at exact independence) and the mean is ``nanmean(y·Δ)``
-        with undefined cells dropped.
-
-    Returns
-    -------
-    IndicatorResult
-        ``value`` = ``stats["amplification"]`` = BiasAmp→ (signed); ``stats["abs_mean"]``
-        = mean |Δ|, ``stats["variance"]`` = var(Δ); one group per group (value: its mean
-        signed amplification); ``tables["cells"]`` sorted by |Δ|.
+    ``mean_{g, m} y_gm·Δ_gm + (1 − y_gm)·(−Δ_gm)``, ``y_gm = 1[P_train(g, m) >
+    P_train(g)·P_train(m)]``, ``Δ = P(m̂ | g) − P(m | g)`` (G→M) or ``P(ĝ | m) − P(g | m)``
+    (M→G), on the test set: predictions against the test ground truth.
 
     Examples
     --------
-    >>> train = [[1], [1], [0], [0]]
-    >>> test = [[1], [1], [0], [0]]
-    >>> pred = [[1], [1], [1], [0]]
-    >>> r = directional_bias_amp(train, [0, 0, 1, 1], test, [0, 0, 1, 1], pred,
-    ...                          direction="G->M", min_group_size=1)
+    >>> x, g = [[1], [1], [0], [0]], [0, 0, 1, 1]
+    >>> r = directional_bias_amp(x, g, x, g, [[1], [1], [1], [0]], direction="G->M",
+    ...                          min_group_size=1)
     >>> r.value, r.group(1).value
     (-0.25, -0.5)
     """
-    check_variant(variant, "directional_bias_amp")
-    min_group_size = check_min_group_size(min_group_size)
-    table_rows = _check_table_rows(table_rows)
-    direction = _direction(direction)
-    _, _, min_count = _check_sizes(1, 1, min_count)
-    if variant == "reference" and min_count != 1:
-        raise FairnessConfigError(
-            f"variant='reference' uses every attribute column, as the released code does; "
-            f"min_count={min_count} has no counterpart there. Leave min_count=1."
-        )
-    data = _prepare(train_attrs, train_groups, test_attrs, test_groups, pred_attrs, pred_groups,
-                    threshold=threshold, attribute_names=attribute_names, need_test=True,
-                    need_pred_attrs=direction == "G->M", need_pred_groups=direction == "M->G",
-                    function=f"directional_bias_amp(direction={direction!r})")
-    assert data.test is not None
-    if variant == "reference":
-        columns = np.arange(data.train.shape[1], dtype=np.int64)
-    else:
-        ok = (data.train.sum(axis=0) >= min_count) & (data.test.sum(axis=0) >= min_count)
-        columns = np.flatnonzero(ok).astype(np.int64)
-    if not columns.size:
-        raise InsufficientDataError(
-            f"no attribute occurs in at least min_count={min_count} images of both train and "
-            "test; lower min_count or check the attribute matrices."
-        )
-    reference = variant == "reference"
-    return _directional(
-        name="directional_bias_amp", metric="BiasAmp", data=data,
-        setup=_single_setup(data, columns), direction=direction, baseline="test",
-        keep="labelled" if reference else "all", y_mode="sign" if reference else "indicator",
-        evaluated=slice(None), signed_headline=True, min_group_size=min_group_size,
-        table_rows=table_rows,
-        params={"direction": direction, "min_count": min_count, "variant": variant,
-                "threshold": threshold, "n_train": data.train.shape[0],
-                "n_test": data.test.shape[0]},
-    )
+    return _amplification("directional_bias_amp", locals())
 
 
-def multi_directional(
-    train_attrs: Any,
-    train_groups: Any,
-    test_attrs: Any,
-    test_groups: Any,
-    pred_attrs: Any = None,
-    pred_groups: Any = None,
-    *,
-    direction: str,
-    min_size: int = 1,
-    max_size: int | None = None,
-    min_count: int = 1,
-    threshold: Any = None,
-    attribute_names: Sequence[str] | None = None,
-    min_group_size: int = 30,
-    table_rows: int | None = TABLE_ROWS,
-    variant: str = "paper",
-) -> IndicatorResult:
-    r"""Multi→ of seed 001: directional multi-attribute bias amplification.
+def multi_mals(train_attrs: Any, train_groups: Any, test_attrs: Any, test_groups: Any,
+               pred_attrs: Any, pred_groups: Any, *, min_size: int = 1,
+               max_size: int | None = None, min_count: int = 1, threshold: Any = None,
+               attribute_names: Sequence[str] | None = None, min_group_size: int = 30,
+               variant: str = "paper") -> IndicatorResult:
+    """Multi_MALS of "Men Also Do Laundry: Multi-Attribute Bias Amplification".
 
-    .. math::
-
-        X = \frac{1}{|G||M|} \sum_{g}\sum_{m \in M}
-            y_{gm}|\Delta_{gm}| + (1 - y_{gm})|-\Delta_{gm}|
-          = \operatorname{mean}_{g, m} |\Delta_{gm}|, \qquad
-        \Delta_{gm} = \begin{cases}
-            P_{test}(\hat m = 1 | g = 1) - P_{train}(m = 1 | g = 1) & G \to M \\
-            P_{test}(\hat g = 1 | m = 1) - P_{train}(g = 1 | m = 1) & M \to G
-        \end{cases}
-
-    reported with ``variance(Δ)`` and the signed mean of ``y·Δ + (1 − y)(−Δ)`` with
-    ``y = 1[P_train(g, m) > P_train(g) P_train(m)]``. G→M conditions on the test images'
-    true groups, M→G on the test images that truly have ``m``.
-
-    Parameters
-    ----------
-    train_attrs, test_attrs : array-like or DataFrame of shape (images, attributes)
-        0/1 ground truth; ``M`` is drawn from both.
-    train_groups, test_groups : array-like of shape (images,) or one-hot matrix
-        Ground-truth groups (at least two; every group in both splits).
-    pred_attrs : array-like of shape (n_test, attributes), or a list of them, optional
-        Attribute predictions; needed for G→M.
-    pred_groups : array-like of shape (n_test,), or a list of them, optional
-        Group predictions; needed for M→G.
-    direction : {"G->M", "M->G"}
-        Which influence is measured.
-    min_size, max_size, min_count : int
-        As in :func:`multi_mals`.
-    threshold : float or array of shape (attributes,), optional
-        Binarise score predictions as ``score >= threshold``.
-    attribute_names : sequence of str, optional
-        Column names for the table.
-    min_group_size : int, default 30
-        Groups with fewer test images are marked excluded in the per-group table.
-    table_rows : int, optional
-        Rows of ``tables["cells"]``: the ``table_rows`` largest |Δ| (default 100, with a
-        note when cells are left out); ``None`` keeps every group × combination cell. The
-        numbers and the "most amplified" note never depend on it.
-    variant : {"paper", "reference"}
-        ``"reference"`` (SonyResearch/multi_bias_amp ``calculate_mba_gm``/``_mg``): M as in
-        :func:`multi_mals`; Δ compares the predictions with the **test ground truth**;
-        only the |G| − 1 group columns of the released layout (every group but the first)
-        are evaluated; y is a sign over the training images that have a label or a 1 in a
-        group column; the signed mean is ``nanmean(y·Δ)``.
-
-    Returns
-    -------
-    IndicatorResult
-        ``value`` = ``stats["amplification"]`` = X; ``stats["variance"]`` = var(Δ),
-        ``stats["signed_mean"]``; one group per evaluated group (value: its mean |Δ|);
-        ``tables["cells"]`` one row per group × combination, sorted by |Δ|.
+    ``X = (1/|M|) Σ_g Σ_m |Δ_gm|``, ``Δ_gm = 1[b_train(m, g) > 1/|G|]·(b_pred(m, g) −
+    b_train(m, g))`` with ``b`` the bias score of :func:`bias_amp` for a set of attributes,
+    reported with ``variance(Δ)``; never-predicted combinations are left out (noted).
 
     Examples
     --------
-    >>> train = [[1, 1], [1, 1], [1, 0], [0, 1]]
-    >>> pred = [[1, 1], [1, 0], [1, 0], [0, 1]]
-    >>> r = multi_directional(train, ["w", "w", "m", "m"], train, ["w", "w", "m", "m"],
-    ...                       pred, direction="G->M", min_group_size=1)
+    >>> x, g = [[1, 1], [1, 1], [1, 0], [0, 1]], ["w", "m", "m", "m"]
+    >>> r = multi_mals(x, g, x, g, [[1, 1], [1, 1], [1, 0], [1, 1]], ["w", "w", "m", "m"],
+    ...                min_group_size=1)
+    >>> round(r.value, 4), r.tables["cells"][0]["attributes"]
+    (0.1667, '1')
+    """
+    return _amplification("multi_mals", locals())
+
+
+def multi_directional(
+        train_attrs: Any, train_groups: Any, test_attrs: Any, test_groups: Any,
+        pred_attrs: Any = None, pred_groups: Any = None, *, direction: str, min_size: int = 1,
+        max_size: int | None = None, min_count: int = 1, threshold: Any = None,
+        attribute_names: Sequence[str] | None = None, min_group_size: int = 30,
+        variant: str = "paper") -> IndicatorResult:
+    """Multi→ of "Men Also Do Laundry: Multi-Attribute Bias Amplification".
+
+    ``X = mean_{g, m} |Δ_gm|``, ``Δ_gm = P_test(m̂ | g) − P_train(m | g)`` (G→M: over the
+    test images of each true group) or ``P_test(ĝ | m) − P_train(g | m)`` (M→G: over the
+    test images that truly hold ``m``), reported with ``variance(Δ)`` and the signed mean
+    of ``y·Δ + (1 − y)(−Δ)`` (y as in :func:`directional_bias_amp`).
+
+    Examples
+    --------
+    >>> x, g = [[1, 1], [1, 1], [1, 0], [0, 1]], ["w", "w", "m", "m"]
+    >>> r = multi_directional(x, g, x, g, [[1, 1], [1, 0], [1, 0], [0, 1]], direction="G->M",
+    ...                       min_group_size=1)
     >>> r.value, r.stats["variance"]
     (0.16666666666666666, 0.05555555555555556)
     """
-    check_variant(variant, "multi_directional")
-    min_group_size = check_min_group_size(min_group_size)
-    table_rows = _check_table_rows(table_rows)
-    direction = _direction(direction)
-    min_size, max_size, min_count = _check_sizes(min_size, max_size, min_count)
-    data = _prepare(train_attrs, train_groups, test_attrs, test_groups, pred_attrs, pred_groups,
-                    threshold=threshold, attribute_names=attribute_names, need_test=True,
-                    need_pred_attrs=direction == "G->M", need_pred_groups=direction == "M->G",
-                    function=f"multi_directional(direction={direction!r})")
-    assert data.test is not None
-    reference = variant == "reference"
-    return _directional(
-        name="multi_directional", metric="Multi", data=data,
-        setup=_multi_setup(data, min_size, max_size, min_count, variant), direction=direction,
-        baseline="test" if reference else "train", keep="sony" if reference else "all",
-        y_mode="sign" if reference else "indicator",
-        evaluated=slice(1, None) if reference else slice(None), signed_headline=False,
-        min_group_size=min_group_size, table_rows=table_rows,
-        params={"direction": direction, "min_size": min_size, "max_size": max_size,
-                "min_count": min_count, "variant": variant, "threshold": threshold,
-                "n_train": data.train.shape[0], "n_test": data.test.shape[0]},
-    )
+    return _amplification("multi_directional", locals())

@@ -5,12 +5,13 @@
 * Permuting images (rows), renaming or permuting attributes (columns), and relabelling the
   groups change no number.
 * Several identical prediction sets give the single-run numbers with zero spread.
-* Bitset and itemset counting (dense tables, binary search, byte keys) agree with a
-  brute-force count.
-* A short table is the head of the full table; cached and cold calls agree.
+* M is every combination held often enough, counted by brute force (both variants).
+* The table holds the largest |Δ| cells in the documented order; calls keep no state.
 """
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 import pytest
@@ -163,57 +164,65 @@ def test_identical_runs_have_no_spread(name, data):
                                                             abs=1e-12)
 
 
+@pytest.mark.parametrize("variant", ["paper", "reference"])
 @SETTINGS
-@given(data=datasets(), max_size=st.integers(1, 4), n_groups=st.integers(1, 4))
-def test_counting_strategies_agree_with_brute_force(data, max_size, n_groups):
-    x = data[0].astype(bool)
-    codes = np.arange(len(x)) % n_groups
-    sizes = list(range(1, max_size + 1))
-    table = amp._binomials(x.shape[1], max_size)
-    subsets = amp._subsets(x, sizes, "x", table)
-    wide = amp._subsets(x, sizes, "x", None)  # byte keys
-    combos = amp._Combos({s: amp._decode(np.unique(subsets[s].keys), s, table)
-                          for s in sizes if len(subsets[s].keys)}, x.shape[1], table)
-    brute = np.array([[x[codes == g][:, list(m)].all(axis=1).sum() for g in range(n_groups)]
-                      for m in combos.items()]).reshape(len(combos), n_groups)
-    bits = amp._Counter(amp._Matrix(x).use(table), "x", combos=combos, bitsets=True).per_group(
-        codes, n_groups)
-    enum = amp._Counter(amp._Matrix(x).use(table), "x", combos=combos).per_group(
-        codes, n_groups)
-    searched = np.concatenate([
-        amp._searched_counts(combos.keys(s), subsets[s], codes, n_groups) for s in combos.sizes])
-    by_bytes = np.concatenate([
-        amp._searched_counts(amp._keys(combos.by_size[s], None), wide[s], codes, n_groups)
-        for s in combos.sizes])
-    for counts in (bits, enum, searched, by_bytes):
-        np.testing.assert_array_equal(counts, brute)
+@given(data=datasets(), max_size=st.integers(1, 4), min_count=st.integers(1, 3))
+def test_m_is_every_combination_held_often_enough(variant, data, max_size, min_count):
+    train, test = data[0], data[2]
 
+    def held(x, m):
+        return int(x[:, list(m)].all(axis=1).sum())
 
-@pytest.mark.parametrize("name", sorted(CALLS))
-@SETTINGS
-@given(data=datasets(), rows=st.integers(0, 12))
-def test_a_short_table_is_the_head_of_the_full_table(name, data, rows):
-    """Partition-selected rows equal the full sort's first rows, ties included."""
-    full = _call(name, data, table_rows=None)
-    if full is None:
+    if variant == "paper":  # every subset of the attributes (there are at most 5)
+        candidates = [m for s in range(1, max_size + 1)
+                      for m in itertools.combinations(range(train.shape[1]), s)
+                      if held(train, m) >= min_count]
+    else:  # the exact training label sets
+        sets = [tuple(np.flatnonzero(row)) for row in train]
+        candidates = [m for m in set(sets) if 1 <= len(m) <= max_size
+                      and sets.count(m) >= min_count]
+    expected = sum(held(test, m) >= min_count for m in candidates)
+    if expected == 0:
+        with pytest.raises(InsufficientDataError, match="no attribute combination"):
+            multi_mals(*data, max_size=max_size, min_count=min_count, variant=variant)
         return
-    short = _call(name, data, table_rows=rows)
-    assert short.tables["cells"] == full.tables["cells"][:rows]
-    _close(_stats(short), _stats(full))
-    noted = [n for n in full.notes if n.startswith("most amplified")]
-    assert noted == [n for n in short.notes if n.startswith("most amplified")]
+    r = multi_mals(*data, max_size=max_size, min_count=min_count, variant=variant,
+                   min_group_size=1)
+    assert r.stats["n_combinations"] == expected
 
 
 @pytest.mark.parametrize("name", sorted(CALLS))
 @SETTINGS
 @given(data=datasets())
-def test_cached_and_cold_calls_agree(name, data):
-    warm_up = _call(name, data)
-    warm = _call(name, data)
-    amp.clear_cache()
-    cold = _call(name, data)
-    if cold is None:
-        assert warm_up is None and warm is None
+def test_the_table_holds_the_largest_cells_in_order(name, data):
+    """At most TABLE_ROWS rows, largest |Δ| first, ties by group, then combination."""
+    r = _call(name, data)
+    if r is None:
         return
-    _close(_stats(warm), _stats(cold))
-    assert warm.tables == cold.tables and warm.notes == cold.notes
+    rows = r.tables["cells"]
+    assert len(rows) == min(amp.TABLE_ROWS, int(r.stats["n_cells"]))
+    order = {g.group: i for i, g in enumerate(r.groups)}
+
+    def key(row):
+        columns = tuple(int(c) for c in row["attributes"].split("+"))
+        size = -1.0 if row["delta"] is None else abs(row["delta"])
+        return -size, order[int(row["group"])], len(columns), columns
+
+    assert [key(row) for row in rows] == sorted(key(row) for row in rows)
+    top = [row for row in rows[:amp.N_NOTED] if row["delta"]]
+    noted = [n for n in r.notes if n.startswith("most amplified")]
+    assert len(noted) == bool(top)
+    for row in top:
+        assert f"{row['group']} × {row['attributes']}: Δ={row['delta']:+.4f}" in noted[0]
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+@SETTINGS
+@given(data=datasets())
+def test_calls_keep_no_state(name, data):
+    """The same call twice gives the same result, and leaves its inputs as they were."""
+    copies = [np.array(x, copy=True) for x in data]
+    first = _call(name, data)
+    for x, y in zip(copies, data):
+        np.testing.assert_array_equal(x, y)
+    assert first == _call(name, copies)

@@ -1,11 +1,14 @@
 """Cross-checks of the amplification indicators against independent oracles.
 
 The oracles re-implement, with plain loops over attribute combinations, the behaviour of
-the released code named in DESIGN.md §2.2 (read, not copied):
+the authors' released code (read, not copied):
 
-* SonyResearch/multi_bias_amp ``metrics/mba.py`` (``MBA``): M = exact training label sets,
-  |G| − 1 group columns, Multi_MALS threshold 1/(|G| − 1), directional Δ against the test
-  ground truth, y = sign, ``nanmean``/``nanvar``.
+* SonyResearch/multi_bias_amp ``metrics/mba.py``, the ``MBA`` class called with one-hot
+  N × |G| group columns (``MBAOracle``): M = exact training label sets, every group
+  evaluated, Multi_MALS threshold 1/(|G| − 1), directional Δ against the test ground truth,
+  y = sign, ``nanmean``/``nanvar``.
+* The same code in the layout of its released evaluate script (``sony_*``): |G| − 1 group
+  columns, one per group after the first.
 * princetonvisualai/directional-bias-amp ``directional_biasamp.py``: every attribute column,
   unlabelled training images dropped before y, y = sign, ``nanmean(y·Δ)``.
 * uclanlp/reducingbias ``coco_get_bias_score``: two groups, ratio m/(m+f), attributes never
@@ -129,6 +132,88 @@ def sony_directional(train, g_train, test, g_test, pred, pred_g, n_groups, direc
     return np.nanmean(values), np.nanvar(delta)
 
 
+# -- SonyResearch MBA class oracle (one-hot N × |G| groups) ----------------------------------
+
+
+class MBAOracle:
+    """Our transcription, as loops, of the algorithm of the ``MBA`` class (SonyResearch/
+    multi_bias_amp ``metrics/mba.py``) called with one-hot N × |G| group columns.
+
+    It mirrors: the training rows kept (a label or a 1 in a group column), ``get_multiatts``
+    (exact training label sets of size >= k seen more than ``thresh`` times, kept when more
+    than ``thresh`` test ground-truth rows hold them), ``create_bog`` (per combination, the
+    share of each group among the rows holding it; NaN when none), ``calculate_mba_mals``
+    (Δ only where the train bias > 1/(|G| − 1); sum / |M| and ``nanvar``), and
+    ``calculate_mba_gm`` / ``calculate_mba_mg`` (Δ against the test ground truth for every
+    group column, y = sign(P(a, t) − P(a)·P(t)) on the kept training rows, ``nanmean`` and
+    ``nanvar``). The test ground truth is the class's ``preds["labels"]``.
+    """
+
+    def __init__(self, train, train_group, test, test_group, pred, pred_group, k=1, thresh=0):
+        keep = (train.sum(axis=1) > 0) | (train_group.sum(axis=1) > 0)
+        self.train, self.train_group = train[keep], train_group[keep]
+        self.test, self.test_group = test, test_group
+        self.pred, self.pred_group = pred, pred_group
+        self.groups = train_group.shape[1]
+        counts: dict[tuple[int, ...], int] = {}
+        for row in self.train:
+            atts = tuple(int(a) for a in np.flatnonzero(row == 1))
+            if len(atts) >= k:
+                counts[atts] = counts.get(atts, 0) + 1
+        self.multi_atts = [m for m, c in counts.items()
+                           if c > thresh and _has(test, m).sum() > thresh]
+
+    def bog(self, atts, group_cols):
+        codes = np.argmax(group_cols, axis=1)
+        out = np.zeros((len(self.multi_atts), self.groups))
+        for i, m in enumerate(self.multi_atts):
+            rows = _has(atts, m)
+            for g in range(self.groups):
+                out[i, g] = np.nan if rows.sum() == 0 else (codes[rows] == g).sum() / rows.sum()
+        return out
+
+    def mals(self, is_abs):
+        data, pred = self.bog(self.train, self.train_group), self.bog(self.pred, self.pred_group)
+        diff = np.zeros_like(data)
+        for i in range(diff.shape[0]):
+            for j in range(diff.shape[1]):
+                if data[i, j] > 1.0 / (self.groups - 1):
+                    diff[i, j] = pred[i, j] - data[i, j]
+        return np.nansum(np.abs(diff) if is_abs else diff) / data.shape[0], np.nanvar(diff)
+
+    def _y(self, a, m):
+        n = len(self.train)
+        t_rows, a_rows = _has(self.train, m), self.train_group[:, a] == 1
+        return np.sign((t_rows & a_rows).sum() / n - (t_rows.sum() / n) * (a_rows.sum() / n))
+
+    def _finish(self, y, delta, is_abs):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return np.nanmean(np.abs(delta) if is_abs else y * delta), np.nanvar(delta)
+
+    def gm(self, is_abs):
+        y = np.zeros((self.groups, len(self.multi_atts)))
+        delta = np.zeros_like(y)
+        for a in range(self.groups):
+            members = self.test_group[:, a] == 1
+            for i, m in enumerate(self.multi_atts):
+                y[a, i] = self._y(a, m)
+                delta[a, i] = (_has(self.pred[members], m).sum() / members.sum()
+                               - _has(self.test[members], m).sum() / members.sum())
+        return self._finish(y, delta, is_abs)
+
+    def mg(self, is_abs):
+        y = np.zeros((self.groups, len(self.multi_atts)))
+        delta = np.zeros_like(y)
+        for i, m in enumerate(self.multi_atts):
+            rows = _has(self.test, m)
+            for a in range(self.groups):
+                y[a, i] = self._y(a, m)
+                delta[a, i] = ((self.pred_group[rows, a] == 1).sum() / rows.sum()
+                               - (self.test_group[rows, a] == 1).sum() / rows.sum())
+        return self._finish(y, delta, is_abs)
+
+
 # -- Princeton oracle ------------------------------------------------------------------------
 
 
@@ -244,7 +329,8 @@ def paper_directional(train, g_train, test, g_test, pred, pred_g, n_groups, dire
 def test_multi_mals_reference_matches_sony(seed, n_groups, k, thresh):
     train, g_train, test, g_test, pred, pred_g = _data(seed, n_groups=n_groups)
     value, var, n_multi = sony_mals(train, g_train, test, pred, pred_g, n_groups, k, thresh)
-    r = multi_mals(train, g_train, test, g_test, pred, pred_g, min_size=k, min_count=thresh + 1,
+    r = multi_mals(train, _columns(g_train, n_groups), test, _columns(g_test, n_groups), pred,
+                   _columns(pred_g, n_groups), min_size=k, min_count=thresh + 1,
                    variant="reference", min_group_size=1)
     assert r.stats["n_combinations"] == n_multi
     assert r.value == pytest.approx(value, abs=TOL)
@@ -265,12 +351,42 @@ def test_multi_directional_reference_matches_sony(seed, n_groups, direction):
                                   direction)
     signed, _ = sony_directional(train, g_train, test, g_test, pred, pred_g, n_groups,
                                  direction, is_abs=False)
-    r = multi_directional(train, g_train, test, g_test, pred, pred_g, direction=direction,
+    r = multi_directional(train, _columns(g_train, n_groups), test, _columns(g_test, n_groups),
+                          pred, _columns(pred_g, n_groups), direction=direction,
                           variant="reference", min_group_size=1)
     assert r.value == pytest.approx(value, abs=TOL)
     assert r.stats["variance"] == pytest.approx(var, abs=TOL)
     assert r.stats["signed_mean"] == pytest.approx(signed, abs=TOL)
     assert [g.group for g in r.groups] == list(range(1, n_groups))
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("n_groups", [2, 3, 4])
+@pytest.mark.parametrize("k,thresh", [(1, 0), (2, 1)])
+def test_reference_matches_the_mba_class_on_one_hot_groups(seed, n_groups, k, thresh):
+    """Groups as one-hot N × |G| columns, as the MBA class takes them: every group counts."""
+    train, g_train, test, g_test, pred, pred_g = _data(seed + 70, n_groups=n_groups)
+    eye = np.eye(n_groups, dtype=int)
+    args = (train, eye[g_train], test, eye[g_test], pred, eye[pred_g])
+    oracle = MBAOracle(*args, k=k, thresh=thresh)
+    kw = {"min_size": k, "min_count": thresh + 1, "variant": "reference", "min_group_size": 1}
+    r = multi_mals(*args, **kw)
+    assert r.stats["n_combinations"] == len(oracle.multi_atts)
+    value, var = oracle.mals(is_abs=True)
+    assert r.value == pytest.approx(value, abs=TOL)
+    assert r.stats["variance"] == pytest.approx(var, abs=TOL)
+    assert r.stats["signed_mean"] == pytest.approx(oracle.mals(is_abs=False)[0], abs=TOL)
+    assert [g.group for g in r.groups] == list(range(n_groups))
+    for direction, method in (("G->M", oracle.gm), ("M->G", oracle.mg)):
+        r = multi_directional(*args, direction=direction, **kw)
+        value, var = method(is_abs=True)
+        assert r.value == pytest.approx(value, abs=TOL)
+        assert r.stats["variance"] == pytest.approx(var, abs=TOL)
+        assert r.stats["signed_mean"] == pytest.approx(method(is_abs=False)[0], abs=TOL)
+        assert [g.group for g in r.groups] == list(range(n_groups))
+        labels = multi_directional(train, g_train, test, g_test, pred, pred_g,
+                                   direction=direction, **kw)
+        assert labels.value == r.value and labels.stats == r.stats  # labels read the same
 
 
 def test_reference_handles_long_exact_label_sets():
@@ -282,10 +398,21 @@ def test_reference_handles_long_exact_label_sets():
     pred = np.where(rng.random(test.shape) < 0.05, 1 - test, test)
     g = rng.integers(0, 3, 60)
     value, var, n_multi = sony_mals(train, g, test, pred, g, 3)
-    r = multi_mals(train, g, test, g, pred, g, variant="reference", min_group_size=1)
+    r = multi_mals(train, _columns(g, 3), test, _columns(g, 3), pred, _columns(g, 3),
+                   variant="reference", min_group_size=1)
     assert r.stats["n_combinations"] == n_multi
     assert r.value == pytest.approx(value, abs=TOL)
     assert r.stats["variance"] == pytest.approx(var, abs=TOL)
+    one_hot = np.eye(3, dtype=int)[g]
+    oracle = MBAOracle(train, one_hot, test, one_hot, pred, one_hot)
+    r = multi_mals(train, one_hot, test, one_hot, pred, one_hot, variant="reference",
+                   min_group_size=1)
+    assert r.stats["n_combinations"] == len(oracle.multi_atts)
+    assert (r.value, r.stats["variance"]) == pytest.approx(oracle.mals(is_abs=True), abs=TOL)
+    for direction, method in (("G->M", oracle.gm), ("M->G", oracle.mg)):
+        r = multi_directional(train, one_hot, test, one_hot, pred, one_hot,
+                              direction=direction, variant="reference", min_group_size=1)
+        assert (r.value, r.stats["variance"]) == pytest.approx(method(is_abs=True), abs=TOL)
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -1,4 +1,4 @@
-"""Unit tests of the bias amplification indicators (seed 001, Zhao 2017, Wang 2021)."""
+"""Unit tests of the bias amplification indicators (Zhao 2017, Wang 2021, Multi-Attribute 2023)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ NAMES = ["unloading", "indoors", "outdoors"]
 
 
 def imsitu():
-    """Seed 001's imSitu example in miniature.
+    """The imSitu example of "Men Also Do Laundry" (multi-attribute paper) in miniature.
 
     Men unload outdoors (4), are indoors doing other things (4) and once unload indoors;
     women unload indoors (3). ``unloading`` and ``indoors`` each skew male (5 of 8), the pair
@@ -49,7 +49,7 @@ def cell(result: IndicatorResult, group: str, attributes: str) -> dict:
     return rows[0]
 
 
-# -- seed 001's example -----------------------------------------------------------------------
+# -- the multi-attribute paper's example -----------------------------------------------------
 
 
 def test_imsitu_single_attributes_skew_male_and_the_pair_skews_female():
@@ -71,7 +71,7 @@ def test_imsitu_multi_mals_sees_the_pair_amplified():
                                                                pytest.approx(0.25))
     assert cell(r, "male", "unloading")["delta"] == pytest.approx(-1 / 8)
     assert r.value == pytest.approx((1 / 8 + 1 / 8 + 1 / 4) / 5)
-    # The signed deltas cancel (seed 001's Advantage 2); |Δ| does not.
+    # The signed deltas cancel (the paper's Advantage 2); |Δ| does not.
     assert r.stats["signed_mean"] == pytest.approx(0.0)
     assert r.stats["variance"] == pytest.approx((2 / 64 + 1 / 16) / 10)
     assert "female × indoors+unloading: Δ=+0.2500" in r.notes[0]
@@ -262,109 +262,7 @@ def test_small_groups_are_marked_excluded():
     assert any("below min_group_size=5" in note for note in r.notes)
 
 
-def test_bitset_and_enumeration_counts_agree():
-    rng = np.random.default_rng(0)
-    x = rng.random((300, 9)) < 0.35
-    codes = rng.integers(0, 3, 300)
-    table = amp._binomials(9, 3)
-    combos = amp._Combos({1: np.arange(9)[:, None], 2: np.array([[0, 1], [2, 5], [3, 8]]),
-                          3: np.array([[0, 1, 2], [1, 4, 7]])}, 9, table)
-    brute = np.array([[(x[codes == g][:, list(m)].all(axis=1)).sum() for g in range(3)]
-                      for m in combos.items()])
-    bits = amp._Counter(amp._Matrix(x).use(table), "x", combos=combos, bitsets=True)
-    assert not bits.sizes and not bits.matrix.subsets  # bitsets only
-    np.testing.assert_array_equal(bits.per_group(codes, 3), brute)
-    enum = amp._Counter(amp._Matrix(x).use(table), "x")
-    enum.matrix.enumerate([1, 2, 3], "x")
-    enum.plan(combos)
-    assert enum.sizes == {1, 2, 3}
-    assert enum.matrix.dense(3, codes, 3) is not None  # C(9, 3) x 3 bins: a dense table
-    np.testing.assert_array_equal(enum.per_group(codes, 3), brute)
-    # the binary-search path, used when the dense table would be too large
-    for s in (1, 2, 3):
-        block = amp._searched_counts(combos.keys(s), enum.matrix.subsets[s], codes, 3)
-        rows = [i for i, m in enumerate(combos.items()) if len(m) == s]
-        np.testing.assert_array_equal(block, brute[rows])
-
-
-def test_lexicographic_ranks_number_every_combination_densely():
-    from itertools import combinations
-
-    for n in (1, 2, 5, 8):
-        table = amp._binomials(n, n)
-        for s in range(1, n + 1):
-            every = np.array(list(combinations(range(n), s)), dtype=np.int64)
-            keys = amp._keys(every, table)
-            np.testing.assert_array_equal(keys, np.arange(math.comb(n, s)))
-            np.testing.assert_array_equal(amp._decode(keys, s, table), every)
-    assert amp._binomials(2**40, 3) is None  # C(2^40, 3) needs more than 62 bits
-
-
-def test_subset_keys_equal_keys_of_the_subsets():
-    rng = np.random.default_rng(3)
-    x = rng.random((50, 7)) < 0.5
-    table = amp._binomials(7, 4)
-    from itertools import combinations
-
-    for wide in (False, True):
-        subsets = amp._subsets(x, [1, 2, 3, 4], "x", None if wide else table)
-        for s, sub in subsets.items():
-            want = [(r, m) for r in range(50)
-                    for m in combinations(np.flatnonzero(x[r]).tolist(), s)]
-            assert sorted(sub.rows.tolist()) == sorted(r for r, _ in want)
-            got = sorted(zip(sub.rows.tolist(), map(tuple, amp._decode(
-                sub.keys, s, None if wide else table).tolist())))
-            assert got == sorted(want)
-
-
-def test_wide_keys_fall_back_to_bytes():
-    combos = np.array([[0, 5, 9], [1, 2, 3], [0, 5, 9]], dtype=np.int64)
-    keys = amp._keys(combos, None)
-    assert keys.dtype.kind == "V"
-    unique = np.unique(keys)
-    np.testing.assert_array_equal(amp._decode(unique, 3, None), [[0, 5, 9], [1, 2, 3]])
-
-
-@pytest.mark.parametrize("path", ["searched", "bytes", "bitsets"])
-@pytest.mark.parametrize("variant", ["paper", "reference"])
-def test_counting_paths_give_the_same_results(monkeypatch, path, variant):
-    """Dense tables (the default here), binary search, byte keys and bitsets agree."""
-    rng = np.random.default_rng(11)
-    train = (rng.random((120, 7)) < 0.4).astype(int)
-    test = (rng.random((100, 7)) < 0.4).astype(int)
-    pred = np.where(rng.random(test.shape) < 0.15, 1 - test, test)
-    g_train, g_test = rng.integers(0, 3, 120), rng.integers(0, 3, 100)
-    pred_g = np.where(rng.random(100) < 0.2, rng.integers(0, 3, 100), g_test)
-    args = (train, g_train, test, g_test, pred, pred_g)
-
-    def run():
-        return [multi_mals(*args, max_size=4, min_count=2, variant=variant, min_group_size=1),
-                multi_directional(*args, direction="G->M", max_size=4, variant=variant,
-                                  min_group_size=1),
-                multi_directional(*args, direction="M->G", max_size=4, variant=variant,
-                                  min_group_size=1)]
-
-    amp.clear_cache()
-    dense = run()
-    amp.clear_cache()
-    if path == "searched":
-        monkeypatch.setattr(amp, "DENSE_BINS", 0)
-    elif path == "bytes":
-        monkeypatch.setattr(amp, "_binomials", lambda n, top: None)
-    else:
-        def bitsets_only(self, combos, *, bitsets=False):
-            self.combos, self.sizes = combos, set()  # count every size with bitsets
-
-        monkeypatch.setattr(amp._Counter, "plan", bitsets_only)
-    other = run()
-    for a, b in zip(dense, other):
-        assert a.stats == pytest.approx(b.stats, abs=1e-12, nan_ok=True)
-        assert a.tables == b.tables
-        assert [g.value for g in a.groups] == pytest.approx([g.value for g in b.groups],
-                                                           nan_ok=True)
-
-
-# -- matrix cache -----------------------------------------------------------------------------
+# -- counting, the table, group layouts ---------------------------------------------------------
 
 
 def _random_split(seed=5, n=80, n_attrs=6):
@@ -381,114 +279,137 @@ def _numbers(result):
     return (result.value, dict(result.stats), result.tables, [g.value for g in result.groups])
 
 
-def test_cache_finds_equal_matrices_by_content():
-    amp.clear_cache()
-    x = np.random.default_rng(0).random((30, 5)) < 0.5
-    first = amp._matrix(x)
-    assert amp._matrix(x.copy()) is first  # another object, same cells
-    assert amp._matrix(np.asfortranarray(x)) is first  # another layout, same cells
-    assert first.x is not x  # a private copy
-    changed = x.copy()
-    changed[3, 2] ^= True
-    assert amp._matrix(changed) is not first
+def test_counting_never_enumerates_every_subset_of_a_long_label_set():
+    """Three images hold 40 labels (2^40 subsets); only subsets that stay frequent grow."""
+    train = np.zeros((23, 40), dtype=int)
+    train[:3] = 1
+    train[3:13, [0, 1]] = 1
+    train[13:, 2] = 1
+    groups = [0, 1] * 11 + [0]
+    r = multi_mals(train, groups, train, groups, train, groups, min_count=4, min_group_size=1)
+    # held by >= 4 images: {0}, {1}, {2} and {0, 1}; every other set only by the three
+    assert r.stats["n_combinations"] == 4
+    assert {row["attributes"] for row in r.tables["cells"]} == {"0", "1", "2", "0+1"}
+    pairs = multi_mals(train, groups, train, groups, train, groups, max_size=2,
+                       min_group_size=1)
+    assert pairs.stats["n_combinations"] == 40 + 40 * 39 // 2
 
 
 def test_mutating_an_input_between_calls_gives_fresh_numbers():
-    amp.clear_cache()
     train, g_train, test, g_test, pred, pred_g = _random_split()
     kwargs = {"max_size": 3, "min_group_size": 1}
     multi_mals(train, g_train, test, g_test, pred, pred_g, **kwargs)
     multi_directional(train, g_train, test, g_test, pred, direction="G->M", **kwargs)
     train[:10] = ~train[:10]  # in place, same array objects
     pred[5:20, 1] = True
-    warm = [multi_mals(train, g_train, test, g_test, pred, pred_g, **kwargs),
-            multi_directional(train, g_train, test, g_test, pred, direction="G->M", **kwargs)]
-    amp.clear_cache()
-    cold = [multi_mals(train, g_train, test, g_test, pred, pred_g, **kwargs),
-            multi_directional(train, g_train, test, g_test, pred, direction="G->M", **kwargs)]
-    for w, c in zip(warm, cold):
-        assert _numbers(w) == _numbers(c)
+    again = [multi_mals(train, g_train, test, g_test, pred, pred_g, **kwargs),
+             multi_directional(train, g_train, test, g_test, pred, direction="G->M", **kwargs)]
+    copies = [x.copy() for x in (train, g_train, test, g_test, pred, pred_g)]
+    fresh = [multi_mals(*copies, **kwargs),
+             multi_directional(*copies[:5], direction="G->M", **kwargs)]
+    for a, b in zip(again, fresh):
+        assert _numbers(a) == _numbers(b)
+    for x, y in zip(copies, (train, g_train, test, g_test, pred, pred_g)):
+        np.testing.assert_array_equal(x, y)  # the calls left their inputs alone
 
 
-def test_second_call_shares_the_first_calls_tables():
-    amp.clear_cache()
-    train, g_train, test, g_test, pred, pred_g = _random_split(seed=8)
-    multi_mals(train, g_train, test, g_test, pred, pred_g, max_size=2, min_group_size=1)
-    entries = [e for _, e in amp._CACHE]
-    assert len(entries) == 3  # train, test, pred
-    assert entries[0].subsets and entries[1].subsets  # M was found from their subsets
-    r = multi_directional(train, g_train, test, g_test, pred, direction="G->M", max_size=2,
-                          min_group_size=1)
-    assert [e for _, e in amp._CACHE] == entries  # no new matrix
-    amp.clear_cache()
-    assert _numbers(r) == _numbers(multi_directional(
-        train, g_train, test, g_test, pred, direction="G->M", max_size=2, min_group_size=1))
+def _every_mals_cell(train, g_train, test, pred, pred_g, max_size):
+    """Multi_MALS cells by brute force: (|Δ|, group, size, columns, Δ) for every defined cell."""
+    from itertools import combinations
+
+    def has(x, m):
+        return x[:, list(m)].all(axis=1)
+
+    cells = []
+    for size in range(1, max_size + 1):
+        for m in combinations(range(train.shape[1]), size):
+            if not has(train, m).any() or not has(test, m).any() or not has(pred, m).any():
+                continue
+            for g in (0, 1):
+                b_train = (g_train[has(train, m)] == g).mean()
+                b_pred = (pred_g[has(pred, m)] == g).mean()
+                delta = b_pred - b_train if b_train > 1 / 2 else 0.0
+                cells.append((abs(delta), g, size, m, delta))
+    return cells
 
 
-def test_cache_is_bounded(monkeypatch):
-    amp.clear_cache()
-    rng = np.random.default_rng(1)
-    monkeypatch.setattr(amp, "CACHE_ENTRIES", 2)
-    for _ in range(4):
-        amp._matrix(rng.random((20, 4)) < 0.5)
-    assert len(amp._CACHE) == 2
-    monkeypatch.setattr(amp, "CACHE_BYTES", 0)
-    newest = amp._matrix(rng.random((20, 4)) < 0.5)
-    assert [e for _, e in amp._CACHE] == [newest]  # only the latest survives a tiny budget
-    amp.clear_cache()
-    assert not amp._CACHE
-
-
-def test_switching_between_ranks_and_bytes_starts_over():
-    x = np.random.default_rng(2).random((40, 6)) < 0.5
-    matrix = amp._Matrix(x).use(amp._binomials(6, 2))
-    matrix.enumerate([1, 2], "x")
-    assert matrix.subsets[2].keys.dtype == np.int64
-    matrix.use(amp._binomials(6, 3))  # a larger table keeps the ranks
-    assert 2 in matrix.subsets and matrix.table.shape[1] == 4
-    matrix.use(amp._binomials(6, 1))  # a smaller one never shrinks the table
-    assert matrix.table.shape[1] == 4
-    matrix.use(None)
-    assert not matrix.subsets and matrix.table is None
-    matrix.enumerate([2], "x")
-    assert matrix.subsets[2].keys.dtype.kind == "V"
-
-
-# -- table rows -------------------------------------------------------------------------------
-
-
-def test_default_table_keeps_the_largest_cells_and_says_so():
+def test_table_holds_the_largest_cells_by_a_fixed_rule():
     train, g_train, test, g_test, pred, pred_g = _random_split(seed=4, n=200, n_attrs=9)
-    full = multi_mals(train, g_train, test, g_test, pred, pred_g, max_size=3, min_group_size=1,
-                      table_rows=None)
-    n_cells = len(full.tables["cells"])
-    assert n_cells == full.stats["n_cells"] > amp.TABLE_ROWS
-    short = multi_mals(train, g_train, test, g_test, pred, pred_g, max_size=3,
-                       min_group_size=1)
-    assert short.tables["cells"] == full.tables["cells"][:amp.TABLE_ROWS]
-    assert any(f"keeps the {amp.TABLE_ROWS} largest |Δ| of {n_cells:,} cells" in note
-               for note in short.notes)
-    assert not any("largest |Δ| of" in note for note in full.notes)
-    assert _numbers(short)[:2] == _numbers(full)[:2]
-    most = [n for n in full.notes if n.startswith("most amplified")]
-    assert most and most == [n for n in short.notes if n.startswith("most amplified")]
+    r = multi_mals(train, g_train, test, g_test, pred, pred_g, max_size=3, min_group_size=1)
+    cells = _every_mals_cell(train, g_train, test, pred, pred_g, 3)
+    assert r.stats["n_cells"] == len(cells) > amp.TABLE_ROWS
+    rows = r.tables["cells"]
+    assert len(rows) == amp.TABLE_ROWS
+    assert f"keeps the {amp.TABLE_ROWS} largest |Δ| of {len(cells):,} cells" in r.notes[-1]
+    by_cell = {(str(g), "+".join(map(str, m))): d for _, g, _, m, d in cells}
+    for row in rows:
+        assert row["delta"] == pytest.approx(by_cell[(row["group"], row["attributes"])],
+                                             abs=1e-12)
+    largest = sorted((c[0] for c in cells), reverse=True)[:amp.TABLE_ROWS]
+    assert [abs(row["delta"]) for row in rows] == pytest.approx(largest, abs=1e-12)
+
+    def key(row):  # ties: group, then combination (size, then columns)
+        columns = tuple(int(c) for c in row["attributes"].split("+"))
+        return -abs(row["delta"]), int(row["group"]), len(columns), columns
+
+    assert [key(row) for row in rows] == sorted(key(row) for row in rows)
+    assert any(n.startswith("most amplified") for n in r.notes)
 
 
-def test_empty_table_still_names_the_most_amplified_cells():
+def test_table_rows_is_not_a_keyword():
     attrs, groups, pred_groups = imsitu()
-    r = multi_mals(attrs, groups, attrs, groups, attrs, pred_groups, min_group_size=1,
-                   table_rows=0)
-    assert r.tables["cells"] == ()
-    assert "female × indoors+unloading: Δ=+0.2500" in r.notes[0]
-    assert "keeps the 0 largest |Δ| of 10 cells" in r.notes[1]
+    with pytest.raises(TypeError, match="table_rows"):
+        multi_mals(attrs, groups, attrs, groups, attrs, pred_groups, table_rows=None)
 
 
-@pytest.mark.parametrize("bad", [-1, 1.5, True, "10"])
-def test_table_rows_must_be_a_count(bad):
+def _three_groups(seed=7, n=150):
+    rng = np.random.default_rng(seed)
+    g_train, g_test = rng.integers(0, 3, n), rng.integers(0, 3, n)
+    train = (rng.random((n, 5)) < 0.3 + 0.1 * g_train[:, None]).astype(int)
+    test = (rng.random((n, 5)) < 0.3 + 0.1 * g_test[:, None]).astype(int)
+    pred = np.where(rng.random(test.shape) < 0.15, 1 - test, test)
+    pred_g = np.where(rng.random(n) < 0.2, rng.integers(0, 3, n), g_test)
+    return train, g_train, test, g_test, pred, pred_g
+
+
+@pytest.mark.parametrize("call", [
+    lambda *a, **kw: multi_mals(*a, **kw),
+    lambda *a, **kw: multi_directional(*a, direction="G->M", **kw),
+    lambda *a, **kw: multi_directional(*a, direction="M->G", **kw),
+])
+def test_reference_group_layouts(call):
+    """Labels and one-hot N × |G| columns (the MBA class's input) evaluate every group; the
+    released evaluate script's |G| − 1 columns are read as that script reads them."""
+    train, g_train, test, g_test, pred, pred_g = _three_groups()
+    eye = np.eye(3, dtype=int)
+    kw = {"variant": "reference", "min_group_size": 1}
+    labels = call(train, g_train, test, g_test, pred, pred_g, **kw)
+    one_hot = call(train, eye[g_train], test, eye[g_test], pred, eye[pred_g], **kw)
+    assert _numbers(labels) == _numbers(one_hot)
+    assert [g.group for g in labels.groups] == [0, 1, 2]
+    released = call(train, eye[g_train][:, 1:], test, eye[g_test][:, 1:], pred,
+                    eye[pred_g][:, 1:], **kw)
+    assert [g.group for g in released.groups] == [1, 2]
+    assert released.stats["n_combinations"] == labels.stats["n_combinations"]
+    with pytest.raises(InvalidDataError, match="released evaluate script's layout"):
+        call(train, eye[g_train][:, 1:], test, g_test, pred, eye[pred_g][:, 1:], **kw)
+
+
+def test_a_single_group_column_is_the_released_layout_for_two_groups():
     attrs, groups, pred_groups = imsitu()
-    with pytest.raises(FairnessConfigError, match=rf"table_rows must be None .*got "
-                                                  rf"table_rows={bad!r}"):
-        multi_mals(attrs, groups, attrs, groups, attrs, pred_groups, table_rows=bad)
+    column = np.array([[g == "male"] for g in groups], dtype=int)
+    pred_column = np.array([[g == "male"] for g in pred_groups], dtype=int)
+    kw = {"variant": "reference", "min_group_size": 1}
+    released = multi_directional(attrs, column, attrs, column, pred_groups=pred_column,
+                                 direction="M->G", **kw)
+    assert [g.group for g in released.groups] == [1]  # the second group only
+    labels = multi_directional(attrs, groups, attrs, groups, pred_groups=pred_groups,
+                               direction="M->G", **kw)
+    assert [g.group for g in labels.groups] == ["female", "male"]
+    # M→G with two groups: P(ĝ = 0 | m) = 1 − P(ĝ = 1 | m), so |Δ| is the same in both
+    assert released.value == pytest.approx(labels.value, abs=1e-12)
+    mals = multi_mals(attrs, column, attrs, column, attrs, pred_column, **kw)
+    assert [g.group for g in mals.groups] == [0] and mals.value == 0.0
 
 
 # -- validation ------------------------------------------------------------------------------
@@ -675,6 +596,5 @@ def test_runs_mismatch():
 def test_too_many_subsets(monkeypatch):
     train, g, test, tg, pred, pg = _args()
     monkeypatch.setattr(amp, "MAX_SUBSETS", 10)
-    amp.clear_cache()  # enumerated subsets of these matrices may be cached already
     with pytest.raises(FairnessConfigError, match="Pass a smaller max_size"):
         multi_mals(train, g, test, tg, pred, pg)
