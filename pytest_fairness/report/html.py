@@ -2,9 +2,8 @@
 
 Sections: the run's metadata; a summary table (test, indicator, limit, observed, verdict);
 one section per test with, for every result, the per-group table and bars with intervals,
-the τ/K/level sweep (from ``slices``), the curves (Fair SA curves and item-response curves
-drawn by :mod:`pytest_fairness.report.plots`, τ sweeps per type), the matrices as heatmaps
-(AUC), the detail tables (amplification per
+the τ/K/level sweep (from ``slices``), the curves (Fair SA curves and item-response curves,
+τ sweeps per type), the matrices as heatmaps (AUC), the detail tables (amplification per
 attribute set, ...) and the baseline comparison group by group; then trends of each result
 across the checkpoints recorded in the history.
 
@@ -214,7 +213,7 @@ def _result_html(data: Mapping[str, Any], draw: bool) -> str:
     if data.get("key") is not None:
         title = f"{data['key']}: {title}"
     parts = [f"<h3>{_e(title)}</h3>"]
-    # Fair SA results are drawn by report/plots.py (panels per perturbation, L1 labels).
+    # Fair SA results get their own figures (panels per perturbation, L1 labels).
     fair_sa = result.name == "fair_sa" and {"cells", "curves"} <= set(result.tables)
     head = f"value {_num(result.value)}"
     if "value" in result.intervals:
@@ -240,12 +239,11 @@ def _result_html(data: Mapping[str, Any], draw: bool) -> str:
             parts.append(_safe_figure(figures.lines, f"sweep of {result.name}", sweep,
                                       x_label="at (τ, K or level)"))
         if fair_sa:
-            from pytest_fairness.report import plots
-
             parts.append("<h4>Fair SA curves</h4>")
-            parts.append(_safe_figure(plots.fair_sa_curves, "Fair SA curves", result, fmt="svg"))
+            parts.append(_safe_figure(figures.fair_sa_curves, "Fair SA curves", result,
+                                      fmt="svg"))
             parts.append("<h4>item-response curves</h4>")
-            parts.append(_safe_figure(plots.irc_curves, "item-response curves", result,
+            parts.append(_safe_figure(figures.irc_curves, "item-response curves", result,
                                       fmt="svg"))
         elif result.curves:
             parts.append("<h4>curves</h4>")
@@ -253,8 +251,8 @@ def _result_html(data: Mapping[str, Any], draw: bool) -> str:
     for name, matrix in result.matrices.items():
         parts.append(f"<h4>matrix {_e(name)}</h4>")
         if draw and fair_sa:
-            parts.append(_safe_figure(plots.auc_heatmap, f"matrix {name}", result, matrix=name,
-                                      fmt="svg"))
+            parts.append(_safe_figure(figures.auc_heatmap, f"matrix {name}", result,
+                                      matrix=name, fmt="svg"))
         elif draw:
             parts.append(_safe_figure(figures.heatmap, f"matrix {name}", matrix, title=name))
         parts.append(_matrix_table(matrix))
