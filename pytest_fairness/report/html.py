@@ -21,7 +21,11 @@ from html import escape
 from pathlib import Path
 from typing import Any, Final
 
+from pytest_fairness.checks import LIMITS
 from pytest_fairness.report import figures
+from pytest_fairness.report.json_report import atomic_write_text
+from pytest_fairness.report.terminal import format_number
+from pytest_fairness.results import IndicatorResult, group_label, result_id
 
 __all__ = ["render_html", "write_html"]
 
@@ -54,8 +58,6 @@ def _num(x: Any, digits: int = 4) -> str:
     if isinstance(x, float) and math.isnan(x):
         return "n/a"
     if isinstance(x, (int, float)) and not isinstance(x, bool):
-        from pytest_fairness.report.terminal import format_number
-
         return _e(format_number(float(x), digits))
     return _e(x)
 
@@ -97,9 +99,6 @@ def _indicator(check: Mapping[str, Any]) -> str:
 
 
 def _summary_rows(tests: Sequence[Mapping[str, Any]]) -> list[list[str]]:
-    from pytest_fairness.markers import LIMITS
-    from pytest_fairness.results import IndicatorResult
-
     rows = []
     for index, test in enumerate(tests):
         link = f'<a href="#t{index}">{_e(test["nodeid"])}</a>'
@@ -196,16 +195,12 @@ def _detail_table(name: str, rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _matrix_table(matrix: Any) -> str:
-    from pytest_fairness.results import group_label
-
     rows = [[_e(group_label(r)), *(_num(v) for v in values)]
             for r, values in zip(matrix.rows, matrix.values)]
     return _table(["", *(group_label(c) for c in matrix.columns)], rows, raw=True)
 
 
 def _result_html(data: Mapping[str, Any], draw: bool) -> str:
-    from pytest_fairness.results import IndicatorResult
-
     result = IndicatorResult.from_dict(data)
     title = f"{result.name} ({result.metric})"
     if result.at is not None:
@@ -295,8 +290,6 @@ def _regressions_html(comparisons: Sequence[Mapping[str, Any]]) -> str:
 
 def _trends_html(tests: Sequence[Mapping[str, Any]], trends: Sequence[Mapping[str, Any]],
                  draw: bool) -> str:
-    from pytest_fairness.baseline import result_id
-
     wanted = {(t.get("test") or t["nodeid"], result_id(d)) for t in tests for d in t["results"]}
     runs: list[tuple[int, str]] = []
     for row in trends:
@@ -413,7 +406,5 @@ def write_html(
     draw: bool | None = None,
 ) -> Path:
     """Write ``report.html`` into ``directory`` (created if needed), atomically."""
-    from pytest_fairness.report.json_report import atomic_write_text
-
     page = render_html(document, trends=trends, draw=draw)
     return atomic_write_text(Path(directory) / "report.html", page)
