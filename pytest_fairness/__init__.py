@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_fairness import indicators
-from pytest_fairness.checks import CheckOutcome, check
+from pytest_fairness.checks import CheckOutcome
 from pytest_fairness.errors import (
     FairnessConfigError,
     FairnessError,
@@ -18,7 +18,7 @@ from pytest_fairness.errors import (
     InvalidDataError,
     MissingDependencyError,
 )
-from pytest_fairness.markers import fairness
+from pytest_fairness.markers import check, fairness
 from pytest_fairness.results import Curve, GroupStat, IndicatorResult, Matrix
 
 __all__ = [

@@ -44,7 +44,7 @@ from typing import Any, Final, final
 
 from pytest_fairness.errors import FairnessConfigError
 from pytest_fairness.options import COMPARE_METRICS
-from pytest_fairness.results import finite_or_none
+from pytest_fairness.results import finite_or_none, result_id, summarize
 
 __all__ = [
     "BASELINE_FORMAT",
@@ -53,15 +53,14 @@ __all__ = [
     "build_baseline",
     "compare_baselines",
     "compare_results",
+    "compare_test",
     "dump_baseline",
     "find_entry",
     "load_baseline",
-    "regression_message",
     "resolve_baseline",
-    "result_id",
     "save_baseline",
     "strip_param",
-    "summarize",
+    "validate_baseline",
 ]
 
 BASELINE_FORMAT: Final = "pytest-fairness-baseline"
@@ -72,67 +71,7 @@ BASELINE_SCHEMA: Final = 1
 _EPS: Final = 1e-12
 
 
-# -- summaries ---------------------------------------------------------------------------------
-
-
-def _label(group: Any) -> str:
-    if isinstance(group, (list, tuple)):
-        return " × ".join(str(g) for g in group)
-    return str(group)
-
-
-def result_id(data: Mapping[str, Any]) -> str:
-    """Name of a result within its test: its dict key, else ``indicator (metric)`` [@ at].
-
-    Examples
-    --------
-    >>> result_id({"key": None, "name": "ieat", "metric": "association", "at": None})
-    'ieat (association)'
-    >>> result_id({"key": "overall", "name": "group_metrics", "metric": "accuracy"})
-    'overall'
-    """
-    if data.get("key") is not None:
-        return str(data["key"])
-    text = f"{data['name']} ({data['metric']})"
-    at = data.get("at")
-    if at is not None:
-        text += f" @ {at:g}" if isinstance(at, (int, float)) else f" @ {at}"
-    return text
-
-
-def summarize(data: Mapping[str, Any]) -> dict[str, Any]:
-    """The baseline summary of one result, from ``IndicatorResult.to_dict()`` output.
-
-    Keeps the headline value, gap, ratio, worst group, every group's ``n``/value/interval
-    and the params (to warn when the baseline was computed differently).
-    """
-    from pytest_fairness.results import IndicatorResult
-
-    result = IndicatorResult.from_dict(data)
-    worst = result.worst_group
-    included = len(result.included_groups) >= 2
-    return {
-        "indicator": result.name,
-        "metric": result.metric,
-        "higher_is_better": result.higher_is_better,
-        "at": result.at,
-        "min_group_size": result.min_group_size,
-        "value": finite_or_none(result.value),
-        "gap": finite_or_none(result.gap) if included else None,
-        "ratio": finite_or_none(result.ratio) if included else None,
-        "worst": None if worst is None else {"group": worst.label,
-                                             "value": finite_or_none(worst.value)},
-        "groups": {
-            g.label: {
-                "n": g.n,
-                "value": finite_or_none(g.value),
-                "interval": None if g.interval is None else [finite_or_none(v) for v in g.interval],
-                "excluded": g.excluded,
-            }
-            for g in result.groups
-        },
-        "params": dict(result.params),
-    }
+# -- baseline documents -------------------------------------------------------------------
 
 
 def strip_param(nodeid: str, ident: str | None) -> str:
@@ -422,7 +361,9 @@ def compare_results(
     test: str = "",
     result: str = "",
 ) -> list[Comparison]:
-    """Compare two result summaries (:func:`summarize`) on each metric of ``tolerances``.
+    """Compare two result summaries on each metric of ``tolerances``.
+
+    The summaries are :func:`pytest_fairness.results.summarize` output.
 
     Examples
     --------
@@ -483,69 +424,69 @@ def compare_baselines(
     return out, missing
 
 
-# -- rendering ---------------------------------------------------------------------------------
+def compare_test(
+    baseline: Mapping[str, Any] | None,
+    *,
+    nodeid: str,
+    test: str,
+    results: Sequence[Mapping[str, Any]],
+    compare_fail: Mapping[str, float],
+    marks: Sequence[Mapping[str, Any]],
+    source: str = "",
+) -> tuple[list[Comparison], list[str]]:
+    """The regression rule of one test: compare its results with the baseline entry.
 
+    Each result is compared on the metrics of ``--fairness-compare-fail`` and of the
+    test's validated ``fairness.no_regression`` marks (a mark applies to every result, or
+    to the one its ``result`` names; the smaller tolerance wins).
 
-def _fmt(x: float | None) -> str:
-    from pytest_fairness.report.terminal import format_number
+    Parameters
+    ----------
+    baseline : mapping or None
+        The baseline document, or None when the run has none.
+    nodeid, test : str
+        The test's node id, and its id without the checkpoint parameter.
+    results : sequence of mapping
+        The test's results (``IndicatorResult.to_dict()`` with ``key``).
+    compare_fail : mapping
+        Tolerance per metric from ``--fairness-compare-fail``.
+    marks : sequence of mapping
+        The validated keywords of each ``fairness_regression`` mark.
+    source : str
+        Where the baseline came from, for the notes.
 
-    return format_number(x)
-
-
-def comparison_lines(comparison: Comparison, *, groups: bool = True) -> list[str]:
-    """Lines of one comparison: the verdict, then baseline and now, group by group."""
-    c = comparison
-    status = "REGRESSED" if c.regressed else "ok"
-    worse = c.worse_by
-    delta = "n/a" if worse is None else f"{'+' if worse >= 0 else ''}{_fmt(worse)} worse"
-    direction = "lower is better" if c.lower_is_better else "higher is better"
-    where = f" ({c.where})" if c.where else ""
-    lines = [f"{status}: {c.result}: {c.metric}{where} baseline {_fmt(c.baseline)} → now "
-             f"{_fmt(c.now)} ({delta}, tolerance {_fmt(c.tolerance)}, {direction})"]
-    if groups:
-        lines.extend(group_lines(c))
-    lines.extend(f"    note: {note}" for note in c.notes)
-    return lines
-
-
-def group_lines(comparison: Comparison) -> list[str]:
-    """The group-by-group table of a comparison: baseline, now, Δ, and which got worse."""
-    from pytest_fairness.report.terminal import _table
-
-    if not comparison.groups:
-        return []
-    rows = []
-    for label, before, after in comparison.groups:
-        diff = "" if before is None or after is None else f"{after - before:+.4g}"
-        mark = ""
-        if before is not None and after is not None and after != before:
-            got_worse = after < before if comparison.higher_is_better_groups else after > before
-            mark = "← worse" if got_worse else ""
-        rows.append([label, _fmt(before), _fmt(after), diff, mark])
-    return _table(["group", "baseline", "now", "Δ", ""], rows, indent="    ")
-
-
-def regression_message(comparisons: Sequence[Comparison], *, source: str = "") -> str:
-    """The failure message of regressions: which metrics got worse, then each in detail.
-
-    Every metric of a result that regressed is listed, and the result's groups once.
+    Returns
+    -------
+    (list of Comparison, list of str)
+        The comparisons, and notes on what could not be compared.
     """
-    failed = [c for c in comparisons if c.regressed]
-    against = f" against the baseline {source}" if source else " against the baseline"
-    heads = "; ".join(f"{c.result}: {c.metric} {_fmt(c.baseline)} → {_fmt(c.now)}"
-                      for c in failed)
-    lines = [f"{len(failed)} fairness regression{'s' if len(failed) != 1 else ''}{against}: "
-             f"{heads}"]
-    shown = {(c.test, c.result) for c in failed} or {(c.test, c.result) for c in comparisons}
-    for key in dict.fromkeys((c.test, c.result) for c in comparisons):
-        if key not in shown:
+    if not marks and not compare_fail:
+        return [], []
+    if baseline is None:
+        return [], ["fairness.no_regression: no baseline to compare with; pass "
+                    "--fairness-baseline FILE.json|RUN_ID|CHECKPOINT."]
+    entry = find_entry(baseline, nodeid, test)
+    if entry is None:
+        return [], [f"not in the baseline {source}: not compared."]
+    comparisons: list[Comparison] = []
+    notes: list[str] = []
+    for data in results:
+        rid = result_id(data)
+        tolerances = dict(compare_fail)
+        for mark in marks:
+            if mark.get("result") in (None, data.get("key"), data["name"]):
+                metric = mark["metric"]
+                tolerances[metric] = min(tolerances.get(metric, mark["tolerance"]),
+                                         mark["tolerance"])
+        if not tolerances:
             continue
-        mine = [c for c in comparisons if (c.test, c.result) == key]
-        lines.append("")
-        for c in mine:
-            lines.extend("  " + line for line in comparison_lines(c, groups=False))
-        lines.extend(group_lines(mine[0]))
-    return "\n".join(lines)
+        old = entry.get("results", {}).get(rid)
+        if old is None:
+            notes.append(f"{rid}: not in the baseline {source}: not compared.")
+            continue
+        comparisons.extend(compare_results(old, summarize(data), tolerances,
+                                           test=nodeid, result=rid))
+    return comparisons, notes
 
 
 def resolve_baseline(

@@ -1,6 +1,6 @@
-"""Threshold semantics: what each limit observes in a result, and the verdict.
+"""Threshold semantics: the limit keywords, what each observes in a result, and the verdict.
 
-Every limit keyword of :data:`pytest_fairness.markers.LIMITS` maps to one observation of an
+Every limit keyword of :data:`LIMITS` maps to one observation of an
 :class:`~pytest_fairness.results.IndicatorResult`:
 
 ================== ===============================================================
@@ -21,6 +21,10 @@ max_l1             ``stats["l1"]``
 With ``confidence="supported"`` a limit fails only when the whole interval lies beyond it;
 with ``"strict"`` it fails when any part does. A number that cannot be computed (a gap with
 fewer than two large-enough groups) raises :class:`InsufficientDataError` rather than pass.
+
+:func:`evaluate` returns the verdicts as :class:`CheckOutcome` data and raises no
+violation: :mod:`pytest_fairness.report` renders them, and ``fairness.check`` or the plugin
+turn failed ones into :class:`~pytest_fairness.errors.FairnessViolation`.
 """
 
 from __future__ import annotations
@@ -30,13 +34,65 @@ import math
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, final
+from typing import Any, Final, final
 
-from pytest_fairness.errors import FairnessConfigError, FairnessViolation, InsufficientDataError
-from pytest_fairness.markers import LIMITS, validate_threshold
-from pytest_fairness.results import GroupStat, IndicatorResult, group_label, iter_results
+from pytest_fairness.errors import FairnessConfigError, InsufficientDataError
+from pytest_fairness.results import (
+    GroupStat,
+    IndicatorResult,
+    encode_float,
+    group_label,
+    iter_results,
+)
 
-__all__ = ["CheckOutcome", "check", "collecting", "evaluate"]
+__all__ = [
+    "CONFIDENCE_MODES",
+    "LIMITS",
+    "CheckOutcome",
+    "InlineCheck",
+    "LimitSpec",
+    "collect",
+    "collecting",
+    "evaluate",
+]
+
+#: How an interval decides a limit: ``point`` ignores it; ``supported`` fails only when the
+#: whole interval is beyond the limit; ``strict`` fails when any part of it is.
+CONFIDENCE_MODES: Final = ("point", "supported", "strict")
+
+
+@final
+@dataclass(frozen=True)
+class LimitSpec:
+    """One limit keyword: its direction, allowed range and what it bounds."""
+
+    name: str
+    bound: str  # "max" (observed must be <=) or "min" (observed must be >=)
+    low: float | None
+    high: float | None
+    description: str
+
+
+def _spec(name: str, low: float | None, high: float | None, description: str) -> LimitSpec:
+    return LimitSpec(name, name.split("_", 1)[0], low, high, description)
+
+
+#: Every limit keyword of ``fairness.threshold``, the one schema the markers validate.
+LIMITS: Final[Mapping[str, LimitSpec]] = {
+    spec.name: spec
+    for spec in (
+        _spec("max_gap", 0.0, None, "largest allowed max − min across included groups"),
+        _spec("min_ratio", 0.0, 1.0, "smallest allowed min / max across included groups"),
+        _spec("min_value", None, None, "smallest allowed value of any included group"),
+        _spec("max_value", None, None, "largest allowed value of any included group"),
+        _spec("max_effect_size", 0.0, None, "largest allowed |effect size|"),
+        _spec("min_p_value", 0.0, 1.0, "smallest allowed p-value"),
+        _spec("max_amplification", None, None, "largest allowed bias amplification"),
+        _spec("max_variance", 0.0, None, "largest allowed variance of the amplification"),
+        _spec("max_auc", 0.0, None, "largest allowed |AUC| of any matrix cell"),
+        _spec("max_l1", 0.0, None, "largest allowed L1 norm of the AUC matrix"),
+    )
+}
 
 
 @final
@@ -88,12 +144,10 @@ class CheckOutcome:
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-serialisable summary (the result itself is not repeated)."""
-        from pytest_fairness.results import _encode_float
-
         return {
             "limit": self.limit,
             "threshold": self.threshold,
-            "observed": _encode_float(self.observed),
+            "observed": encode_float(self.observed),
             "passed": self.passed,
             "indicator": self.result.name,
             "metric": self.result.metric,
@@ -302,18 +356,21 @@ def evaluate(results: Any, limits: Mapping[str, Any]) -> list[CheckOutcome]:
 
 # -- inline checks and collection --------------------------------------------------------
 
-_COLLECTOR: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar(
+#: What one inline check leaves behind: the results it was given and its outcomes.
+InlineCheck = tuple[Any, list[CheckOutcome]]
+
+_COLLECTOR: contextvars.ContextVar[list[InlineCheck] | None] = contextvars.ContextVar(
     "pytest_fairness_collector", default=None
 )
 
 
 @contextmanager
-def collecting() -> Iterator[list[Any]]:
-    """Collect the results and outcomes of inline :func:`check` calls made in the block.
+def collecting() -> Iterator[list[InlineCheck]]:
+    """Collect the results and outcomes of inline ``fairness.check`` calls made in the block.
 
     The plugin wraps each test call in it so that inline checks reach the summary.
     """
-    sink: list[Any] = []
+    sink: list[InlineCheck] = []
     token = _COLLECTOR.set(sink)
     try:
         yield sink
@@ -321,51 +378,11 @@ def collecting() -> Iterator[list[Any]]:
         _COLLECTOR.reset(token)
 
 
-def raise_on_violation(outcomes: list[CheckOutcome]) -> None:
-    """Raise :class:`FairnessViolation` with a rendered message when any outcome failed."""
-    __tracebackhide__ = True
-    failed = [o for o in outcomes if not o.passed]
-    if failed:
-        from pytest_fairness.report.terminal import violation_message
+def collect(results: Any, outcomes: list[CheckOutcome]) -> None:
+    """Hand the results and outcomes of one inline check to the enclosing :func:`collecting`.
 
-        raise FairnessViolation(violation_message(outcomes), outcomes)
-
-
-def check(results: Any, **limits: Any) -> tuple[CheckOutcome, ...]:
-    """Check results against limits, raising :class:`FairnessViolation` on any breach.
-
-    Parameters
-    ----------
-    results : IndicatorResult, or a sequence or mapping of them
-        The results to check.
-    **limits
-        The keywords of ``fairness.threshold`` (``max_gap=0.05``, ``at=0.5``, ...).
-
-    Returns
-    -------
-    tuple of CheckOutcome
-        Every outcome, when all passed.
-
-    Raises
-    ------
-    FairnessViolation
-        When any limit is broken; it is an ``AssertionError``, so pytest reports a failure.
-    FairnessConfigError
-        On invalid limits.
-
-    Examples
-    --------
-    >>> from pytest_fairness import GroupStat, IndicatorResult, fairness
-    >>> r = IndicatorResult("demo", "accuracy", 0.9, min_group_size=1,
-    ...                     groups=(GroupStat("a", 10, 0.92), GroupStat("b", 10, 0.88)))
-    >>> [o.passed for o in fairness.check(r, max_gap=0.05)]
-    [True]
+    Outside a :func:`collecting` block it does nothing.
     """
-    __tracebackhide__ = True
-    clean = validate_threshold((), limits)
-    outcomes = evaluate(results, clean)
     sink = _COLLECTOR.get()
     if sink is not None:
         sink.append((results, outcomes))
-    raise_on_violation(outcomes)
-    return tuple(outcomes)

@@ -61,15 +61,9 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    from pytest_fairness.report.terminal import _table as table
-
-    return table(header, rows, indent="")
-
-
 def _history(args: argparse.Namespace) -> int:
     from pytest_fairness.history import HistoryStore
-    from pytest_fairness.report.terminal import format_number
+    from pytest_fairness.report.terminal import format_number, text_table
 
     path = Path(args.history)
     if not path.is_file():
@@ -101,7 +95,7 @@ def _history(args: argparse.Namespace) -> int:
     table = [[test, *(by.get(i, "-") for i in range(len(columns)))]
              for test, by in cells.items()]
     print(f"{args.metric} per test (rows) and checkpoint or run (columns); ! = test failed")
-    for line in _table(["test", *labels], table):
+    for line in text_table(["test", *labels], table, indent=""):
         print(line)
     return EXIT_OK
 
@@ -113,7 +107,8 @@ def _baseline(ref: str, history: str) -> tuple[dict[str, Any], str]:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from pytest_fairness.baseline import compare_baselines, regression_message
+    from pytest_fairness.baseline import compare_baselines
+    from pytest_fairness.report.terminal import regression_message
 
     base, base_source = _baseline(args.a, args.history)
     now, now_source = _baseline(args.b, args.history)

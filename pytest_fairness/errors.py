@@ -14,10 +14,7 @@ Every message names the parameter, column or file, the offending value, and the 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from pytest_fairness.checks import CheckOutcome
+from typing import Any
 
 __all__ = [
     "FairnessConfigError",
@@ -57,14 +54,15 @@ class FairnessViolation(FairnessError, AssertionError):
     message : str
         The rendered failure: limits, observed values and per-group tables.
     outcomes : sequence of CheckOutcome
-        Every check that was made, passed ones included.
+        Every check that was made, passed ones included (each a
+        :class:`pytest_fairness.CheckOutcome`).
     """
 
     def __init__(self, message: str, outcomes: Any = ()) -> None:
         super().__init__(message)
-        self.outcomes: tuple[CheckOutcome, ...] = tuple(outcomes)
+        self.outcomes: tuple[Any, ...] = tuple(outcomes)
 
     @property
-    def violations(self) -> tuple[CheckOutcome, ...]:
-        """The checks that failed."""
+    def violations(self) -> tuple[Any, ...]:
+        """The checks that failed (each a :class:`pytest_fairness.CheckOutcome`)."""
         return tuple(o for o in self.outcomes if not o.passed)

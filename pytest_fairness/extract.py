@@ -31,7 +31,7 @@ import tempfile
 import time
 import warnings
 import weakref
-from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +50,7 @@ __all__ = [
     "cache_key",
     "callable_fingerprint",
     "extract_features",
+    "forward_batches",
     "load_precomputed",
     "model_fingerprint",
 ]
@@ -575,7 +576,6 @@ def _cached_or_extract(entry: Path, key: str, model: Any, dataset: FairnessDatas
 def _run(model: Any, dataset: FairnessDataset, transform: Any, norm: Any, perturb_fn: Any,
          layers: Sequence[str], batch_size: int, num_workers: int, device: torch.device,
          amp: bool, progress: bool | None) -> dict[str, NDArray[Any]]:
-    import numpy as np
     import torch
 
     loader: Any = torch.utils.data.DataLoader(
@@ -607,44 +607,107 @@ def _run(model: Any, dataset: FairnessDataset, transform: Any, norm: Any, pertur
                 captured[name] = output
 
             handles.append(named[name].register_forward_hook(hook))
-    if norm is not None:
-        mean = torch.tensor(norm[0], device=device).view(1, -1, 1, 1)
-        std = torch.tensor(norm[1], device=device).view(1, -1, 1, 1)
+
+    def read(value: Any) -> dict[str, Any]:
+        outputs = _as_outputs(value)
+        for name in layers:
+            outputs[name] = captured.pop(name)
+        return outputs
+
     was_training = module.training if module is not None else False
     if module is not None:
         module.eval()
-    chunks: dict[str, list[NDArray[Any]]] = {}
     bar = _Progress(f"fairness: extracting {dataset.name}", len(dataset), progress)
     try:
-        with torch.inference_mode(), torch.autocast(device_type=device.type, enabled=amp):
-            for images, index in loader:
-                images = images.to(device, non_blocking=True)
-                if perturb_fn is not None:
-                    images = perturb_fn(images, index.tolist())
-                if norm is not None:
-                    images = (images - mean) / std
-                outputs = _as_outputs(model(images))
-                for name in layers:
-                    outputs[name] = captured.pop(name)
-                for name, value in outputs.items():
-                    if not isinstance(value, torch.Tensor):
-                        raise InvalidDataError(
-                            f"layer {name!r} produced {type(value).__name__}, not a tensor."
-                        )
-                    if value.shape[0] != len(index):
-                        raise InvalidDataError(
-                            f"output {name!r} has {value.shape[0]} rows for a batch of "
-                            f"{len(index)} images; the model must return one row per image."
-                        )
-                    array = value.detach().float().reshape(len(index), -1).cpu().numpy()
-                    chunks.setdefault(name, []).append(array)
-                bar.update(len(index))
+        return forward_batches(
+            model, ((images, index.tolist()) for images, index in loader), device=device,
+            perturb=perturb_fn, normalize=norm, amp=amp, read=read, on_batch=bar.update,
+        )
     finally:
         bar.close()
         for handle in handles:
             handle.remove()
         if module is not None:
             module.train(was_training)
+
+
+def forward_batches(
+    model: Callable[[Any], Any],
+    batches: Iterable[tuple[Any, list[int]]],
+    *,
+    device: torch.device | None = None,
+    perturb: Callable[[Any, list[int]], Any] | None = None,
+    normalize: tuple[Sequence[float], Sequence[float]] | None = None,
+    amp: bool = False,
+    read: Callable[[Any], Mapping[str, Any]] = _as_outputs,
+    dtype: Any = None,
+    on_batch: Callable[[int], None] | None = None,
+) -> dict[str, NDArray[Any]]:
+    """Run ``model`` over image batches and stack its outputs: the one batched forward loop.
+
+    Each batch ``(images, rows)`` is moved to ``device``, perturbed with ``perturb(images,
+    rows)`` (the row numbers key per-image noise), normalised, and passed to ``model`` under
+    ``torch.inference_mode()`` (and ``torch.autocast`` with ``amp``). Only one batch is in
+    flight, so the images are never all in memory.
+
+    Parameters
+    ----------
+    model : callable
+        An image batch ``(N, C, H, W)`` → its outputs.
+    batches : iterable of (tensor, list of int)
+        The images and their row numbers, in order.
+    device : torch.device, optional
+        Where to run; None leaves each batch where it is.
+    perturb : callable, optional
+        ``perturb(images, rows)`` → perturbed images.
+    normalize : (mean, std), optional
+        Per-channel normalisation after the perturbation.
+    amp : bool
+        Run under ``torch.autocast``.
+    read : callable
+        Model output → ``{name: tensor}``; by default a tensor (embeddings), a tuple
+        ``(embeddings, logits)`` or a dict of named tensors.
+    dtype : torch.dtype, optional
+        The dtype of the stacked outputs; default float32.
+    on_batch : callable, optional
+        Called with the number of images of each batch done (progress).
+
+    Returns
+    -------
+    dict of str to ndarray
+        Every output, one row per image, flattened to ``(N, -1)``.
+    """
+    import numpy as np
+    import torch
+
+    dtype = torch.float32 if dtype is None else dtype
+    device_type = "cpu" if device is None else device.type
+    if normalize is not None:
+        mean = torch.tensor(normalize[0], device=device).view(1, -1, 1, 1)
+        std = torch.tensor(normalize[1], device=device).view(1, -1, 1, 1)
+    chunks: dict[str, list[NDArray[Any]]] = {}
+    with torch.inference_mode(), torch.autocast(device_type=device_type, enabled=amp):
+        for images, rows in batches:
+            if device is not None:
+                images = images.to(device, non_blocking=True)
+            if perturb is not None:
+                images = perturb(images, rows)
+            if normalize is not None:
+                images = (images - mean) / std
+            for name, value in read(model(images)).items():
+                if not isinstance(value, torch.Tensor):
+                    raise InvalidDataError(
+                        f"layer {name!r} produced {type(value).__name__}, not a tensor."
+                    )
+                if value.shape[0] != len(rows):
+                    raise InvalidDataError(
+                        f"output {name!r} has {value.shape[0]} rows for a batch of "
+                        f"{len(rows)} images; the model must return one row per image."
+                    )
+                array = value.detach().to(dtype).reshape(len(rows), -1).cpu().numpy()
+                chunks.setdefault(name, []).append(array)
+            if on_batch is not None:
+                on_batch(len(rows))
     return {name: np.concatenate(parts) for name, parts in chunks.items()}
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Final, Protocol
 
 from pytest_fairness.errors import FairnessConfigError
-from pytest_fairness.results import finite_or_none
+from pytest_fairness.results import finite_or_none, result_id, summarize
 
 __all__ = [
     "DEFAULT_HISTORY",
@@ -222,8 +222,6 @@ class HistoryStore:
         ``git_commit``, ``model_fingerprint``, ``dataset_fingerprint``, ``seed``,
         ``versions`` (a mapping), ``exitstatus``; anything else is kept in ``metadata``.
         """
-        from pytest_fairness.baseline import result_id, summarize
-
         known = set(_RUN_COLUMNS)
         extra = {k: v for k, v in metadata.items() if k not in known}
         rows = []

@@ -1,10 +1,14 @@
-"""The ``fairness`` namespace and the one schema of marker keywords.
+"""The ``fairness`` namespace, the marker names, and the validation of marker keywords.
 
 ``fairness.threshold(max_gap=0.05)`` returns ``pytest.mark.fairness_threshold(max_gap=0.05)``
 after validating the keywords, so a typo fails at import time on the line that has it. The
 plugin adds the plain ``fairness`` marker to every test that carries a threshold or
 regression marker, so ``-m fairness`` selects them all. ``validate_threshold`` and
-``validate_regression`` run again at setup, for marks written by hand.
+``validate_regression`` run again at setup, for marks written by hand. The limit keywords
+and their meaning are :data:`pytest_fairness.checks.LIMITS`.
+
+:func:`check` (also ``fairness.check``) is the inline form: it evaluates the limits with
+:func:`pytest_fairness.checks.evaluate` and raises the rendered violation.
 
 This module imports nothing heavy: it is loaded with the plugin.
 """
@@ -13,22 +17,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any, Final, final
 
 import pytest
 
-from pytest_fairness.errors import FairnessConfigError
+from pytest_fairness.checks import CONFIDENCE_MODES, LIMITS, CheckOutcome, collect, evaluate
+from pytest_fairness.errors import FairnessConfigError, FairnessViolation
 
 __all__ = [
-    "CONFIDENCE_MODES",
-    "LIMITS",
     "MARKER_FAIRNESS",
+    "MARKER_LINES",
     "MARKER_REGRESSION",
     "MARKER_THRESHOLD",
-    "LimitSpec",
+    "REGRESSION_METRICS",
+    "check",
     "fairness",
+    "is_fairness_item",
     "validate_regression",
     "validate_threshold",
 ]
@@ -36,44 +41,14 @@ __all__ = [
 MARKER_FAIRNESS: Final = "fairness"
 MARKER_THRESHOLD: Final = "fairness_threshold"
 MARKER_REGRESSION: Final = "fairness_regression"
-
-#: How an interval decides a limit: ``point`` ignores it; ``supported`` fails only when the
-#: whole interval is beyond the limit; ``strict`` fails when any part of it is.
-CONFIDENCE_MODES: Final = ("point", "supported", "strict")
-
-
-@final
-@dataclass(frozen=True)
-class LimitSpec:
-    """One limit keyword: its direction, allowed range and what it bounds."""
-
-    name: str
-    bound: str  # "max" (observed must be <=) or "min" (observed must be >=)
-    low: float | None
-    high: float | None
-    description: str
-
-
-def _spec(name: str, low: float | None, high: float | None, description: str) -> LimitSpec:
-    return LimitSpec(name, name.split("_", 1)[0], low, high, description)
-
-
-#: Every limit keyword of ``fairness.threshold``; the checks live in ``checks.py``.
-LIMITS: Final[Mapping[str, LimitSpec]] = {
-    spec.name: spec
-    for spec in (
-        _spec("max_gap", 0.0, None, "largest allowed max − min across included groups"),
-        _spec("min_ratio", 0.0, 1.0, "smallest allowed min / max across included groups"),
-        _spec("min_value", None, None, "smallest allowed value of any included group"),
-        _spec("max_value", None, None, "largest allowed value of any included group"),
-        _spec("max_effect_size", 0.0, None, "largest allowed |effect size|"),
-        _spec("min_p_value", 0.0, 1.0, "smallest allowed p-value"),
-        _spec("max_amplification", None, None, "largest allowed bias amplification"),
-        _spec("max_variance", 0.0, None, "largest allowed variance of the amplification"),
-        _spec("max_auc", 0.0, None, "largest allowed |AUC| of any matrix cell"),
-        _spec("max_l1", 0.0, None, "largest allowed L1 norm of the AUC matrix"),
-    )
-}
+#: The ``markers`` ini lines that register them (``--strict-markers`` needs them).
+MARKER_LINES: Final = (
+    f"{MARKER_FAIRNESS}: a fairness test (skipped unless --fairness is given).",
+    f"{MARKER_THRESHOLD}(**limits): fail when the returned results break the limits; "
+    "use fairness.threshold(...) to write it.",
+    f"{MARKER_REGRESSION}(tolerance=0.0, metric='gap'): fail when the results are worse "
+    "than the baseline (--fairness-baseline); use fairness.no_regression(...) to write it.",
+)
 
 _THRESHOLD_OPTIONS: Final = ("at", "confidence", "result")
 _REGRESSION_OPTIONS: Final = ("tolerance", "metric", "result")
@@ -202,6 +177,51 @@ def validate_regression(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dic
     return clean
 
 
+def is_fairness_item(item: pytest.Item) -> bool:
+    """Whether the test is a fairness test (it carries the ``fairness`` marker)."""
+    return item.get_closest_marker(MARKER_FAIRNESS) is not None
+
+
+def check(results: Any, **limits: Any) -> tuple[CheckOutcome, ...]:
+    """Check results against limits, raising :class:`FairnessViolation` on any breach.
+
+    Parameters
+    ----------
+    results : IndicatorResult, or a sequence or mapping of them
+        The results to check.
+    **limits
+        The keywords of ``fairness.threshold`` (``max_gap=0.05``, ``at=0.5``, ...).
+
+    Returns
+    -------
+    tuple of CheckOutcome
+        Every outcome, when all passed.
+
+    Raises
+    ------
+    FairnessViolation
+        When any limit is broken; it is an ``AssertionError``, so pytest reports a failure.
+    FairnessConfigError
+        On invalid limits.
+
+    Examples
+    --------
+    >>> from pytest_fairness import GroupStat, IndicatorResult, fairness
+    >>> r = IndicatorResult("demo", "accuracy", 0.9, min_group_size=1,
+    ...                     groups=(GroupStat("a", 10, 0.92), GroupStat("b", 10, 0.88)))
+    >>> [o.passed for o in fairness.check(r, max_gap=0.05)]
+    [True]
+    """
+    __tracebackhide__ = True
+    outcomes = evaluate(results, validate_threshold((), limits))
+    collect(results, outcomes)
+    if any(not o.passed for o in outcomes):
+        from pytest_fairness.report.terminal import violation_message
+
+        raise FairnessViolation(violation_message(outcomes), outcomes)
+    return tuple(outcomes)
+
+
 @final
 class _FairnessNamespace:
     """The ``fairness`` object users import: marker factories and the inline check."""
@@ -251,11 +271,9 @@ class _FairnessNamespace:
         validate_regression((), options)
         return getattr(pytest.mark, MARKER_REGRESSION)(**options)  # type: ignore[no-any-return]
 
-    def check(self, results: Any, **limits: Any) -> Any:
-        """Check results against limits inline; see :func:`pytest_fairness.checks.check`."""
+    def check(self, results: Any, **limits: Any) -> tuple[CheckOutcome, ...]:
+        """Check results against limits inline; see :func:`pytest_fairness.check`."""
         __tracebackhide__ = True
-        from pytest_fairness.checks import check
-
         return check(results, **limits)
 
     def __repr__(self) -> str:

@@ -1,8 +1,10 @@
-"""Parsers of option values, shared by the pytest options and the ``pytest-fairness`` command.
+"""The plugin's command-line and ini options, and the parsers of their values.
 
-Each ``parse_*`` function takes the raw string and returns the parsed value, or raises
-``argparse.ArgumentTypeError`` with a message that names the value and shows the fix. Both
-pytest's option parser and ``argparse`` turn that into a usage error that names the option.
+:func:`add_options` defines every ``--fairness-*`` option and ``fairness*`` ini key. Each
+``parse_*`` function (shared with the ``pytest-fairness`` command) takes the raw string and
+returns the parsed value, or raises ``argparse.ArgumentTypeError`` with a message that names
+the value and shows the fix. Both pytest's option parser and ``argparse`` turn that into a
+usage error that names the option.
 
 This module is imported when the plugin loads: it imports nothing but the standard library.
 """
@@ -12,11 +14,22 @@ from __future__ import annotations
 import argparse
 import math
 import re
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    import pytest
 
 __all__ = [
+    "CACHE_DIR_INI",
     "COMPARE_METRICS",
     "DATASET_NAMES",
+    "DATA_INI",
+    "DEFAULT_BATCH_SIZE",
+    "DEFAULT_CACHE_DIR",
+    "ENABLE_INI",
+    "HISTORY_INI",
+    "SEED_INI",
+    "add_options",
     "parse_batch_size",
     "parse_compare_fail",
     "parse_data_item",
@@ -25,6 +38,14 @@ __all__ = [
     "parse_seed",
     "parse_tolerance",
 ]
+
+ENABLE_INI: Final = "fairness"
+HISTORY_INI: Final = "fairness_history"
+SEED_INI: Final = "fairness_seed"
+DATA_INI: Final = "fairness_data"
+CACHE_DIR_INI: Final = "fairness_cache_dir"
+DEFAULT_CACHE_DIR: Final = ".fairness/cache"
+DEFAULT_BATCH_SIZE: Final = 64
 
 #: The dataset fixtures, and the NAME of ``--fairness-data NAME=PATH``.
 DATASET_NAMES: Final = ("casual_conversations", "celeba", "dollar_street", "fairface",
@@ -180,3 +201,58 @@ def parse_seed(value: str) -> int:
     if number < 0:
         raise argparse.ArgumentTypeError(f"a seed must be a non-negative int; got {value!r}")
     return number
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Add ``--fairness``, the other ``--fairness-*`` options and their ini twins."""
+    group = parser.getgroup("fairness", "fairness indicators (pytest-fairness)")
+    add = group.addoption
+    add("--fairness", action="store_true", dest="fairness", default=False,
+        help="run fairness tests (they are skipped otherwise).")
+    add("--fairness-report", metavar="DIR", default=None, dest="fairness_report",
+        help="write report.json and a self-contained report.html into DIR.")
+    add("--fairness-history", metavar="PATH", default=None, dest="fairness_history",
+        help="SQLite history store (default: .fairness/history.sqlite in the rootdir).")
+    add("--fairness-no-history", action="store_true", default=False,
+        dest="fairness_no_history", help="do not record this run in the history.")
+    add("--fairness-save-baseline", metavar="FILE.json", default=None,
+        dest="fairness_save_baseline",
+        help="write (or update) a committable baseline of this run's results.")
+    add("--fairness-baseline", metavar="FILE.json|RUN_ID|CHECKPOINT", default=None,
+        dest="fairness_baseline", type=parse_run_ref,
+        help="compare results with this baseline (a file, or a run id, label or "
+             "checkpoint in the history); see --fairness-compare-fail.")
+    add("--fairness-compare-fail", metavar="METRIC:TOL[,...]", default=None,
+        dest="fairness_compare_fail", type=parse_compare_fail,
+        help="fail each test whose results got worse than the baseline by more than "
+             "the tolerance, e.g. gap:0.01,value:0.02 (metrics: gap, ratio, value, "
+             "worst; each in its own direction).")
+    add("--fairness-run-label", metavar="LABEL", default=None, dest="fairness_run_label",
+        help="name this run in the history (e.g. a checkpoint or an experiment).")
+    add("--fairness-seed", metavar="INT", default=None, dest="fairness_seed", type=parse_seed,
+        help="seed of the fairness_seed fixture (bootstrap, permutations, noise); "
+             "default: the fairness_seed ini value, else 0.")
+    add("--fairness-data", action="append", default=[], metavar="NAME=PATH",
+        type=parse_data_item,
+        help=f"root of a dataset (repeatable); NAME in {', '.join(DATASET_NAMES)}.")
+    add("--fairness-strict", action="store_true", default=False,
+        help="error (not skip) when a requested dataset is not configured.")
+    add("--fairness-device", default="auto", type=parse_device,
+        help="device for feature extraction: auto (default), cpu, cuda[:N], mps.")
+    add("--fairness-cache-dir", default=None, metavar="DIR",
+        help=f"feature cache directory (default {DEFAULT_CACHE_DIR} under rootdir).")
+    add("--fairness-no-cache", action="store_true", default=False,
+        help="neither read nor write the feature cache.")
+    add("--fairness-checkpoint", action="append", default=[], metavar="PATH",
+        help="model checkpoint (repeatable): tests using it run once per checkpoint.")
+    add("--fairness-batch-size", default=DEFAULT_BATCH_SIZE, type=parse_batch_size,
+        help=f"batch size for feature extraction (default {DEFAULT_BATCH_SIZE}).")
+    parser.addini(ENABLE_INI, type="bool", default=False,
+                  help="run fairness tests (like --fairness).")
+    parser.addini(SEED_INI, default="", help="seed of the fairness_seed fixture (default 0).")
+    parser.addini(HISTORY_INI, default="",
+                  help="history store path, relative to the ini file (like --fairness-history).")
+    parser.addini(DATA_INI, type="linelist", default=[],
+                  help="dataset roots, one NAME=PATH per line (relative to rootdir).")
+    parser.addini(CACHE_DIR_INI, default="",
+                  help=f"feature cache directory (default {DEFAULT_CACHE_DIR}).")

@@ -22,7 +22,21 @@ from pytest_fairness.errors import FairnessConfigError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["SCHEMA_VERSION", "Curve", "GroupKey", "GroupStat", "IndicatorResult", "Matrix"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "Curve",
+    "GroupKey",
+    "GroupStat",
+    "IndicatorResult",
+    "Matrix",
+    "encode_float",
+    "finite_or_none",
+    "group_label",
+    "iter_results",
+    "normalize_group",
+    "result_id",
+    "summarize",
+]
 
 #: Version of the dictionary layout written by :meth:`IndicatorResult.to_dict`.
 SCHEMA_VERSION = 1
@@ -58,7 +72,8 @@ def group_label(key: GroupKey) -> str:
     return str(key)
 
 
-def _encode_float(x: float) -> float | str | None:
+def encode_float(x: float) -> float | str | None:
+    """A float for JSON: None for NaN, ``"inf"``/``"-inf"`` for infinities, else itself."""
     if math.isnan(x):
         return None
     if math.isinf(x):
@@ -93,7 +108,7 @@ def _jsonable(value: Any) -> Any:
         return _jsonable(value.tolist())
     value = _scalar(value)
     if isinstance(value, float):
-        return _encode_float(value)
+        return encode_float(value)
     if isinstance(value, Mapping):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -122,7 +137,7 @@ def _cell(value: Any) -> Any:
 def _encode_cell(value: Any) -> Any:
     if isinstance(value, tuple):
         return [_encode_cell(v) for v in value]
-    return _encode_float(value) if isinstance(value, float) else value
+    return encode_float(value) if isinstance(value, float) else value
 
 
 def _decode_cell(value: Any) -> Any:
@@ -199,12 +214,12 @@ class GroupStat:
         return {
             "group": _encode_key(self.group),
             "n": self.n,
-            "value": _encode_float(self.value),
+            "value": encode_float(self.value),
             "interval": None
             if self.interval is None
-            else [_encode_float(v) for v in self.interval],
+            else [encode_float(v) for v in self.interval],
             "excluded": self.excluded,
-            "stats": {k: _encode_float(v) for k, v in self.stats.items()},
+            "stats": {k: encode_float(v) for k, v in self.stats.items()},
         }
 
     @classmethod
@@ -257,13 +272,13 @@ class Curve:
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-serialisable dictionary."""
         return {
-            "x": [_encode_float(v) for v in self.x],
-            "y": [_encode_float(v) for v in self.y],
+            "x": [encode_float(v) for v in self.x],
+            "y": [encode_float(v) for v in self.y],
             "x_label": self.x_label,
             "y_label": self.y_label,
             "interval": None
             if self.interval is None
-            else [[_encode_float(a), _encode_float(b)] for a, b in self.interval],
+            else [[encode_float(a), encode_float(b)] for a, b in self.interval],
         }
 
     @classmethod
@@ -316,7 +331,7 @@ class Matrix:
         return {
             "rows": [_encode_key(r) for r in self.rows],
             "columns": [_encode_key(c) for c in self.columns],
-            "values": [[_encode_float(v) for v in row] for row in self.values],
+            "values": [[encode_float(v) for v in row] for row in self.values],
         }
 
     @classmethod
@@ -517,14 +532,14 @@ class IndicatorResult:
             "schema": SCHEMA_VERSION,
             "name": self.name,
             "metric": self.metric,
-            "value": _encode_float(self.value),
+            "value": encode_float(self.value),
             "higher_is_better": self.higher_is_better,
             "min_group_size": self.min_group_size,
-            "at": _encode_float(self.at) if isinstance(self.at, float) else self.at,
+            "at": encode_float(self.at) if isinstance(self.at, float) else self.at,
             "groups": [g.to_dict() for g in self.groups],
-            "stats": {k: _encode_float(v) for k, v in self.stats.items()},
+            "stats": {k: encode_float(v) for k, v in self.stats.items()},
             "intervals": {
-                k: [_encode_float(a), _encode_float(b)] for k, (a, b) in self.intervals.items()
+                k: [encode_float(a), encode_float(b)] for k, (a, b) in self.intervals.items()
             },
             "curves": {k: c.to_dict() for k, c in self.curves.items()},
             "matrices": {k: m.to_dict() for k, m in self.matrices.items()},
@@ -615,3 +630,61 @@ def iter_results(obj: Any) -> Iterable[tuple[str | None, IndicatorResult]]:
         for value in obj:
             if isinstance(value, IndicatorResult):
                 yield None, value
+
+
+# -- results in records (JSON form) --------------------------------------------------------
+
+
+def result_id(data: Mapping[str, Any]) -> str:
+    """Name of a result within its test: its dict key, else ``indicator (metric)`` [@ at].
+
+    ``data`` is :meth:`IndicatorResult.to_dict` output with the ``key`` the test gave it.
+
+    Examples
+    --------
+    >>> result_id({"key": None, "name": "ieat", "metric": "association", "at": None})
+    'ieat (association)'
+    >>> result_id({"key": "overall", "name": "group_metrics", "metric": "accuracy"})
+    'overall'
+    """
+    if data.get("key") is not None:
+        return str(data["key"])
+    text = f"{data['name']} ({data['metric']})"
+    at = data.get("at")
+    if at is not None:
+        text += f" @ {at:g}" if isinstance(at, (int, float)) else f" @ {at}"
+    return text
+
+
+def summarize(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The headline numbers of one result, from :meth:`IndicatorResult.to_dict` output.
+
+    Keeps the headline value, gap, ratio, worst group, every group's ``n``/value/interval
+    and the params (to warn when a baseline was computed differently). Baselines store
+    it; the history keeps its value, gap, ratio and worst group in columns.
+    """
+    result = IndicatorResult.from_dict(data)
+    worst = result.worst_group
+    included = len(result.included_groups) >= 2
+    return {
+        "indicator": result.name,
+        "metric": result.metric,
+        "higher_is_better": result.higher_is_better,
+        "at": result.at,
+        "min_group_size": result.min_group_size,
+        "value": finite_or_none(result.value),
+        "gap": finite_or_none(result.gap) if included else None,
+        "ratio": finite_or_none(result.ratio) if included else None,
+        "worst": None if worst is None else {"group": worst.label,
+                                             "value": finite_or_none(worst.value)},
+        "groups": {
+            g.label: {
+                "n": g.n,
+                "value": finite_or_none(g.value),
+                "interval": None if g.interval is None else [finite_or_none(v) for v in g.interval],
+                "excluded": g.excluded,
+            }
+            for g in result.groups
+        },
+        "params": dict(result.params),
+    }

@@ -55,10 +55,10 @@ def test_every_public_name_resolves(name: str) -> None:
 
 
 def test_public_names_are_the_defining_objects() -> None:
-    from pytest_fairness import checks, errors, markers, results
+    from pytest_fairness import errors, markers, results
 
     assert pytest_fairness.IndicatorResult is results.IndicatorResult
-    assert pytest_fairness.check is checks.check
+    assert pytest_fairness.check is markers.check
     assert pytest_fairness.fairness is markers.fairness
     assert pytest_fairness.FairnessViolation is errors.FairnessViolation
 

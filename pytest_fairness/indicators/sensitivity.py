@@ -11,7 +11,8 @@ The expensive step, embeddings of perturbed images, is behind one of three sourc
 * a **model** (``torch.nn.Module`` or any callable from an image batch to embeddings, in
   eval mode) and a ``dataset`` of images (a tensor ``(N, C, H, W)`` in [0, 1], or a
   re-iterable of such batches in a fixed order). Batches are perturbed and embedded one at a
-  time, so 11 perturbations × n levels never hold more than one perturbed batch;
+  time by :func:`pytest_fairness.extract.forward_batches`, so 11 perturbations × n levels
+  never hold more than one perturbed batch;
 * a **features callable** with a ``perturbation`` keyword, called as
   ``features(dataset, perturbation=None)`` and ``features(dataset, perturbation=(name,
   level))``: the signature of the ``fairness_features`` fixture, whose disk cache is then
@@ -38,7 +39,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -281,6 +282,24 @@ def _batch_images(batch: Any) -> Any:
     return batch
 
 
+def _numbered_batches(dataset: Any, batch_size: int) -> Iterator[tuple[Any, list[int]]]:
+    """The dataset's image batches, each with the numbers of its rows (the noise keys)."""
+    start = 0
+    for batch in _batches(dataset, batch_size):
+        images = _batch_images(batch)
+        yield images, list(range(start, start + images.shape[0]))
+        start += images.shape[0]
+
+
+def _embedding_output(out: Any) -> dict[str, Any]:
+    """The embeddings of one model call: the output, or its first element."""
+    import torch
+
+    if isinstance(out, (tuple, list)):
+        out = out[0]
+    return {"embeddings": torch.as_tensor(out)}
+
+
 def _from_model(
     model: Callable[..., Any],
     dataset: Any,
@@ -290,6 +309,7 @@ def _from_model(
 ) -> FeatureGetter:
     import torch
 
+    from pytest_fairness.extract import forward_batches
     from pytest_fairness.perturbations import perturb
 
     if isinstance(model, torch.nn.Module) and model.training:
@@ -302,29 +322,21 @@ def _from_model(
         device = next((p.device for p in model.parameters()), None)
 
     def get(name: str | None, level: float) -> NDArray[np.float64]:
-        chunks = []
-        start = 0
-        with torch.inference_mode():
-            for batch in _batches(dataset, batch_size):
-                images = _batch_images(batch)
-                index = list(range(start, start + images.shape[0]))
-                start += images.shape[0]
-                if name is not None and level > 0:
-                    custom = perturbations.get(name)
-                    if custom is None:
-                        images = perturb(images, name, level, seed=seed, index=index)
-                    else:
-                        images = custom(images, level, seed=seed, index=index)
-                if device is not None:
-                    images = images.to(device)
-                out = model(images)
-                if isinstance(out, (tuple, list)):
-                    out = out[0]
-                out = torch.as_tensor(out)
-                chunks.append(out.reshape(out.shape[0], -1).to("cpu", torch.float64))
-        if not chunks:
+        custom = None if name is None else perturbations.get(name)
+
+        def perturbed(images: Any, index: list[int]) -> Any:
+            if custom is None:
+                return perturb(images, str(name), level, seed=seed, index=index)
+            return custom(images, level, seed=seed, index=index)
+
+        outputs = forward_batches(
+            model, _numbered_batches(dataset, batch_size), device=device,
+            perturb=perturbed if name is not None and level > 0 else None,
+            read=_embedding_output, dtype=torch.float64,
+        )
+        if "embeddings" not in outputs:
             raise InsufficientDataError("dataset yielded no images; pass at least one batch.")
-        return _embeddings(torch.cat(chunks).numpy(), _what(name, level))
+        return _embeddings(outputs["embeddings"], _what(name, level))
 
     return get
 

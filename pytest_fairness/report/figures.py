@@ -1,14 +1,16 @@
-"""Figures of the HTML report, drawn with matplotlib and returned as SVG bytes.
+"""Figures of the HTML report, drawn with matplotlib and returned as PNG or SVG bytes.
 
-matplotlib is imported inside the functions (never when the plugin loads) and drives its
-SVG canvas directly through :class:`matplotlib.figure.Figure`: no ``pyplot``, no global
-backend switch, so a user's interactive backend is left alone (the Agg machinery does the
-text layout). :func:`available` says whether matplotlib is installed; the report leaves
-figures out, with a note, when it is not.
+One function per figure: per-group bars, line plots (τ sweeps, curves, trends), matrix
+heatmaps, and the Fair SA panels (curves, item-response curves, the AUC heatmap).
+matplotlib is imported inside the functions (never when the plugin loads) and draws on the
+Agg canvas of a :class:`matplotlib.figure.Figure` made by :func:`new_figure`: no ``pyplot``,
+no global backend switch or figure state, so a user's interactive backend is left alone and
+nothing opens a window. :func:`figure_bytes` serialises a figure deterministically (no
+date, fixed SVG ids). :func:`available` says whether matplotlib is installed; the report
+leaves figures out, with a note, when it is not.
 
-Each function returns the SVG document as bytes; :func:`data_uri` turns it into an
-``<img src=...>`` value, which keeps the report self-contained and isolates each figure's
-ids and any text in it from the page.
+:func:`data_uri` turns SVG bytes into an ``<img src=...>`` value, which keeps the report
+self-contained and isolates each figure's ids and any text in it from the page.
 """
 
 from __future__ import annotations
@@ -17,18 +19,42 @@ import base64
 import io
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
+
+from pytest_fairness.errors import FairnessConfigError, MissingDependencyError
+from pytest_fairness.results import IndicatorResult, group_label
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from pytest_fairness.results import IndicatorResult, Matrix
+    from pytest_fairness.results import Matrix
 
-__all__ = ["available", "import_problem", "data_uri", "group_bars", "heatmap", "lines"]
+__all__ = [
+    "FORMATS",
+    "auc_heatmap",
+    "available",
+    "data_uri",
+    "fair_sa_curves",
+    "figure_bytes",
+    "group_bars",
+    "heatmap",
+    "import_problem",
+    "irc_curves",
+    "lines",
+    "new_figure",
+    "sweep_series",
+]
+
+#: What :func:`figure_bytes` writes.
+FORMATS: Final = ("png", "svg")
 
 _BEST = "#2b7bba"
 _WORST = "#d1495b"
 _MUTED = "#b0b0b0"
+
+
+# -- matplotlib ----------------------------------------------------------------------------
 
 
 def import_problem() -> str | None:
@@ -45,19 +71,31 @@ def available() -> bool:
     return import_problem() is None
 
 
-def _figure(width: float, height: float) -> Figure:
-    from matplotlib.figure import Figure
+def new_figure(width: float = 6.4, height: float = 4.0) -> Figure:
+    """A matplotlib Figure on an Agg canvas, independent of pyplot."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as exc:  # pragma: no cover - matplotlib is installed in CI
+        raise MissingDependencyError(
+            "plots need matplotlib; install it with pip install matplotlib."
+        ) from exc
+    figure = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure
 
-    return Figure(figsize=(width, height), dpi=96, layout="constrained")
 
-
-def _svg(figure: Figure) -> bytes:
+def figure_bytes(figure: Figure, fmt: str = "png", *, dpi: int = 100) -> bytes:
+    """Render a figure to PNG or SVG bytes; the same figure always gives the same bytes."""
+    if fmt not in FORMATS:
+        raise FairnessConfigError(f"fmt must be 'png' or 'svg'; got fmt={fmt!r}.")
     import matplotlib
 
     buffer = io.BytesIO()
-    # Fixed metadata and hash salt: the same result draws the same bytes.
+    metadata = {"Date": None, "Creator": None} if fmt == "svg" else {"Software": None}
+    # A fixed hash salt gives stable SVG element ids; set for this call only.
     with matplotlib.rc_context({"svg.hashsalt": "pytest-fairness", "svg.fonttype": "path"}):
-        figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
+        figure.savefig(buffer, format=fmt, dpi=dpi, metadata=metadata)
     return buffer.getvalue()
 
 
@@ -76,7 +114,10 @@ def _short(text: str, width: int = 28) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def group_bars(result: IndicatorResult) -> bytes | None:
+# -- any result ----------------------------------------------------------------------------
+
+
+def group_bars(result: IndicatorResult, *, fmt: str = "svg") -> bytes | None:
     """Horizontal bars of the per-group values with their intervals; None without groups.
 
     The best included group is blue, the worst red, excluded groups grey.
@@ -85,7 +126,7 @@ def group_bars(result: IndicatorResult) -> bytes | None:
     if not groups:
         return None
     best, worst = result.best_group, result.worst_group
-    figure = _figure(6.0, 0.9 + 0.32 * len(groups))
+    figure = new_figure(6.0, 0.9 + 0.32 * len(groups))
     axes = figure.add_subplot()
     positions = list(range(len(groups)))[::-1]
     values = [0.0 if math.isnan(g.value) else g.value for g in groups]
@@ -110,7 +151,7 @@ def group_bars(result: IndicatorResult) -> bytes | None:
     axes.set_yticklabels([_short(g.label) + (" (excl.)" if g.excluded else "") for g in groups])
     axes.set_xlabel(result.metric)
     axes.grid(axis="x", alpha=0.3)
-    return _svg(figure)
+    return figure_bytes(figure, fmt)
 
 
 def lines(
@@ -120,8 +161,9 @@ def lines(
     y_label: str = "",
     bands: Mapping[str, Sequence[tuple[float, float]]] | None = None,
     categorical: Sequence[str] | None = None,
+    fmt: str = "svg",
 ) -> bytes | None:
-    """Line plot of named series ``{name: (x, y)}``: τ sweeps, Fair SA curves, trends.
+    """Line plot of named series ``{name: (x, y)}``: τ sweeps, curves, trends.
 
     ``bands`` adds a shaded interval per series; ``categorical`` labels integer x positions
     (checkpoints of a trend). Returns None when there is nothing to draw.
@@ -129,7 +171,7 @@ def lines(
     drawn = {k: v for k, v in series.items() if len(v[0])}
     if not drawn:
         return None
-    figure = _figure(6.0, 3.2)
+    figure = new_figure(6.0, 3.2)
     axes = figure.add_subplot()
     for name, (x, y) in list(drawn.items())[:12]:
         marker = "o" if len(x) <= 25 else None
@@ -146,36 +188,7 @@ def lines(
     axes.grid(alpha=0.3)
     if len(drawn) > 1:
         axes.legend(fontsize="small", loc="best")
-    return _svg(figure)
-
-
-def heatmap(matrix: Matrix, *, title: str = "") -> bytes | None:
-    """Heatmap of a labelled matrix (AUC: rows subgroups, columns perturbations), annotated.
-
-    A diverging colour scale centred on 0, since AUC cells are signed biases.
-    """
-    from pytest_fairness.results import group_label
-
-    if not matrix.rows or not matrix.columns:
-        return None
-    values = [[v if not math.isnan(v) else 0.0 for v in row] for row in matrix.values]
-    extent = max((abs(v) for row in values for v in row), default=0.0) or 1.0
-    figure = _figure(1.6 + 0.75 * len(matrix.columns), 1.0 + 0.45 * len(matrix.rows))
-    axes = figure.add_subplot()
-    image = axes.imshow(values, cmap="RdBu_r", vmin=-extent, vmax=extent, aspect="auto")
-    axes.set_xticks(list(range(len(matrix.columns))))
-    axes.set_xticklabels([_short(group_label(c), 16) for c in matrix.columns], rotation=35,
-                         ha="right")
-    axes.set_yticks(list(range(len(matrix.rows))))
-    axes.set_yticklabels([_short(group_label(r), 24) for r in matrix.rows])
-    for i, row in enumerate(matrix.values):
-        for j, value in enumerate(row):
-            text = "n/a" if math.isnan(value) else f"{value:.3g}"
-            axes.text(j, i, text, ha="center", va="center", fontsize=7)
-    if title:
-        axes.set_title(title)
-    figure.colorbar(image, ax=axes, shrink=0.8)
-    return _svg(figure)
+    return figure_bytes(figure, fmt)
 
 
 def sweep_series(result: IndicatorResult) -> dict[str, Any]:
@@ -192,3 +205,215 @@ def sweep_series(result: IndicatorResult) -> dict[str, Any]:
     if not all(math.isnan(g) for g in gaps):
         series["gap"] = (x, gaps)
     return series
+
+
+def _draw_heatmap(
+    matrix: Matrix, *, signed: bool, norms: bool, cell: str, title: str, fmt: str
+) -> bytes:
+    """Draw an annotated heatmap: diverging around 0 when ``signed``, else on [0, 1].
+
+    With ``norms`` each row and column label ends with its L1 norm.
+    """
+    import numpy as np
+
+    values = np.array(matrix.values, dtype=float)
+    rows_l1 = np.nansum(np.abs(values), axis=1)
+    cols_l1 = np.nansum(np.abs(values), axis=0)
+    figure = new_figure(1.8 + 1.0 * len(matrix.columns), 1.4 + 0.45 * len(matrix.rows))
+    ax = figure.add_subplot()
+    limit = float(np.nanmax(np.abs(values))) if np.isfinite(values).any() else 0.0
+    limit = limit or 1.0
+    # Blue for positive cells: a positive signed AUC favours the row's subgroup.
+    image = ax.imshow(values, cmap="RdBu" if signed else "viridis", aspect="auto",
+                      vmin=-limit if signed else 0.0, vmax=limit if signed else 1.0)
+    columns = [_short(group_label(c), 16) for c in matrix.columns]
+    rows = [_short(group_label(r), 24) for r in matrix.rows]
+    if norms:
+        columns = [f"{c}\n{cols_l1[j]:.3g}" for j, c in enumerate(columns)]
+        rows = [f"{r} ({rows_l1[i]:.3g})" for i, r in enumerate(rows)]
+    ax.set_xticks(range(len(columns)), columns, rotation=45, ha="right", fontsize=7)
+    ax.set_yticks(range(len(rows)), rows, fontsize=7)
+    for i in range(len(matrix.rows)):
+        for j in range(len(matrix.columns)):
+            value = values[i, j]
+            strong = not math.isnan(value) and abs(value) > 0.6 * limit
+            ax.text(j, i, "n/a" if math.isnan(value) else format(value, cell), ha="center",
+                    va="center", fontsize=7, color="white" if strong else "black")
+    figure.colorbar(image, ax=ax, shrink=0.8)
+    if title:
+        ax.set_title(title, fontsize=9)
+    return figure_bytes(figure, fmt)
+
+
+def heatmap(matrix: Matrix, *, title: str = "", fmt: str = "svg") -> bytes | None:
+    """Heatmap of a labelled matrix, annotated, on a diverging scale centred on 0.
+
+    Returns None when the matrix is empty.
+    """
+    if not matrix.rows or not matrix.columns:
+        return None
+    return _draw_heatmap(matrix, signed=True, norms=False, cell=".3g", title=title, fmt=fmt)
+
+
+# -- Fair SA results -----------------------------------------------------------------------
+
+
+def _check_fair_sa(result: Any, function: str) -> IndicatorResult:
+    if not isinstance(result, IndicatorResult) or "cells" not in result.tables or (
+        "curves" not in result.tables
+    ):
+        raise FairnessConfigError(
+            f"{function} draws results of indicators.fair_sa; got "
+            f"{getattr(result, 'name', type(result).__name__)!r}."
+        )
+    return result
+
+
+def _select(available: Sequence[str], wanted: Any, what: str) -> list[str]:
+    if wanted is None:
+        return list(available)
+    chosen = [wanted] if isinstance(wanted, str) else [str(w) for w in wanted]
+    missing = [w for w in chosen if w not in available]
+    if missing:
+        raise FairnessConfigError(
+            f"{what} {missing} not in the result; available: {list(available)}."
+        )
+    return chosen
+
+
+def _panels(figure: Figure, count: int) -> list[Axes]:
+    columns = min(3, count)
+    rows = math.ceil(count / columns)
+    figure.set_size_inches(3.6 * columns, 2.8 * rows)
+    axes = figure.subplots(rows, columns, squeeze=False, sharex=True)
+    flat = [ax for row in axes for ax in row]
+    for ax in flat[count:]:
+        ax.set_visible(False)
+    return flat[:count]
+
+
+def _curve_plot(
+    result: IndicatorResult, kind: str, perturbations: Any, subgroups: Any, fmt: str,
+    overall: bool,
+) -> bytes:
+    index = result.tables["curves"]
+    names = list(dict.fromkeys(str(r["perturbation"]) for r in index))
+    labels = list(dict.fromkeys(str(r["subgroup"]) for r in index if r["subgroup"] is not None))
+    names = _select(names, perturbations, "perturbations")
+    labels = _select(labels, subgroups, "subgroups")
+    figure = new_figure()
+    for ax, name in zip(_panels(figure, len(names)), names):
+        drawn = [(label, f"{kind}/{label}/{name}") for label in labels]
+        if overall:
+            drawn.insert(0, ("all", f"{kind}/{name}"))
+        for label, key in drawn:
+            curve = result.curves[key]
+            (line,) = ax.plot(curve.x, curve.y, marker=".", label=label,
+                              color="black" if label == "all" and overall else None)
+            # the clean (unperturbed) point, highlighted as in the seed's figures
+            ax.plot(curve.x[:1], curve.y[:1], marker="*", markersize=11,
+                    color=line.get_color(), markeredgecolor="black", linestyle="none")
+        if kind == "fair_sa":
+            ax.axhline(0.0, color="grey", linewidth=0.8, linestyle="--")
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("level δ (★ clean)", fontsize=8)
+        ax.tick_params(labelsize=7)
+        first = result.curves[drawn[0][1]]
+        ax.set_ylabel("α(δ)" if kind == "fair_sa" else first.y_label, fontsize=8)
+    handles, texts = figure.axes[0].get_legend_handles_labels()
+    figure.legend(handles, texts, loc="outside lower center", ncols=min(4, len(texts)),
+                  fontsize=7)
+    task = result.params.get("task", "")
+    title = "Fair SA curves" if kind == "fair_sa" else "VPSA item-response curves"
+    figure.suptitle(f"{title} ({task})", fontsize=10)
+    return figure_bytes(figure, fmt)
+
+
+def fair_sa_curves(
+    result: IndicatorResult, *, perturbations: Any = None, subgroups: Any = None,
+    fmt: str = "png",
+) -> bytes:
+    """Fair SA curves α(δ): one panel per perturbation, one line per protected subgroup.
+
+    The clean point (δ = 0) is marked with a star; the dashed line is α = 0 (fair).
+
+    Parameters
+    ----------
+    result : IndicatorResult
+        A result of :func:`pytest_fairness.indicators.fair_sa`.
+    perturbations, subgroups : str or list of str, optional
+        Which panels and lines to draw (subgroups by label); default all.
+    fmt : {"png", "svg"}
+        Output format.
+
+    Returns
+    -------
+    bytes
+        The image.
+    """
+    return _curve_plot(_check_fair_sa(result, "fair_sa_curves"), "fair_sa", perturbations,
+                       subgroups, fmt, overall=False)
+
+
+def irc_curves(
+    result: IndicatorResult, *, perturbations: Any = None, subgroups: Any = None,
+    fmt: str = "png",
+) -> bytes:
+    """VPSA item-response curves (match rate or GAR vs δ): all images and each subgroup.
+
+    Parameters
+    ----------
+    result : IndicatorResult
+        A result of :func:`pytest_fairness.indicators.fair_sa`.
+    perturbations, subgroups : str or list of str, optional
+        Which panels and lines to draw; default all.
+    fmt : {"png", "svg"}
+        Output format.
+
+    Returns
+    -------
+    bytes
+        The image.
+    """
+    return _curve_plot(_check_fair_sa(result, "irc_curves"), "irc", perturbations,
+                       subgroups, fmt, overall=True)
+
+
+def auc_heatmap(result: IndicatorResult, *, matrix: str = "auc", fmt: str = "png") -> bytes:
+    """The signed-AUC matrix as a heatmap, with row and column L1 norms in the labels.
+
+    Rows are protected subgroups, columns perturbations; each cell shows its AUC on a
+    diverging scale centred at 0 (blue favours the subgroup, red disfavours it); row labels
+    end with the row's L1 norm, column labels with the column's, the title gives the
+    matrix's, as in the seed's figures.
+
+    Parameters
+    ----------
+    result : IndicatorResult
+        A result with ``matrices[matrix]`` (a Fair SA result).
+    matrix : str, default "auc"
+        Which matrix (``"auc"``, ``"auc_all"`` or ``"irc_auc"``).
+    fmt : {"png", "svg"}
+        Output format.
+
+    Returns
+    -------
+    bytes
+        The image.
+    """
+    if not isinstance(result, IndicatorResult) or matrix not in result.matrices:
+        have = sorted(result.matrices) if isinstance(result, IndicatorResult) else []
+        raise FairnessConfigError(
+            f"auc_heatmap needs matrices[{matrix!r}] in the result; it has {have}."
+        )
+    m = result.matrices[matrix]
+    if not m.rows or not m.columns:
+        raise FairnessConfigError(
+            f"matrices[{matrix!r}] is empty (no subgroup reached min_group_size); draw "
+            "'auc_all' or lower min_group_size."
+        )
+    signed = matrix != "irc_auc"
+    total = sum(abs(v) for row in m.values for v in row if not math.isnan(v))
+    what = "signed AUC of Fair SA curves" if signed else "AUC of item-response curves"
+    return _draw_heatmap(m, signed=signed, norms=True, cell="+.2f" if signed else ".2f",
+                         title=f"{what} — matrix L1 {total:.3g}", fmt=fmt)

@@ -2,9 +2,8 @@
 
 Sections: the run's metadata; a summary table (test, indicator, limit, observed, verdict);
 one section per test with, for every result, the per-group table and bars with intervals,
-the τ/K/level sweep (from ``slices``), the curves (Fair SA curves and item-response curves
-drawn by :mod:`pytest_fairness.report.plots`, τ sweeps per type), the matrices as heatmaps
-(AUC), the detail tables (amplification per
+the τ/K/level sweep (from ``slices``), the curves (Fair SA curves and item-response curves,
+τ sweeps per type), the matrices as heatmaps (AUC), the detail tables (amplification per
 attribute set, ...) and the baseline comparison group by group; then trends of each result
 across the checkpoints recorded in the history.
 
@@ -22,7 +21,11 @@ from html import escape
 from pathlib import Path
 from typing import Any, Final
 
+from pytest_fairness.checks import LIMITS
 from pytest_fairness.report import figures
+from pytest_fairness.report.json_report import atomic_write_text
+from pytest_fairness.report.terminal import format_number
+from pytest_fairness.results import IndicatorResult, group_label, result_id
 
 __all__ = ["render_html", "write_html"]
 
@@ -55,8 +58,6 @@ def _num(x: Any, digits: int = 4) -> str:
     if isinstance(x, float) and math.isnan(x):
         return "n/a"
     if isinstance(x, (int, float)) and not isinstance(x, bool):
-        from pytest_fairness.report.terminal import format_number
-
         return _e(format_number(float(x), digits))
     return _e(x)
 
@@ -98,9 +99,6 @@ def _indicator(check: Mapping[str, Any]) -> str:
 
 
 def _summary_rows(tests: Sequence[Mapping[str, Any]]) -> list[list[str]]:
-    from pytest_fairness.markers import LIMITS
-    from pytest_fairness.results import IndicatorResult
-
     rows = []
     for index, test in enumerate(tests):
         link = f'<a href="#t{index}">{_e(test["nodeid"])}</a>'
@@ -197,16 +195,12 @@ def _detail_table(name: str, rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _matrix_table(matrix: Any) -> str:
-    from pytest_fairness.results import group_label
-
     rows = [[_e(group_label(r)), *(_num(v) for v in values)]
             for r, values in zip(matrix.rows, matrix.values)]
     return _table(["", *(group_label(c) for c in matrix.columns)], rows, raw=True)
 
 
 def _result_html(data: Mapping[str, Any], draw: bool) -> str:
-    from pytest_fairness.results import IndicatorResult
-
     result = IndicatorResult.from_dict(data)
     title = f"{result.name} ({result.metric})"
     if result.at is not None:
@@ -214,7 +208,7 @@ def _result_html(data: Mapping[str, Any], draw: bool) -> str:
     if data.get("key") is not None:
         title = f"{data['key']}: {title}"
     parts = [f"<h3>{_e(title)}</h3>"]
-    # Fair SA results are drawn by report/plots.py (panels per perturbation, L1 labels).
+    # Fair SA results get their own figures (panels per perturbation, L1 labels).
     fair_sa = result.name == "fair_sa" and {"cells", "curves"} <= set(result.tables)
     head = f"value {_num(result.value)}"
     if "value" in result.intervals:
@@ -240,12 +234,11 @@ def _result_html(data: Mapping[str, Any], draw: bool) -> str:
             parts.append(_safe_figure(figures.lines, f"sweep of {result.name}", sweep,
                                       x_label="at (τ, K or level)"))
         if fair_sa:
-            from pytest_fairness.report import plots
-
             parts.append("<h4>Fair SA curves</h4>")
-            parts.append(_safe_figure(plots.fair_sa_curves, "Fair SA curves", result, fmt="svg"))
+            parts.append(_safe_figure(figures.fair_sa_curves, "Fair SA curves", result,
+                                      fmt="svg"))
             parts.append("<h4>item-response curves</h4>")
-            parts.append(_safe_figure(plots.irc_curves, "item-response curves", result,
+            parts.append(_safe_figure(figures.irc_curves, "item-response curves", result,
                                       fmt="svg"))
         elif result.curves:
             parts.append("<h4>curves</h4>")
@@ -253,8 +246,8 @@ def _result_html(data: Mapping[str, Any], draw: bool) -> str:
     for name, matrix in result.matrices.items():
         parts.append(f"<h4>matrix {_e(name)}</h4>")
         if draw and fair_sa:
-            parts.append(_safe_figure(plots.auc_heatmap, f"matrix {name}", result, matrix=name,
-                                      fmt="svg"))
+            parts.append(_safe_figure(figures.auc_heatmap, f"matrix {name}", result,
+                                      matrix=name, fmt="svg"))
         elif draw:
             parts.append(_safe_figure(figures.heatmap, f"matrix {name}", matrix, title=name))
         parts.append(_matrix_table(matrix))
@@ -297,8 +290,6 @@ def _regressions_html(comparisons: Sequence[Mapping[str, Any]]) -> str:
 
 def _trends_html(tests: Sequence[Mapping[str, Any]], trends: Sequence[Mapping[str, Any]],
                  draw: bool) -> str:
-    from pytest_fairness.baseline import result_id
-
     wanted = {(t.get("test") or t["nodeid"], result_id(d)) for t in tests for d in t["results"]}
     runs: list[tuple[int, str]] = []
     for row in trends:
@@ -415,7 +406,5 @@ def write_html(
     draw: bool | None = None,
 ) -> Path:
     """Write ``report.html`` into ``directory`` (created if needed), atomically."""
-    from pytest_fairness.report.json_report import atomic_write_text
-
     page = render_html(document, trends=trends, draw=draw)
     return atomic_write_text(Path(directory) / "report.html", page)

@@ -1,26 +1,31 @@
-"""Render results and verdicts as lines of text (no terminal I/O here).
+"""Render results, verdicts and baseline comparisons as lines of text (no terminal I/O here).
 
 The plugin puts these lines in failure messages, report sections and the end-of-run
-summary; they use the user's vocabulary (groups, limits, gaps), never class names.
+summary, and the ``pytest-fairness`` command prints them; they use the user's vocabulary
+(groups, limits, gaps, baselines), never class names.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from pytest_fairness.markers import LIMITS
+from pytest_fairness.baseline import Comparison
+from pytest_fairness.checks import LIMITS, CheckOutcome
 from pytest_fairness.results import IndicatorResult, group_label
 
-if TYPE_CHECKING:
-    from pytest_fairness.checks import CheckOutcome
-
 __all__ = [
+    "comparison_group_lines",
+    "comparison_lines",
     "format_number",
+    "group_table_lines",
+    "regression_message",
+    "report_section",
     "result_lines",
     "section_text",
     "summary_lines",
+    "text_table",
     "violation_message",
 ]
 
@@ -40,7 +45,10 @@ def _interval(interval: Sequence[float] | None) -> str:
     return f"[{format_number(interval[0])}, {format_number(interval[1])}]"
 
 
-def _table(header: Sequence[str], rows: Iterable[Sequence[str]], indent: str = "  ") -> list[str]:
+def text_table(
+    header: Sequence[str], rows: Iterable[Sequence[str]], indent: str = "  "
+) -> list[str]:
+    """A plain-text table: the first and last columns left-aligned, the others right-aligned."""
     rows = [list(header), *(list(r) for r in rows)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = []
@@ -76,7 +84,7 @@ def group_table_lines(result: IndicatorResult, highlight: str = "") -> list[str]
              *([_interval(g.interval)] if with_interval else []),
              *(format_number(g.stats.get(s)) for s in stat_names), excluded + marker]
         )
-    return _table(header, rows)
+    return text_table(header, rows)
 
 
 def result_lines(result: IndicatorResult) -> list[str]:
@@ -189,7 +197,7 @@ def summary_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
                 ])
     if not rows:
         return []
-    return _table(["test", "indicator", "value", "gap", "worst group", "limits", "outcome"],
+    return text_table(["test", "indicator", "value", "gap", "worst group", "limits", "outcome"],
                   rows, indent="")
 
 
@@ -221,4 +229,81 @@ def section_text(record: Mapping[str, Any]) -> str:
                 f"observed {format_number(c['observed'])}{where}, needs {op} "
                 f"{format_number(c['threshold'])}"
             )
+    return "\n".join(lines)
+
+
+def report_section(
+    record: Mapping[str, Any], *, baseline_source: str = "", report_page: str | None = None
+) -> str:
+    """The ``fairness`` section of a test's report: results, verdicts, notes, baseline, link.
+
+    ``record`` is a test record in its JSON form (``TestRecord.to_dict()``).
+    """
+    extra = [f"note: {note}" for note in record.get("notes", [])]
+    if record.get("regressions"):
+        extra.append(f"baseline: {baseline_source}")
+        for data in record["regressions"]:
+            extra.extend("  " + line for line in
+                         comparison_lines(Comparison.from_dict(data), groups=False))
+    if report_page:
+        extra.append(f"HTML report with plots: {report_page}")
+    return "\n".join(part for part in (section_text(record), *extra) if part)
+
+
+# -- baseline comparisons ---------------------------------------------------------------------
+
+
+def comparison_lines(comparison: Comparison, *, groups: bool = True) -> list[str]:
+    """Lines of one comparison: the verdict, then baseline and now, group by group."""
+    c = comparison
+    fmt = format_number
+    status = "REGRESSED" if c.regressed else "ok"
+    worse = c.worse_by
+    delta = "n/a" if worse is None else f"{'+' if worse >= 0 else ''}{fmt(worse)} worse"
+    direction = "lower is better" if c.lower_is_better else "higher is better"
+    where = f" ({c.where})" if c.where else ""
+    lines = [f"{status}: {c.result}: {c.metric}{where} baseline {fmt(c.baseline)} → now "
+             f"{fmt(c.now)} ({delta}, tolerance {fmt(c.tolerance)}, {direction})"]
+    if groups:
+        lines.extend(comparison_group_lines(c))
+    lines.extend(f"    note: {note}" for note in c.notes)
+    return lines
+
+
+def comparison_group_lines(comparison: Comparison) -> list[str]:
+    """The group-by-group table of a comparison: baseline, now, Δ, and which got worse."""
+    if not comparison.groups:
+        return []
+    rows = []
+    for label, before, after in comparison.groups:
+        diff = "" if before is None or after is None else f"{after - before:+.4g}"
+        mark = ""
+        if before is not None and after is not None and after != before:
+            got_worse = after < before if comparison.higher_is_better_groups else after > before
+            mark = "← worse" if got_worse else ""
+        rows.append([label, format_number(before), format_number(after), diff, mark])
+    return text_table(["group", "baseline", "now", "Δ", ""], rows, indent="    ")
+
+
+def regression_message(comparisons: Sequence[Comparison], *, source: str = "") -> str:
+    """The failure message of regressions: which metrics got worse, then each in detail.
+
+    Every metric of a result that regressed is listed, and the result's groups once.
+    """
+    fmt = format_number
+    failed = [c for c in comparisons if c.regressed]
+    against = f" against the baseline {source}" if source else " against the baseline"
+    heads = "; ".join(f"{c.result}: {c.metric} {fmt(c.baseline)} → {fmt(c.now)}"
+                      for c in failed)
+    lines = [f"{len(failed)} fairness regression{'s' if len(failed) != 1 else ''}{against}: "
+             f"{heads}"]
+    shown = {(c.test, c.result) for c in failed} or {(c.test, c.result) for c in comparisons}
+    for key in dict.fromkeys((c.test, c.result) for c in comparisons):
+        if key not in shown:
+            continue
+        mine = [c for c in comparisons if (c.test, c.result) == key]
+        lines.append("")
+        for c in mine:
+            lines.extend("  " + line for line in comparison_lines(c, groups=False))
+        lines.extend(comparison_group_lines(mine[0]))
     return "\n".join(lines)

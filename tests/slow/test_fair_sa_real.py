@@ -62,7 +62,7 @@ def faces() -> tuple[Any, np.ndarray]:
 
 def test_fair_sa_curves_on_real_faces(faces: tuple[Any, np.ndarray]) -> None:
     from pytest_fairness.indicators import fair_sa
-    from pytest_fairness.report.plots import auc_heatmap, fair_sa_curves
+    from pytest_fairness.report.figures import auc_heatmap, fair_sa_curves
 
     images, groups = faces
     names = ["rotation", "exposure_low"]

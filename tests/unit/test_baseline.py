@@ -20,15 +20,13 @@ from pytest_fairness.baseline import (
     dump_baseline,
     find_entry,
     load_baseline,
-    regression_message,
     resolve_baseline,
-    result_id,
     save_baseline,
     strip_param,
-    summarize,
 )
 from pytest_fairness.errors import FairnessConfigError
-from pytest_fairness.results import GroupStat, IndicatorResult
+from pytest_fairness.report.terminal import regression_message
+from pytest_fairness.results import GroupStat, IndicatorResult, result_id, summarize
 
 
 def result(values: dict[str, float], *, higher: bool = True, key: str | None = None,

@@ -152,7 +152,7 @@ def test_figures_are_embedded_svg(tmp_path: Path) -> None:
 
 
 def test_fair_sa_uses_report_plots() -> None:
-    """A Fair SA result gets the curves and heatmap of report/plots.py."""
+    """A Fair SA result gets its own curves and AUC heatmap."""
     pytest.importorskip("matplotlib")
     np = pytest.importorskip("numpy")
     from pytest_fairness.indicators import fair_sa

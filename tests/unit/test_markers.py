@@ -8,10 +8,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from pytest_fairness.checks import CONFIDENCE_MODES, LIMITS
 from pytest_fairness.errors import FairnessConfigError
 from pytest_fairness.markers import (
-    CONFIDENCE_MODES,
-    LIMITS,
     MARKER_REGRESSION,
     MARKER_THRESHOLD,
     fairness,

@@ -10,7 +10,7 @@ import pytest
 
 from pytest_fairness.errors import FairnessConfigError
 from pytest_fairness.indicators import fair_sa
-from pytest_fairness.report.plots import (
+from pytest_fairness.report.figures import (
     auc_heatmap,
     fair_sa_curves,
     figure_bytes,

@@ -1,0 +1,528 @@
+"""Per-run state of the plugin, and the record each fairness test leaves.
+
+:class:`FairnessSession` holds what one pytest run knows: its options (enabled, seed,
+reports, history, baseline), its data and extraction settings (dataset roots, device,
+cache), the datasets and features already loaded, and, on the controller, the
+:class:`TestRecord` of every fairness test. The plugin keeps it in
+``config.stash[SESSION_KEY]`` and registers it as a plugin, so that its
+``pytest_runtest_logreport`` collects the records of every pytest-xdist worker.
+
+A fairness test goes through here in three steps:
+
+1. :meth:`FairnessSession.check_test` (after the test function ran) turns what it returned
+   and its inline checks into a :class:`TestRecord`, checks the returned results against
+   the threshold markers and the baseline, and raises one
+   :class:`~pytest_fairness.errors.FairnessViolation` for everything that failed.
+2. :meth:`FairnessSession.record_for` gives the record to the test report: JUnit XML
+   properties (:func:`junit_properties`), a readable section, and the record's JSON form,
+   which crosses the pytest-xdist boundary with the report.
+3. On the controller, :meth:`FairnessSession.pytest_runtest_logreport` collects the records
+   and :meth:`FairnessSession.finish` writes the history, the baseline file and the reports.
+
+Importing this module is cheap: everything heavy loads inside the methods that need it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Final, final
+
+import pytest
+
+from pytest_fairness.errors import FairnessConfigError, FairnessError, FairnessViolation
+from pytest_fairness.markers import (
+    MARKER_REGRESSION,
+    MARKER_THRESHOLD,
+    validate_regression,
+    validate_threshold,
+)
+from pytest_fairness.options import (
+    CACHE_DIR_INI,
+    DATA_INI,
+    DEFAULT_CACHE_DIR,
+    ENABLE_INI,
+    HISTORY_INI,
+    SEED_INI,
+    parse_data_item,
+    parse_seed,
+)
+
+if TYPE_CHECKING:
+    from pytest_fairness.baseline import Comparison
+    from pytest_fairness.checks import CheckOutcome, InlineCheck
+
+__all__ = [
+    "CAPTURE_KEY",
+    "MARKER_ERROR_KEY",
+    "RECORD_KEY",
+    "REPORT_ATTRIBUTE",
+    "SESSION_KEY",
+    "Capture",
+    "FairnessSession",
+    "TestRecord",
+    "identity_of",
+    "junit_properties",
+    "session_of",
+]
+
+#: Name of the report attribute that carries a test's record (its JSON form).
+REPORT_ATTRIBUTE: Final = "fairness"
+#: Prefix of the JUnit XML properties (``item.user_properties``) of fairness tests.
+PROPERTY_PREFIX: Final = "fairness."
+
+
+@final
+@dataclass(frozen=True)
+class TestRecord:
+    """What one fairness test produced: its results, verdicts, comparisons and notes.
+
+    Parameters
+    ----------
+    nodeid : str
+        The test's node id.
+    test : str
+        The node id without the checkpoint parameter (the same test at every checkpoint).
+    checkpoint : str or None
+        The checkpoint the test ran for (``--fairness-checkpoint``).
+    outcome : str
+        ``"passed"``, ``"failed"`` or ``"skipped"``; set on the controller from the report.
+    results : tuple of dict
+        ``IndicatorResult.to_dict()`` of each result, with the ``key`` the test gave it.
+    checks : tuple of dict
+        ``CheckOutcome.to_dict()`` of each verdict: the markers' first, then inline ones.
+    regressions : tuple of dict
+        ``Comparison.to_dict()`` of each comparison with the baseline.
+    notes : tuple of str
+        What could not be compared, and why.
+    """
+
+    __test__: ClassVar[bool] = False  # a dataclass, not a test class for pytest to collect
+
+    nodeid: str
+    test: str
+    checkpoint: str | None = None
+    outcome: str = ""
+    results: tuple[dict[str, Any], ...] = ()
+    checks: tuple[dict[str, Any], ...] = ()
+    regressions: tuple[dict[str, Any], ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: it crosses the xdist boundary; history, baselines, reports read it."""
+        return {
+            "nodeid": self.nodeid,
+            "test": self.test,
+            "checkpoint": self.checkpoint,
+            "outcome": self.outcome,
+            "results": list(self.results),
+            "checks": list(self.checks),
+            "regressions": list(self.regressions),
+            "notes": list(self.notes),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TestRecord:
+        """Rebuild a record from :meth:`to_dict` output."""
+        return cls(
+            nodeid=data["nodeid"], test=data.get("test") or data["nodeid"],
+            checkpoint=data.get("checkpoint"), outcome=data.get("outcome") or "",
+            results=tuple(data.get("results", ())), checks=tuple(data.get("checks", ())),
+            regressions=tuple(data.get("regressions", ())), notes=tuple(data.get("notes", ())),
+        )
+
+
+@dataclass
+class Capture:
+    """What one fairness test produced: its return value and its inline checks."""
+
+    returned: Any = None
+    inline: list[InlineCheck] = field(default_factory=list)
+
+
+def identity_of(item: pytest.Item) -> tuple[str, str | None]:
+    """The test id without its checkpoint parameter, and the checkpoint (if any)."""
+    callspec = getattr(item, "callspec", None)
+    checkpoint = None if callspec is None else callspec.params.get("fairness_checkpoint")
+    if checkpoint is None:
+        return item.nodeid, None
+    from pytest_fairness.baseline import strip_param
+
+    text = str(checkpoint)
+    return strip_param(item.nodeid, Path(text).name or text), text
+
+
+def _record(
+    item: pytest.Item, returned: Sequence[tuple[str | None, Any]],
+    inline: Sequence[InlineCheck], outcomes: Sequence[CheckOutcome] = (),
+) -> TestRecord:
+    """The record of one test: its results (returned, then inline ones) and verdicts."""
+    from pytest_fairness.results import iter_results
+
+    results = [{**result.to_dict(), "key": key} for key, result in returned]
+    checks = [o.to_dict() for o in outcomes]
+    for checked, inline_outcomes in inline:
+        for key, result in iter_results(checked):
+            if not any(r["key"] == key and r["name"] == result.name and r["metric"] == result.metric
+                       for r in results):
+                results.append({**result.to_dict(), "key": key})
+        checks.extend(o.to_dict() for o in inline_outcomes)
+    test, checkpoint = identity_of(item)
+    return TestRecord(nodeid=item.nodeid, test=test, checkpoint=checkpoint,
+                      results=tuple(results), checks=tuple(checks))
+
+
+def junit_properties(record: TestRecord) -> list[tuple[str, object]]:
+    """JUnit XML properties of a record: indicator, metric, value, gap, limit per result.
+
+    With several results, each name carries the result's id: ``fairness.value[overall]``.
+    """
+    from pytest_fairness.results import result_id, summarize
+
+    props: list[tuple[str, object]] = []
+    for data in record.results:
+        suffix = f"[{result_id(data)}]" if len(record.results) > 1 else ""
+        summary = summarize(data)
+        props.append((f"{PROPERTY_PREFIX}indicator{suffix}", data["name"]))
+        props.append((f"{PROPERTY_PREFIX}metric{suffix}", data["metric"]))
+        props.append((f"{PROPERTY_PREFIX}value{suffix}", summary["value"]))
+        props.append((f"{PROPERTY_PREFIX}gap{suffix}", summary["gap"]))
+        for check in record.checks:
+            if check["indicator"] == data["name"] and check["metric"] == data["metric"]:
+                verdict = "passed" if check["passed"] else "failed"
+                props.append((f"{PROPERTY_PREFIX}limit{suffix}",
+                              f"{check['limit']}={check['threshold']:g} "
+                              f"observed={check['observed']} {verdict}"))
+        for c in record.regressions:
+            if c["result"] == result_id(data):
+                verdict = "regressed" if c["regressed"] else "ok"
+                props.append((f"{PROPERTY_PREFIX}baseline{suffix}",
+                              f"{c['metric']} {c['baseline']} -> {c['now']} {verdict}"))
+    return props
+
+
+def _absolute(path: str | os.PathLike[str], base: Path) -> Path:
+    candidate = Path(path).expanduser()
+    return candidate if candidate.is_absolute() else base / candidate
+
+
+def _seed(config: pytest.Config) -> int:
+    """``--fairness-seed``, else the ini value, else 0 (gates must be reproducible)."""
+    seed = config.getoption("fairness_seed", None)
+    if seed is not None:
+        return int(seed)
+    from_ini = str(config.getini(SEED_INI)).strip()
+    if not from_ini:
+        return 0
+    try:
+        return parse_seed(from_ini)
+    except argparse.ArgumentTypeError as error:
+        raise pytest.UsageError(f"ini {SEED_INI} = {from_ini}: {error}") from None
+
+
+def _history_path(config: pytest.Config) -> Path:
+    """``--fairness-history``, else the ini value (relative to the ini file), else the default."""
+    from_option = config.getoption("fairness_history", None)
+    if from_option:
+        return Path(config.invocation_params.dir, from_option)
+    from_ini = config.getini(HISTORY_INI)
+    if from_ini:
+        base = config.inipath.parent if config.inipath is not None else config.rootpath
+        return Path(base, str(from_ini))
+    return config.rootpath / ".fairness" / "history.sqlite"
+
+
+def _roots(config: pytest.Config) -> dict[str, Path]:
+    """Dataset roots: the ini option (relative to rootdir), then the command line (to cwd)."""
+    roots: dict[str, Path] = {}
+    for line in config.getini(DATA_INI):
+        try:
+            name, path = parse_data_item(line)
+        except argparse.ArgumentTypeError as exc:
+            raise pytest.UsageError(f"ini option {DATA_INI}: {exc}") from None
+        roots[name] = _absolute(path, config.rootpath)
+    for name, path in config.getoption("fairness_data") or ():
+        roots[name] = _absolute(path, Path.cwd())  # the command line wins over the ini file
+    return roots
+
+
+def _cache_dir(config: pytest.Config) -> Path | None:
+    if config.getoption("fairness_no_cache"):
+        return None
+    if config.getoption("fairness_cache_dir"):
+        return _absolute(config.getoption("fairness_cache_dir"), Path.cwd())
+    if config.getini(CACHE_DIR_INI):
+        return _absolute(config.getini(CACHE_DIR_INI), config.rootpath)
+    return config.rootpath / DEFAULT_CACHE_DIR
+
+
+class FairnessSession:
+    """Per-run state: options, data settings, the baseline, and the records of the run."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.enabled = bool(config.getoption("fairness") or config.getini(ENABLE_INI))
+        self.started = time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime())
+        self.report_dir: str | None = config.getoption("fairness_report", None)
+        self.save_baseline: str | None = config.getoption("fairness_save_baseline", None)
+        self.baseline_ref: str | None = config.getoption("fairness_baseline", None)
+        self.compare_fail: dict[str, float] = config.getoption("fairness_compare_fail", None) or {}
+        self.label: str | None = config.getoption("fairness_run_label", None)
+        self.seed = _seed(config)
+        self.record_history = not config.getoption("fairness_no_history", False)
+        self.history_path = _history_path(config)
+        # data and extraction
+        self.roots = _roots(config)
+        self.strict = bool(config.getoption("fairness_strict"))
+        self.device: str = config.getoption("fairness_device")
+        self.cache_dir = _cache_dir(config)
+        self.batch_size: int = config.getoption("fairness_batch_size")
+        self.checkpoints = [
+            str(_absolute(c, Path.cwd())) if _absolute(c, Path.cwd()).exists() else c
+            for c in config.getoption("fairness_checkpoint") or ()
+        ]
+        self.memory: dict[str, Any] = {}  # features by cache key, for this process
+        self.datasets: dict[str, Any] = {}
+        # what the run produced
+        self.records: list[TestRecord] = []
+        self.lines: list[str] = []  # what the end of the run wrote, for the summary
+        self.baseline: dict[str, Any] | None = None
+        self.baseline_source = ""
+        if self.compare_fail and not self.baseline_ref:
+            raise pytest.UsageError(
+                "--fairness-compare-fail needs a baseline to compare with; add "
+                "--fairness-baseline FILE.json|RUN_ID|CHECKPOINT."
+            )
+        if self.baseline_ref and self.enabled:
+            from pytest_fairness.baseline import resolve_baseline
+
+            try:
+                self.baseline, self.baseline_source = resolve_baseline(
+                    self.baseline_ref, self.history_path
+                )
+            except FairnessConfigError as error:
+                raise pytest.UsageError(
+                    f"--fairness-baseline={self.baseline_ref}: {error}"
+                ) from None
+
+    @property
+    def is_worker(self) -> bool:
+        """True in a pytest-xdist worker, where nothing is printed or written."""
+        return hasattr(self.config, "workerinput")
+
+    # -- data and features --------------------------------------------------------------
+
+    def dataset(self, name: str) -> Any:
+        """The dataset ``name`` from its configured root; skip (or fail) when it has none."""
+        if name in self.datasets:
+            return self.datasets[name]
+        root = self.roots.get(name)
+        if root is None:
+            message = (
+                f"dataset {name!r} is not configured: pass --fairness-data {name}=PATH or add "
+                f"'{name}=PATH' to the {DATA_INI} ini option"
+            )
+            if self.strict:
+                pytest.fail(message + " (--fairness-strict turns this skip into an error)",
+                            pytrace=False)
+            pytest.skip(message)
+        from pytest_fairness.data import LOADERS
+
+        dataset = LOADERS[name](root)
+        self.datasets[name] = dataset
+        return dataset
+
+    def features(self, model: Any) -> Callable[..., Any]:
+        """The ``fairness_features`` function for ``model``, with this run's settings."""
+
+        def features(dataset: Any, *, transform: Any = None, perturbation: Any = None,
+                     batch_size: int | None = None, normalize: Any = "imagenet",
+                     layers: Any = (), amp: bool = False, num_workers: int = 0,
+                     precomputed: str | os.PathLike[str] | None = None,
+                     model_id: str | None = None) -> Any:
+            __tracebackhide__ = True
+            from pytest_fairness.extract import extract_features, load_precomputed
+
+            if precomputed is not None:
+                return load_precomputed(precomputed, dataset)
+            return extract_features(
+                model, dataset, transform=transform, perturbation=perturbation,
+                normalize=normalize, layers=layers,
+                batch_size=self.batch_size if batch_size is None else batch_size,
+                num_workers=num_workers, device=self.device, amp=amp,
+                cache_dir=self.cache_dir, model_id=model_id,
+                memory=self.memory if self.cache_dir is not None else None,
+            )
+
+        return features
+
+    # -- one test -------------------------------------------------------------------------
+
+    def check_test(self, item: pytest.Function, capture: Capture) -> None:
+        """Record what the test returned, check it against its markers and the baseline.
+
+        Raises
+        ------
+        FairnessViolation
+            One for every broken limit and regression together.
+        FairnessConfigError
+            When the test returned something that holds no result, or nothing to check.
+        """
+        __tracebackhide__ = True
+        from pytest_fairness.checks import evaluate
+        from pytest_fairness.results import iter_results
+
+        returned = list(iter_results(capture.returned))
+        if capture.returned is not None and not returned:
+            raise FairnessConfigError(
+                f"{item.nodeid} returned {type(capture.returned).__name__}; a fairness test "
+                "returns an IndicatorResult, a list or dict of them, or None (when it checks "
+                "inline with fairness.check)."
+            )
+        for key, result in returned:
+            item.config.hook.pytest_fairness_result(item=item, key=key, result=result)
+        item.stash[RECORD_KEY] = _record(item, returned, capture.inline)
+        outcomes: list[CheckOutcome] = []
+        try:
+            for mark in reversed(list(item.iter_markers(MARKER_THRESHOLD))):
+                outcomes.extend(evaluate(capture.returned, validate_threshold(mark.args,
+                                                                              mark.kwargs)))
+        except FairnessError as error:
+            item.stash[MARKER_ERROR_KEY] = error
+            raise
+        record = _record(item, returned, capture.inline, outcomes)
+        comparisons, notes = self._compare(item, record)
+        record = replace(record, regressions=tuple(c.to_dict() for c in comparisons),
+                         notes=tuple(notes))
+        item.stash[RECORD_KEY] = record
+        if not returned and item.get_closest_marker(MARKER_THRESHOLD) and not capture.inline:
+            raise FairnessConfigError(
+                f"{item.nodeid} has a fairness.threshold marker but returned nothing to check. "
+                "Return the indicator's result (or a list or dict of results)."
+            )
+        parts = []
+        if any(not o.passed for o in outcomes):
+            from pytest_fairness.report.terminal import violation_message
+
+            parts.append(violation_message(outcomes))
+        if any(c.regressed for c in comparisons):
+            from pytest_fairness.report.terminal import regression_message
+
+            parts.append(regression_message(comparisons, source=self.baseline_source))
+        if parts:
+            violation = FairnessViolation("\n\n".join(parts), outcomes)
+            item.stash[MARKER_ERROR_KEY] = violation
+            raise violation
+
+    def _compare(
+        self, item: pytest.Item, record: TestRecord
+    ) -> tuple[list[Comparison], list[str]]:
+        """The baseline comparisons of a test (--fairness-compare-fail and its markers)."""
+        marks = [validate_regression(m.args, m.kwargs)
+                 for m in item.iter_markers(MARKER_REGRESSION)]
+        if not marks and not self.compare_fail:
+            return [], []
+        from pytest_fairness.baseline import compare_test
+
+        return compare_test(self.baseline, nodeid=item.nodeid, test=record.test,
+                            results=record.results, compare_fail=self.compare_fail,
+                            marks=marks, source=self.baseline_source)
+
+    def record_for(self, item: pytest.Item) -> TestRecord | None:
+        """The record of a test that ran: checked, or with inline checks only; else None."""
+        record = item.stash.get(RECORD_KEY, None)
+        capture = item.stash.get(CAPTURE_KEY, None)
+        if record is None and capture is not None and capture.inline:
+            record = _record(item, [], capture.inline)
+        return record
+
+    def attach(self, report: pytest.TestReport, record: TestRecord,
+               excinfo: pytest.ExceptionInfo[BaseException] | None, item: pytest.Item) -> None:
+        """Put the record on the report (for the controller) and its readable section."""
+        setattr(report, REPORT_ATTRIBUTE, record.to_dict())
+        from pytest_fairness.report.terminal import report_section
+
+        page = str(Path(self.report_dir, "report.html")) if self.report_dir else None
+        text = report_section(record.to_dict(), baseline_source=self.baseline_source,
+                              report_page=page)
+        if text:
+            report.sections.append(("fairness", text))
+        if excinfo is not None and excinfo.value is item.stash.get(MARKER_ERROR_KEY, None):
+            # The failure comes from the marker, not from a line of the test: the traceback
+            # would only show plugin frames, so the message is the whole story.
+            report.longrepr = f"{type(excinfo.value).__name__}: {excinfo.value}"
+
+    # -- the controller ---------------------------------------------------------------------
+
+    @pytest.hookimpl
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Collect the record of each test; on the xdist controller, of every worker."""
+        data = getattr(report, REPORT_ATTRIBUTE, None)
+        if report.when == "call" and data:
+            self.records.append(TestRecord.from_dict({**data, "nodeid": report.nodeid,
+                                                      "outcome": report.outcome}))
+
+    def finish(self, exitstatus: int) -> None:
+        """Record the run in the history, save the baseline, write the reports (controller)."""
+        from pytest_fairness.history import collect_metadata
+
+        records = [r.to_dict() for r in self.records]
+        metadata = collect_metadata(
+            records, root=self.config.rootpath, label=self.label,
+            checkpoints=list(self.config.getoption("fairness_checkpoint", None) or []),
+            seed=self.seed, started=self.started, exitstatus=int(exitstatus),
+        )
+        if self.baseline_ref:
+            metadata["baseline"] = self.baseline_source
+        self.config.hook.pytest_fairness_run_metadata(config=self.config, metadata=metadata)
+        trends = self._write_history(metadata, records) if self.record_history else None
+        if self.save_baseline:
+            from pytest_fairness.baseline import save_baseline
+
+            path = save_baseline(self.save_baseline, records, metadata={
+                k: metadata.get(k) for k in ("label", "checkpoint", "git_commit")
+            })
+            self.lines.append(f"fairness baseline saved: {path}")
+        if self.report_dir:
+            from pytest_fairness.report.html import write_html
+            from pytest_fairness.report.json_report import build_report, write_json
+
+            document = build_report(records, run=metadata)
+            write_json(document, self.report_dir)
+            page = write_html(document, self.report_dir, trends=trends)
+            self.lines.append(f"fairness report: {page}")
+
+    def _write_history(
+        self, metadata: dict[str, Any], records: Sequence[Mapping[str, Any]]
+    ) -> list[dict[str, Any]] | None:
+        import sqlite3
+
+        from pytest_fairness.history import HistoryStore
+
+        try:
+            with HistoryStore(self.history_path) as store:
+                run_id = store.record_run(metadata, records)
+                metadata["history_run_id"] = run_id
+                self.lines.append(f"fairness history: run {run_id} recorded in "
+                                  f"{self.history_path}")
+                return store.series(last=20) if self.report_dir else None
+        except (OSError, sqlite3.Error, FairnessConfigError) as error:
+            self.lines.append(f"fairness history NOT written to {self.history_path}: {error} "
+                              "(use --fairness-history PATH or --fairness-no-history)")
+            return None
+
+
+SESSION_KEY: Final = pytest.StashKey[FairnessSession]()
+CAPTURE_KEY: Final = pytest.StashKey[Capture]()
+RECORD_KEY: Final = pytest.StashKey[TestRecord]()
+#: The error a test's markers raised (a violation or a bad marker), to report it plainly.
+MARKER_ERROR_KEY: Final = pytest.StashKey[BaseException]()
+
+
+def session_of(config: pytest.Config) -> FairnessSession:
+    """The run's :class:`FairnessSession`."""
+    return config.stash[SESSION_KEY]
