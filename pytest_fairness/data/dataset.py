@@ -409,11 +409,36 @@ def read_csv(path: Path, dataset: str, *, required: Sequence[str], sep: str = ",
 def bad_value(dataset: str, path: Path, line: int, column: str, value: Any,
               allowed: Iterable[Any], fix: str = "correct or remove that row") -> InvalidDataError:
     """Build the error for an unknown code: file, line, column, value, allowed values, fix."""
-    shown = ", ".join(repr(a) for a in allowed)
+    from pytest_fairness.data.paths import shown
+
+    choices = ", ".join(repr(a) for a in allowed)
     return InvalidDataError(
-        f"{dataset}: {str(path)!r} line {line}: {column}={value!r} is not one of {shown}; "
-        f"{fix}."
+        f"{dataset}: {str(path)!r} line {line}: {column}={shown(value)} is not one of "
+        f"{choices}; {fix}."
     )
+
+
+def check_drop_unknown(drop_unknown: Any, allowed: Sequence[str], dataset: str) -> tuple[str, ...]:
+    """Validate a loader's ``drop_unknown``: True (all of ``allowed``), False, or some names.
+
+    Returns the attribute names to drop unknown values of, in the order given.
+    """
+    if drop_unknown is True:
+        return tuple(allowed)
+    if drop_unknown is False or drop_unknown is None:
+        return ()
+    names = None
+    if not isinstance(drop_unknown, (str, bytes)) and isinstance(drop_unknown, Iterable):
+        names = list(drop_unknown)
+    if names is None or not all(isinstance(c, str) and c in allowed for c in names):
+        wrong = drop_unknown if names is None else next(
+            c for c in names if not (isinstance(c, str) and c in allowed))
+        raise FairnessConfigError(
+            f"{dataset}: drop_unknown must be True (every attribute), False, or a tuple drawn "
+            f"from {tuple(allowed)}; got drop_unknown={drop_unknown!r} ({wrong!r} is not "
+            f"one of them). Example: drop_unknown=({allowed[0]!r},)."
+        )
+    return tuple(dict.fromkeys(names))
 
 
 def check_unique(ids: Sequence[str], dataset: str, path: Path, column: str,

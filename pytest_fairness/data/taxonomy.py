@@ -17,7 +17,6 @@ Custom taxonomies are plain mappings::
 
 from __future__ import annotations
 
-import json
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -168,10 +167,13 @@ def _label_key(label: Any) -> Hashable:
 
 @lru_cache(maxsize=1)
 def _imagenet1k_document() -> dict[str, Any]:
-    text = resources.files("pytest_fairness.data").joinpath("imagenet1k_taxonomy.json").read_text(
-        encoding="utf-8"
+    from pytest_fairness.data.jsonfile import parse_json
+
+    data = resources.files("pytest_fairness.data").joinpath("imagenet1k_taxonomy.json").read_bytes()
+    document: dict[str, Any] = parse_json(
+        data, source="pytest_fairness: the shipped imagenet1k_taxonomy.json"
     )
-    return json.loads(text)  # type: ignore[no-any-return]
+    return document
 
 
 def _variant(variant: str) -> str:
