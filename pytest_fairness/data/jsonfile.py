@@ -148,15 +148,14 @@ def parse_json(
                     f"{source} starts with the byte-order mark of {encoding}; JSON must be "
                     "UTF-8. Re-save the file as UTF-8 (without a byte-order mark)."
                 )
-        if text.startswith(b"\xef\xbb\xbf"):
-            text = text[3:]
+        data = text[3:] if text.startswith(b"\xef\xbb\xbf") else text
         try:
-            text = text.decode("utf-8")
+            text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            line = text.count(b"\n", 0, exc.start) + 1
+            line = data.count(b"\n", 0, exc.start) + 1
             raise InvalidDataError(
                 f"{source} is not UTF-8 text: byte {exc.start} (line {line}) is "
-                f"{text[exc.start:exc.start + 1]!r} ({exc.reason}); JSON must be UTF-8. "
+                f"{data[exc.start:exc.start + 1]!r} ({exc.reason}); JSON must be UTF-8. "
                 f"Re-save it as UTF-8 or {_FIX}."
             ) from None
     if not text.strip():
