@@ -139,6 +139,7 @@ class FairnessDataset:
                 f"square_crop_ratio={square_crop_ratio!r}."
             )
         frame = frame.reset_index(drop=True).copy()
+        _check_text(frame, str(name))
         frame["image_id"] = frame["image_id"].astype(str)
         frame["path"] = frame["path"].astype(str)
         duplicated = frame["image_id"].duplicated(keep=False)
@@ -279,14 +280,15 @@ class FairnessDataset:
             When the file is missing or cannot be decoded; the message names the file, the
             row and the image id.
         """
-        from PIL import Image, UnidentifiedImageError
+        from PIL import Image
 
         row = self.frame.iloc[index]
         path = row["path"]
         try:
             with Image.open(path) as handle:
                 image = handle.convert("RGB")
-        except (OSError, UnidentifiedImageError, ValueError) as exc:
+        except Exception as exc:  # PIL raises many types on damaged files (OSError,
+            # UnidentifiedImageError, SyntaxError, struct.error, DecompressionBombError, ...)
             raise InvalidDataError(
                 f"dataset {self.name!r}: cannot read image {path!r} (row {index}, image_id "
                 f"{row['image_id']!r}): {exc}. Replace or remove the file, or drop the row "
@@ -300,6 +302,36 @@ class FairnessDataset:
         if self.square_crop_ratio is not None:
             image = square_top_left(image, self.square_crop_ratio)
         return image
+
+
+def _check_text(frame: pd.DataFrame, name: str) -> None:
+    """Refuse strings that are not valid Unicode (file names of a foreign encoding).
+
+    pandas stores text with pyarrow, which cannot encode them: without this check the
+    failure surfaces later as a bare UnicodeEncodeError.
+    """
+    for column in frame.columns:
+        if frame[column].dtype != object:
+            continue
+        values = frame[column].tolist()
+        try:
+            "".join(v for v in values if isinstance(v, str)).encode("utf-8")
+        except UnicodeEncodeError:
+            row = next(i for i, v in enumerate(values) if isinstance(v, str) and _surrogates(v))
+            raise InvalidDataError(
+                f"dataset {name!r}: column {column!r} row {row} holds "
+                f"{values[row].encode('utf-8', 'backslashreplace').decode()!r}, which is not "
+                "valid UTF-8 text (a file name in another encoding?); rename the file or fix "
+                "the value."
+            ) from None
+
+
+def _surrogates(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def square_top_left(image: Image.Image, ratio: float) -> Image.Image:

@@ -111,7 +111,7 @@ def load_miap(
         lines = (frame.index + 2).tolist()
 
     import pandas as pd
-    from PIL import Image, UnidentifiedImageError
+    from PIL import Image
 
     sizes: dict[str, tuple[int, int] | None] = {}
     records: list[dict[str, Any]] = []
@@ -152,7 +152,8 @@ def load_miap(
                     sizes[image_id] = handle.size
             except FileNotFoundError:
                 sizes[image_id] = None
-            except (OSError, UnidentifiedImageError) as exc:
+            except Exception as exc:  # PIL raises many types on damaged files (OSError,
+                # UnidentifiedImageError, SyntaxError, struct.error, DecompressionBombError, ...)
                 raise InvalidDataError(
                     f"miap: cannot read image {str(file)!r} (ImageID {image_id!r}, {str(path)!r} "
                     f"line {line}): {exc}. Download it again or delete it to skip its boxes."
