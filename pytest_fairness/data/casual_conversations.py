@@ -237,8 +237,11 @@ def _string_list(value: Any, key: str, where: str, path: Path) -> list[str]:
 def _find_image(stem: Path) -> Path | None:
     for ext in _IMAGE_EXTENSIONS:
         for candidate in (stem.with_suffix(ext), stem.with_suffix(ext.upper())):
-            if candidate.is_file():
-                return candidate
+            try:
+                if candidate.is_file():
+                    return candidate
+            except OSError:  # a name the file system cannot hold: no such image
+                continue
     return None
 
 

@@ -8,7 +8,9 @@ are the same across datasets, so an indicator written for one dataset runs on an
 from __future__ import annotations
 
 import hashlib
+import io
 import os
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -416,16 +418,29 @@ def read_text(path: Path, dataset: str) -> str:
 
 
 def read_csv(path: Path, dataset: str, *, required: Sequence[str], sep: str = ",") -> pd.DataFrame:
-    """Read a CSV with every column as a string and check that ``required`` columns exist."""
-    import io
+    """Read a CSV with every column as a string and check that ``required`` columns exist.
 
+    Every row must have as many fields as the header: pandas would otherwise shift the values
+    of a longer row (reading its first fields as an index) or fill a shorter one with NaN.
+    """
     import pandas as pd
 
     text = read_text(path, dataset)
-    try:
-        frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False)
-    except (pd.errors.ParserError, ValueError) as exc:
-        raise InvalidDataError(f"{dataset}: cannot parse {str(path)!r} as CSV: {exc}") from exc
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", pd.errors.ParserWarning)
+        try:
+            # index_col=False: pandas would otherwise turn the extra fields of a row that has
+            # more than the header into an index and shift every value one column left.
+            frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False,
+                                index_col=False)
+        except (pd.errors.ParserError, ValueError) as exc:
+            raise InvalidDataError(
+                f"{dataset}: cannot parse {str(path)!r} as CSV: {str(exc).strip()}"
+            ) from exc
+    if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught) or (
+        frame.isna().to_numpy().any()
+    ):
+        raise _field_count_error(text, sep, path, dataset)
     frame.columns = [str(c).strip() for c in frame.columns]
     missing = [c for c in required if c not in frame.columns]
     if missing:
@@ -436,6 +451,25 @@ def read_csv(path: Path, dataset: str, *, required: Sequence[str], sep: str = ",
     if frame.empty:
         raise InsufficientDataError(f"{dataset}: {str(path)!r} has a header but no rows.")
     return frame
+
+
+def _field_count_error(text: str, sep: str, path: Path, dataset: str) -> InvalidDataError:
+    """The error for a row whose number of fields differs from the header's."""
+    import csv
+
+    rows = csv.reader(io.StringIO(text), delimiter=sep)
+    header = next(rows, [])
+    for row in rows:
+        if row and len(row) != len(header):
+            return InvalidDataError(
+                f"{dataset}: {str(path)!r} line {rows.line_num} has {len(row)} fields but the "
+                f"header has {len(header)}; a field holds an unquoted {sep!r} or is missing. "
+                "Quote or fix that row."
+            )
+    return InvalidDataError(
+        f"{dataset}: {str(path)!r}: some row has a different number of fields than the header "
+        f"({len(header)}); quote or fix that row."
+    )
 
 
 def bad_value(dataset: str, path: Path, line: int, column: str, value: Any,

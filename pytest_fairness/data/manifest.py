@@ -51,7 +51,7 @@ def load_manifest(
     -------
     FairnessDataset
         Every column of the manifest, plus the canonical ones (missing ones empty). Values
-        are strings for CSV; Parquet keeps its types.
+        are strings for CSV, without surrounding whitespace; Parquet keeps its types.
 
     Examples
     --------
@@ -84,6 +84,8 @@ def load_manifest(
     if suffix == ".parquet":
         try:
             frame = pd.read_parquet(file)
+            for column in frame.columns:  # pyarrow checks some values only when they are read
+                frame[column].tolist()
         except Exception as exc:  # pyarrow raises several unrelated types
             raise InvalidDataError(
                 f"manifest: cannot read {str(file)!r} as Parquet: {exc}"
@@ -92,6 +94,8 @@ def load_manifest(
             raise InsufficientDataError(f"manifest: {str(file)!r} has no rows.")
     elif suffix in (".csv", ".tsv", ".txt"):
         frame = read_csv(file, name, required=(), sep="\t" if suffix == ".tsv" else ",")
+        # Padded cells ("female ") would form groups apart from "female" that print alike.
+        frame = frame.apply(lambda column: column.str.strip())
     else:
         raise FairnessConfigError(
             f"manifest: {str(file)!r} has suffix {suffix!r}; use .csv, .tsv or .parquet."

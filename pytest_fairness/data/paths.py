@@ -21,6 +21,11 @@ from pytest_fairness.errors import FairnessError, InvalidDataError
 
 __all__ = ["ABSOLUTE_POLICIES", "path_in_root", "shown"]
 
+#: Longest file or folder name (bytes) common file systems store (ext4, APFS, NTFS, ...).
+NAME_MAX = 255
+#: Longest path (bytes) Linux accepts in one call.
+PATH_MAX = 4096
+
 #: How :func:`path_in_root` treats an absolute path: ``"refuse"`` (formats whose paths are
 #: relative), ``"inside"`` (accepted when it lies under the root) or ``"any"`` (accepted
 #: anywhere; only behind an explicit ``allow_absolute=True`` of the loader).
@@ -90,8 +95,9 @@ def path_in_root(
     ------
     FairnessError
         ``error`` naming ``where``, the value and the fix when the value is not a string,
-        is empty, holds a NUL byte or text that is not UTF-8, is absolute (as ``absolute``
-        says), names the root itself, or climbs out of the root.
+        is empty, holds a NUL byte or text that is not UTF-8, is longer than a file system
+        stores, is absolute (as ``absolute`` says), names the root itself, or climbs out of
+        the root.
 
     Examples
     --------
@@ -128,6 +134,11 @@ without '..' that leaves it. Correct the entry or move the file under the root.
         value.encode("utf-8")
     except UnicodeEncodeError:
         raise fail("is not valid UTF-8 text (a file name from a foreign encoding)") from None
+    longest = max(value.replace(os.sep, "/").split("/"), key=lambda part: len(part.encode()))
+    if len(longest.encode()) > NAME_MAX or len(value.encode()) >= PATH_MAX:
+        raise fail(f"holds a name of {len(longest.encode())} bytes (or is {len(value.encode())} "
+                   f"bytes long); file systems store names of at most {NAME_MAX} bytes and "
+                   f"paths under {PATH_MAX}")
     if os.path.isabs(value):
         if absolute == "refuse":
             raise fail("is an absolute path")
