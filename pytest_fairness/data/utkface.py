@@ -97,7 +97,7 @@ def load_utkface(root: str | os.PathLike[str]) -> FairnessDataset:
             reason = "file name is not valid UTF-8"
             skipped[reason] = skipped.get(reason, 0) + 1
             examples.setdefault(reason, []).append(
-                file.relative_to(base).as_posix().encode("utf-8", "backslashreplace").decode())
+                os.fsencode(file.relative_to(base).as_posix()).decode("utf-8", "backslashreplace"))
             continue
         parsed = parse_utkface_name(file.name)
         if isinstance(parsed, str):
