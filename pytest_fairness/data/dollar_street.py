@@ -186,7 +186,7 @@ def _income(value: str, path: Path, line: int) -> float:
         income = float(value)
     except ValueError:
         raise InvalidDataError(
-            f"dollar_street: {str(path)!r} line {line}: income={value!r} is not a number "
+            f"dollar_street: {str(path)!r} line {line}: income={shown(value)} is not a number "
             "(monthly household income in USD); correct or remove that row."
         ) from None
     if not 0 < income < math.inf:
@@ -242,11 +242,14 @@ def _meta_records(frame: Any, path: Path, images: Path) -> list[dict[str, Any]]:
         if region is None:
             raise bad_value("dollar_street", path, line, "region", row["region"],
                             sorted(set(_REGIONS.values())))
-        url = unquote(urlparse(row["url"].strip()).path)
+        try:
+            url = unquote(urlparse(row["url"].strip()).path)
+        except ValueError:  # e.g. "Invalid IPv6 URL" for "http://[..."
+            url = ""
         parts = [p for p in url.split("/") if p]
         if len(parts) < 2:
             raise InvalidDataError(
-                f"dollar_street: {str(path)!r} line {line}: url={row['url']!r} has no "
+                f"dollar_street: {str(path)!r} line {line}: url={shown(row['url'])} has no "
                 "'media/<Country N>/image/<uuid>/<file>.jpg' path; correct or remove that row."
             )
         file = path_in_root(parts[-1], images, where=f"dollar_street: {str(path)!r} line "

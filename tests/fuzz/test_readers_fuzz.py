@@ -66,6 +66,7 @@ HOSTILE_TEXT = (
     "True", "None", "N/A", "\u0663", "\u00b2", "+3", "3_0", "\u00e9", "\ufeff", "\u2028",
     "C:\\x", "~/x", "-1", "0", "7", "1", "2", "Predominantly Feminine", "Unknown", "Middle",
     "val/1.jpg", "\udcff", "x,y", "a\nb", "\r", "[1, 2", "{'a': 1}", "1.5", "-0",
+    "http://[x/media/Kenya 1/image/u/f.jpg", "http://h/media/../..", "x" * 300,
 )
 DEEP = "\x00DEEP\x00"  # replaced by raw nesting after json.dumps
 HOSTILE_JSON: tuple[Any, ...] = (

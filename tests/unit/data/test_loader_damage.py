@@ -94,6 +94,13 @@ def test_dollar_street_paths_stay_inside_root(copy: Callable[[str], Path]) -> No
         load_dollar_street(root, split="meta")
 
 
+def test_dollar_street_meta_url_that_urllib_refuses(copy: Callable[[str], Path]) -> None:
+    root = copy("dollar_street") / "dataset_dollarstreet"
+    edit(root / "metadata.csv", "http://static.dollarstreet.org", "http://[static")
+    with pytest.raises(InvalidDataError, match=r"line 2: url='http://\[static.* has no"):
+        load_dollar_street(root, split="meta")
+
+
 def cc_json(root: Path) -> dict[str, Any]:
     data: dict[str, Any] = json.loads((root / "CasualConversations_mini.json").read_text())
     return data
