@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -11,17 +11,24 @@ from pytest_fairness.data.dataset import (
     FairnessDataset,
     age_group,
     as_root,
+    check_drop_unknown,
     find_file,
-    read_text,
     require_rows,
 )
-from pytest_fairness.errors import FairnessConfigError, InvalidDataError
+from pytest_fairness.data.jsonfile import read_json
+from pytest_fairness.data.paths import path_in_root, shown
+from pytest_fairness.errors import InvalidDataError
 
 __all__ = ["load_casual_conversations", "skin_tone_group"]
 
 _GENDERS = {"female": "female", "male": "male", "other": "other", "n/a": "unknown"}
 _ANNOTATIONS = ("CasualConversations_mini.json", "CasualConversations.json")
 _IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png")
+#: Ages (years) a label may give; anything else is a typo or damage.
+MAX_AGE = 130
+#: drop_unknown name -> the column whose "unknown" it drops.
+_DROP_COLUMNS = {"gender": "gender", "age": "age_group", "skin_tone": "skin_tone"}
+_DIGITS = re.compile(r"[0-9]+")
 
 
 def skin_tone_group(fitzpatrick: Any) -> str:
@@ -48,7 +55,8 @@ def load_casual_conversations(
     *,
     annotations: str | os.PathLike[str] | None = None,
     image_dir: str = "images",
-    drop_unknown: tuple[str, ...] = (),
+    drop_unknown: bool | tuple[str, ...] = (),
+    allow_absolute: bool = False,
 ) -> FairnessDataset:
     r"""Load Casual Conversations v1 face crops with self-reported age and gender.
 
@@ -60,7 +68,11 @@ def load_casual_conversations(
       ``.jpeg``/``.png``). Videos without a crop are skipped and counted, as the seed does
       for the 29 videos where no face was found.
     * The flattened list used by Meta's fairness indicators: ``[{"img_path", "subject_id",
-      "age", "gender", "skin-type"}, ...]``; ``img_path`` is absolute or relative to root.
+      "age", "gender", "skin-type"}, ...]``; ``img_path`` is relative to root, or absolute
+      and inside root (``allow_absolute=True`` accepts absolute paths anywhere).
+
+    Paths from the file must stay inside root: ``..`` that climbs out of it is refused, and
+    so are absolute video paths in ``files``. Ages are whole years in 0-130 (or ``N/A``).
 
     Groups follow seed 000: age buckets 18-30, 30-45, 45-70, 70+ (lower bound inclusive,
     ``<18``, ``unknown`` otherwise); skin tone ``lighter`` for Fitzpatrick I-III and
@@ -75,8 +87,12 @@ def load_casual_conversations(
         if present, else ``CasualConversations.json``.
     image_dir : str
         Sub-folder of root that mirrors the video paths with one image per video.
-    drop_unknown : tuple of {"gender", "age", "skin_tone"}
-        Drop rows whose attribute is unknown (counted in ``dataset.skipped``).
+    drop_unknown : bool or tuple of {"gender", "age", "skin_tone"}
+        Drop rows whose attribute is unknown (counted in ``dataset.skipped``); ``"age"``
+        drops rows whose ``age_group`` is unknown. ``True`` drops all three, ``False`` none.
+    allow_absolute : bool, default False
+        Flattened layout only: accept an absolute ``img_path`` outside root (Meta's
+        flattened files list absolute paths of the machine that wrote them).
 
     Returns
     -------
@@ -91,7 +107,7 @@ def load_casual_conversations(
     """
     name = "casual_conversations"
     base = as_root(root, name)
-    _check_drop(drop_unknown, ("gender", "age", "skin_tone"), name)
+    drop = check_drop_unknown(drop_unknown, tuple(_DROP_COLUMNS), name)
     if annotations is None:
         path = find_file(base, _ANNOTATIONS, name, what="annotation JSON")
     else:
@@ -102,7 +118,6 @@ def load_casual_conversations(
                 f"{name}: annotations file {str(path)!r} does not exist; pass the path of "
                 "CasualConversations.json (absolute or relative to root)."
             )
-    text = read_text(path, name)
     duplicates: list[str] = []
 
     def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -113,23 +128,18 @@ def load_casual_conversations(
             seen[key] = value
         return seen
 
-    try:
-        data = json.loads(text, object_pairs_hook=_pairs)
-    except json.JSONDecodeError as exc:
-        raise InvalidDataError(
-            f"{name}: {str(path)!r} is not valid JSON (line {exc.lineno}, column {exc.colno}: "
-            f"{exc.msg}); download the file again."
-        ) from exc
+    data = read_json(path, what=name, object_pairs_hook=_pairs)
     if duplicates:
-        raise InvalidDataError(
-            f"{name}: {str(path)!r} lists subject {duplicates[0]!r} more than once; each "
-            "subject id must be one key. Remove the repeated entry."
-        )
+        key = duplicates[0]
+        what = (f"lists subject {key!r} more than once; each subject id must be one key"
+                if isinstance(data, dict) and key in data else
+                f"repeats the key {key!r} in one object; each key must appear once")
+        raise InvalidDataError(f"{name}: {str(path)!r} {what}. Remove the repeated entry.")
     skipped: dict[str, int] = {}
     if isinstance(data, dict):
         records = _from_release(data, path, base / image_dir, skipped)
     elif isinstance(data, list):
-        records = _from_flat(data, path, base)
+        records = _from_flat(data, path, base, "any" if allow_absolute else "inside")
     else:
         raise InvalidDataError(
             f"{name}: {str(path)!r} holds a JSON {type(data).__name__}; expected an object "
@@ -139,20 +149,12 @@ def load_casual_conversations(
 
     frame = pd.DataFrame.from_records(records)
     require_rows(name, repr(str(path)), len(frame))
-    for column in drop_unknown:
-        unknown = frame[column] == "unknown"
+    for column in drop:
+        unknown = frame[_DROP_COLUMNS[column]] == "unknown"
         if unknown.any():
             skipped[f"unknown {column}"] = int(unknown.sum())
             frame = frame[~unknown]
     return FairnessDataset(frame, name=name, root=base, skipped=skipped)
-
-
-def _check_drop(drop_unknown: Any, allowed: tuple[str, ...], name: str) -> None:
-    if isinstance(drop_unknown, str) or not all(c in allowed for c in drop_unknown):
-        raise FairnessConfigError(
-            f"{name}: drop_unknown must be a tuple drawn from {allowed}; got "
-            f"drop_unknown={drop_unknown!r}."
-        )
 
 
 def _parse_label(label: Any, where: str, path: Path) -> dict[str, Any]:
@@ -168,33 +170,25 @@ def _parse_label(label: Any, where: str, path: Path) -> dict[str, Any]:
                 f"{name}: {str(path)!r} {where}: label has no {key!r} key (keys: "
                 f"{sorted(label)}); every label needs age, gender and skin-type."
             )
-    gender_raw = str(label["gender"]).strip()
-    gender = _GENDERS.get(gender_raw.lower())
+    gender_raw = label["gender"]
+    gender = _GENDERS.get(gender_raw.strip().lower()) if isinstance(gender_raw, str) else None
     if gender is None:
         raise InvalidDataError(
-            f"{name}: {str(path)!r} {where}: gender={gender_raw!r} is not one of 'Female', "
-            "'Male', 'Other', 'N/A'; correct the label."
+            f"{name}: {str(path)!r} {where}: gender={shown(gender_raw)} is not one of "
+            "'Female', 'Male', 'Other', 'N/A'; correct the label."
         )
-    age_raw = str(label["age"]).strip()
-    if age_raw.upper() == "N/A" or age_raw == "":
-        age: float = float("nan")
-    else:
-        try:
-            age = float(int(age_raw))
-        except ValueError:
-            raise InvalidDataError(
-                f"{name}: {str(path)!r} {where}: age={age_raw!r} is neither an integer nor "
-                "'N/A'; correct the label."
-            ) from None
-    skin_raw = str(label["skin-type"]).strip()
-    if skin_raw.upper() == "N/A" or skin_raw == "":
+    age = _parse_age(label["age"], where, path)
+    skin_raw = label["skin-type"]
+    skin = str(skin_raw).strip() if isinstance(skin_raw, (str, int)) and not isinstance(
+        skin_raw, bool) else None
+    if skin is not None and (skin.upper() == "N/A" or skin == ""):
         fitzpatrick = -1
-    elif skin_raw in {"1", "2", "3", "4", "5", "6"}:
-        fitzpatrick = int(skin_raw)
+    elif skin in {"1", "2", "3", "4", "5", "6"}:
+        fitzpatrick = int(skin)
     else:
         raise InvalidDataError(
-            f"{name}: {str(path)!r} {where}: skin-type={skin_raw!r} is not a Fitzpatrick type "
-            "'1'..'6' (or 'N/A'); correct the label."
+            f"{name}: {str(path)!r} {where}: skin-type={shown(skin_raw)} is not a Fitzpatrick "
+            "type '1'..'6' (or 'N/A'); correct the label."
         )
     return {
         "gender": gender,
@@ -205,11 +199,49 @@ def _parse_label(label: Any, where: str, path: Path) -> dict[str, Any]:
     }
 
 
+def _parse_age(raw: Any, where: str, path: Path) -> float:
+    """Age in years from a label: an integer string (or number) in 0-130, or N/A → NaN."""
+    name = "casual_conversations"
+    text = None
+    if isinstance(raw, str):
+        text = raw.strip()
+        if text.upper() == "N/A" or text == "":
+            return float("nan")
+    elif isinstance(raw, int) and not isinstance(raw, bool):
+        text = str(raw) if abs(raw) < 10**6 else "1" * 7
+    if text is None or not _DIGITS.fullmatch(text.lstrip("+-")):
+        raise InvalidDataError(
+            f"{name}: {str(path)!r} {where}: age={shown(raw)} is neither an integer (years) "
+            "nor 'N/A'; correct the label."
+        )
+    digits = text.lstrip("+-").lstrip("0") or "0"
+    if text.startswith("-") and digits != "0" or len(digits) > 3 or int(digits) > MAX_AGE:
+        raise InvalidDataError(
+            f"{name}: {str(path)!r} {where}: age={shown(raw)} is outside 0-{MAX_AGE} years; "
+            "correct the label (or write 'N/A' when it is not known)."
+        )
+    return float(int(digits))
+
+
+def _string_list(value: Any, key: str, where: str, path: Path) -> list[str]:
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return value
+    bad = value if not isinstance(value, list) else next(v for v in value if not isinstance(v, str))
+    inside = "" if bad is value else " in it"
+    raise InvalidDataError(
+        f"casual_conversations: {str(path)!r} {where}: {key!r} must be a list of video paths "
+        f"(strings); got {shown(bad)} (type={type(bad).__name__}){inside}. Correct the entry."
+    )
+
+
 def _find_image(stem: Path) -> Path | None:
     for ext in _IMAGE_EXTENSIONS:
         for candidate in (stem.with_suffix(ext), stem.with_suffix(ext.upper())):
-            if candidate.is_file():
-                return candidate
+            try:
+                if candidate.is_file():
+                    return candidate
+            except OSError:  # a name the file system cannot hold: no such image
+                continue
     return None
 
 
@@ -227,21 +259,25 @@ def _from_release(data: dict[str, Any], path: Path, image_root: Path,
                 f"'dark_files' and 'label'; got {got!r}."
             )
         label = _parse_label(entry["label"], where, path)
-        dark = {str(f) for f in entry.get("dark_files") or ()}
-        for video in entry["files"]:
-            video = str(video)
-            folder = Path(video).parent.name
-            if folder and folder.isdigit() and key.isdigit() and int(folder) != int(key):
+        dark_raw = entry.get("dark_files")
+        dark = set(() if dark_raw is None else _string_list(dark_raw, "dark_files", where, path))
+        for j, video in enumerate(_string_list(entry["files"], "files", where, path)):
+            relative = path_in_root(video, None, where=f"{name}: {str(path)!r} {where}: "
+                                    f"files[{j}]")
+            folder = relative.parent.name
+            if (folder and _DIGITS.fullmatch(folder) and _DIGITS.fullmatch(key)
+                    and folder.lstrip("0") != key.lstrip("0")):
                 raise InvalidDataError(
                     f"{name}: {str(path)!r} {where}: file {video!r} sits in the folder of "
                     f"subject {folder!r}; the key and the folder must agree."
                 )
-            image = _find_image(image_root / Path(video).with_suffix(""))
+            stem = relative.with_suffix("")
+            image = _find_image(image_root / stem)
             if image is None:
                 skipped["no face-crop image"] = skipped.get("no face-crop image", 0) + 1
                 continue
             records.append({
-                "image_id": Path(video).with_suffix("").as_posix(),
+                "image_id": stem.as_posix(),
                 "path": str(image),
                 "identity": key,
                 "lighting": "dark" if video in dark else "bright",
@@ -250,7 +286,8 @@ def _from_release(data: dict[str, Any], path: Path, image_root: Path,
     return records
 
 
-def _from_flat(data: list[Any], path: Path, base: Path) -> list[dict[str, Any]]:
+def _from_flat(data: list[Any], path: Path, base: Path,
+               absolute: str) -> list[dict[str, Any]]:
     name = "casual_conversations"
     records = []
     seen: dict[str, int] = {}
@@ -261,9 +298,15 @@ def _from_flat(data: list[Any], path: Path, base: Path) -> list[dict[str, Any]]:
                 f"{name}: {str(path)!r} {where}: expected an object with 'img_path', "
                 f"'subject_id', 'age', 'gender' and 'skin-type'; got {entry!r}."
             )
-        image = Path(str(entry["img_path"]))
-        image = image if image.is_absolute() else base / image
-        key = str(entry["img_path"])
+        image = path_in_root(entry["img_path"], base, absolute=absolute,
+                             where=f"{name}: {str(path)!r} {where}: img_path")
+        key = entry["img_path"]
+        subject = entry.get("subject_id", "")
+        if isinstance(subject, bool) or not isinstance(subject, (str, int)):
+            raise InvalidDataError(
+                f"{name}: {str(path)!r} {where}: subject_id={shown(subject)} must be a string "
+                "(or an integer); correct the record."
+            )
         if key in seen:
             raise InvalidDataError(
                 f"{name}: {str(path)!r} records {seen[key]} and {i} share img_path {key!r}; "
@@ -273,7 +316,7 @@ def _from_flat(data: list[Any], path: Path, base: Path) -> list[dict[str, Any]]:
         records.append({
             "image_id": key,
             "path": str(image),
-            "identity": str(entry.get("subject_id", "")),
+            "identity": str(subject),
             "lighting": None,
             **_parse_label(entry, where, path),
         })

@@ -15,6 +15,7 @@ from pytest_fairness.data.dataset import (
     read_text,
     require_rows,
 )
+from pytest_fairness.data.paths import path_in_root
 from pytest_fairness.errors import FairnessConfigError, InvalidDataError
 
 __all__ = ["load_celeba"]
@@ -105,7 +106,9 @@ def load_celeba(root: str | os.PathLike[str], *, split: str = "all") -> Fairness
                 f"{str(base)!r}; add it or use split='all'."
             )
         frame = frame[frame["partition"] == _SPLITS[split]]
-    frame["path"] = [str(images / i) for i in frame["image_id"]]
+    # Names were checked line by line when read (_image_name): they stay inside images/.
+    frame["path"] = [str(path_in_root(i, images, where="celeba: image name"))
+                     for i in frame["image_id"]]
     frame["gender"] = ["male" if v == 1 else "female" for v in frame["Male"]] \
         if "Male" in frame.columns else None
     frame["age_group"] = ["young" if v == 1 else "not_young" for v in frame["Young"]] \
@@ -152,7 +155,7 @@ def _read_official_attrs(path: Path) -> Any:
             if value not in ("1", "-1"):
                 raise bad_value(name, path, number, column, value, ("-1", "1"))
             values.append((int(value) + 1) // 2)
-        ids.append(fields[0])
+        ids.append(_image_name(fields[0], path, number))
         rows.append(values)
     if declared != len(ids):
         raise InvalidDataError(
@@ -176,8 +179,16 @@ def _read_kaggle_attrs(path: Path) -> Any:
             row = int(bad.to_numpy().nonzero()[0][0])
             raise bad_value(name, path, row + 2, column, values.iloc[row], ("-1", "1"))
         frame[column] = (values.astype(int) + 1) // 2
-    frame["image_id"] = frame["image_id"].str.strip()
+    frame["image_id"] = [_image_name(v.strip(), path, i + 2)
+                         for i, v in enumerate(frame["image_id"])]
     return frame
+
+
+def _image_name(value: str, path: Path, line: int) -> str:
+    """An image file name of an attribute file, refused when it leaves the image folder."""
+    path_in_root(value, None, where=f"celeba: {str(path)!r} line {line}: image name",
+                 root_label="the image folder img_align_celeba/")
+    return value
 
 
 def _read_pairs(path: Path, column: str) -> tuple[Path, dict[str, str]] | None:

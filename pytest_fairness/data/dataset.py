@@ -8,7 +8,9 @@ are the same across datasets, so an indicator written for one dataset runs on an
 from __future__ import annotations
 
 import hashlib
+import io
 import os
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -139,6 +141,7 @@ class FairnessDataset:
                 f"square_crop_ratio={square_crop_ratio!r}."
             )
         frame = frame.reset_index(drop=True).copy()
+        _check_text(frame, str(name))
         frame["image_id"] = frame["image_id"].astype(str)
         frame["path"] = frame["path"].astype(str)
         duplicated = frame["image_id"].duplicated(keep=False)
@@ -279,14 +282,15 @@ class FairnessDataset:
             When the file is missing or cannot be decoded; the message names the file, the
             row and the image id.
         """
-        from PIL import Image, UnidentifiedImageError
+        from PIL import Image
 
         row = self.frame.iloc[index]
         path = row["path"]
         try:
             with Image.open(path) as handle:
                 image = handle.convert("RGB")
-        except (OSError, UnidentifiedImageError, ValueError) as exc:
+        except Exception as exc:  # PIL raises many types on damaged files (OSError,
+            # UnidentifiedImageError, SyntaxError, struct.error, DecompressionBombError, ...)
             raise InvalidDataError(
                 f"dataset {self.name!r}: cannot read image {path!r} (row {index}, image_id "
                 f"{row['image_id']!r}): {exc}. Replace or remove the file, or drop the row "
@@ -300,6 +304,36 @@ class FairnessDataset:
         if self.square_crop_ratio is not None:
             image = square_top_left(image, self.square_crop_ratio)
         return image
+
+
+def _check_text(frame: pd.DataFrame, name: str) -> None:
+    """Refuse strings that are not valid Unicode (file names of a foreign encoding).
+
+    pandas stores text with pyarrow, which cannot encode them: without this check the
+    failure surfaces later as a bare UnicodeEncodeError.
+    """
+    for column in frame.columns:
+        if frame[column].dtype != object:
+            continue
+        values = frame[column].tolist()
+        try:
+            "".join(v for v in values if isinstance(v, str)).encode("utf-8")
+        except UnicodeEncodeError:
+            row = next(i for i, v in enumerate(values) if isinstance(v, str) and _surrogates(v))
+            raise InvalidDataError(
+                f"dataset {name!r}: column {column!r} row {row} holds "
+                f"{values[row].encode('utf-8', 'backslashreplace').decode()!r}, which is not "
+                "valid UTF-8 text (a file name in another encoding?); rename the file or fix "
+                "the value."
+            ) from None
+
+
+def _surrogates(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def square_top_left(image: Image.Image, ratio: float) -> Image.Image:
@@ -384,16 +418,29 @@ def read_text(path: Path, dataset: str) -> str:
 
 
 def read_csv(path: Path, dataset: str, *, required: Sequence[str], sep: str = ",") -> pd.DataFrame:
-    """Read a CSV with every column as a string and check that ``required`` columns exist."""
-    import io
+    """Read a CSV with every column as a string and check that ``required`` columns exist.
 
+    Every row must have as many fields as the header: pandas would otherwise shift the values
+    of a longer row (reading its first fields as an index) or fill a shorter one with NaN.
+    """
     import pandas as pd
 
     text = read_text(path, dataset)
-    try:
-        frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False)
-    except (pd.errors.ParserError, ValueError) as exc:
-        raise InvalidDataError(f"{dataset}: cannot parse {str(path)!r} as CSV: {exc}") from exc
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", pd.errors.ParserWarning)
+        try:
+            # index_col=False: pandas would otherwise turn the extra fields of a row that has
+            # more than the header into an index and shift every value one column left.
+            frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False,
+                                index_col=False)
+        except (pd.errors.ParserError, ValueError) as exc:
+            raise InvalidDataError(
+                f"{dataset}: cannot parse {str(path)!r} as CSV: {str(exc).strip()}"
+            ) from exc
+    if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught) or (
+        frame.isna().to_numpy().any()
+    ):
+        raise _field_count_error(text, sep, path, dataset)
     frame.columns = [str(c).strip() for c in frame.columns]
     missing = [c for c in required if c not in frame.columns]
     if missing:
@@ -406,14 +453,58 @@ def read_csv(path: Path, dataset: str, *, required: Sequence[str], sep: str = ",
     return frame
 
 
+def _field_count_error(text: str, sep: str, path: Path, dataset: str) -> InvalidDataError:
+    """The error for a row whose number of fields differs from the header's."""
+    import csv
+
+    rows = csv.reader(io.StringIO(text), delimiter=sep)
+    header = next(rows, [])
+    for row in rows:
+        if row and len(row) != len(header):
+            return InvalidDataError(
+                f"{dataset}: {str(path)!r} line {rows.line_num} has {len(row)} fields but the "
+                f"header has {len(header)}; a field holds an unquoted {sep!r} or is missing. "
+                "Quote or fix that row."
+            )
+    return InvalidDataError(
+        f"{dataset}: {str(path)!r}: some row has a different number of fields than the header "
+        f"({len(header)}); quote or fix that row."
+    )
+
+
 def bad_value(dataset: str, path: Path, line: int, column: str, value: Any,
               allowed: Iterable[Any], fix: str = "correct or remove that row") -> InvalidDataError:
     """Build the error for an unknown code: file, line, column, value, allowed values, fix."""
-    shown = ", ".join(repr(a) for a in allowed)
+    from pytest_fairness.data.paths import shown
+
+    choices = ", ".join(repr(a) for a in allowed)
     return InvalidDataError(
-        f"{dataset}: {str(path)!r} line {line}: {column}={value!r} is not one of {shown}; "
-        f"{fix}."
+        f"{dataset}: {str(path)!r} line {line}: {column}={shown(value)} is not one of "
+        f"{choices}; {fix}."
     )
+
+
+def check_drop_unknown(drop_unknown: Any, allowed: Sequence[str], dataset: str) -> tuple[str, ...]:
+    """Validate a loader's ``drop_unknown``: True (all of ``allowed``), False, or some names.
+
+    Returns the attribute names to drop unknown values of, in the order given.
+    """
+    if drop_unknown is True:
+        return tuple(allowed)
+    if drop_unknown is False or drop_unknown is None:
+        return ()
+    names = None
+    if not isinstance(drop_unknown, (str, bytes)) and isinstance(drop_unknown, Iterable):
+        names = list(drop_unknown)
+    if names is None or not all(isinstance(c, str) and c in allowed for c in names):
+        wrong = drop_unknown if names is None else next(
+            c for c in names if not (isinstance(c, str) and c in allowed))
+        raise FairnessConfigError(
+            f"{dataset}: drop_unknown must be True (every attribute), False, or a tuple drawn "
+            f"from {tuple(allowed)}; got drop_unknown={drop_unknown!r} ({wrong!r} is not "
+            f"one of them). Example: drop_unknown=({allowed[0]!r},)."
+        )
+    return tuple(dict.fromkeys(names))
 
 
 def check_unique(ids: Sequence[str], dataset: str, path: Path, column: str,

@@ -18,6 +18,8 @@ from pytest_fairness.data.dataset import (
     read_csv,
     require_rows,
 )
+from pytest_fairness.data.jsonfile import check_nesting
+from pytest_fairness.data.paths import path_in_root, shown
 from pytest_fairness.errors import FairnessConfigError, InvalidDataError
 
 __all__ = ["income_bucket", "load_dollar_street"]
@@ -29,6 +31,10 @@ _REGION_IDS = {"af": "Africa", "am": "The Americas", "as": "Asia", "eu": "Europe
 _REGIONS = {"Africa": "Africa", "Asia": "Asia", "Europe": "Europe", "The Americas": "The Americas",
             "Americas": "The Americas"}
 _BUCKETS = {1: "low", 2: "medium", 3: "high"}
+#: ``imagenet_sysnet_id`` holds ImageNet-1k class indices: 0 <= index < 1000.
+IMAGENET1K_CLASSES = 1000
+#: A list cell nests no deeper than this (a flat list has depth 1).
+_MAX_CELL_DEPTH = 8
 _FILES = {"all": ("images_v2.csv",), "train": ("images_v2_imagenet_train.csv",),
           "test": ("images_v2_imagenet_test.csv",), "meta": ("metadata.csv",)}
 
@@ -52,22 +58,60 @@ def income_bucket(income: float) -> str:
 
 
 def _parse_list(text: str, where: str) -> list[Any]:
+    """A list literal of a cell: JSON, Python repr, or (topics) a plain comma-separated string."""
     text = text.strip()
     if not text:
         return []
+    check_nesting(text, source=f"dollar_street: {where}", max_depth=_MAX_CELL_DEPTH)
+    value: Any
     try:
         value = json.loads(text)
-    except json.JSONDecodeError:
+    except ValueError:  # not JSON (also: an integer beyond Python's digit limit)
         try:
             value = ast.literal_eval(text)
-        except (ValueError, SyntaxError):
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             # images_v2.csv may store topics as a plain comma-separated string.
             value = [t.strip().lower() for t in text.split(",") if t.strip()]
     if isinstance(value, (str, int)):
         value = [value]
     if not isinstance(value, (list, tuple)):
-        raise InvalidDataError(f"dollar_street: {where}: {text!r} is not a list literal.")
+        raise InvalidDataError(
+            f"dollar_street: {where}: {shown(text)} is not a list literal; write a list such "
+            "as [892] or ['stoves']."
+        )
     return list(value)
+
+
+def _strings(values: list[Any], text: str, where: str) -> list[str]:
+    """Topic names: every item a non-empty string."""
+    for value in values:
+        if not isinstance(value, str) or not value.strip():
+            raise InvalidDataError(
+                f"dollar_street: {where}: {shown(text)} holds {shown(value)} "
+                f"(type={type(value).__name__}); list topic names as strings, e.g. ['stoves']."
+            )
+    return [v.strip() for v in values]
+
+
+def _class_indices(values: list[Any], text: str, where: str) -> list[int]:
+    """ImageNet-1k class indices: whole numbers (ints, 892.0 or '892') in 0-999."""
+    out = []
+    for value in values:
+        index = None
+        if isinstance(value, int) and not isinstance(value, bool):
+            index = value
+        elif isinstance(value, float) and value.is_integer():
+            index = int(value)
+        elif isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+            index = int(value.strip()) if len(value.strip()) < 10 else IMAGENET1K_CLASSES
+        if index is None or not 0 <= index < IMAGENET1K_CLASSES:
+            raise InvalidDataError(
+                f"dollar_street: {where}={shown(text)} holds {shown(value)}, which is not an "
+                f"ImageNet-1k class index (a whole number in 0-{IMAGENET1K_CLASSES - 1}); "
+                "correct or remove that row."
+            )
+        out.append(index)
+    return out
 
 
 def load_dollar_street(
@@ -82,8 +126,8 @@ def load_dollar_street(
 
     * MLCommons/Kaggle ``dataset_dollarstreet/``: ``images_v2.csv`` (``split="all"``) or
       ``images_v2_imagenet_{train,test}.csv``. ``labels`` are the ImageNet-1k class
-      indices of ``imagenet_sysnet_id``; household is ``place``; images at
-      ``imageRelPath``.
+      indices of ``imagenet_sysnet_id`` (whole numbers in 0-999; anything else is refused);
+      household is ``place``; images at ``imageRelPath``, which must stay inside root.
     * Meta's fairness-indicators version, ``metadata.csv`` (``split="meta"``): ``labels`` are
       the Dollar Street topics of ``label``; household is the ``<Country> <N>`` folder of the
       url; images at ``<root>/<image_dir>/<file name of the url>``.
@@ -142,13 +186,13 @@ def _income(value: str, path: Path, line: int) -> float:
         income = float(value)
     except ValueError:
         raise InvalidDataError(
-            f"dollar_street: {str(path)!r} line {line}: income={value!r} is not a number "
+            f"dollar_street: {str(path)!r} line {line}: income={shown(value)} is not a number "
             "(monthly household income in USD); correct or remove that row."
         ) from None
-    if not income > 0:
+    if not 0 < income < math.inf:
         raise InvalidDataError(
-            f"dollar_street: {str(path)!r} line {line}: income={value!r} must be positive; "
-            "correct or remove that row."
+            f"dollar_street: {str(path)!r} line {line}: income={shown(value)} must be a "
+            "positive, finite number; correct or remove that row."
         )
     return income
 
@@ -168,24 +212,22 @@ def _kaggle_records(frame: Any, path: Path, base: Path) -> list[dict[str, Any]]:
                 "its 24-hex id."
             )
         where = f"{str(path)!r} line {line}"
-        labels = _parse_list(row["imagenet_sysnet_id"], f"{where} imagenet_sysnet_id")
-        try:
-            labels = [int(v) for v in labels]
-        except (TypeError, ValueError):
-            raise InvalidDataError(
-                f"dollar_street: {where}: imagenet_sysnet_id={row['imagenet_sysnet_id']!r} "
-                "must list ImageNet-1k class indices (ints 0-999)."
-            ) from None
+        cell = row["imagenet_sysnet_id"]
+        labels = _class_indices(_parse_list(cell, f"{where}: imagenet_sysnet_id"), cell,
+                                f"{where}: imagenet_sysnet_id")
+        image = path_in_root(row["imageRelPath"].strip(), base,
+                             where=f"dollar_street: {where}: imageRelPath")
         records.append({
             "image_id": image_id,
-            "path": str(base / row["imageRelPath"].strip()),
+            "path": str(image),
             "country": row["country.name"].strip(),
             "country_id": row["country.id"].strip(),
             "region": region,
             "income": _income(row["income"], path, line),
             "household": row["place"].strip() or "unknown",
             "labels": labels,
-            "topics": _parse_list(row["topics"], f"{where} topics"),
+            "topics": _strings(_parse_list(row["topics"], f"{where}: topics"), row["topics"],
+                               f"{where}: topics"),
             "_line": line,
         })
     return records
@@ -195,28 +237,35 @@ def _meta_records(frame: Any, path: Path, images: Path) -> list[dict[str, Any]]:
     records = []
     for i, row in enumerate(frame.to_dict("records")):
         line = i + 2
+        where = f"{str(path)!r} line {line}"
         region = _REGIONS.get(row["region"].strip())
         if region is None:
             raise bad_value("dollar_street", path, line, "region", row["region"],
                             sorted(set(_REGIONS.values())))
-        url = unquote(urlparse(row["url"].strip()).path)
+        try:
+            url = unquote(urlparse(row["url"].strip()).path)
+        except ValueError:  # e.g. "Invalid IPv6 URL" for "http://[..."
+            url = ""
         parts = [p for p in url.split("/") if p]
         if len(parts) < 2:
             raise InvalidDataError(
-                f"dollar_street: {str(path)!r} line {line}: url={row['url']!r} has no "
+                f"dollar_street: {str(path)!r} line {line}: url={shown(row['url'])} has no "
                 "'media/<Country N>/image/<uuid>/<file>.jpg' path; correct or remove that row."
             )
-        file = parts[-1]
+        file = path_in_root(parts[-1], images, where=f"dollar_street: {str(path)!r} line "
+                            f"{line}: the file name of url", root_label=f"the image folder "
+                            f"{str(images)!r}")
         household = parts[parts.index("media") + 1] if "media" in parts[:-1] else "unknown"
-        image_id = parts[-2] if "image" in parts else Path(file).stem
+        image_id = parts[-2] if "image" in parts else file.stem
         records.append({
             "image_id": image_id,
-            "path": str(images / file),
+            "path": str(file),
             "country": row["country"].strip(),
             "region": region,
             "income": _income(row["income"], path, line),
             "household": household,
-            "labels": [str(v) for v in _parse_list(row["label"], f"line {line} label")],
+            "labels": _strings(_parse_list(row["label"], f"{where}: label"), row["label"],
+                               f"{where}: label"),
             "_line": line,
         })
     return records

@@ -13,6 +13,7 @@ from pytest_fairness.data.dataset import (
     read_csv,
     require_rows,
 )
+from pytest_fairness.data.paths import path_in_root
 from pytest_fairness.errors import FairnessConfigError
 
 __all__ = ["load_fairface"]
@@ -40,7 +41,8 @@ def load_fairface(root: str | os.PathLike[str], *, split: str = "val") -> Fairne
     Returns
     -------
     FairnessDataset
-        ``image_id`` = ``file`` (``val/12.jpg``); ``age_group`` ∈ {0-2, …, 60-69, 70+}
+        ``image_id`` = ``file`` (``val/12.jpg``; it must stay inside root: absolute paths
+        and ``..`` that leaves root are refused); ``age_group`` ∈ {0-2, …, 60-69, 70+}
         (``more than 70`` → ``70+``); ``gender`` ∈ {male, female}; ``race`` lower-case with
         underscores (``east_asian``, ``latino_hispanic``, …); ``service_test`` (bool).
 
@@ -71,10 +73,13 @@ def load_fairface(root: str | os.PathLike[str], *, split: str = "val") -> Fairne
                 raise bad_value(name, path, row + 2, column, values.iloc[row], mapping)
             frame[column] = values.map(mapping)
         files = frame["file"].str.strip()
-        check_unique(files.tolist(), name, path, "file")
+        images = [path_in_root(f, base, where=f"{name}: {str(path)!r} line {i + 2}: file")
+                  for i, f in enumerate(files)]
+        files = [image.relative_to(base).as_posix() for image in images]
+        check_unique(files, name, path, "file")
         frames.append(pd.DataFrame({
             "image_id": files,
-            "path": [str(base / f) for f in files],
+            "path": [str(image) for image in images],
             "age_group": frame["age"],
             "gender": frame["gender"],
             "race": frame["race"],

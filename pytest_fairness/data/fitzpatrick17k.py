@@ -15,6 +15,7 @@ from pytest_fairness.data.dataset import (
     read_csv,
     require_rows,
 )
+from pytest_fairness.data.paths import path_in_root
 from pytest_fairness.errors import InvalidDataError
 
 __all__ = ["load_fitzpatrick17k"]
@@ -49,8 +50,9 @@ def load_fitzpatrick17k(
     Returns
     -------
     FairnessDataset
-        ``image_id`` = md5hash; ``fitzpatrick`` (int, -1 unknown), ``skin_tone``,
-        ``fitzpatrick_centaur`` (when present), ``condition`` (``label``),
+        ``image_id`` = md5hash (``<md5hash>.jpg`` must stay inside the image folder);
+        ``fitzpatrick`` (int, -1 unknown), ``skin_tone``,
+        ``fitzpatrick_centaur`` (when present), ``condition`` (``label``, never empty),
         ``nine_partition_label``, ``three_partition_label``, ``qc``; ``labels`` = [condition].
 
     Examples
@@ -80,6 +82,13 @@ def load_fitzpatrick17k(
                 "needs its md5hash (the image file name)."
             )
     check_unique(ids, name, path, "md5hash")
+    conditions = frame["label"].str.strip().tolist()
+    for i, value in enumerate(conditions):
+        if not value:
+            raise InvalidDataError(
+                f"fitzpatrick17k: {str(path)!r} line {i + 2}: label (the condition) is empty; "
+                "every image needs its condition. Fill it in or remove that row."
+            )
     columns = [scale] + [c for c in ("fitzpatrick_centaur",) if c in frame.columns]
     for column in columns:
         values = frame[column].str.strip()
@@ -89,14 +98,17 @@ def load_fitzpatrick17k(
             raise bad_value(name, path, row + 2, column, values.iloc[row], _SCALES,
                             "use 1-6, or -1 for unknown")
     images = _image_dir(base, image_dir)
+    files = [path_in_root(f"{v}.jpg", images,
+                          where=f"fitzpatrick17k: {str(path)!r} line {i + 2}: md5hash + '.jpg'")
+             for i, v in enumerate(ids)]
     fitz = frame[scale].str.strip().astype(int)
     out = pd.DataFrame({
         "image_id": ids,
-        "path": [str(images / f"{i}.jpg") for i in ids],
+        "path": [str(f) for f in files],
         "fitzpatrick": fitz,
         "skin_tone": [skin_tone_group(v) for v in fitz],
-        "condition": frame["label"].str.strip(),
-        "labels": [[v.strip()] for v in frame["label"]],
+        "condition": conditions,
+        "labels": [[v] for v in conditions],
     })
     if "fitzpatrick_centaur" in frame.columns:
         out["fitzpatrick_centaur"] = frame["fitzpatrick_centaur"].str.strip().astype(int)

@@ -20,7 +20,6 @@ then feeds :func:`pytest_fairness.indicators.embedding_association.ieat_battery`
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pytest_fairness.data.jsonfile import parse_json
+from pytest_fairness.data.paths import path_in_root
 from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
 
 if TYPE_CHECKING:
@@ -85,12 +86,9 @@ class IEATTestSpec:
                     f"IEATTestSpec {self.name!r}: {role} must be a category folder relative "
                     f"to the stimuli root, like 'valence/pleasant'; got {role}={value!r}."
                 )
-            if Path(value).is_absolute() or ".." in Path(value).parts:
-                raise FairnessConfigError(
-                    f"IEATTestSpec {self.name!r}: {role}={value!r} must stay inside the stimuli "
-                    "root (a relative path without '..')."
-                )
-            object.__setattr__(self, role, Path(value).as_posix().strip("/"))
+            folder = path_in_root(value, None, where=f"IEATTestSpec {self.name!r}: {role}",
+                                  root_label="the stimuli root", error=FairnessConfigError)
+            object.__setattr__(self, role, folder.as_posix())
         if self.X == self.Y:
             raise FairnessConfigError(
                 f"IEATTestSpec {self.name!r}: X and Y are the same folder {self.X!r}; the "
@@ -124,8 +122,9 @@ def _spec(value: Any) -> IEATTestSpec:
 
 
 def _shipped() -> tuple[IEATTestSpec, ...]:
-    text = resources.files("pytest_fairness.data").joinpath("ieat_tests.json").read_text("utf-8")
-    return tuple(_spec(row) for row in json.loads(text)["tests"])
+    text = resources.files("pytest_fairness.data").joinpath("ieat_tests.json").read_bytes()
+    document = parse_json(text, source="pytest_fairness: the shipped ieat_tests.json")
+    return tuple(_spec(row) for row in document["tests"])
 
 
 def ieat_tests(
@@ -180,7 +179,7 @@ def category_paths(
     Raises
     ------
     InvalidDataError
-        When the folder does not exist.
+        When the folder does not exist, or holds an image whose name is not valid UTF-8.
     """
     folder = Path(root) / category
     if not folder.is_dir():
@@ -189,7 +188,17 @@ def category_paths(
             f"{str(folder)!r}); lay the stimuli out as <root>/<group>/<category>/*.jpg."
         )
     allowed = {e.lower() for e in extensions}
-    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in allowed)
+    found = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in allowed)
+    for path in found:
+        try:
+            path.name.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = path.name.encode("utf-8", "surrogateescape")
+            raise InvalidDataError(
+                f"iEAT category folder {category!r} under {str(root)!r} holds the file {shown!r}, "
+                "whose name is not valid UTF-8; rename it (its path cannot be recorded)."
+            ) from None
+    return found
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from pytest_fairness.data.dataset import FairnessDataset, read_csv, require_rows
+from pytest_fairness.data.paths import path_in_root, shown
 from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
 
 __all__ = ["load_manifest"]
@@ -20,6 +21,7 @@ def load_manifest(
     rename: Mapping[str, str] | None = None,
     root: str | os.PathLike[str] | None = None,
     name: str = "manifest",
+    allow_absolute: bool = False,
 ) -> FairnessDataset:
     """Load a manifest: one row per image, a path column and any attribute columns.
 
@@ -29,7 +31,9 @@ def load_manifest(
         A ``.csv``, ``.tsv`` or ``.parquet`` file (or a directory holding ``manifest.csv``
         / ``manifest.parquet``).
     path_column : str
-        The column with image paths, absolute or relative to ``root``.
+        The column with image paths, relative to ``root`` or absolute. Every path must lead
+        inside ``root``: a relative path may not climb out with ``..``, and an absolute
+        path must lie under ``root`` unless ``allow_absolute=True``.
     id_column : str or None
         The column with unique image ids; when absent (or None) the path is the id.
     rename : mapping, optional
@@ -39,12 +43,15 @@ def load_manifest(
         Base of relative paths; default the manifest's folder.
     name : str
         Dataset name used in messages and cache keys.
+    allow_absolute : bool, default False
+        Accept absolute paths anywhere on disk (images kept apart from the manifest). Off by
+        default, so a manifest cannot point the tests at arbitrary files.
 
     Returns
     -------
     FairnessDataset
         Every column of the manifest, plus the canonical ones (missing ones empty). Values
-        are strings for CSV; Parquet keeps its types.
+        are strings for CSV, without surrounding whitespace; Parquet keeps its types.
 
     Examples
     --------
@@ -77,6 +84,8 @@ def load_manifest(
     if suffix == ".parquet":
         try:
             frame = pd.read_parquet(file)
+            for column in frame.columns:  # pyarrow checks some values only when they are read
+                frame[column].tolist()
         except Exception as exc:  # pyarrow raises several unrelated types
             raise InvalidDataError(
                 f"manifest: cannot read {str(file)!r} as Parquet: {exc}"
@@ -85,6 +94,8 @@ def load_manifest(
             raise InsufficientDataError(f"manifest: {str(file)!r} has no rows.")
     elif suffix in (".csv", ".tsv", ".txt"):
         frame = read_csv(file, name, required=(), sep="\t" if suffix == ".tsv" else ",")
+        # Padded cells ("female ") would form groups apart from "female" that print alike.
+        frame = frame.apply(lambda column: column.str.strip())
     else:
         raise FairnessConfigError(
             f"manifest: {str(file)!r} has suffix {suffix!r}; use .csv, .tsv or .parquet."
@@ -97,18 +108,24 @@ def load_manifest(
             f"{list(frame.columns)}); add it or pass path_column=."
         )
     base = Path(root).expanduser().resolve() if root is not None else file.parent
-    paths = frame[path_column].astype(str).str.strip()
-    empty = paths == ""
-    if empty.any():
-        row = int(empty.to_numpy().nonzero()[0][0])
-        raise InvalidDataError(
-            f"manifest: {str(file)!r} row {row + 2}: {path_column} is empty; every row needs "
-            "an image path."
-        )
+    raw = frame[path_column].tolist()
+    paths = [v.strip() if isinstance(v, str) else v for v in raw]
+    images = [
+        path_in_root(p, base, absolute="any" if allow_absolute else "inside",
+                     where=f"{name}: {str(file)!r} row {i + 2}: {path_column}")
+        for i, p in enumerate(paths)
+    ]
     frame = frame.copy()
-    frame["path"] = [p if os.path.isabs(p) else str(base / p) for p in paths]
+    frame["path"] = [str(image) for image in images]
     if id_column is not None and id_column in frame.columns:
-        ids = frame[id_column].astype(str).str.strip()
+        values = frame[id_column].tolist()
+        for i, value in enumerate(values):
+            if value is None or (isinstance(value, float) and value != value):
+                raise InvalidDataError(
+                    f"{name}: {str(file)!r} row {i + 2}: {id_column} is missing "
+                    f"({shown(value)}); every row needs a unique id."
+                )
+        ids = [str(v).strip() for v in values]
         what = id_column
     else:
         ids = paths
@@ -122,6 +139,6 @@ def load_manifest(
                 f"{id_column or 'image_id'} column."
             )
         seen[value] = i
-    frame["image_id"] = ids.to_numpy()
+    frame["image_id"] = ids
     require_rows(name, repr(str(file)), len(frame))
     return FairnessDataset(frame, name=name, root=base)

@@ -6,15 +6,16 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pytest_fairness.data.casual_conversations import _check_drop
 from pytest_fairness.data.dataset import (
     FairnessDataset,
     as_root,
     bad_value,
+    check_drop_unknown,
     find_file,
     read_csv,
     require_rows,
 )
+from pytest_fairness.data.paths import path_in_root
 from pytest_fairness.errors import FairnessConfigError, InvalidDataError
 
 __all__ = ["load_miap"]
@@ -34,7 +35,7 @@ def load_miap(
     split: str = "test",
     image_dir: str | None = None,
     min_box_size: int = 100,
-    drop_unknown: tuple[str, ...] = (),
+    drop_unknown: bool | tuple[str, ...] = (),
     square_crop_ratio: float | None = 1.2,
     drop_duplicate_boxes: bool = True,
 ) -> FairnessDataset:
@@ -51,7 +52,8 @@ def load_miap(
     ----------
     root : str or Path
         Folder with ``open_images_extended_miap_boxes_<split>.csv`` and the images, saved as
-        Open Images' downloader does: ``<ImageID>.jpg``, flat.
+        Open Images' downloader does: ``<ImageID>.jpg``, flat (an ImageID whose file would
+        lie outside the image folder is refused).
     split : {"test", "val", "train"}
         Which box file to read.
     image_dir : str, optional
@@ -59,8 +61,9 @@ def load_miap(
         (``test``, ``validation``, ``train``), ``images/`` and root itself that holds images.
     min_box_size : int
         Minimum box width and height in pixels (seed 000: 100). 0 keeps every box.
-    drop_unknown : tuple of {"gender", "age"}
-        Drop boxes whose presentation is ``Unknown`` (counted in ``dataset.skipped``).
+    drop_unknown : bool or tuple of {"gender", "age"}
+        Drop boxes whose presentation is ``Unknown`` (counted in ``dataset.skipped``);
+        ``True`` drops unknown gender and age, ``False`` keeps every box.
     square_crop_ratio : float or None
         See :class:`FairnessDataset`; ``None`` keeps the box's aspect ratio.
     drop_duplicate_boxes : bool
@@ -90,7 +93,7 @@ def load_miap(
         raise FairnessConfigError(
             f"miap: min_box_size must be an int >= 0 (pixels); got min_box_size={min_box_size!r}."
         )
-    _check_drop(drop_unknown, ("gender", "age"), name)
+    drop = check_drop_unknown(drop_unknown, ("gender", "age"), name)
     file_split = "val" if split == "validation" else split
     path = find_file(base, [f"open_images_extended_miap_boxes_{file_split}.csv"], name,
                      what=f"MIAP box file for split {split!r}")
@@ -108,7 +111,7 @@ def load_miap(
         lines = (frame.index + 2).tolist()
 
     import pandas as pd
-    from PIL import Image, UnidentifiedImageError
+    from PIL import Image
 
     sizes: dict[str, tuple[int, int] | None] = {}
     records: list[dict[str, Any]] = []
@@ -141,13 +144,16 @@ def load_miap(
                 "YMin, YMax (in that order), normalised."
             )
         if image_id not in sizes:
-            file = images / f"{image_id}.jpg"
+            file = path_in_root(f"{image_id}.jpg", images, where=f"miap: {str(path)!r} line "
+                                f"{line}: ImageID + '.jpg'", root_label=f"the image folder "
+                                f"{str(images)!r}")
             try:
                 with Image.open(file) as handle:
                     sizes[image_id] = handle.size
             except FileNotFoundError:
                 sizes[image_id] = None
-            except (OSError, UnidentifiedImageError) as exc:
+            except Exception as exc:  # PIL raises many types on damaged files (OSError,
+                # UnidentifiedImageError, SyntaxError, struct.error, DecompressionBombError, ...)
                 raise InvalidDataError(
                     f"miap: cannot read image {str(file)!r} (ImageID {image_id!r}, {str(path)!r} "
                     f"line {line}): {exc}. Download it again or delete it to skip its boxes."
@@ -164,7 +170,7 @@ def load_miap(
             continue
         records.append({
             "source_image_id": image_id,
-            "path": str(images / f"{image_id}.jpg"),
+            "path": str(path_in_root(f"{image_id}.jpg", images, where="miap: ImageID")),
             "gender": gender,
             "age_group": age,
             "gender_presentation": row.GenderPresentation.strip(),
@@ -177,7 +183,7 @@ def load_miap(
     out = pd.DataFrame.from_records(records)
     require_rows(name, repr(str(path)), len(out))
     for column, key in (("gender", "gender"), ("age", "age_group")):
-        if column in drop_unknown:
+        if column in drop:
             unknown = out[key] == "unknown"
             if unknown.any():
                 skipped[f"unknown {column}"] = int(unknown.sum())

@@ -17,7 +17,6 @@ Custom taxonomies are plain mappings::
 
 from __future__ import annotations
 
-import json
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -168,10 +167,13 @@ def _label_key(label: Any) -> Hashable:
 
 @lru_cache(maxsize=1)
 def _imagenet1k_document() -> dict[str, Any]:
-    text = resources.files("pytest_fairness.data").joinpath("imagenet1k_taxonomy.json").read_text(
-        encoding="utf-8"
+    from pytest_fairness.data.jsonfile import parse_json
+
+    data = resources.files("pytest_fairness.data").joinpath("imagenet1k_taxonomy.json").read_bytes()
+    document: dict[str, Any] = parse_json(
+        data, source="pytest_fairness: the shipped imagenet1k_taxonomy.json"
     )
-    return json.loads(text)  # type: ignore[no-any-return]
+    return document
 
 
 def _variant(variant: str) -> str:
@@ -271,6 +273,11 @@ def as_taxonomy(taxonomy: Any) -> Taxonomy:
 def label_matrix(labels: Any) -> NDArray[Any]:
     """Validate predicted labels: shape (images, k), best first (1-D means k = 1)."""
     array = np.asarray(labels.to_numpy() if hasattr(labels, "to_numpy") else labels)
+    if isinstance(labels, (list, tuple)) and array.dtype.kind in "US":
+        # numpy turns [["cat", nan], [3, "dog"]] into strings ('nan', '3'): keep the values.
+        raw = np.array(labels, dtype=object)
+        if raw.shape == array.shape and not all(isinstance(v, str) for v in raw.reshape(-1)):
+            array = raw
     if array.ndim == 1:
         array = array[:, None]
     if array.ndim != 2 or array.shape[1] == 0:
@@ -280,7 +287,37 @@ def label_matrix(labels: Any) -> NDArray[Any]:
         )
     if array.shape[0] == 0:
         raise InvalidDataError("labels is empty; pass the predictions of at least one image.")
+    bad: Any = None
+    if array.dtype.kind == "f":
+        bad = np.argwhere(np.isnan(array))
+        problem = "is NaN"
+    elif array.dtype.kind == "O":
+        flags = np.array([_not_a_label(v) for v in array.reshape(-1).tolist()], dtype=object)
+        bad = np.argwhere((flags != None).reshape(array.shape))  # noqa: E711
+        problem = "" if not len(bad) else str(flags.reshape(array.shape)[tuple(bad[0])])
+    if bad is not None and len(bad):
+        row, column = (int(i) for i in bad[0])
+        value = array[row, column]
+        value = value.item() if hasattr(value, "item") else value
+        raise InvalidDataError(
+            f"labels[{row}, {column}] {problem} ({value!r}); every image needs its "
+            f"top-k predicted labels (class indices or names). {len(bad)} such entr"
+            f"{'y' if len(bad) == 1 else 'ies'} in all: fix or drop those images."
+        )
     return array
+
+
+def _not_a_label(value: Any) -> str | None:
+    """Why ``value`` cannot be a predicted label (None when it can)."""
+    if value is None:
+        return "is None"
+    if isinstance(value, (float, np.floating)) and value != value:
+        return "is NaN"
+    if type(value).__name__ in ("NAType", "NaTType"):
+        return "is missing"
+    if isinstance(value, (dict, list, set, tuple, np.ndarray)):
+        return f"is a {type(value).__name__}, not a label"
+    return None
 
 
 def score_matrix(scores: Any, labels: NDArray[Any]) -> NDArray[np.float64]:

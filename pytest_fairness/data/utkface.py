@@ -39,10 +39,9 @@ def parse_utkface_name(filename: str) -> dict[str, Any] | str:
         if len(fields) == 3 and all(f.isdigit() for f in fields[:2]):
             return "race missing (3 fields)"
         return "unparseable name (fewer than 4 fields)"
-    try:
-        numbers = [int(f) for f in fields[:3]]
-    except ValueError:
+    if not all(f.isascii() and f.isdigit() and len(f) <= 3 for f in fields[:3]):
         return "unparseable name (age, gender, race are not integers)"
+    numbers = [int(f) for f in fields[:3]]
     age, gender, race = numbers
     if not 0 <= age <= 116 or gender not in GENDERS or race not in RACES:
         return "label out of range (age 0-116, gender 0-1, race 0-4)"
@@ -53,9 +52,10 @@ def load_utkface(root: str | os.PathLike[str]) -> FairnessDataset:
     """Load UTKFace (the aligned ``UTKFace/`` release or the in-the-wild ``part1-3/``).
 
     Every file under root (recursively, hidden files ignored) is parsed with
-    :func:`parse_utkface_name`. Known malformed names (race missing, bad extension) are
-    skipped and counted by reason in ``dataset.skipped``, with the first few names in
-    ``dataset.notes``; their labels are not guessed (public repositories disagree on them).
+    :func:`parse_utkface_name`. Known malformed names (race missing, bad extension) and
+    names that are not valid UTF-8 are skipped and counted by reason in ``dataset.skipped``,
+    with the first few names in ``dataset.notes``; their labels are not guessed (public
+    repositories disagree on them).
 
     Parameters
     ----------
@@ -91,6 +91,14 @@ def load_utkface(root: str | os.PathLike[str]) -> FairnessDataset:
             "(or the parent of part1/ part2/ part3/)."
         )
     for file in files:
+        try:
+            file.relative_to(base).as_posix().encode("utf-8")
+        except UnicodeEncodeError:  # bytes of another encoding, kept by the file system
+            reason = "file name is not valid UTF-8"
+            skipped[reason] = skipped.get(reason, 0) + 1
+            examples.setdefault(reason, []).append(
+                os.fsencode(file.relative_to(base).as_posix()).decode("utf-8", "backslashreplace"))
+            continue
         parsed = parse_utkface_name(file.name)
         if isinstance(parsed, str):
             skipped[parsed] = skipped.get(parsed, 0) + 1

@@ -82,6 +82,16 @@ def _type_codes(labels: NDArray[Any], taxonomy: Taxonomy) -> tuple[NDArray[np.in
                 table[label] = index.get(kind, -1)
         codes = table[labels]
         return codes, bool((codes >= 0).any())
+    if labels.dtype.kind == "O":
+        # Mixed names and indices ([3, "cat"]) cannot be sorted: look each distinct one up.
+        flat = labels.reshape(-1).tolist()
+        seen: dict[Any, int] = {}
+        for label in flat:
+            if label not in seen:
+                found = taxonomy.type_of(label)
+                seen[label] = index.get(found, -1) if found else -1
+        codes = np.fromiter((seen[v] for v in flat), dtype=np.intp, count=len(flat))
+        return codes.reshape(labels.shape), bool((codes >= 0).any())
     uniques, inverse = np.unique(labels.reshape(-1), return_inverse=True)
     kinds = [taxonomy.type_of(u) for u in uniques.tolist()]
     lookup = np.array([index.get(t, -1) if t else -1 for t in kinds], dtype=np.intp)

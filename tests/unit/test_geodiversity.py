@@ -138,3 +138,23 @@ def test_image_scores_must_agree() -> None:
     with pytest.raises(InvalidDataError, match=r"different scores"):
         geodiversity([[1, 2]] * 2, [[0.6, 0.4], [0.5, 0.4]], truth=[1, 2], image=["a", "a"],
                      household=["h", "h"], region=["Asia"] * 2, income=[30] * 2, top_k=2)
+
+
+# -- malformed inputs (#17) ---------------------------------------------------------------------
+@pytest.mark.parametrize("labels, fragment", [
+    ([[1.0, 2.0], [3.0, np.nan], [5.0, 6.0], [7.0, 8.0], [1.0, 9.0]], r"labels\[1, 1\] is NaN"),
+    ([[1, 2], [3, 4], [None, 6], [7, 8], [1, 9]], r"labels\[2, 0\] is None"),
+])
+def test_missing_predicted_labels_name_the_row(labels: list[list[object]], fragment: str) -> None:
+    with pytest.raises(InvalidDataError, match=fragment):
+        _run(labels=labels)
+
+
+@pytest.mark.parametrize("key, values, fragment", [
+    ("region", [1, 1, "1", "1", "1"], r"mixes value types: 1 \(int, row 0\) and '1' \(str"),
+    ("household", [{"h": 1}] * 5, r"household row 0: the value \{'h': 1\} is a dict"),
+    ("household", ["h1", "h1", None, "h3", "h3"], r"household contains NaN/None at row 2"),
+])
+def test_bad_group_inputs_are_named(key: str, values: list[object], fragment: str) -> None:
+    with pytest.raises(InvalidDataError, match=fragment):
+        _run(**{key: values})

@@ -251,3 +251,53 @@ def test_bootstrap_columns_follow_the_label_type() -> None:
         for g in r.select(0.0).groups:
             lo, hi = g.interval
             assert lo <= g.value <= hi
+
+
+# -- malformed inputs (#17) ---------------------------------------------------------------------
+@pytest.mark.parametrize("labels, fragment", [
+    ([[1.0, np.nan], [3.0, 2.0], [2.0, 1.0], [2.0, 4.0]], r"labels\[0, 1\] is NaN"),
+    ([[1, 2], [3, None], [2, 1], [2, 4]], r"labels\[1, 1\] is None"),
+    ([[1, 2], [3, 2], ["cat", float("nan")], [2, 4]], r"labels\[2, 1\] is NaN"),
+    ([[1, 2], [3, 2], [2, 1], [{"a": 1}, 4]], r"labels\[3, 0\] is a dict"),
+])
+def test_missing_predicted_labels_name_the_row(labels: Any, fragment: str) -> None:
+    with pytest.raises(InvalidDataError, match=fragment + r".*fix or drop those images"):
+        _run(labels=labels)
+
+
+def test_names_and_indices_mixed_in_labels_are_kept_apart() -> None:
+    r = _run(labels=[[1, "cat"], [3, 2], ["cat", 1], [2, 4]],
+             taxonomy={1: "non_human", 2: "human", 3: "crime", "cat": "possibly_non_human"})
+    assert r.group("a").value == 1.0 and r.group("b").value == 0.0
+
+
+@pytest.mark.parametrize("groups, fragment", [
+    (np.array([1, "1", 2, 2], dtype=object), r"groups mixes value types: 1 \(int, row 0\) and "
+                                             r"'1' \(str, row 1\) print the same"),
+    ([1, "1", 2, 2], r"1 \(int, row 0\) and '1' \(str, row 1\)"),
+    ([True, 1, 0, 0], r"True \(bool, row 0\) and 1 \(int, row 1\) are equal in Python"),
+    ([{"g": 1}, {"g": 1}, {"g": 2}, {"g": 2}], r"groups row 0: the value \{'g': 1\} is a dict"),
+    ([("a", 1), ("a", 1), ("b", 2), ("b", 2)], r"groups holds sequences .*pandas Series of "
+                                               r"tuples"),
+    ([("a", 1), ("a",), ("b", 2), "b"], r"groups holds sequences"),
+    ([None, "a", "b", "b"], r"groups contains NaN/None at row 0"),
+    ([float("nan"), "a", "b", "b"], r"groups contains NaN/None at row 0"),
+])
+def test_bad_group_values_are_named(groups: Any, fragment: str) -> None:
+    with pytest.raises(InvalidDataError, match=fragment):
+        _run(groups=groups)
+
+
+def test_tuple_groups_from_a_series_and_frames_still_work() -> None:
+    import pandas as pd
+
+    series = pd.Series([("a", 1), ("a", 1), ("b", 2), ("b", 2)])
+    assert [g.group for g in _run(groups=series).groups] == [("a", 1), ("b", 2)]
+    frame = pd.DataFrame({"g": GROUPS, "s": [1, 1, 2, 2]})
+    assert [g.group for g in _run(groups=frame).groups] == [("a", 1), ("b", 2)]
+    with pytest.raises(InvalidDataError, match=r"groups row 1: the value None in \('a', None\)"):
+        _run(groups=pd.Series([("a", 1), ("a", None), ("b", 2), ("b", 2)]))
+    with pytest.raises(InvalidDataError, match=r"groups\['s'\] mixes value types"):
+        _run(groups=pd.DataFrame({"g": GROUPS, "s": [1, "1", 2, 2]}))
+    onehot = np.array([[1, 0], [1, 0], [0, 1], [0, 1]])
+    assert [g.group for g in _run(groups=onehot).groups] == [0, 1]

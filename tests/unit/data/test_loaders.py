@@ -90,7 +90,10 @@ def test_casual_conversations_flat_format(tmp_path: Path) -> None:
                {"age": "71", "gender": "Male", "img_path": str(image) + "x", "skin-type": "2",
                 "subject_id": "2"}]
     (tmp_path / "flat.json").write_text(json.dumps(records))
-    ds = load_casual_conversations(tmp_path, annotations="flat.json")
+    # The images lie outside tmp_path: absolute paths there need the explicit option.
+    with pytest.raises(InvalidDataError, match=r"record 0: img_path=.*outside the root"):
+        load_casual_conversations(tmp_path, annotations="flat.json")
+    ds = load_casual_conversations(tmp_path, annotations="flat.json", allow_absolute=True)
     assert ds.frame[["age_group", "skin_tone", "gender"]].values.tolist() == [
         ["18-30", "darker", "female"], ["70+", "lighter", "male"]]
 
@@ -238,7 +241,10 @@ def test_manifest_replica_and_rename(tmp_path: Path) -> None:
     frame = pd.read_csv(ROOTS["manifest"]).rename(columns={"gender": "sex", "path": "file"})
     frame["file"] = [str(ROOTS["manifest"].parent / p) for p in frame["file"]]
     frame.drop(columns="image_id").to_parquet(tmp_path / "m.parquet")
-    again = load_manifest(tmp_path / "m.parquet", path_column="file", rename={"sex": "gender"})
+    with pytest.raises(InvalidDataError, match=r"row 2: file=.*absolute path outside the root"):
+        load_manifest(tmp_path / "m.parquet", path_column="file", rename={"sex": "gender"})
+    again = load_manifest(tmp_path / "m.parquet", path_column="file", rename={"sex": "gender"},
+                          allow_absolute=True)
     assert again.frame["gender"].tolist() == ds.frame["gender"].tolist()
     assert again.frame["image_id"].tolist() == again.frame["path"].tolist()
 

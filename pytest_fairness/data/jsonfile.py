@@ -1,0 +1,279 @@
+r"""Reading JSON files strictly, with every problem reported as an :class:`InvalidDataError`.
+
+:func:`read_json` is the one way pytest-fairness reads a JSON file it did not write in this
+process (dataset annotations; baselines and history records may use it too). Python's
+:func:`json.loads` alone lets several damaged inputs through as bare exceptions or odd values:
+
+* deep nesting (100,000 ``[``) raises :class:`RecursionError`;
+* bytes that are not UTF-8 raise :class:`UnicodeDecodeError`; a UTF-16 file (it starts with
+  the byte-order mark ``FF FE`` or ``FE FF``) is not JSON's encoding;
+* ``NaN`` and ``Infinity`` are accepted although JSON has no such values, and ``1e400``
+  becomes an infinite float;
+* ``"\ud800"`` escapes give strings that cannot be written back as UTF-8 (pandas and
+  pyarrow fail on them later, far from the file);
+* a key repeated in one object silently keeps the last value;
+* an integer of more than 4,300 digits raises a bare :class:`ValueError`.
+
+Here each of these is an :class:`~pytest_fairness.errors.InvalidDataError` naming the file,
+the place (line and column, or the key) and what to do. Nesting is bounded by scanning the
+brackets outside strings *before* parsing, so no input can exhaust the stack.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pytest_fairness.errors import InsufficientDataError, InvalidDataError
+
+__all__ = ["DEFAULT_MAX_DEPTH", "check_nesting", "parse_json", "read_json"]
+
+#: Deepest nesting of arrays and objects accepted by default. Dataset annotations nest 3-4
+#: levels; the bound stays far below Python's recursion limit.
+DEFAULT_MAX_DEPTH = 64
+
+# A JSON string (possibly unterminated: the closing quote is optional so the pattern always
+# matches and never backtracks) or one bracket.
+_TOKENS = re.compile(r'"(?:[^"\\]+|\\.)*"?|[\[\]{}]', re.DOTALL)
+_BOMS = {b"\xff\xfe": "UTF-16 (little-endian)", b"\xfe\xff": "UTF-16 (big-endian)"}
+_FIX = "repair the file or write it again"
+
+
+class _Rejected(Exception):
+    """Raised from the decoder hooks; turned into an InvalidDataError with the source."""
+
+
+def check_nesting(text: str, *, source: str, max_depth: int = DEFAULT_MAX_DEPTH) -> int:
+    """Return how deeply arrays and objects nest in JSON ``text``; raise past ``max_depth``.
+
+    Brackets inside strings do not count. The text need not be valid JSON: the scan only
+    bounds the work a parser would do.
+
+    Parameters
+    ----------
+    text : str
+        The JSON text.
+    source : str
+        Names the text in the message (``"baseline: 'base.json'"``).
+    max_depth : int
+        The deepest nesting accepted.
+
+    Raises
+    ------
+    InvalidDataError
+        Naming the line where the nesting passes ``max_depth``.
+
+    Examples
+    --------
+    >>> check_nesting('{"a": [1, "[[["]}', source="x")
+    2
+    """
+    depth = deepest = 0
+    for match in _TOKENS.finditer(text):
+        token = match.group()
+        if token == "[" or token == "{":
+            depth += 1
+            if depth > max_depth:
+                at = (f" (line {text.count(chr(10), 0, match.start()) + 1})"
+                      if "\n" in text else "")
+                raise InvalidDataError(
+                    f"{source} nests arrays/objects more than {max_depth} levels deep{at}; "
+                    f"no valid file for this reader nests that deep, so it is damaged "
+                    f"or not the expected file: {_FIX}."
+                )
+            deepest = max(deepest, depth)
+        elif token == "]" or token == "}":
+            depth -= 1
+    return deepest
+
+
+def _position(text: str, index: int) -> str:
+    line = text.count("\n", 0, index) + 1
+    column = index - (text.rfind("\n", 0, index) + 1) + 1
+    return f"line {line}, column {column}"
+
+
+def _first_surrogate(value: Any) -> str | None:
+    """JSON path of the first string (or key) that is not valid Unicode, else None."""
+    stack: list[tuple[str, Any]] = [("$", value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii():
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError:
+                    return where
+        elif isinstance(item, dict):
+            for key, child in reversed(list(item.items())):
+                if not key.isascii():
+                    try:
+                        key.encode("utf-8")
+                    except UnicodeEncodeError:
+                        return f"{where} (a key)"
+                stack.append((f"{where}[{key!r}]", child))
+        elif isinstance(item, list):
+            stack.extend((f"{where}[{i}]", child) for i, child in reversed(list(enumerate(item))))
+    return None
+
+
+def parse_json(
+    text: str | bytes,
+    *,
+    source: str,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    allow_nan: bool = False,
+    object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
+) -> Any:
+    """Parse JSON text or UTF-8 bytes strictly; see :func:`read_json`.
+
+    Parameters
+    ----------
+    text : str or bytes
+        The document; bytes must be UTF-8 (a leading UTF-8 byte-order mark is skipped).
+    source : str
+        Names the document at the start of every message (``"casual_conversations:
+        '/data/CasualConversations.json'"``).
+    max_depth, allow_nan, object_pairs_hook
+        As in :func:`read_json`.
+    """
+    if isinstance(text, bytes):
+        for bom, encoding in _BOMS.items():
+            if text.startswith(bom):
+                raise InvalidDataError(
+                    f"{source} starts with the byte-order mark of {encoding}; JSON must be "
+                    "UTF-8. Re-save the file as UTF-8 (without a byte-order mark)."
+                )
+        data = text[3:] if text.startswith(b"\xef\xbb\xbf") else text
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data.count(b"\n", 0, exc.start) + 1
+            raise InvalidDataError(
+                f"{source} is not UTF-8 text: byte {exc.start} (line {line}) is "
+                f"{data[exc.start:exc.start + 1]!r} ({exc.reason}); JSON must be UTF-8. "
+                f"Re-save it as UTF-8 or {_FIX}."
+            ) from None
+    if not text.strip():
+        raise InsufficientDataError(f"{source} is empty; {_FIX}.")
+    check_nesting(text, source=source, max_depth=max_depth)
+
+    def constant(name: str) -> float:
+        if not allow_nan:
+            raise _Rejected(
+                f"{source} contains {name}, which is not a JSON value; write null (missing) "
+                f"or a number, or {_FIX}."
+            )
+        return float(name)
+
+    def number(literal: str) -> float:
+        value = float(literal)
+        if not allow_nan and value - value != 0:  # overflowed to ±inf (1e400)
+            raise _Rejected(
+                f"{source} contains the number {literal[:40]!r}, beyond the range of a float; "
+                f"write a smaller number, or {_FIX}."
+            )
+        return value
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in items:
+            if key in out:
+                raise _Rejected(
+                    f"{source} repeats the key {key!r} in one object; JSON readers keep only "
+                    "one of the values. Remove the repeated entry."
+                )
+            out[key] = value
+        return out
+
+    try:
+        data = json.loads(text, parse_constant=constant, parse_float=number,
+                          object_pairs_hook=object_pairs_hook or pairs)
+    except _Rejected as exc:
+        raise InvalidDataError(str(exc)) from None
+    except json.JSONDecodeError as exc:
+        raise InvalidDataError(
+            f"{source} is not valid JSON ({_position(text, exc.pos)}: {exc.msg}); {_FIX}."
+        ) from None
+    except RecursionError:  # only when the caller's own stack is already deep
+        raise InvalidDataError(
+            f"{source} nests arrays/objects too deeply to parse here; {_FIX}."
+        ) from None
+    except ValueError as exc:  # an integer longer than Python's digit limit (4300)
+        reason = str(exc).split(";")[0]
+        raise InvalidDataError(f"{source} holds a number Python cannot read ({reason}); {_FIX}.") \
+            from None
+    bad = _first_surrogate(data)
+    if bad is not None:
+        raise InvalidDataError(
+            f"{source}: the string at {bad} holds a lone UTF-16 surrogate escape (\\ud800-"
+            "\\udfff), which is not text; write the character itself or a valid pair."
+        )
+    return data
+
+
+def read_json(
+    path: str | os.PathLike[str],
+    *,
+    what: str,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    allow_nan: bool = False,
+    object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
+) -> Any:
+    """Read a JSON file strictly: every problem is an :class:`InvalidDataError`.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+    what : str
+        Who reads it, at the start of every message (``"casual_conversations"``,
+        ``"baseline"``); the messages then name the file.
+    max_depth : int, default :data:`DEFAULT_MAX_DEPTH`
+        The deepest nesting of arrays and objects accepted, checked before parsing.
+    allow_nan : bool, default False
+        Accept the non-JSON constants ``NaN``, ``Infinity`` and ``-Infinity`` (as floats), and
+        numbers beyond the float range (as infinities).
+    object_pairs_hook : callable, optional
+        Passed to :func:`json.loads`. By default a key repeated within one object is an
+        error; a hook takes over that decision.
+
+    Returns
+    -------
+    object
+        The parsed document.
+
+    Raises
+    ------
+    InvalidDataError
+        The file is missing or unreadable, not UTF-8 (a UTF-16 byte-order mark included; a
+        UTF-8 one is skipped), nests deeper than ``max_depth``, is not valid JSON, holds
+        ``NaN``/``Infinity`` (unless allowed), a lone surrogate escape or a repeated key.
+    InsufficientDataError
+        The file is empty or blank.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "deep.json"
+    >>> _ = path.write_text("[" * 100_000 + "]" * 100_000)
+    >>> read_json(path, what="example")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    pytest_fairness.errors.InvalidDataError: example: '.../deep.json' nests arrays/objects more \
+than 64 levels deep; ...
+    """
+    file = Path(path)
+    source = f"{what}: {str(file)!r}"
+    try:
+        data = file.read_bytes()
+    except FileNotFoundError:
+        raise InvalidDataError(f"{source} does not exist; check the path.") from None
+    except OSError as exc:
+        raise InvalidDataError(f"{source} cannot be read ({exc.strerror or exc}).") from None
+    return parse_json(data, source=source, max_depth=max_depth, allow_nan=allow_nan,
+                      object_pairs_hook=object_pairs_hook)

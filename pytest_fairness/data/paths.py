@@ -1,0 +1,164 @@
+"""Paths read from annotation files, kept inside the dataset root.
+
+Annotation files name images by path (FairFace ``file``, Dollar Street ``imageRelPath``,
+a manifest's ``path`` column, ...). Such a path is data, not configuration, so every loader
+resolves it with :func:`path_in_root`: a relative path may not climb out of the root with
+``..``, and an absolute path is refused unless the format documents absolute paths (then it
+must lie under the root, or the caller opted in with ``allow_absolute=True``).
+
+The check is lexical (``os.path.normpath``): symbolic links *inside* the root are followed
+when the image is read, so a root whose ``images/`` folder links to another disk keeps
+working. Links are placed by whoever owns the disk; annotation files are what this guards.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pytest_fairness.errors import FairnessError, InvalidDataError
+
+__all__ = ["ABSOLUTE_POLICIES", "path_in_root", "shown"]
+
+#: Longest file or folder name (bytes) common file systems store (ext4, APFS, NTFS, ...).
+NAME_MAX = 255
+#: Longest path (bytes) Linux accepts in one call.
+PATH_MAX = 4096
+
+#: How :func:`path_in_root` treats an absolute path: ``"refuse"`` (formats whose paths are
+#: relative), ``"inside"`` (accepted when it lies under the root) or ``"any"`` (accepted
+#: anywhere; only behind an explicit ``allow_absolute=True`` of the loader).
+ABSOLUTE_POLICIES = ("refuse", "inside", "any")
+
+
+def shown(value: Any, limit: int = 80) -> str:
+    """``repr(value)``, cut to ``limit`` characters for messages (a 400-digit age stays short).
+
+    Examples
+    --------
+    >>> shown("1" * 200, limit=12)
+    "'11111111111... (202 chars)"
+    """
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text)} chars)"
+
+
+def _is_inside(path: str, roots: list[str]) -> bool:
+    for root in roots:
+        try:
+            if os.path.commonpath([root, path]) == root and path != root:
+                return True
+        except ValueError:  # different drives (Windows), or mixed absolute/relative
+            continue
+    return False
+
+
+def path_in_root(
+    value: Any,
+    root: str | os.PathLike[str] | None,
+    *,
+    where: str,
+    absolute: str = "refuse",
+    root_label: str | None = None,
+    error: type[FairnessError] = InvalidDataError,
+) -> Path:
+    """Resolve a path read from an annotation file against its root, refusing escapes.
+
+    Parameters
+    ----------
+    value : object
+        The path as read (must be a non-empty ``str``).
+    root : str, Path or None
+        The folder the path is relative to. ``None`` checks the relative path alone and
+        returns it normalised (for settings validated before a root is known).
+    where : str
+        What the value is, for the message: the file, line or key, and the column
+        (``"fairface: '/data/fairface_label_val.csv' line 7: file"``).
+    absolute : {"refuse", "inside", "any"}
+        See :data:`ABSOLUTE_POLICIES`.
+    root_label : str, optional
+        How the message names the root (default ``"the dataset root '<root>'"``).
+    error : FairnessError subclass
+        The exception raised (default :class:`~pytest_fairness.errors.InvalidDataError`;
+        settings use :class:`~pytest_fairness.errors.FairnessConfigError`).
+
+    Returns
+    -------
+    Path
+        ``root / value`` normalised (``a/./b/../c`` → ``a/c``), or the normalised absolute
+        path when one is accepted.
+
+    Raises
+    ------
+    FairnessError
+        ``error`` naming ``where``, the value and the fix when the value is not a string,
+        is empty, holds a NUL byte or text that is not UTF-8, is longer than a file system
+        stores, is absolute (as ``absolute`` says), names the root itself, or climbs out of
+        the root.
+
+    Examples
+    --------
+    >>> path_in_root("val/../val/1.jpg", "/data/fairface", where="file").as_posix()
+    '/data/fairface/val/1.jpg'
+    >>> path_in_root("../../etc/passwd", "/data/fairface", where="file")
+    Traceback (most recent call last):
+    ...
+    pytest_fairness.errors.InvalidDataError: file='../../etc/passwd' climbs out of the root \
+with '..'; it must stay inside the dataset root '/data/fairface': a path relative to it, \
+without '..' that leaves it. Correct the entry or move the file under the root.
+    """
+    if absolute not in ABSOLUTE_POLICIES:
+        raise ValueError(f"absolute must be one of {ABSOLUTE_POLICIES}; got {absolute!r}")
+    label = root_label or (
+        "the root" if root is None else f"the dataset root {str(root)!r}"
+    )
+    rule = (f"it must stay inside {label}: a path relative to it, without '..' that leaves "
+            "it. Correct the entry or move the file under the root.")
+
+    def fail(problem: str, extra: str = "") -> FairnessError:
+        return error(f"{where}={shown(value)} {problem}; {rule}{extra}")
+
+    if not isinstance(value, str):
+        raise error(
+            f"{where} must be a path (a string); got {shown(value)} "
+            f"(type={type(value).__name__}). Write the image path relative to {label}."
+        )
+    if not value.strip():
+        raise error(f"{where} is empty; every entry needs an image path relative to {label}.")
+    if "\x00" in value:
+        raise fail("contains a NUL byte")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise fail("is not valid UTF-8 text (a file name from a foreign encoding)") from None
+    longest = max(value.replace(os.sep, "/").split("/"), key=lambda part: len(part.encode()))
+    if len(longest.encode()) > NAME_MAX or len(value.encode()) >= PATH_MAX:
+        raise fail(f"holds a name of {len(longest.encode())} bytes (or is {len(value.encode())} "
+                   f"bytes long); file systems store names of at most {NAME_MAX} bytes and "
+                   f"paths under {PATH_MAX}")
+    if os.path.isabs(value):
+        if absolute == "refuse":
+            raise fail("is an absolute path")
+        normal = os.path.normpath(value)
+        if absolute == "any":
+            return Path(normal)
+        if root is None:
+            raise fail("is an absolute path")
+        base = os.path.abspath(os.fspath(root))
+        roots = list(dict.fromkeys([os.path.normpath(base), os.path.realpath(base)]))
+        if not _is_inside(normal, roots):
+            raise fail("is an absolute path outside the root",
+                       " Pass allow_absolute=True to accept absolute paths anywhere.")
+        return Path(normal)
+    normal = os.path.normpath(value)
+    if normal == os.curdir:
+        raise fail("names the root folder itself, not a file")
+    if normal == os.pardir or normal.startswith(os.pardir + os.sep):
+        raise fail("climbs out of the root with '..'")
+    if root is None:
+        return Path(normal)
+    return Path(os.path.normpath(os.path.join(os.fspath(root), normal)))
+
