@@ -223,15 +223,22 @@ class Sandbox:
 
                 code = main(argv[1:])
             elif argv[0] in ("python", "python3") and len(argv) >= 2:
-                old_argv = sys.argv
+                # As `python SCRIPT.py` would: the script's folder first on sys.path; the
+                # modules it imports from the sandbox are forgotten afterwards.
+                old_argv, old_path, old_modules = sys.argv, list(sys.path), set(sys.modules)
                 sys.argv = argv[1:]
+                sys.path.insert(0, str(self.pytester.path))
                 try:
                     runpy.run_path(str(self.pytester.path / argv[1]), run_name="__main__")
                     code = 0
                 except SystemExit as stop:
                     code = stop.code if isinstance(stop.code, int) else 1
                 finally:
-                    sys.argv = old_argv
+                    sys.argv, sys.path[:] = old_argv, old_path
+                    for name in set(sys.modules) - old_modules:
+                        module_file = getattr(sys.modules[name], "__file__", None) or ""
+                        if module_file.startswith(str(self.pytester.path)):
+                            del sys.modules[name]
             else:
                 raise AssertionError(f"{where}: cannot run {argv[0]!r}; commands are pytest, "
                                      "pytest-fairness and python SCRIPT.py.")
@@ -287,8 +294,34 @@ def _has_examples(page: Path) -> bool:
                for b in blocks(page.read_text(encoding="utf-8")))
 
 
+@pytest.fixture(scope="module")
+def heavy_modules() -> None:
+    """Import, before pytester takes its snapshot of sys.modules, what the examples load.
+
+    Pytester runs pytest in this process and forgets the modules a run imported; numpy,
+    torch and torchvision cannot be imported twice in one process, so they are imported
+    here, once, and stay.
+    """
+    import filelock  # noqa: F401
+    import matplotlib  # noqa: F401
+    import numpy  # noqa: F401
+    import pandas  # noqa: F401
+    import PIL.Image  # noqa: F401
+    import scipy.special  # noqa: F401
+    import torch  # noqa: F401
+    import torchvision.io  # noqa: F401
+    import torchvision.transforms.functional  # noqa: F401
+
+    with contextlib.suppress(ImportError):
+        import faiss  # noqa: F401
+    with contextlib.suppress(ImportError):  # its pytest plugin imports it at every run's end
+        import hypothesis  # noqa: F401
+    with contextlib.suppress(ImportError):
+        import pyarrow  # noqa: F401
+
+
 @pytest.mark.parametrize("page", [p for p in PAGES if _has_examples(p)], ids=_page_id)
-def test_runnable_examples(page: Path, pytester: pytest.Pytester) -> None:
+def test_runnable_examples(page: Path, heavy_modules: None, pytester: pytest.Pytester) -> None:
     sandbox = Sandbox(pytester, page)
     for block in blocks(page.read_text(encoding="utf-8")):
         directive = block.directive or ""
