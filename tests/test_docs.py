@@ -494,5 +494,6 @@ def test_link_checker() -> None:
     assert _links(text) == ["docs/x.md#top", "img.png", "../shared/x", "https://example.org"]
     assert slug("`max_gap` and `at=`") == "max_gap-and-at"
     assert slug("Gating a TPR gap (equal opportunity)") == "gating-a-tpr-gap-equal-opportunity"
-    assert slug("`variant=\"reference\"`: the released code") == "variantreference-the-released-code"
+    assert (slug("`variant=\"reference\"`: the released code")
+            == "variantreference-the-released-code")
     assert anchors("# A\n## A\n") == {"a", "a-1"}
