@@ -25,8 +25,8 @@ p-value — is arithmetic on that vector:
 which calls ryansteed/weat ``weat/test.py``): ties count as exceedances, and a sampled
 p-value is ``(1 + exceedances among n − 1 random partitions) / n``; it needs ``|X| = |Y|``.
 
-Bootstrap intervals (``n_bootstrap > 0``; neither paper reports any) resample the stimuli
-within each of the four sets, so X, Y, A and B keep their sizes in every replicate. The
+Bootstrap intervals (``n_bootstrap > 0``, an addition to the published test) resample the
+stimuli within each of the four sets, so X, Y, A and B keep their sizes in every replicate. The
 cosine matrices target × attribute are computed once; a replicate's weights then give every
 association, the weighted means over X and Y and the frequency-weighted sample standard
 deviation over X ∪ Y with a few matrix products, for all replicates at once.
@@ -391,9 +391,11 @@ def ieat(
         and the counts behind the p-value, and n_bootstrap, confidence_level and
         interval_method. With ``n_bootstrap > 0``, ``intervals`` holds ``"value"`` and
         ``"effect_size"`` (the same interval of d), and ``"statistic"``; each group carries
-        the interval of its mean association. With few images per set the percentile
-        interval of d tends to be too narrow (a standardised effect of a dozen stimuli), so
-        read it as indicative.
+        the interval of its mean association. Read the interval of d as indicative with
+        few images per set: in simulations with 8 to 25 per set the 95 % interval covered
+        the population d 96–98 % of the time at d ≈ 0.7 but only 89–94 % at d ≈ 1.7, where
+        the estimate is biased towards 0 (noisy attribute means attenuate every
+        association) and the percentile interval carries that bias (BCa corrects part).
 
     Raises
     ------
