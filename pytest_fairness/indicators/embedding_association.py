@@ -1,4 +1,9 @@
-"""Image Embedding Association Test, iEAT (seed 004; Caliskan et al.'s WEAT on images).
+"""Image Embedding Association Test, iEAT: WEAT on image embeddings.
+
+The test is that of Steed & Caliskan, "Image Representations Learned With Unsupervised
+Pre-Training Contain Human-like Biases" (FAccT 2021), which carries the Word Embedding
+Association Test of Caliskan, Bryson & Narayanan ("Semantics derived automatically from
+language corpora contain human-like biases", Science 2017) over to images.
 
 Two target sets X and Y (e.g. images of flowers and insects) and two attribute sets A and B
 (pleasant and unpleasant images) are compared through the cosine similarities of their
@@ -19,6 +24,12 @@ p-value — is arithmetic on that vector:
 ``variant="reference"`` reproduces the p-value rule of the released code (ryansteed/ieat,
 which calls ryansteed/weat ``weat/test.py``): ties count as exceedances, and a sampled
 p-value is ``(1 + exceedances among n − 1 random partitions) / n``; it needs ``|X| = |Y|``.
+
+Bootstrap intervals (``n_bootstrap > 0``, an addition to the published test) resample the
+stimuli within each of the four sets, so X, Y, A and B keep their sizes in every replicate. The
+cosine matrices target × attribute are computed once; a replicate's weights then give every
+association, the weighted means over X and Y and the frequency-weighted sample standard
+deviation over X ∪ Y with a few matrix products, for all replicates at once.
 """
 
 from __future__ import annotations
@@ -26,14 +37,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
 from pytest_fairness.indicators._common import check_variant
 from pytest_fairness.results import GroupStat, IndicatorResult
-from pytest_fairness.stats import as_generator
+from pytest_fairness.stats import Units, as_generator, bootstrap, check_bootstrap_options
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -227,6 +238,78 @@ def _sampled_counts(
     return greater, tied
 
 
+# -- bootstrap intervals -------------------------------------------------------------------
+
+class _Intervals(NamedTuple):
+    """Intervals of the effect size, the statistic and the two target sets' mean association."""
+
+    effect_size: tuple[float, float] | None
+    statistic: tuple[float, float] | None
+    mean_x: tuple[float, float] | None
+    mean_y: tuple[float, float] | None
+    undefined: int
+
+
+def _bootstrap_generator(rng: np.random.Generator) -> np.random.Generator:
+    """The bootstrap's own stream, a child of the seed's: the permutation draws never shift.
+
+    ``Generator.spawn`` derives a child from the generator's SeedSequence without drawing from
+    it, so the p-value is the same with or without intervals. For an int seed the child is a
+    function of that seed alone. A generator without a SeedSequence continues its own stream
+    (the bootstrap runs after the permutations).
+    """
+    try:
+        return rng.spawn(1)[0]
+    except TypeError:
+        return rng
+
+
+def _replicate_intervals(
+    sets: Sequence[NDArray[np.float64]], tol: float, *, n_bootstrap: int,
+    confidence_level: float, interval_method: str, rng: np.random.Generator,
+) -> _Intervals:
+    """Stratified bootstrap of the iEAT: stimuli redrawn with replacement within each set.
+
+    With cluster weights ``w`` (replicates × stimuli, X then Y then A then B) the associations
+    of every target under every replicate are
+    ``s = (w_A C_TA^T) / Σw_A − (w_B C_TB^T) / Σw_B`` for the cosine matrices ``C_TA`` and
+    ``C_TB`` (targets × attributes), and the effect size uses the weighted means over X and Y
+    and the frequency-weighted sample variance ``Σ w (s − μ)² / (Σ w − 1)`` over X ∪ Y: the
+    plain statistics of the resampled sets, duplicates included. A replicate whose drawn
+    targets are all equally associated (standard deviation within ``tol``) has no effect
+    size; it is left out of that interval and counted in ``undefined``.
+    """
+    x, y, a, b = sets
+    n_x, n_y, n_a = x.shape[0], y.shape[0], a.shape[0]
+    n_t = n_x + n_y
+    targets = np.concatenate((x, y))
+    c_ta, c_tb = targets @ a.T, targets @ b.T
+    sizes = [m.shape[0] for m in sets]
+    units = Units.of(sum(sizes), strata=np.repeat(np.arange(4), sizes))
+
+    def statistic(w: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
+        w_t, w_a, w_b = w[:, :n_t], w[:, n_t : n_t + n_a], w[:, n_t + n_a :]
+        s = (w_a @ c_ta.T) / w_a.sum(axis=1, keepdims=True) - (
+            (w_b @ c_tb.T) / w_b.sum(axis=1, keepdims=True))
+        ws = w_t * s
+        count_x, count_y = w_t[:, :n_x].sum(axis=1), w_t[:, n_x:].sum(axis=1)
+        sum_x, sum_y = ws[:, :n_x].sum(axis=1), ws[:, n_x:].sum(axis=1)
+        mean_x, mean_y = sum_x / count_x, sum_y / count_y
+        total = count_x + count_y
+        centred = s - ((sum_x + sum_y) / total)[:, None]
+        std = np.sqrt((w_t * centred**2).sum(axis=1) / (total - 1))
+        defined = std > tol
+        effect = (mean_x - mean_y) / np.where(defined, std, 1.0)
+        return {"effect_size": np.where(defined, effect, np.nan), "statistic": sum_x - sum_y,
+                "mean_x": mean_x, "mean_y": mean_y}
+
+    boot = bootstrap(statistic, units, n_bootstrap=n_bootstrap,
+                     confidence_level=confidence_level, method=interval_method, seed=rng)
+    undefined = int(np.isnan(boot.replicates["effect_size"]).sum())
+    return _Intervals(boot.interval("effect_size"), boot.interval("statistic"),
+                      boot.interval("mean_x"), boot.interval("mean_y"), undefined)
+
+
 # -- public functions ------------------------------------------------------------------------
 
 def ieat(
@@ -240,6 +323,9 @@ def ieat(
     seed: Any = None,
     variant: str = "paper",
     names: Sequence[str] | None = None,
+    n_bootstrap: int = 0,
+    confidence_level: float = 0.95,
+    interval_method: str = "percentile",
 ) -> IndicatorResult:
     r"""Image Embedding Association Test: statistic, effect size and permutation p-value.
 
@@ -273,7 +359,9 @@ def ieat(
         Enumerate every re-partition when there are at most this many. Exact counting is
         cheap (meet in the middle): ``exact_limit=10**7`` covers ``|X| = |Y| = 12``.
     seed : int, numpy.random.Generator or None
-        Seed of the random re-partitions; ``None`` draws one, which the result reports.
+        Seed of the random re-partitions and of the bootstrap; ``None`` draws one, which the
+        result reports. The bootstrap draws from a child stream of this seed, so intervals
+        never change the p-value's re-partitions.
     variant : {"paper", "reference"}
         ``"paper"``: p-value = share of re-partitions whose statistic exceeds the observed
         one (ties, within a rounding-error bound, do not exceed). ``"reference"``: the rule
@@ -282,6 +370,16 @@ def ieat(
         ``|X| = |Y|`` is required.
     names : sequence of four str, optional
         Labels of X, Y, A and B for reports (default ``"X", "Y", "A", "B"``).
+    n_bootstrap : int, default 0
+        Bootstrap replicates for intervals (0: none, otherwise at least 100). Each replicate
+        redraws the images of X, Y, A and B with replacement within their own set, so every
+        set keeps its size. ``variant="reference"`` accepts it too: the released code has no
+        intervals, and the effect size, the statistic and therefore the intervals are the
+        same under both variants.
+    confidence_level : float, default 0.95
+        Coverage of the intervals.
+    interval_method : {"percentile", "bca"}
+        Bootstrap interval method.
 
     Returns
     -------
@@ -290,7 +388,14 @@ def ieat(
         ``p_value``, ``mean_association_x``, ``mean_association_y`` and
         ``std_association``; the two groups are X and Y with their mean association;
         ``params`` records seed, n_permutations, exact_limit, exact, variant, the set sizes
-        and the counts behind the p-value.
+        and the counts behind the p-value, and n_bootstrap, confidence_level and
+        interval_method. With ``n_bootstrap > 0``, ``intervals`` holds ``"value"`` and
+        ``"effect_size"`` (the same interval of d), and ``"statistic"``; each group carries
+        the interval of its mean association. Read the interval of d as indicative with
+        few images per set: in simulations with 8 to 25 per set the 95 % interval covered
+        the population d 96–98 % of the time at d ≈ 0.7 but only 89–94 % at d ≈ 1.7, where
+        the estimate is biased towards 0 (noisy attribute means attenuate every
+        association) and the percentile interval carries that bias (BCa corrects part).
 
     Raises
     ------
@@ -300,7 +405,8 @@ def ieat(
     InsufficientDataError
         A set with fewer than 2 items.
     FairnessConfigError
-        Invalid ``n_permutations``, ``exact_limit``, ``seed``, ``variant`` or ``names``;
+        Invalid ``n_permutations``, ``exact_limit``, ``seed``, ``variant``, ``names``,
+        ``n_bootstrap``, ``confidence_level`` or ``interval_method``;
         ``variant="reference"`` with ``|X| != |Y|``.
 
     Examples
@@ -318,6 +424,8 @@ def ieat(
     check_variant(variant, "ieat")
     n_permutations = _positive_int(n_permutations, "n_permutations", 1)
     exact_limit = _positive_int(exact_limit, "exact_limit", 0)
+    n_bootstrap, confidence_level, interval_method = check_bootstrap_options(
+        n_bootstrap, confidence_level, interval_method)
     labels = _names(names)
     sets = [_embeddings(v, n) for v, n in zip((X, Y, A, B), ("X", "Y", "A", "B"))]
     dims = {n: s.shape[1] for n, s in zip("XYAB", sets)}
@@ -336,6 +444,7 @@ def ieat(
             "the sets."
         )
     rng, seed_used = _resolve_seed(seed)
+    boot_rng = _bootstrap_generator(rng) if n_bootstrap else None
 
     s = _associations(x, y, a, b)
     s_x, s_y = s[:n_x], s[n_x:]
@@ -388,15 +497,31 @@ def ieat(
     if seed_used is None:
         notes.append("seed was a numpy Generator; pass an int seed to make the p-value "
                      "reproducible from the result.")
+    intervals: dict[str, tuple[float, float]] = {}
+    group_intervals: tuple[tuple[float, float] | None, ...] = (None, None)
+    if boot_rng is not None:
+        found = _replicate_intervals(sets, tol, n_bootstrap=n_bootstrap,
+                                     confidence_level=confidence_level,
+                                     interval_method=interval_method, rng=boot_rng)
+        if found.effect_size is not None:
+            intervals["value"] = intervals["effect_size"] = found.effect_size
+        if found.statistic is not None:
+            intervals["statistic"] = found.statistic
+        group_intervals = (found.mean_x, found.mean_y)
+        if found.undefined:
+            notes.append(f"{found.undefined} of {n_bootstrap} bootstrap replicates drew "
+                         "targets that are all equally associated; their effect size is "
+                         "undefined and left out of its interval.")
     groups = (
-        GroupStat(labels[0], n_x, float(s_x.mean())),
-        GroupStat(labels[1], n_y, float(s_y.mean())),
+        GroupStat(labels[0], n_x, float(s_x.mean()), interval=group_intervals[0]),
+        GroupStat(labels[1], n_y, float(s_y.mean()), interval=group_intervals[1]),
     )
     return IndicatorResult(
         name="ieat",
         metric="effect_size",
         value=effect,
         groups=groups,
+        intervals=intervals,
         stats={
             "statistic": statistic,
             "effect_size": effect,
@@ -417,6 +542,9 @@ def ieat(
             "n_exceeding": greater,
             "n_ties": tied,
             "tie_tolerance": tol,
+            "n_bootstrap": n_bootstrap,
+            "confidence_level": confidence_level,
+            "interval_method": interval_method,
         },
         higher_is_better=False,
         min_group_size=2,
@@ -473,6 +601,9 @@ def ieat_battery(
     seed: Any = None,
     variant: str = "paper",
     names: Mapping[str, Sequence[str]] | None = None,
+    n_bootstrap: int = 0,
+    confidence_level: float = 0.95,
+    interval_method: str = "percentile",
 ) -> dict[str, IndicatorResult]:
     r"""Several iEATs in one run, with Holm-adjusted p-values beside the raw ones.
 
@@ -485,8 +616,8 @@ def ieat_battery(
     ----------
     tests : mapping of str to (X, Y, A, B)
         Test name → the four embedding sets.
-    n_permutations, exact_limit, variant
-        As in :func:`ieat`, for every test.
+    n_permutations, exact_limit, variant, n_bootstrap, confidence_level, interval_method
+        As in :func:`ieat`, for every test (each test's bootstrap derives from its seed).
     seed : int, numpy.random.Generator or None
         Root seed of the battery (reported as ``params["battery_seed"]``).
     names : mapping of str to four str, optional
@@ -507,6 +638,8 @@ def ieat_battery(
     >>> [(k, r.stats["p_value"], r.stats["p_value_holm"]) for k, r in out.items()]
     [('t1', 0.0, 0.0), ('t2', 0.8333333333333334, 0.8333333333333334)]
     """
+    n_bootstrap, confidence_level, interval_method = check_bootstrap_options(
+        n_bootstrap, confidence_level, interval_method)
     if not isinstance(tests, Mapping) or not tests:
         raise FairnessConfigError(
             "tests must be a non-empty mapping of test name to (X, Y, A, B); got "
@@ -532,7 +665,10 @@ def ieat_battery(
         try:
             results[str(key)] = ieat(*sets, n_permutations=n_permutations,
                                      exact_limit=exact_limit, seed=int(child),
-                                     variant=variant, names=names.get(key))
+                                     variant=variant, names=names.get(key),
+                                     n_bootstrap=n_bootstrap,
+                                     confidence_level=confidence_level,
+                                     interval_method=interval_method)
         except (InvalidDataError, FairnessConfigError) as exc:
             raise type(exc)(f"test {key!r}: {exc}") from None
     adjusted = holm([r.stats["p_value"] for r in results.values()])

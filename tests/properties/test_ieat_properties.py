@@ -1,4 +1,4 @@
-"""Hypothesis properties of the iEAT (seed 004) and of the Holm adjustment."""
+"""Hypothesis properties of the iEAT (Steed & Caliskan, FAccT 2021) and of the Holm adjustment."""
 
 from __future__ import annotations
 
@@ -17,14 +17,15 @@ SETTINGS = settings(max_examples=40, deadline=None,
 
 
 @st.composite
-def ieat_sets(draw, max_target=6):
-    """Four random embedding sets (targets of 2..max_target items, attributes of 2..5)."""
+def ieat_sets(draw, max_target=6, min_size=2):
+    """Four random embedding sets (targets of min_size..max_target items, attributes of
+    min_size..max(5, min_size))."""
     seed = draw(st.integers(0, 2**32 - 1))
     d = draw(st.integers(2, 6))
-    n_x = draw(st.integers(2, max_target))
-    n_y = draw(st.integers(2, max_target))
-    n_a = draw(st.integers(2, 5))
-    n_b = draw(st.integers(2, 5))
+    n_x = draw(st.integers(min_size, max_target))
+    n_y = draw(st.integers(min_size, max_target))
+    n_a = draw(st.integers(min_size, max(5, min_size)))
+    n_b = draw(st.integers(min_size, max(5, min_size)))
     rng = np.random.default_rng(seed)
     return [rng.normal(size=(n, d)) for n in (n_x, n_y, n_a, n_b)]
 
@@ -98,6 +99,62 @@ def test_scaling_and_rotation_invariance(sets, scale):
                         abs_tol=1e-9)
     assert s.stats["p_value"] == r.stats["p_value"]
 
+
+def _moved(sets, scale):
+    """Every vector rescaled (by its own length factor) and all rotated by one orthogonal map."""
+    d = sets[0].shape[1]
+    q, _ = np.linalg.qr(np.random.default_rng(d).normal(size=(d, d)))
+    return [(m * (scale * (1 + np.arange(len(m)))[:, None])) @ q for m in sets]
+
+
+def _pairs_close(p, q, rel=1e-7, abs_=1e-9):
+    return p is None and q is None or (
+        p is not None and q is not None
+        and all(math.isclose(u, v, rel_tol=rel, abs_tol=abs_) for u, v in zip(p, q)))
+
+
+def _check_moved_intervals(sets, scale, method):
+    r = ieat(*sets, seed=3, n_bootstrap=100, interval_method=method)
+    s = ieat(*_moved(sets, scale), seed=3, n_bootstrap=100, interval_method=method)
+    assert set(s.intervals) == set(r.intervals)
+    for name in r.intervals:
+        assert _pairs_close(s.intervals[name], r.intervals[name]), name
+    for g, h in zip(r.groups, s.groups):
+        assert _pairs_close(g.interval, h.interval)
+    assert s.stats["p_value"] == r.stats["p_value"]
+
+
+@SETTINGS
+@given(ieat_sets(), st.floats(0.01, 100.0))
+def test_intervals_invariant_to_embedding_scale_and_rotation(sets, scale):
+    """With a fixed seed the replicates redraw the same stimuli, and cosines ignore length."""
+    _check_moved_intervals(sets, scale, "percentile")
+
+
+@SETTINGS
+@given(ieat_sets(max_target=12, min_size=8), st.floats(0.01, 100.0))
+def test_bca_intervals_invariant_to_embedding_scale_and_rotation(sets, scale):
+    """BCa too, on sets large enough that no replicate redraws every set unchanged.
+
+    BCa's bias correction counts the replicates below the estimate; with sets of two or three
+    images a sizeable share of replicates redraws the same stimuli and equals the estimate up
+    to rounding, so which side they fall on (and the interval) is decided by rounding.
+    """
+    _check_moved_intervals(sets, scale, "bca")
+
+
+@SETTINGS
+@given(ieat_sets(), st.integers(0, 2**32 - 1))
+def test_intervals_change_no_estimate(sets, seed):
+    """Intervals are extra: every statistic is the one computed without them."""
+    plain = ieat(*sets, seed=seed, n_permutations=200, exact_limit=20)
+    boot = ieat(*sets, seed=seed, n_permutations=200, exact_limit=20, n_bootstrap=100)
+    assert boot.stats == plain.stats
+    low, high = boot.intervals["statistic"]
+    assert low <= high
+    if "effect_size" in boot.intervals:
+        low, high = boot.intervals["effect_size"]
+        assert low <= high and boot.intervals["value"] == (low, high)
 
 @SETTINGS
 @given(ieat_sets(max_target=8), st.integers(1, 500), st.sampled_from(["paper", "reference"]))

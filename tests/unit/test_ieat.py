@@ -1,4 +1,4 @@
-"""Unit tests of the iEAT indicator and its stimuli loader (seed 004)."""
+"""Unit tests of the iEAT indicator (Steed & Caliskan, FAccT 2021) and its stimuli loader."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from pytest_fairness.errors import (
     InsufficientDataError,
     InvalidDataError,
 )
-from pytest_fairness.indicators import ieat
+from pytest_fairness.indicators import embedding_association, ieat
 from pytest_fairness.indicators.embedding_association import holm, ieat_battery
 from pytest_fairness.results import IndicatorResult
 
@@ -62,6 +62,63 @@ def test_hand_computed_reference_counts_ties():
     assert r.stats["p_value"] == pytest.approx(2 / 6)
     assert r.stats["effect_size"] == pytest.approx(0.8 / math.sqrt(2.08 / 3))
 
+
+# Outputs of the hand-computed and seeded cases, pinned bit for bit (``==`` on the float
+# literals ``repr`` printed): intervals are opt-in, and the default must not move a number.
+PINNED = [
+    ("hand, paper", lambda: ieat(X2, Y2, A2, B2, seed=0),
+     {"statistic": 1.5999999999999999, "effect_size": 0.9607689228305227,
+      "p_value": 0.16666666666666666, "mean_association_x": 0.39999999999999997,
+      "mean_association_y": -0.39999999999999997, "std_association": 0.8326663997864531},
+     (1, 1, 5.2580162446247416e-14)),
+    ("hand, reference", lambda: ieat(X2, Y2, A2, B2, seed=0, variant="reference"),
+     {"statistic": 1.5999999999999999, "effect_size": 0.9607689228305227,
+      "p_value": 0.3333333333333333, "mean_association_x": 0.39999999999999997,
+      "mean_association_y": -0.39999999999999997, "std_association": 0.8326663997864531},
+     (1, 1, 5.2580162446247416e-14)),
+    ("unequal sizes", lambda: ieat(*_rand(3, 2, 3, 4, 4), seed=0),
+     {"statistic": 0.01425769862155507, "effect_size": -0.4843998496525296, "p_value": 0.6,
+      "mean_association_x": -0.18687864633801507, "mean_association_y": -0.1293383304325284,
+      "std_association": 0.11878681619484724},
+     (6, 1, 7.782017060952043e-14)),
+    ("sampled, paper",
+     lambda: ieat(*_rand(5, 10, 10, 6, 6), n_permutations=2_000, exact_limit=100, seed=1),
+     {"statistic": -0.5926403980086974, "effect_size": -0.3337945037893621, "p_value": 0.77,
+      "mean_association_x": -0.01412063979270158, "mean_association_y": 0.04514340000816816,
+      "std_association": 0.17754648182663835},
+     (1540, 0, 5.237860672335611e-13)),
+    ("sampled, reference",
+     lambda: ieat(*_rand(5, 10, 10, 6, 6), n_permutations=2_000, exact_limit=100, seed=1,
+                  variant="reference"),
+     {"statistic": -0.5926403980086974, "effect_size": -0.3337945037893621, "p_value": 0.77,
+      "mean_association_x": -0.01412063979270158, "mean_association_y": 0.04514340000816816,
+      "std_association": 0.17754648182663835},
+     (1539, 0, 5.237860672335611e-13)),
+]
+
+
+@pytest.mark.parametrize(("case", "run", "stats", "counts"), PINNED, ids=[c[0] for c in PINNED])
+def test_default_outputs_pinned_bit_for_bit(case, run, stats, counts):
+    r = run()
+    assert r.stats == stats  # exact float equality, every key
+    assert r.value == stats["effect_size"]
+    assert [g.value for g in r.groups] == [stats["mean_association_x"],
+                                           stats["mean_association_y"]]
+    assert [g.interval for g in r.groups] == [None, None]
+    assert (r.params["n_exceeding"], r.params["n_ties"], r.params["tie_tolerance"]) == counts
+    assert r.intervals == {}
+
+
+def test_battery_default_outputs_pinned_bit_for_bit():
+    sets = {f"t{i}": tuple(_rand(20 + i, 9, 9, 4, 4)) for i in range(2)}
+    out = ieat_battery(sets, n_permutations=500, exact_limit=1, seed=5)
+    assert [r.params["seed"] for r in out.values()] == [3712420728229738858,
+                                                        3725969243744970365]
+    assert [(r.value, r.stats["p_value"], r.stats["p_value_holm"]) for r in out.values()] == [
+        (0.41031439023383415, 0.188, 0.188), (1.2259205998861076, 0.006, 0.012)]
+    assert [r.stats["statistic"] for r in out.values()] == [1.0983704034329262,
+                                                            2.3644045671453346]
+    assert all(r.intervals == {} for r in out.values())
 
 def test_unequal_sizes_keep_both_sizes():
     """|X|=2, |Y|=3: C(5, 2) = 10 splits, counted by brute force."""
@@ -247,6 +304,172 @@ def test_degenerate_associations():
         ieat(X2, Y2, A2, A2)
 
 
+# -- bootstrap intervals -----------------------------------------------------------------
+
+def _biased(seed: int = 0, sizes=(12, 14, 10, 11), d: int = 32) -> list[np.ndarray]:
+    """Sets of the paper's sizes where X leans towards A and Y towards B."""
+    x, y, a, b = _rand(seed, *sizes, d=d)
+    shift = a.mean(axis=0) - b.mean(axis=0)
+    return [x + 0.5 * shift, y - 0.5 * shift, a, b]
+
+
+def _reference_effect(x, y, a, b) -> float:
+    """The effect size of the sets written out, duplicated rows and all (no shortcut)."""
+    unit = lambda m: m / np.linalg.norm(m, axis=1, keepdims=True)  # noqa: E731
+    w = unit(np.vstack([x, y]))
+    s = (w @ unit(a).T).mean(1) - (w @ unit(b).T).mean(1)
+    return float((s[: len(x)].mean() - s[len(x):].mean()) / s.std(ddof=1))
+
+
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+def test_intervals_contain_the_estimates(method):
+    r = ieat(*_biased(), seed=4, n_bootstrap=1000, interval_method=method)
+    assert set(r.intervals) == {"value", "effect_size", "statistic"}
+    assert r.intervals["value"] == r.intervals["effect_size"]
+    for name in ("effect_size", "statistic"):
+        low, high = r.intervals[name]
+        assert low < r.stats[name] < high
+    for g in r.groups:
+        assert g.interval is not None and g.interval[0] < g.value < g.interval[1]
+    assert r.intervals["effect_size"][0] > 0  # a clear association stays clear
+    assert (r.params["n_bootstrap"], r.params["confidence_level"],
+            r.params["interval_method"]) == (1000, 0.95, method)
+
+
+def test_intervals_leave_every_number_and_the_permutations_unchanged():
+    """The bootstrap has its own stream: exact and sampled p-values are those without it."""
+    for kwargs in ({"seed": 0}, {"n_permutations": 2_000, "exact_limit": 100, "seed": 1},
+                   {"n_permutations": 2_000, "exact_limit": 100, "seed": 1,
+                    "variant": "reference"}):
+        sets = _rand(5, 10, 10, 6, 6)
+        plain, boot = ieat(*sets, **kwargs), ieat(*sets, n_bootstrap=200, **kwargs)
+        assert boot.stats == plain.stats and boot.value == plain.value
+        assert [g.value for g in boot.groups] == [g.value for g in plain.groups]
+        assert boot.params["n_exceeding"] == plain.params["n_exceeding"]
+    # a Generator seed: the same draws give the same p-value with or without intervals
+    sets = _rand(6, 9, 9, 4, 4)
+    plain = ieat(*sets, n_permutations=300, exact_limit=1, seed=np.random.default_rng(7))
+    boot = ieat(*sets, n_permutations=300, exact_limit=1, seed=np.random.default_rng(7),
+                n_bootstrap=100)
+    assert boot.stats == plain.stats and "effect_size" in boot.intervals
+
+
+def test_replicates_are_the_statistic_of_resampled_sets(monkeypatch):
+    """Each replicate equals the iEAT of the sets drawn, and every set keeps its size."""
+    x, y, a, b = _biased(1, sizes=(5, 7, 4, 6), d=6)
+    sizes = [5, 7, 4, 6]
+    seen: list[np.ndarray] = []
+    real = embedding_association.bootstrap
+
+    def spy(statistic, units, **kwargs):
+        def wrapped(w):
+            seen.append(w.copy())
+            return statistic(w)
+
+        return real(wrapped, units, **kwargs)
+
+    monkeypatch.setattr(embedding_association, "bootstrap", spy)
+    ieat(x, y, a, b, seed=2, n_bootstrap=300)
+    draws = np.concatenate(seen[1:])  # seen[0] is the all-ones estimate
+    assert draws.shape == (300, sum(sizes))
+    bounds = np.cumsum([0, *sizes])
+    for lo, hi, n in zip(bounds[:-1], bounds[1:], sizes):
+        assert (draws[:, lo:hi].sum(axis=1) == n).all()  # stratified: X, Y, A, B keep sizes
+        assert (draws[:, lo:hi] != 1).any()  # and are resampled
+    # the vectorised statistic against the resampled sets written out
+    captured: dict[str, object] = {}
+
+    def keep(statistic, units, **kwargs):
+        captured["statistic"] = statistic
+        return real(statistic, units, **kwargs)
+
+    monkeypatch.setattr(embedding_association, "bootstrap", keep)
+    ieat(x, y, a, b, seed=2, n_bootstrap=100)
+    stat = captured["statistic"](draws[:20])  # type: ignore[operator]
+    for i, w in enumerate(draws[:20]):
+        rows = [np.repeat(m, w[lo:hi].astype(int), axis=0)
+                for m, lo, hi in zip((x, y, a, b), bounds[:-1], bounds[1:])]
+        assert stat["effect_size"][i] == pytest.approx(_reference_effect(*rows), rel=1e-10)
+        plain = ieat(*rows, seed=0)
+        assert stat["statistic"][i] == pytest.approx(plain.stats["statistic"], rel=1e-10,
+                                                     abs=1e-12)
+
+
+def test_interval_seed_reproducible_and_reported():
+    sets = _biased(2)
+    r1 = ieat(*sets, seed=11, n_bootstrap=200)
+    assert ieat(*sets, seed=11, n_bootstrap=200) == r1
+    assert ieat(*sets, seed=12, n_bootstrap=200).intervals != r1.intervals
+    fresh = ieat(*sets, n_bootstrap=200)
+    again = ieat(*sets, n_bootstrap=200, seed=fresh.params["seed"])
+    assert again.intervals == fresh.intervals
+    # the 95 % interval lies within the 99 % one drawn from the same replicates
+    wide = ieat(*sets, seed=11, n_bootstrap=200, confidence_level=0.99)
+    assert wide.intervals["effect_size"][0] <= r1.intervals["effect_size"][0]
+    assert wide.intervals["effect_size"][1] >= r1.intervals["effect_size"][1]
+
+
+def test_reference_variant_takes_the_interval_keywords():
+    """Same effect size under both variants, hence the same intervals for one seed."""
+    x, y, a, b = _biased(3, sizes=(10, 10, 8, 8))
+    ref = ieat(x, y, a, b, seed=5, n_bootstrap=300, variant="reference")
+    paper = ieat(x, y, a, b, seed=5, n_bootstrap=300)
+    assert ref.intervals == paper.intervals and ref.intervals
+    assert ref.stats["p_value"] == ieat(x, y, a, b, seed=5, variant="reference").stats["p_value"]
+
+
+def test_undefined_replicates_are_left_out_and_noted():
+    """Y holds X's two images: a replicate drawing one image for both has std 0."""
+    x = _rand(13, 2)[0]
+    a, b = _rand(14, 3, 3)
+    r = ieat(x, x[::-1].copy(), a, b, seed=0, n_bootstrap=400)
+    assert any("bootstrap replicates drew targets that are all equally associated" in n
+               for n in r.notes)
+    low, high = r.intervals["effect_size"]
+    assert math.isfinite(low) and math.isfinite(high) and low <= 0 <= high
+
+
+def test_intervals_round_trip_and_gate():
+    r = ieat(*_biased(), seed=4, n_bootstrap=300)
+    assert IndicatorResult.from_dict(json.loads(json.dumps(r.to_dict()))) == r
+    low, _ = r.intervals["effect_size"]
+    # the whole interval of |d| lies above a limit just under its lower end: supported breach
+    with pytest.raises(FairnessViolation):
+        fairness.check(r, max_effect_size=0.9 * low, confidence="supported")
+    fairness.check(r, max_effect_size=1.1 * low, confidence="supported")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "fragment"),
+    [
+        ({"n_bootstrap": -1}, r"n_bootstrap=-1"),
+        ({"n_bootstrap": 50}, r"n_bootstrap=50"),
+        ({"n_bootstrap": True}, r"n_bootstrap=True"),
+        ({"n_bootstrap": 100.0}, r"n_bootstrap=100\.0"),
+        ({"confidence_level": 1.0}, r"confidence_level=1\.0"),
+        ({"confidence_level": "95%"}, r"confidence_level='95%'"),
+        ({"interval_method": "normal"}, r"interval_method='normal'"),
+    ],
+)
+def test_bad_interval_arguments(kwargs, fragment):
+    with pytest.raises(FairnessConfigError, match=fragment):
+        ieat(X2, Y2, A2, B2, **kwargs)
+    with pytest.raises(FairnessConfigError, match=fragment):
+        ieat_battery({"t": (X2, Y2, A2, B2)}, **kwargs)
+
+
+def test_battery_intervals_per_test():
+    sets = {f"t{i}": tuple(_biased(40 + i, sizes=(8, 8, 6, 6))) for i in range(2)}
+    out = ieat_battery(sets, seed=9, n_bootstrap=200, interval_method="bca")
+    for key, r in out.items():
+        assert r.intervals and r.params["interval_method"] == "bca"
+        alone = ieat(*sets[key], seed=r.params["seed"], n_bootstrap=200,
+                     interval_method="bca")
+        assert alone.intervals == r.intervals
+        assert alone.stats["p_value"] == r.stats["p_value"]
+    assert out["t0"].intervals != out["t1"].intervals
+
+
 # -- Holm and batteries ------------------------------------------------------------------
 
 def test_holm_hand_computed():
@@ -308,7 +531,7 @@ def test_shipped_tests_match_the_seed_tables():
     assert len(t1) == 15 and len(t2) == 16
     assert {t.label for t in t1} >= {"Insect-Flower", "Weapon (Modern)", "Skin-Tone"}
     wmbm = ieat_tests("Gender-Career (WMBM)")[0]
-    # seed 004 Table 2 puts Black Male as X for this row
+    # the paper's Table 2 puts Black Male as X for this row
     assert (wmbm.X, wmbm.Y) == ("intersectional/black-male", "intersectional/white-male")
     race = ieat_tests("Race")[0]
     assert race.categories == ("race/european-american", "race/african-american",
