@@ -304,6 +304,11 @@ def heavy_modules() -> None:
     """
     import filelock  # noqa: F401
     import matplotlib  # noqa: F401
+
+    # The report draws with these; a second copy of matplotlib's classes breaks later tests.
+    import matplotlib.backends.backend_agg  # noqa: F401
+    import matplotlib.backends.backend_svg  # noqa: F401
+    import matplotlib.figure  # noqa: F401
     import numpy  # noqa: F401
     import pandas  # noqa: F401
     import PIL.Image  # noqa: F401

@@ -60,10 +60,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 #: Underscore names imported across modules in files this branch does not own, each with
 #: why it is still here. Remove an entry when its import is gone.
-KNOWN_PRIVATE_IMPORTS: Mapping[tuple[str, str], str] = {
-    ("pytest_fairness.data.miap", "pytest_fairness.data.casual_conversations._check_drop"):
-        "data/ is being reworked on another branch; make _check_drop public there",
-}
+KNOWN_PRIVATE_IMPORTS: Mapping[tuple[str, str], str] = {}
 
 
 @dataclass(frozen=True)

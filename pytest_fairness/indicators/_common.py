@@ -24,6 +24,7 @@ __all__ = [
     "check_variant",
     "encode_groups",
     "exclusion_notes",
+    "group_array",
     "make_group_stats",
     "sort_keys",
 ]
@@ -129,7 +130,7 @@ def sort_keys(keys: list[GroupKey]) -> list[GroupKey]:
         return sorted(keys, key=lambda k: (type(k).__name__, str(k)))
 
 
-def _group_array(values: Any, name: str) -> NDArray[Any]:
+def group_array(values: Any, name: str) -> NDArray[Any]:
     """Group labels as an array without numpy's silent coercions.
 
     ``np.asarray([1, "1"])`` turns both into the string ``'1'`` and ``[True, 1]`` into two
@@ -285,7 +286,7 @@ def encode_groups(
         columns = list(groups.columns) if hasattr(groups, "columns") else list(groups)
         if not columns:
             raise InvalidDataError(f"{name} has no columns; pass at least one attribute.")
-        parts = [as_1d(_group_array(groups[c], f"{name}[{c!r}]"), f"{name}[{c!r}]")
+        parts = [as_1d(group_array(groups[c], f"{name}[{c!r}]"), f"{name}[{c!r}]")
                  for c in columns]
         check_same_length(**{f"{name}[{c!r}]": p for c, p in zip(columns, parts)}, rows=range(n))
         if len(parts) == 1:
@@ -298,7 +299,7 @@ def encode_groups(
             normalized.append(values)
         labels: list[GroupKey] = [tuple(row) for row in zip(*normalized)]
     else:
-        array = _group_array(groups, name)
+        array = group_array(groups, name)
         if array.ndim == 2 and array.shape[1] > 1:
             check_same_length(**{name: array}, rows=range(n))
             if array.dtype.kind not in "biuf":

@@ -25,13 +25,13 @@ import numpy as np
 from pytest_fairness.data.taxonomy import label_matrix, score_matrix
 from pytest_fairness.errors import FairnessConfigError, InvalidDataError
 from pytest_fairness.indicators._common import (
-    _group_array,
     as_1d,
     check_min_group_size,
     check_same_length,
     check_variant,
     encode_groups,
     exclusion_notes,
+    group_array,
     make_group_stats,
 )
 from pytest_fairness.results import IndicatorResult, group_label
@@ -248,9 +248,9 @@ def geodiversity(
         )
     n = label_array.shape[0]
     pair_row, pair_label = _truth_pairs(truth, n)
-    # _group_array keeps mixed types apart (numpy would read [1, "1"] as two '1').
-    hh = as_1d(_group_array(household, "household"), "household")
-    reg = as_1d(_group_array(region, "region"), "region")
+    # group_array keeps mixed types apart (numpy would read [1, "1"] as two '1').
+    hh = as_1d(group_array(household, "household"), "household")
+    reg = as_1d(group_array(region, "region"), "region")
     inc = as_1d(income, "income")
     check_same_length(labels=label_array, household=hh, region=reg, income=inc)
     try:
