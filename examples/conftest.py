@@ -377,8 +377,8 @@ OBJECTS: dict[str, tuple[int, ...]] = {
     "camera": (872,),
 }
 #: Capture resolutions of ``households`` (pixels per side before upscaling back to CROP)
-#: and the income stand-in each one carries: 5000, 500 and 50 fall in the seed's high,
-#: medium and low buckets (round(ln(income) / 3) = 3, 2, 1). Not real incomes.
+#: and the income stand-in each one carries: 5000, 500 and 50 fall in the high,
+#: medium and low buckets of ``income_bucket`` (round(ln(income) / 3) = 3, 2, 1). Not real incomes.
 CAPTURES: dict[int, float] = {CROP: 5000.0, 64: 500.0, 32: 50.0}
 #: The lightings of ``households`` (the region stand-in): as shipped, or darkened by GAMMA.
 LIGHTINGS = ("as shipped", "low light")
@@ -426,7 +426,8 @@ def capture(image: Any, pixels: int) -> Any:
 def households(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """72 real photo views: 4 objects × 3 views × 3 capture resolutions × 2 lightings.
 
-    A stand-in for Dollar Street (seed 000 §3.2), whose households, regions and incomes no
+    A stand-in for Dollar Street (§3.2 of "Fairness Indicators for Systematic Assessments of
+    Visual Feature Extractors", Goyal et al., FAccT 2022), whose households, regions and incomes no
     offline image carries. These are **not** geography: they exercise the indicator's
     mechanics (de-duplicated hits, per-household hit rates averaged per group, intervals
     that resample households) on a real model's output, with every variable a documented

@@ -1,4 +1,7 @@
-"""Multi-attribute bias amplification (seed 001) of linear probes on EfficientNet-Lite0.
+"""Multi-attribute bias amplification of linear probes on EfficientNet-Lite0.
+
+The metrics are from "Men Also Do Laundry: Multi-Attribute Bias Amplification" (Zhao,
+Andrews & Xiang, ICML 2023).
 
 Attributes are objective properties of each ``lfw_subset`` face crop (``high_contrast``
 and ``sharp``: above the median standard deviation / mean absolute Laplacian; ``top_lit``

@@ -1,4 +1,7 @@
-"""Fair SA (seed 002): how dlib's face embedder holds up under perturbations, per lighting.
+"""Fair SA: how dlib's face embedder holds up under perturbations, per lighting.
+
+Fair SA is "Fair SA: Sensitivity Analysis for Fairness in Face Recognition" (Joshi et al.
+2022).
 
 Each of the 100 ``lfw_subset`` faces is perturbed (``pytest_fairness.perturbations``:
 Gaussian blur and low exposure at full strength) and must still match its clean embedding

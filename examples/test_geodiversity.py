@@ -1,11 +1,14 @@
-"""Geographical diversity (seed 000 §3.2): EfficientNet-Lite0's top-5 hits per "household".
+"""Geographical diversity: EfficientNet-Lite0's top-5 hits per "household".
+
+The indicator is §3.2 of "Fairness Indicators for Systematic Assessments of Visual Feature
+Extractors" (Goyal et al., FAccT 2022).
 
 No offline image carries Dollar Street's households, regions or incomes, so the
 ``households`` fixture builds **stand-ins that are not geography**: each household is one
 of four real object photos (cat, coffee, rocket, camera: scikit-image's, with their
 ImageNet-1k ground truth) under one capture condition, its images three views of it. The
 "income" is the capture resolution (224, 64 or 32 pixels per side → 5000, 500, 50, the
-seed's high, medium and low buckets) and the "region" the lighting (as shipped or
+paper's high, medium and low buckets) and the "region" the lighting (as shipped or
 gamma-darkened). What is real is the mechanics: a view is a hit when one of the model's
 top-5 classes is in its ground truth, a household's hit rate is the mean over its views,
 a bucket's value the mean over its households, and the intervals resample households.

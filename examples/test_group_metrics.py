@@ -1,4 +1,8 @@
-"""Group metrics (seed 003): a digit classifier's accuracy across stroke thickness."""
+"""Group metrics: a digit classifier's accuracy across stroke thickness.
+
+The metrics are from "Fairness meets Cross-Domain Learning: a new perspective on Models
+and Metrics" (Iurada et al. 2023).
+"""
 
 from __future__ import annotations
 

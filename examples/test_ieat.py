@@ -1,4 +1,7 @@
-"""Image embedding association (iEAT, seed 004) in EfficientNet-Lite0's feature space.
+"""Image embedding association (iEAT) in EfficientNet-Lite0's feature space.
+
+iEAT is from "Image Representations Learned With Unsupervised Pre-Training Contain
+Human-like Biases" (Steed & Caliskan, FAccT 2021).
 
 Targets: the 50 brighter (X) and 50 darker (Y) ``lfw_subset`` faces. Attributes: the 27
 photo crops as shipped (A) and their gamma-darkened copies (B). A positive effect size d

@@ -1,4 +1,7 @@
-"""Harmful label association (seed 000 §3.1): EfficientNet-Lite0's top-5 labels on real faces.
+"""Harmful label association: EfficientNet-Lite0's top-5 labels on real faces.
+
+The indicator is §3.1 of "Fairness Indicators for Systematic Assessments of Visual Feature
+Extractors" (Goyal et al., FAccT 2022).
 
 The model labels the 100 ``lfw_subset`` face crops with ImageNet-1k classes; the shipped
 taxonomy (``pytest_fairness.data.taxonomy``) maps classes to label types, and an image is a

@@ -1,4 +1,7 @@
-"""Group metrics for landmarks (seed 003): how steady dlib's 68 landmarks are, per lighting.
+"""Group metrics for landmarks: how steady dlib's 68 landmarks are, per lighting.
+
+The metrics are from "Fairness meets Cross-Domain Learning: a new perspective on Models
+and Metrics" (Iurada et al. 2023).
 
 ``lfw_subset`` ships no landmark annotations, so this measures **consistency under a
 controlled edit, not accuracy** against annotated landmarks. The reference landmarks are
@@ -6,7 +9,7 @@ dlib's 68-point predictions on each of the 100 face crops as shipped; the predic
 its landmarks on the same crop after a gamma darkening (``gamma_contrast`` at level 0.6 of
 ``pytest_fairness.perturbations``: every value x in [0, 1] becomes x ** 2.2, the edit of
 the ``photos``). NME divides the mean landmark displacement by the reference interocular
-distance (outer eye corners 36 and 45, as seed 003's code does); a face succeeds when its
+distance (outer eye corners 36 and 45, as Iurada et al. 2023's code does); a face succeeds when its
 NME is below 0.08 (SDR@0.08). The groups are the faces' measured lighting (the darker and
 brighter halves by mean luminance): darkening an already dark face leaves the predictor
 less contrast to work with, so the darker group moves more.

@@ -1,4 +1,7 @@
-"""Same-attribute retrieval (seed 000 §3.3): faiss over EfficientNet-Lite0 face features.
+"""Same-attribute retrieval: faiss over EfficientNet-Lite0 face features.
+
+The indicator is §3.3 of "Fairness Indicators for Systematic Assessments of Visual Feature
+Extractors" (Goyal et al., FAccT 2022).
 
 For each of the 100 ``lfw_subset`` faces, its 10 nearest faces by cosine similarity
 (itself excluded); Precision@K is the share of neighbours in the same lighting group. A

@@ -1,4 +1,7 @@
-"""The nine image perturbations of Fair SA (seed 002), batched on float tensors.
+"""The nine image perturbations of Fair SA, batched on float tensors.
+
+Fair SA is "Fair SA: Sensitivity Analysis for Fairness in Face Recognition" (Joshi et al.
+2022).
 
 Every perturbation maps a batch of images ``(N, C, H, W)`` (or one image ``(C, H, W)``)
 with values in [0, 1] and ``C`` in {1, 3} to a new tensor of the same shape, dtype and
@@ -110,7 +113,7 @@ _SPECS: Final[dict[str, PerturbationSpec]] = {
     )
 }
 
-#: The perturbation names, in the order of the seed's figures.
+#: The perturbation names, in the order of Joshi et al. 2022's figures.
 PERTURBATIONS: Final[tuple[str, ...]] = tuple(_SPECS)
 
 
@@ -308,7 +311,7 @@ def _jpeg(x: torch.Tensor, level: float, seed: int, keys: Any) -> torch.Tensor:
     quality = int(round(_SPECS["jpeg"].value(level)))
     with warnings.catch_warnings():
         # torchvision 0.29 deprecates its codecs in favour of torchcodec; they still work
-        # and are what the seed's JPEG perturbation needs, so keep user logs quiet.
+        # and are what Fair SA's JPEG perturbation needs, so keep user logs quiet.
         warnings.filterwarnings("ignore", message=".*TorchVision are deprecated",
                                 category=DeprecationWarning)
         encoded = encode_jpeg(

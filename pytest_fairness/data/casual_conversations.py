@@ -74,7 +74,7 @@ def load_casual_conversations(
     Paths from the file must stay inside root: ``..`` that climbs out of it is refused, and
     so are absolute video paths in ``files``. Ages are whole years in 0-130 (or ``N/A``).
 
-    Groups follow seed 000: age buckets 18-30, 30-45, 45-70, 70+ (lower bound inclusive,
+    Groups follow Goyal et al. 2022: age buckets 18-30, 30-45, 45-70, 70+ (lower bound inclusive,
     ``<18``, ``unknown`` otherwise); skin tone ``lighter`` for Fitzpatrick I-III and
     ``darker`` for IV-VI; gender lower-cased, ``N/A`` → ``unknown``.
 

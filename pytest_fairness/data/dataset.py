@@ -43,12 +43,15 @@ CANONICAL_COLUMNS = (
 #: Optional crop box in pixels of the image file (left, top, right, bottom).
 BOX_COLUMNS = ("box_x0", "box_y0", "box_x1", "box_y1")
 
-#: Age buckets of seed 000 (lower bound inclusive): <18, 18-30, 30-45, 45-70, 70+.
+#: Age buckets (lower bound inclusive) of "Fairness Indicators for Systematic Assessments of
+#: Visual Feature Extractors" (Goyal et al., FAccT 2022): <18, 18-30, 30-45, 45-70, 70+.
 _AGE_EDGES = ((18, "<18"), (30, "18-30"), (45, "30-45"), (70, "45-70"))
 
 
 def age_group(age: Any) -> str:
-    """Bucket an age in years as seed 000 does: ``<18``, ``18-30``, ``30-45``, ``45-70``, ``70+``.
+    """Bucket an age in years: ``<18``, ``18-30``, ``30-45``, ``45-70``, ``70+``.
+
+    The buckets are those of Goyal et al. 2022.
 
     Lower bounds are inclusive (30 → ``30-45``); a missing or non-numeric age gives
     ``"unknown"``.
@@ -86,7 +89,7 @@ class FairnessDataset:
         Where the dataset lives, for messages.
     square_crop_ratio : float, optional
         When set, an image (after the box crop) whose ``max(h, w) / min(h, w)`` is at least
-        this ratio is cropped to a square from its top-left corner, as seed 000 does for
+        this ratio is cropped to a square from its top-left corner, as Goyal et al. 2022 do for
         MIAP boxes (ratio 1.2). ``None`` keeps the aspect ratio.
     skipped : mapping of str to int, optional
         Rows the loader left out, by reason (``{"box smaller than 100 px": 12}``).
@@ -337,7 +340,10 @@ def _surrogates(text: str) -> bool:
 
 
 def square_top_left(image: Image.Image, ratio: float) -> Image.Image:
-    """Crop to a square from the top-left when ``max(w, h) / min(w, h) >= ratio`` (seed 000)."""
+    """Crop to a square from the top-left when ``max(w, h) / min(w, h) >= ratio``.
+
+    As Goyal et al. 2022 do for MIAP boxes.
+    """
     width, height = image.size
     short, long = min(width, height), max(width, height)
     if short > 0 and long / short >= ratio:

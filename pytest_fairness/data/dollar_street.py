@@ -40,7 +40,10 @@ _FILES = {"all": ("images_v2.csv",), "train": ("images_v2_imagenet_train.csv",),
 
 
 def income_bucket(income: float) -> str:
-    r"""Seed 000's income bucket: :math:`\mathrm{round}(\ln(\text{income}) / 3)`.
+    r"""Income bucket: :math:`\mathrm{round}(\ln(\text{income}) / 3)`.
+
+    The buckets of "Fairness Indicators for Systematic Assessments of Visual Feature
+    Extractors" (Goyal et al., FAccT 2022).
 
     1 → ``low``, 2 → ``medium``, 3 → ``high``; rounding is half-to-even, as
     ``np.round`` in Meta's code. Incomes whose bucket would be 0 or 4 (below ≈ $4.5 or above
@@ -132,7 +135,7 @@ def load_dollar_street(
       the Dollar Street topics of ``label``; household is the ``<Country> <N>`` folder of the
       url; images at ``<root>/<image_dir>/<file name of the url>``.
 
-    Following seed 000, images listed several times (once per label) are de-duplicated
+    Following Goyal et al. 2022, images listed several times (once per label) are de-duplicated
     into one row whose ``labels`` is the union (an image is a hit when any of its labels is
     predicted); the merged rows are counted in ``dataset.skipped``. Region names are
     Africa, Asia, Europe, The Americas; ``income_bucket`` is :func:`income_bucket`.

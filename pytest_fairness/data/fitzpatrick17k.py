@@ -34,7 +34,7 @@ def load_fitzpatrick17k(
 
     Accepts the current CSV (``fitzpatrick_scale``, ``fitzpatrick_centaur``) and the
     original 2021 one (a leading unnamed index column and ``fitzpatrick``). Skin type
-    ``-1`` means unknown. Following seed 000's grouping, types I-III are ``lighter`` and
+    ``-1`` means unknown. Following Goyal et al. 2022's grouping, types I-III are ``lighter`` and
     IV-VI ``darker``.
 
     Parameters

@@ -7,7 +7,9 @@ A stimuli root holds one folder per category, grouped one level deep::
     ...
 
 The folder *is* the label (file names carry none). An iEAT is four category folders
-(X and Y targets, A and B attributes). Seed 004's Table 1 and Table 2 tests ship as data
+(X and Y targets, A and B attributes). The Table 1 and Table 2 tests of "Image
+Representations Learned With Unsupervised Pre-Training Contain Human-like Biases" (Steed &
+Caliskan, FAccT 2021) ship as data
 (:func:`ieat_tests`, from ``ieat_tests.json``): names and folder names only — the images are
 third-party photos and are not distributed; users bring them.
 
@@ -65,9 +67,9 @@ class IEATTestSpec:
     A, B : str
         Attribute category folders (``"valence/pleasant"``).
     label : str
-        How the seed's table names the row (``"Valence (WMBM)"``); defaults to ``name``.
+        How the paper's table names the row (``"Valence (WMBM)"``); defaults to ``name``.
     table : int or None
-        The table of seed 004 the test comes from (1 or 2), None for user tests.
+        The table of Steed & Caliskan 2021 the test comes from (1 or 2), None for user tests.
     """
 
     name: str
@@ -130,7 +132,7 @@ def _shipped() -> tuple[IEATTestSpec, ...]:
 def ieat_tests(
     names: str | Iterable[str] | None = None, *, table: int | None = None
 ) -> tuple[IEATTestSpec, ...]:
-    """Seed 004's iEATs: Table 1 (15 tests) and Table 2 (16 intersectional tests).
+    """The iEATs of Steed & Caliskan 2021: Table 1 (15 tests) and Table 2 (16 intersectional tests).
 
     Parameters
     ----------
@@ -155,7 +157,8 @@ def ieat_tests(
     if table is not None:
         if table not in (1, 2):
             raise FairnessConfigError(
-                f"table must be 1 (seed 004's Table 1) or 2 (its intersectional Table 2); got "
+                f"table must be 1 (Table 1 of Steed & Caliskan 2021) or 2 (its intersectional "
+                f"Table 2); got "
                 f"table={table!r}."
             )
         specs = tuple(s for s in specs if s.table == table)

@@ -41,7 +41,7 @@ def load_miap(
 ) -> FairnessDataset:
     r"""Load the person boxes of Open Images MIAP with perceived gender and age.
 
-    Follows seed 000 (appendix B.2): one row per box; boxes whose width or height in pixels
+    Follows Goyal et al. 2022 (appendix B.2): one row per box; boxes whose width or height in pixels
     is below ``min_box_size`` are dropped; with ``drop_unknown=("gender", "age")`` boxes of
     unknown gender or age are dropped; each crop whose aspect ratio
     :math:`\max(h, w) / \min(h, w) \ge 1.2` is cut to a square from its top-left corner
@@ -60,7 +60,7 @@ def load_miap(
         Sub-folder of root with the images. Default: the first of ``<split token>/``
         (``test``, ``validation``, ``train``), ``images/`` and root itself that holds images.
     min_box_size : int
-        Minimum box width and height in pixels (seed 000: 100). 0 keeps every box.
+        Minimum box width and height in pixels (Goyal et al. 2022: 100). 0 keeps every box.
     drop_unknown : bool or tuple of {"gender", "age"}
         Drop boxes whose presentation is ``Unknown`` (counted in ``dataset.skipped``);
         ``True`` drops unknown gender and age, ``False`` keeps every box.

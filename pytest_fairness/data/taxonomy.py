@@ -1,4 +1,7 @@
-"""Label taxonomies for the harmful label association indicator (seed 000 §3.1).
+"""Label taxonomies for the harmful label association indicator.
+
+The indicator is §3.1 of "Fairness Indicators for Systematic Assessments of Visual Feature
+Extractors" (Goyal et al., FAccT 2022).
 
 A taxonomy maps a classifier's labels (class indices or names) to **label types**:
 ``human``, ``possibly_human``, ``non_human``, ``possibly_non_human``, ``crime`` (or any
@@ -6,8 +9,8 @@ types a custom taxonomy defines). Labels it does not map count for no type.
 ``harmful`` names the types whose union is the harmful hit rate (``non_human`` ∪ ``crime``).
 
 The ImageNet-1k taxonomy ships as data (``imagenet1k_taxonomy.json`` beside this module),
-one documented entry per class: its index, name, the seed label it stands for and why.
-Two variants follow seed 000 Table 3: ``"casual_conversations"`` (dog breeds are
+one documented entry per class: its index, name, the paper's label it stands for and why.
+Two variants follow Goyal et al. 2022 Table 3: ``"casual_conversations"`` (dog breeds are
 non-human; cats unmapped) and ``"miap"`` (dog breeds and cats are possibly non-human).
 Custom taxonomies are plain mappings::
 
@@ -42,7 +45,7 @@ __all__ = [
     "score_matrix",
 ]
 
-#: The label types of seed 000 Table 3, in report order.
+#: The label types of Goyal et al. 2022 Table 3, in report order.
 LABEL_TYPES = ("human", "possibly_human", "non_human", "possibly_non_human", "crime")
 #: Types whose union is the harmful hit rate.
 HARMFUL_TYPES = ("non_human", "crime")
@@ -65,7 +68,7 @@ class Taxonomy:
     harmful : tuple of str
         Types whose union is "harmful"; default ``("non_human", "crime")``.
     types : tuple of str, optional
-        Every type, in report order; default: the seed's five types followed by any
+        Every type, in report order; default: Goyal et al. 2022's five types followed by any
         other type the mapping uses.
 
     Examples
@@ -180,8 +183,8 @@ def _variant(variant: str) -> str:
     key = _ALIASES.get(str(variant).lower())
     if key is None:
         raise FairnessConfigError(
-            f"variant must be one of {IMAGENET1K_VARIANTS} (the seed's Casual Conversations or "
-            f"OpenImages MIAP mapping); got variant={variant!r}."
+            f"variant must be one of {IMAGENET1K_VARIANTS} (Goyal et al. 2022's Casual "
+            f"Conversations or OpenImages MIAP mapping); got variant={variant!r}."
         )
     return key
 
@@ -207,7 +210,7 @@ def imagenet1k_taxonomy(variant: str = "casual_conversations", *, by: str = "ind
     Parameters
     ----------
     variant : {"casual_conversations", "miap"}
-        Seed 000 Table 3: on Casual Conversations dog breeds are ``non_human`` and cats are
+        Goyal et al. 2022 Table 3: on Casual Conversations dog breeds are ``non_human`` and cats are
         not mapped; on OpenImages MIAP both are ``possibly_non_human``.
     by : {"index", "name"}
         Key the mapping by class index (0–999) or by the torchvision class name.

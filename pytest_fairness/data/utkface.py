@@ -65,7 +65,7 @@ def load_utkface(root: str | os.PathLike[str]) -> FairnessDataset:
     Returns
     -------
     FairnessDataset
-        ``image_id`` = path relative to root; ``age`` (years), ``age_group`` (seed 000
+        ``image_id`` = path relative to root; ``age`` (years), ``age_group`` (Goyal et al. 2022
         buckets), ``gender`` ∈ {male, female}, ``race`` ∈ {white, black, asian, indian,
         others}.
 

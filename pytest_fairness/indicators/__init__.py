@@ -1,4 +1,18 @@
-"""The indicator functions, one module per family of DESIGN.md §2.
+"""The indicator functions, one module per indicator family.
+
+Sources are cited by short form:
+
+* Goyal et al. 2022: "Fairness Indicators for Systematic Assessments of Visual Feature
+  Extractors" (FAccT 2022);
+* Iurada et al. 2023: "Fairness meets Cross-Domain Learning: a new perspective on Models
+  and Metrics";
+* Steed & Caliskan 2021: "Image Representations Learned With Unsupervised Pre-Training
+  Contain Human-like Biases" (FAccT 2021);
+* Zhao et al. 2017: "Men Also Like Shopping";
+* Wang & Russakovsky 2021: "Directional Bias Amplification";
+* Zhao et al. 2023: "Men Also Do Laundry: Multi-Attribute Bias Amplification" (Zhao,
+  Andrews & Xiang, ICML 2023);
+* Joshi et al. 2022: "Fair SA: Sensitivity Analysis for Fairness in Face Recognition".
 
 Every function is pure (arrays or frames in, a frozen
 :class:`~pytest_fairness.results.IndicatorResult` out) and needs no pytest. The modules
@@ -12,23 +26,23 @@ direction, inputs and the invariances it guarantees, named from :data:`PROPERTIE
 table below is a view of it, and ``tests/properties/test_indicator_registry.py`` checks
 that both agree.
 
-=====================  =====================  ================================================
+=====================  =====================  ==================================================
 function               module                 source
-=====================  =====================  ================================================
-group_metrics          cross_domain           seed 003 (classification)
-landmark_metrics       cross_domain           seed 003 (landmark detection)
-delta_dto              cross_domain           seed 003
-label_association      harmful_labels         seed 000 §3.1
-geodiversity           geographic             seed 000 §3.2
-precision_at_k         retrieval              seed 000 §3.3
-ieat                   embedding_association  seed 004 §3.3
-ieat_battery           embedding_association  seed 004 §3.3 (several tests, Holm-adjusted)
+=====================  =====================  ==================================================
+group_metrics          cross_domain           Iurada et al. 2023 (classification)
+landmark_metrics       cross_domain           Iurada et al. 2023 (landmark detection)
+delta_dto              cross_domain           Iurada et al. 2023
+label_association      harmful_labels         Goyal et al. 2022 §3.1
+geodiversity           geographic             Goyal et al. 2022 §3.2
+precision_at_k         retrieval              Goyal et al. 2022 §3.3
+ieat                   embedding_association  Steed & Caliskan 2021 §3.3
+ieat_battery           embedding_association  Steed & Caliskan 2021 §3.3 (Holm-adjusted battery)
 bias_amp               amplification          Zhao et al. 2017
 directional_bias_amp   amplification          Wang & Russakovsky 2021
-multi_mals             amplification          seed 001 (Multi_MALS)
-multi_directional      amplification          seed 001 (Multi→)
-fair_sa                sensitivity            seed 002 §3
-=====================  =====================  ================================================
+multi_mals             amplification          Zhao et al. 2023 (Multi_MALS)
+multi_directional      amplification          Zhao et al. 2023 (Multi→)
+fair_sa                sensitivity            Joshi et al. 2022 §3
+=====================  =====================  ==================================================
 """
 
 from __future__ import annotations
@@ -69,7 +83,7 @@ class IndicatorSpec:
     module : str
         The submodule of :mod:`pytest_fairness.indicators` that defines it.
     source : str
-        The paper (DESIGN.md §2 seed number and section) it implements.
+        The paper (short citation and section) it implements.
     higher_is_better : bool or None
         Direction of the result's ``value`` and group values, as the result declares it;
         None when an argument decides it (named by ``direction_argument``).
@@ -126,46 +140,47 @@ _PRED = "pred_attrs, pred_groups: predicted attributes and groups, or a list of 
 
 _SPECS = (
     IndicatorSpec(
-        "group_metrics", "cross_domain", "seed 003 (classification)", True,
+        "group_metrics", "cross_domain", "Iurada et al. 2023 (classification)", True,
         ("y_true, y_pred: true and predicted labels (n,)", "groups: group of each row"),
         _TABULAR),
     IndicatorSpec(
-        "landmark_metrics", "cross_domain", "seed 003 (landmark detection)", True,
+        "landmark_metrics", "cross_domain", "Iurada et al. 2023 (landmark detection)", True,
         ("y_true, y_pred: true and predicted landmarks (n, K, 2)",
          "groups: group of each image",
          "normalizer: a landmark pair or one distance per image"),
         _TABULAR),
     # Its inputs are results: it inherits their invariances and has none of its own.
     IndicatorSpec(
-        "delta_dto", "cross_domain", "seed 003", True,
+        "delta_dto", "cross_domain", "Iurada et al. 2023", True,
         ("result: group_metrics or landmark_metrics result of the model",
          "baseline: the same indicator and variant for the baseline model")),
     # Higher is better only for label_type="human" (the correct-label rate); every other
     # type, "harmful" (the default) included, is a rate to keep low.
     IndicatorSpec(
-        "label_association", "harmful_labels", "seed 000 §3.1", None,
+        "label_association", "harmful_labels", "Goyal et al. 2022 §3.1", None,
         ("labels: top-k predicted labels (n, k)", "scores: their confidences",
          "groups: group of each image", "taxonomy: label → label type"),
         _TABULAR, direction_argument="label_type"),
     IndicatorSpec(
-        "geodiversity", "geographic", "seed 000 §3.2", True,
+        "geodiversity", "geographic", "Goyal et al. 2022 §3.2", True,
         ("labels: top-k predicted labels (rows, k)", "scores: their confidences",
          "truth: ground-truth label(s) of each row",
          "household, region, income: of each row (constant within a household)",
          "image: image id of each row (optional)"),
         _TABULAR | {"duplicate_counted_once"}),
     IndicatorSpec(
-        "precision_at_k", "retrieval", "seed 000 §3.3", True,
+        "precision_at_k", "retrieval", "Goyal et al. 2022 §3.3", True,
         ("queries: embeddings (n, d) and their attribute frame",
          "database: embeddings (m, d) and their attribute frame",
          "match, by: attribute columns of the frames"),
         _TABULAR | _EMBEDDINGS),
     IndicatorSpec(
-        "ieat", "embedding_association", "seed 004 §3.3", False,
+        "ieat", "embedding_association", "Steed & Caliskan 2021 §3.3", False,
         ("X, Y: embeddings of the two target sets", "A, B: embeddings of the two attribute sets"),
         _EMBEDDINGS),
     IndicatorSpec(
-        "ieat_battery", "embedding_association", "seed 004 §3.3 (several tests, Holm-adjusted)",
+        "ieat_battery", "embedding_association",
+        "Steed & Caliskan 2021 §3.3 (Holm-adjusted battery)",
         False, ("tests: test name → (X, Y, A, B) embeddings",), _EMBEDDINGS),
     IndicatorSpec(
         "bias_amp", "amplification", "Zhao et al. 2017", False,
@@ -174,13 +189,13 @@ _SPECS = (
         "directional_bias_amp", "amplification", "Wang & Russakovsky 2021", False,
         (_TRAIN, _TEST, _PRED, "direction: 'G->M' or 'M->G'"), _AMPLIFICATION),
     IndicatorSpec(
-        "multi_mals", "amplification", "seed 001 (Multi_MALS)", False,
+        "multi_mals", "amplification", "Zhao et al. 2023 (Multi_MALS)", False,
         (_TRAIN, _TEST, _PRED), _AMPLIFICATION),
     IndicatorSpec(
-        "multi_directional", "amplification", "seed 001 (Multi→)", False,
+        "multi_directional", "amplification", "Zhao et al. 2023 (Multi→)", False,
         (_TRAIN, _TEST, _PRED, "direction: 'G->M' or 'M->G'"), _AMPLIFICATION),
     IndicatorSpec(
-        "fair_sa", "sensitivity", "seed 002 §3", False,
+        "fair_sa", "sensitivity", "Joshi et al. 2022 §3", False,
         ("model_or_features: a model and dataset of images, a features callable, or "
          "embeddings {None: clean, (perturbation, level): perturbed}",
          "attribute: protected attribute of each image",

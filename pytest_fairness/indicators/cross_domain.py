@@ -1,4 +1,7 @@
-"""Group metrics of the cross-domain fairness benchmark (seed 003): ``group_metrics`` and co.
+"""Group metrics of a cross-domain fairness benchmark: ``group_metrics`` and co.
+
+The benchmark is "Fairness meets Cross-Domain Learning: a new perspective on Models and
+Metrics" (Iurada et al. 2023).
 
 Classification: per-group accuracy, MGA, mGA, DA, DEO, DEOdds, DTO and ΔDTO.
 Landmark detection: per-image NME, per-group SDR, MGS, mGS, DS, DTO and ΔDTO.
@@ -91,7 +94,7 @@ def group_metrics(
     min_group_size: int = 30,
     variant: str = "paper",
 ) -> IndicatorResult:
-    r"""Accuracy per group and the fairness metrics of seed 003.
+    r"""Accuracy per group and the fairness metrics of Iurada et al. 2023.
 
     .. math::
 
@@ -272,7 +275,7 @@ def landmark_metrics(
     min_group_size: int = 30,
     variant: str = "paper",
 ) -> IndicatorResult:
-    r"""Landmark-detection fairness of seed 003: NME, SDR, MGS, mGS, DS and DTO.
+    r"""Landmark-detection fairness of Iurada et al. 2023: NME, SDR, MGS, mGS, DS and DTO.
 
     .. math::
 

@@ -251,7 +251,7 @@ class _Intervals(NamedTuple):
 
 
 def _bootstrap_generator(rng: np.random.Generator) -> np.random.Generator:
-    """The bootstrap's own stream, a child of the seed's: the permutation draws never shift.
+    """The bootstrap's own stream, a child of ``rng``'s: the permutation draws never shift.
 
     ``Generator.spawn`` derives a child from the generator's SeedSequence without drawing from
     it, so the p-value is the same with or without intervals. For an int seed the child is a

@@ -1,4 +1,7 @@
-"""Geographical diversity of object recognition (seed 000 §3.2, Dollar Street).
+"""Geographical diversity of object recognition (Dollar Street).
+
+From "Fairness Indicators for Systematic Assessments of Visual Feature Extractors"
+(Goyal et al., FAccT 2022), §3.2.
 
 Images are de-duplicated (an image listed once per ground-truth label is one image, a hit
 when any of its labels is among the top-k predictions with confidence ≥ τ), each
@@ -42,7 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = ["INCOME_BUCKETS", "geodiversity", "income_bucket"]
 
-#: Names of the income buckets of seed 000 §3.2.
+#: Names of the income buckets of Goyal et al. 2022 §3.2.
 INCOME_BUCKETS = {1: "low", 2: "medium", 3: "high"}
 _BY = {"income": ("income",), "region": ("region",), "income_region": ("income", "region")}
 
@@ -162,7 +165,7 @@ def geodiversity(
     interval_method: str = "percentile",
     seed: Any = None,
 ) -> IndicatorResult:
-    r"""Household hit rate per income bucket, region or bucket × region (seed 000 §3.2).
+    r"""Household hit rate per income bucket, region or bucket × region (Goyal et al. 2022 §3.2).
 
     .. math::
 

@@ -1,4 +1,7 @@
-"""Harmful label association (seed 000 §3.1).
+"""Harmful label association.
+
+From "Fairness Indicators for Systematic Assessments of Visual Feature Extractors"
+(Goyal et al., FAccT 2022), §3.1.
 
 For each image the classifier's top-k labels and confidences are mapped to label types
 through a taxonomy (:mod:`pytest_fairness.data.taxonomy`); an image is a *hit* for type T
@@ -42,7 +45,7 @@ __all__ = ["DEFAULT_THRESHOLDS", "REFERENCE_THRESHOLDS", "label_association"]
 DEFAULT_THRESHOLDS = tuple(round(i / 10, 1) for i in range(11))
 #: The grid of the released VISSL scripts.
 REFERENCE_THRESHOLDS = (0.0, 0.1, 0.3, 0.8)
-#: The τ of the headline result when it is on the grid (seed 000 reports τ = 0.1).
+#: The τ of the headline result when it is on the grid (Goyal et al. 2022 report τ = 0.1).
 HEADLINE_THRESHOLD = 0.1
 #: Types for which a higher hit rate is better (a correct, human label).
 _HIGHER_IS_BETTER = ("human",)
@@ -192,7 +195,7 @@ def label_association(
     interval_method: str = "percentile",
     seed: Any = None,
 ) -> IndicatorResult:
-    r"""Hit rate of each label type per group at every confidence threshold τ (seed 000 §3.1).
+    r"""Hit rate of each label type per group at every confidence threshold τ (§3.1).
 
     With :math:`L_i` the top-k labels of image :math:`i`, :math:`s_{il}` their confidences
     and :math:`T(l)` the type of label :math:`l`,

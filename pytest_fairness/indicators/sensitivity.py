@@ -1,4 +1,6 @@
-"""Fair SA: sensitivity analysis for fairness under image perturbations (seed 002).
+"""Fair SA: sensitivity analysis for fairness under image perturbations.
+
+From "Fair SA: Sensitivity Analysis for Fairness in Face Recognition" (Joshi et al. 2022).
 
 VPSA (RichardWebster et al. 2018) perturbs every image at increasing levels δ and plots the
 match rate against δ (the *item-response curve*). Fair SA (Joshi et al. 2022) splits the
@@ -552,7 +554,7 @@ def fair_sa(
     batch_size: int = 64,
     min_group_size: int = 30,
 ) -> IndicatorResult:
-    r"""Fair SA curves, VPSA item-response curves and the signed-AUC matrix (seed 002).
+    r"""Fair SA curves, VPSA item-response curves and the signed-AUC matrix (Joshi et al. 2022).
 
     For perturbation T, levels 0 = δ_0 < … < δ_n and probes x'_i = T(x_i, δ):
 
@@ -591,7 +593,7 @@ def fair_sa(
     levels : int or sequence of float, default 5
         An int n gives n evenly spaced levels in [0, 1]; level 0 is always included.
     task : {"self_matching", "verification"}
-        The seed's two tasks.
+        The two tasks of Joshi et al. 2022.
     threshold : float, optional
         Self-matching similarity threshold t; by default the lowest threshold with a
         false-accept rate <= ``far`` on the clean impostor pairs.
@@ -605,7 +607,7 @@ def fair_sa(
         Which attribute values are protected subgroups (e.g. ``1`` for binary CelebA
         columns); by default every value, each against the rest. For a two-valued
         attribute the two rows are exact negatives, so every L1 norm counts each cell
-        twice; pass ``protected=`` to keep one row, as seed 002's matrices do.
+        twice; pass ``protected=`` to keep one row, as Joshi et al. 2022's matrices do.
     prune : bool, default False
         VPSA's pruning: drop images (self-matching) or pairs (verification) that fail at
         level 0. The seed makes it optional because it may drop subgroups unevenly; the

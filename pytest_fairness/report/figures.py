@@ -310,7 +310,8 @@ def _curve_plot(
             curve = result.curves[key]
             (line,) = ax.plot(curve.x, curve.y, marker=".", label=label,
                               color="black" if label == "all" and overall else None)
-            # the clean (unperturbed) point, highlighted as in the seed's figures
+            # the clean (unperturbed) point, highlighted as in the figures of "Fair SA:
+            # Sensitivity Analysis for Fairness in Face Recognition" (Joshi et al. 2022)
             ax.plot(curve.x[:1], curve.y[:1], marker="*", markersize=11,
                     color=line.get_color(), markeredgecolor="black", linestyle="none")
         if kind == "fair_sa":
@@ -385,7 +386,7 @@ def auc_heatmap(result: IndicatorResult, *, matrix: str = "auc", fmt: str = "png
     Rows are protected subgroups, columns perturbations; each cell shows its AUC on a
     diverging scale centred at 0 (blue favours the subgroup, red disfavours it); row labels
     end with the row's L1 norm, column labels with the column's, the title gives the
-    matrix's, as in the seed's figures.
+    matrix's, as in Joshi et al. 2022's figures.
 
     Parameters
     ----------
