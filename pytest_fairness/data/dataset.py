@@ -527,6 +527,16 @@ def check_unique(ids: Sequence[str], dataset: str, path: Path, column: str,
         seen[value] = i
 
 
+def check_filled(values: Sequence[str], dataset: str, path: Path, column: str, fix: str,
+                 *, first_line: int = 2) -> None:
+    """Raise naming the first line whose (stripped) value in ``column`` is empty."""
+    for i, value in enumerate(values):
+        if not value:
+            raise InvalidDataError(
+                f"{dataset}: {str(path)!r} line {i + first_line}: {column} is empty; {fix}"
+            )
+
+
 def require_rows(dataset_name: str, source: Any, n: int) -> None:
     """Raise when a loader produced no rows at all."""
     if n == 0:

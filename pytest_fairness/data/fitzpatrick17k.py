@@ -10,6 +10,7 @@ from pytest_fairness.data.dataset import (
     FairnessDataset,
     as_root,
     bad_value,
+    check_filled,
     check_unique,
     find_file,
     read_csv,
@@ -75,20 +76,12 @@ def load_fitzpatrick17k(
             f"'fitzpatrick' (2021 CSV); header: {list(frame.columns)}."
         )
     ids = frame["md5hash"].str.strip().tolist()
-    for i, value in enumerate(ids):
-        if not value:
-            raise InvalidDataError(
-                f"fitzpatrick17k: {str(path)!r} line {i + 2}: md5hash is empty; every image "
-                "needs its md5hash (the image file name)."
-            )
+    check_filled(ids, name, path, "md5hash",
+                 "every image needs its md5hash (the image file name).")
     check_unique(ids, name, path, "md5hash")
     conditions = frame["label"].str.strip().tolist()
-    for i, value in enumerate(conditions):
-        if not value:
-            raise InvalidDataError(
-                f"fitzpatrick17k: {str(path)!r} line {i + 2}: label (the condition) is empty; "
-                "every image needs its condition. Fill it in or remove that row."
-            )
+    check_filled(conditions, name, path, "label (the condition)",
+                 "every image needs its condition. Fill it in or remove that row.")
     columns = [scale] + [c for c in ("fitzpatrick_centaur",) if c in frame.columns]
     for column in columns:
         values = frame[column].str.strip()
