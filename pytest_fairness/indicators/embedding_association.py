@@ -37,14 +37,20 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
 from pytest_fairness.indicators._common import check_variant
 from pytest_fairness.results import GroupStat, IndicatorResult
-from pytest_fairness.stats import Units, as_generator, bootstrap, check_bootstrap_options
+from pytest_fairness.stats import (
+    Bootstrap,
+    Units,
+    as_generator,
+    bootstrap,
+    check_bootstrap_options,
+)
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -240,16 +246,6 @@ def _sampled_counts(
 
 # -- bootstrap intervals -------------------------------------------------------------------
 
-class _Intervals(NamedTuple):
-    """Intervals of the effect size, the statistic and the two target sets' mean association."""
-
-    effect_size: tuple[float, float] | None
-    statistic: tuple[float, float] | None
-    mean_x: tuple[float, float] | None
-    mean_y: tuple[float, float] | None
-    undefined: int
-
-
 def _bootstrap_generator(rng: np.random.Generator) -> np.random.Generator:
     """The bootstrap's own stream, a child of ``rng``'s: the permutation draws never shift.
 
@@ -267,7 +263,7 @@ def _bootstrap_generator(rng: np.random.Generator) -> np.random.Generator:
 def _replicate_intervals(
     sets: Sequence[NDArray[np.float64]], tol: float, *, n_bootstrap: int,
     confidence_level: float, interval_method: str, rng: np.random.Generator,
-) -> _Intervals:
+) -> Bootstrap:
     """Stratified bootstrap of the iEAT: stimuli redrawn with replacement within each set.
 
     With cluster weights ``w`` (replicates × stimuli, X then Y then A then B) the associations
@@ -277,7 +273,7 @@ def _replicate_intervals(
     and the frequency-weighted sample variance ``Σ w (s − μ)² / (Σ w − 1)`` over X ∪ Y: the
     plain statistics of the resampled sets, duplicates included. A replicate whose drawn
     targets are all equally associated (standard deviation within ``tol``) has no effect
-    size; it is left out of that interval and counted in ``undefined``.
+    size (NaN): it is left out of that interval.
     """
     x, y, a, b = sets
     n_x, n_y, n_a = x.shape[0], y.shape[0], a.shape[0]
@@ -303,11 +299,8 @@ def _replicate_intervals(
         return {"effect_size": np.where(defined, effect, np.nan), "statistic": sum_x - sum_y,
                 "mean_x": mean_x, "mean_y": mean_y}
 
-    boot = bootstrap(statistic, units, n_bootstrap=n_bootstrap,
+    return bootstrap(statistic, units, n_bootstrap=n_bootstrap,
                      confidence_level=confidence_level, method=interval_method, seed=rng)
-    undefined = int(np.isnan(boot.replicates["effect_size"]).sum())
-    return _Intervals(boot.interval("effect_size"), boot.interval("statistic"),
-                      boot.interval("mean_x"), boot.interval("mean_y"), undefined)
 
 
 # -- public functions ------------------------------------------------------------------------
@@ -503,13 +496,16 @@ def ieat(
         found = _replicate_intervals(sets, tol, n_bootstrap=n_bootstrap,
                                      confidence_level=confidence_level,
                                      interval_method=interval_method, rng=boot_rng)
-        if found.effect_size is not None:
-            intervals["value"] = intervals["effect_size"] = found.effect_size
-        if found.statistic is not None:
-            intervals["statistic"] = found.statistic
-        group_intervals = (found.mean_x, found.mean_y)
-        if found.undefined:
-            notes.append(f"{found.undefined} of {n_bootstrap} bootstrap replicates drew "
+        for name in ("effect_size", "statistic"):
+            pair = found.interval(name)
+            if pair is not None:
+                intervals[name] = pair
+        if "effect_size" in intervals:
+            intervals["value"] = intervals["effect_size"]
+        group_intervals = (found.interval("mean_x"), found.interval("mean_y"))
+        undefined = int(np.isnan(found.replicates["effect_size"]).sum())
+        if undefined:
+            notes.append(f"{undefined} of {n_bootstrap} bootstrap replicates drew "
                          "targets that are all equally associated; their effect size is "
                          "undefined and left out of its interval.")
     groups = (
