@@ -47,9 +47,9 @@ from pytest_fairness.results import GroupStat, IndicatorResult
 from pytest_fairness.stats import (
     Bootstrap,
     Units,
-    as_generator,
     bootstrap,
     check_bootstrap_options,
+    resolve_seed,
 )
 
 if TYPE_CHECKING:
@@ -114,14 +114,6 @@ def _positive_int(value: Any, name: str, minimum: int) -> int:
             f"(type={type(value).__name__})."
         )
     return int(value)
-
-
-def _resolve_seed(seed: Any) -> tuple[np.random.Generator, int | None]:
-    """A Generator and the int seed to report (drawn fresh when ``seed`` is None)."""
-    if seed is None:
-        seed = int(np.random.SeedSequence().entropy % (1 << 63))  # type: ignore[operator]
-    rng = as_generator(seed)
-    return rng, (None if isinstance(seed, np.random.Generator) else int(seed))
 
 
 def _names(names: Any) -> tuple[str, str, str, str]:
@@ -436,7 +428,7 @@ def ieat(
             f"|Y|={n_y}. Use variant='paper' (re-partitions keep both sizes) or equalise "
             "the sets."
         )
-    rng, seed_used = _resolve_seed(seed)
+    rng, seed_used = resolve_seed(seed)
     boot_rng = _bootstrap_generator(rng) if n_bootstrap else None
 
     s = _associations(x, y, a, b)
@@ -648,7 +640,7 @@ def ieat_battery(
         raise FairnessConfigError(
             f"names has labels for tests that are not in tests: {unknown}."
         )
-    rng, root = _resolve_seed(seed)
+    rng, root = resolve_seed(seed)
     seeds = rng.integers(0, 1 << 62, size=len(tests)).tolist()
     results: dict[str, IndicatorResult] = {}
     for (key, sets), child in zip(tests.items(), seeds):
