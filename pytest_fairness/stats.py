@@ -36,6 +36,7 @@ __all__ = [
     "BOOTSTRAP_METHODS",
     "Bootstrap",
     "BootstrapIntervals",
+    "IntervalOptions",
     "Units",
     "as_generator",
     "bootstrap",
@@ -334,6 +335,66 @@ class Bootstrap:
     def interval(self, name: str, *index: int) -> tuple[float, float] | None:
         """The interval of statistic ``name`` (at ``index`` for array statistics)."""
         return _pair(self.intervals[name][(0, *index)])
+
+    def defined(self, *names: str) -> dict[str, tuple[float, float]]:
+        """``{name: interval}`` of the scalar statistics named, those defined only."""
+        out = {}
+        for name in names:
+            pair = self.interval(name)
+            if pair is not None:
+                out[name] = pair
+        return out
+
+
+@final
+@dataclass(frozen=True)
+class IntervalOptions:
+    """The interval keywords every indicator takes, checked once.
+
+    Build it with :meth:`check` at the top of an indicator, then :meth:`run` the
+    indicator's statistic; with ``n_bootstrap=0`` nothing is drawn and nothing changes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> options = IntervalOptions.check(200, 0.9, "percentile", seed=1)
+    >>> params = {}
+    >>> x = np.arange(10.0)
+    >>> b = options.run(lambda w: {"mean": w @ x / w.sum(axis=1)}, Units.of(10), params)
+    >>> sorted(params), b.confidence_level
+    (['confidence_level', 'interval_method', 'n_bootstrap', 'seed'], 0.9)
+    >>> IntervalOptions.check(0, 0.95, "percentile", None).run(None, None, {})  # no intervals
+    """
+
+    n_bootstrap: int
+    confidence_level: float
+    method: str
+    seed: Any
+
+    @classmethod
+    def check(cls, n_bootstrap: Any, confidence_level: Any, interval_method: Any,
+              seed: Any) -> IntervalOptions:
+        """Validate ``n_bootstrap``, ``confidence_level``, ``interval_method`` and ``seed``."""
+        checked = check_bootstrap_options(n_bootstrap, confidence_level, interval_method)
+        if checked[0]:
+            as_generator(0 if seed is None else seed)  # a bad seed fails before any work
+        return cls(*checked, seed)
+
+    def run(self, statistic: Any, units: Units | None, params: dict[str, Any]) -> Bootstrap | None:
+        """Bootstrap ``statistic`` over ``units``; None when ``n_bootstrap`` is 0.
+
+        Records ``n_bootstrap`` in ``params`` and, when intervals are drawn, the seed used
+        (None for a Generator), ``confidence_level`` and ``interval_method``.
+        """
+        params["n_bootstrap"] = self.n_bootstrap
+        if not self.n_bootstrap:
+            return None
+        assert units is not None
+        rng, used = resolve_seed(self.seed)
+        params.update(seed=used, confidence_level=self.confidence_level,
+                      interval_method=self.method)
+        return bootstrap(statistic, units, n_bootstrap=self.n_bootstrap,
+                         confidence_level=self.confidence_level, method=self.method, seed=rng)
 
 
 def _draw(units: Units, r: int, rng: np.random.Generator) -> NDArray[np.float64]:
