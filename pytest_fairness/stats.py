@@ -3,14 +3,13 @@
 Every stochastic computation takes ``seed: int | numpy.random.Generator | None`` and turns
 it into a Generator here, so the seed that was used can be reported with the result.
 
-The bootstrap covers the statistics most indicators share: a per-group **mean of unit
-values** (a unit is an image, a query or a household), the overall mean, the **gap**
-(max − min over the included groups) and the **ratio** (min / max). Units can belong to
-clusters (households, identities): a replicate then draws whole clusters with replacement,
-so correlated units move together (Dollar Street households, face identities).
-
-Replicates are computed from per-cluster sums with matrix products (no Python loop over
-replicates), several metrics at once (e.g. every threshold τ of a sweep), in bounded memory.
+:func:`bootstrap` resamples units (images, queries, households, stimuli) for any statistic
+an indicator states as a function of unit weights. Units can belong to clusters
+(households, identities): a replicate then draws whole clusters with replacement, so
+correlated units move together (Dollar Street households, face identities); strata keep
+their sizes. The per-group statistics most indicators share (group values, gap, ratio)
+are built on it by ``pytest_fairness.indicators._common.group_table``. Replicates are
+drawn in chunks of bounded memory.
 
 Two interval methods:
 
@@ -35,17 +34,15 @@ if TYPE_CHECKING:
 __all__ = [
     "BOOTSTRAP_METHODS",
     "Bootstrap",
-    "BootstrapIntervals",
     "IntervalOptions",
     "Units",
     "as_generator",
     "bootstrap",
-    "bootstrap_group_means",
     "check_bootstrap_options",
     "resolve_seed",
 ]
 
-#: Interval methods :func:`bootstrap_group_means` accepts.
+#: Interval methods :func:`bootstrap` accepts.
 BOOTSTRAP_METHODS = ("percentile", "bca")
 
 #: Upper bound on the number of cells (replicates × clusters) held at once.
@@ -120,69 +117,11 @@ def check_bootstrap_options(
     return int(n_bootstrap), float(confidence_level), str(interval_method)
 
 
-@dataclass(frozen=True)
-class BootstrapIntervals:
-    """Intervals of the per-group means, the overall mean, the gap and the ratio.
-
-    Arrays have one row per group (``group``) and one column per metric; each entry of
-    the last axis is ``(low, high)``. NaN marks an interval that cannot be computed
-    (e.g. the gap with fewer than two included groups).
-    """
-
-    group: NDArray[np.float64]  # (groups, metrics, 2)
-    value: NDArray[np.float64]  # (metrics, 2)
-    gap: NDArray[np.float64]  # (metrics, 2)
-    ratio: NDArray[np.float64]  # (metrics, 2)
-    n_bootstrap: int
-    confidence_level: float
-    method: str
-
-    def group_interval(self, g: int, j: int = 0) -> tuple[float, float] | None:
-        """The interval of group ``g`` at metric ``j``, None when undefined."""
-        return _pair(self.group[g, j])
-
-    def interval(self, name: str, j: int = 0) -> tuple[float, float] | None:
-        """The interval of ``"value"``, ``"gap"`` or ``"ratio"`` at metric ``j``."""
-        return _pair(getattr(self, name)[j])
-
-    def as_mapping(self, j: int = 0) -> dict[str, tuple[float, float]]:
-        """``{"value": ..., "gap": ..., "ratio": ...}`` at metric ``j``, defined ones only."""
-        out = {}
-        for name in ("value", "gap", "ratio"):
-            pair = self.interval(name, j)
-            if pair is not None:
-                out[name] = pair
-        return out
-
-
 def _pair(row: Any) -> tuple[float, float] | None:
     low, high = float(row[0]), float(row[1])
     if math.isnan(low) or math.isnan(high):
         return None
     return (low, high)
-
-
-def _summaries(
-    sums: NDArray[np.float64], counts: NDArray[np.float64], included: NDArray[np.bool_]
-) -> tuple[NDArray[np.float64], ...]:
-    """Group means, overall mean, gap and ratio from sums (r, G, m) and counts (r, G)."""
-    import numpy as np
-
-    with np.errstate(invalid="ignore", divide="ignore"):
-        means = sums / counts[:, :, None]
-        value = sums.sum(axis=1) / counts.sum(axis=1)[:, None]
-    inc = means[:, included, :]
-    enough = (~np.isnan(inc)).sum(axis=1) >= 2
-    if inc.shape[1] == 0:
-        nan = np.full(value.shape, np.nan)
-        return means, value, nan, nan.copy()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        filled_hi = np.where(np.isnan(inc), -np.inf, inc).max(axis=1)
-        filled_lo = np.where(np.isnan(inc), np.inf, inc).min(axis=1)
-        gap = np.where(enough, filled_hi - filled_lo, np.nan)
-        ratio = np.where(filled_hi == 0, 1.0, filled_lo / filled_hi)
-        ratio = np.where(enough & (filled_lo >= 0), ratio, np.nan)
-    return means, value, gap, ratio
 
 
 def _interval_from_replicates(
@@ -282,9 +221,11 @@ class Units:
                     f"clusters must have one label per row ({n}); got shape {array.shape}. "
                     "Pass the household or identity of each row."
                 )
-            axis = 0 if array.ndim == 2 else None
-            codes = np.unique(array, return_inverse=True, axis=axis)[1].reshape(-1)
-            codes = codes.astype(np.intp)
+            codes = np.zeros(n, dtype=np.intp)
+            for column in array.reshape(n, -1).T:  # rows as tuples, one column at a time
+                distinct, inverse = np.unique(column, return_inverse=True)
+                codes = np.unique(codes * distinct.size + inverse.reshape(-1),
+                                  return_inverse=True)[1].reshape(-1).astype(np.intp)
         n_clusters = int(codes.max()) + 1 if n else 0
         sizes = None if kinds is None else np.bincount(codes, minlength=n_clusters).astype(
             np.float64)
@@ -503,98 +444,3 @@ def bootstrap(
         for k in estimate
     }
     return Bootstrap(estimate, replicates, intervals, n_bootstrap, confidence_level, method)
-
-
-def bootstrap_group_means(
-    values: Any,
-    groups: Any,
-    *,
-    n_groups: int,
-    included: Any,
-    clusters: Any = None,
-    n_bootstrap: int = 1000,
-    confidence_level: float = 0.95,
-    method: str = "percentile",
-    seed: Any = None,
-) -> BootstrapIntervals:
-    r"""Bootstrap intervals of per-group means, the overall mean, the gap and the ratio.
-
-    For units :math:`i` with values :math:`v_{ij}` (metric :math:`j`) in groups
-    :math:`g(i)` and clusters :math:`c(i)`, one replicate draws :math:`C` clusters with
-    replacement (weights :math:`w_c` = times drawn) and computes
-
-    .. math::
-
-        \bar v^*_{gj} = \frac{\sum_i w_{c(i)} [g(i) = g] v_{ij}}{\sum_i w_{c(i)} [g(i) = g]},
-        \quad gap^*_j = \max_{g \in I} \bar v^*_{gj} - \min_{g \in I} \bar v^*_{gj}
-
-    over the included groups :math:`I`. Groups absent from a replicate are skipped in it.
-
-    Parameters
-    ----------
-    values : array-like of shape (n,) or (n, m)
-        One value per unit (and metric).
-    groups : array-like of int of shape (n,)
-        Group code of each unit, in ``[0, n_groups)``.
-    n_groups : int
-        Number of groups.
-    included : array-like of bool of shape (n_groups,)
-        Groups that count for the gap and the ratio.
-    clusters : array-like of shape (n,), optional
-        Cluster of each unit (household, identity); each unit is its own cluster if None.
-    n_bootstrap : int, default 1000
-        Number of replicates.
-    confidence_level : float, default 0.95
-        Coverage of the intervals.
-    method : {"percentile", "bca"}
-        Interval method.
-    seed : int, numpy.random.Generator or None
-        Seed of the resampling.
-
-    Returns
-    -------
-    BootstrapIntervals
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> values = np.r_[np.ones(40), np.zeros(10), np.ones(25), np.zeros(25)]
-    >>> groups = np.r_[np.zeros(50, int), np.ones(50, int)]
-    >>> b = bootstrap_group_means(values, groups, n_groups=2, included=[True, True],
-    ...                           n_bootstrap=500, seed=0)
-    >>> low, high = b.interval("gap")
-    >>> bool(low < 0.3 < high)
-    True
-    """
-    import numpy as np
-
-    vals = np.asarray(values, dtype=np.float64)
-    if vals.ndim == 1:
-        vals = vals[:, None]
-    n, m = vals.shape
-    codes = np.asarray(groups, dtype=np.intp)
-    inc = np.asarray(included, dtype=bool)
-    if codes.shape != (n,) or inc.shape != (n_groups,):
-        raise InvalidDataError(
-            f"bootstrap_group_means needs one group code per unit and one flag per group; got "
-            f"{codes.shape[0]} codes for {n} units and {inc.shape[0]} flags for {n_groups} groups."
-        )
-    units = Units.of(n, clusters=clusters)
-    cols = codes[:, None] * m + np.arange(m)[None, :]
-    sums = units.totals(vals.reshape(-1), np.repeat(np.arange(n), m), cols.reshape(-1),
-                        n_groups * m)
-    counts = units.totals(np.ones(n), np.arange(n), codes, n_groups)
-
-    def statistic(w: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
-        r = w.shape[0]
-        means, value, gap, ratio = _summaries(np.asarray(sums.T @ w.T).T.reshape(r, n_groups, m),
-                                              np.asarray(counts.T @ w.T).T, inc)
-        return {"group": means, "value": value, "gap": gap, "ratio": ratio}
-
-    boot = bootstrap(statistic, units, n_bootstrap=n_bootstrap,
-                     confidence_level=confidence_level, method=method, seed=seed)
-    return BootstrapIntervals(
-        group=boot.intervals["group"][0], value=boot.intervals["value"][0],
-        gap=boot.intervals["gap"][0], ratio=boot.intervals["ratio"][0],
-        n_bootstrap=n_bootstrap, confidence_level=confidence_level, method=method,
-    )

@@ -1,32 +1,41 @@
-"""Validation and grouping shared by every indicator family.
+"""Validation, grouping and the per-group core shared by every indicator family.
 
 One place for the checks every family needs (lengths, NaN, group vectors) so that each
-message reads the same: the parameter, the offending value or row, and the fix.
+message reads the same: the parameter, the offending value or row, and the fix; and one
+place (:func:`group_table`) that turns per-unit contributions into per-group values, the
+gap and the ratio over the groups that are large enough, and their bootstrap intervals.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, final
 
 import numpy as np
 
 from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
 from pytest_fairness.results import GroupKey, GroupStat, group_label, normalize_group
+from pytest_fairness.stats import Bootstrap, IntervalOptions, Units
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = [
+    "GroupTable",
     "as_1d",
+    "check_clusters",
     "check_min_group_size",
     "check_same_length",
     "check_variant",
     "encode_groups",
     "exclusion_notes",
+    "extremes",
     "group_array",
+    "group_table",
     "make_group_stats",
     "sort_keys",
+    "spread",
 ]
 
 VARIANTS = ("paper", "reference")
@@ -54,6 +63,15 @@ def check_min_group_size(min_group_size: Any) -> int:
             f"min_group_size must be >= 1; got min_group_size={min_group_size!r}."
         )
     return int(min_group_size)
+
+
+def check_clusters(clusters: Any, n: int) -> Any:
+    """Validate ``clusters=`` (one label per row, no NaN), or pass None through."""
+    if clusters is None:
+        return None
+    array = as_1d(group_array(clusters, "clusters"), "clusters")
+    check_same_length(clusters=array, rows=range(n))
+    return array
 
 
 _NEVER_MISSING = {str, int, bool, bytes, tuple}
@@ -363,3 +381,236 @@ def exclusion_notes(groups: Sequence[GroupStat], min_group_size: int) -> tuple[s
     shown = ", ".join(f"{group_label(g.group)} (n={g.n})" for g in small)
     return (f"{len(small)} group(s) below min_group_size={min_group_size} are shown but "
             f"excluded from the gap: {shown}",)
+
+
+# -- the per-group core ---------------------------------------------------------------------
+
+#: ``derive(values, included) -> {name: array (r, m)}``: whole-result statistics (DEO, DTO,
+#: ...) from per-group values ``{column: array (r, groups, m)}`` of r replicates.
+Derive = Callable[[Mapping[str, "NDArray[np.float64]"], "NDArray[np.bool_]"],
+                  Mapping[str, "NDArray[np.float64]"]]
+
+
+def extremes(
+    values: NDArray[np.float64], included: NDArray[np.bool_]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Highest and lowest value over the included groups of ``values`` (r, groups, m).
+
+    Groups with a NaN value (drawn empty in a replicate) are skipped; both are NaN where
+    fewer than two groups have a value.
+    """
+    inc = values[:, included, :]
+    have = ~np.isnan(inc)
+    enough = have.sum(axis=1) >= 2
+    high = np.where(have, inc, -np.inf).max(axis=1, initial=-np.inf)
+    low = np.where(have, inc, np.inf).min(axis=1, initial=np.inf)
+    return np.where(enough, high, np.nan), np.where(enough, low, np.nan)
+
+
+def spread(values: NDArray[np.float64], included: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """Max − min over the included groups (see :func:`extremes`)."""
+    high, low = extremes(values, included)
+    return high - low
+
+
+def _ratio(values: NDArray[np.float64], included: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """Min / max over the included groups (1 when all are 0); NaN for negative values."""
+    high, low = extremes(values, included)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.where(high == 0, 1.0, low / high)
+    return np.where(low >= 0, ratio, np.nan)
+
+
+@final
+@dataclass(frozen=True)
+class GroupTable:
+    """Per-group values of an indicator, what it derives from them, and their intervals.
+
+    Made by :func:`group_table`. Columns are named (``"accuracy"``, ``"tpr"``); the first
+    is the headline: its per-group values are the groups' values, its gap and ratio the
+    result's. Every array has a last axis of ``m`` entries (one per threshold or K).
+
+    Attributes
+    ----------
+    keys : list of group keys
+    counts : ndarray of intp, shape (groups,)
+        Units per group (a unit counted once per row it has in the group).
+    values : mapping of str to ndarray, shape (groups, m)
+        Per-group value of each column: the ratio of its per-unit sums.
+    overall : mapping of str to ndarray, shape (m,)
+        The same ratio over all units.
+    derived : mapping of str to ndarray, shape (m,)
+        What the indicator's ``derive`` computed from the per-group values.
+    included : ndarray of bool
+        Groups with ``counts >= min_group_size``.
+    boot : Bootstrap or None
+        Replicates and intervals of ``group:<column>``, ``value``, ``gap:<column>``,
+        ``ratio`` and every derived name; None without intervals.
+    """
+
+    keys: list[GroupKey]
+    counts: NDArray[np.intp]
+    values: Mapping[str, NDArray[np.float64]]
+    overall: Mapping[str, NDArray[np.float64]]
+    derived: Mapping[str, NDArray[np.float64]]
+    included: NDArray[np.bool_]
+    min_group_size: int
+    boot: Bootstrap | None
+
+    @property
+    def headline(self) -> str:
+        """The name of the headline column."""
+        return next(iter(self.values))
+
+    def group_stats(
+        self, j: int = 0, stats: Sequence[Mapping[str, float]] | None = None
+    ) -> tuple[GroupStat, ...]:
+        """One :class:`GroupStat` per group at entry ``j``.
+
+        Its value is the headline column's, with its interval; the other columns (and
+        ``stats[g]`` when given) are its stats.
+        """
+        head = self.headline
+        boot = self.boot
+        return tuple(
+            GroupStat(
+                group=key, n=int(self.counts[g]), value=float(self.values[head][g, j]),
+                interval=None if boot is None else boot.interval(f"group:{head}", g, j),
+                excluded=not bool(self.included[g]),
+                stats={**{c: float(v[g, j]) for c, v in self.values.items() if c != head},
+                       **({} if stats is None else stats[g])},
+            )
+            for g, key in enumerate(self.keys)
+        )
+
+    def stats(self, j: int = 0) -> dict[str, float]:
+        """The derived statistics at entry ``j`` as floats."""
+        return {name: float(v[j]) for name, v in self.derived.items()}
+
+    def intervals(self, j: int = 0) -> dict[str, tuple[float, float]]:
+        """Defined intervals at entry ``j``.
+
+        ``value``, ``gap``, ``ratio``, ``gap:<column>`` of the other columns, and every
+        derived statistic.
+        """
+        if self.boot is None:
+            return {}
+        head = self.headline
+        names = {"value": "value", "gap": f"gap:{head}", "ratio": "ratio",
+                 **{f"gap:{c}": f"gap:{c}" for c in self.values if c != head},
+                 **{d: d for d in self.derived}}
+        out = {}
+        for shown, name in names.items():
+            pair = self.boot.interval(name, j)
+            if pair is not None:
+                out[shown] = pair
+        return out
+
+    def notes(self) -> tuple[str, ...]:
+        """Which groups are left out of the gap (see :func:`exclusion_notes`)."""
+        return exclusion_notes(self.group_stats(), self.min_group_size)
+
+
+def group_table(
+    keys: list[GroupKey],
+    codes: NDArray[np.intp],
+    columns: Mapping[str, tuple[Any, Any]],
+    *,
+    min_group_size: int,
+    options: IntervalOptions,
+    params: dict[str, Any],
+    derive: Derive | None = None,
+    clusters: Any = None,
+) -> GroupTable:
+    r"""The per-group core: per-unit contributions in, per-group values and intervals out.
+
+    An indicator states, for each named column, a numerator and a denominator per unit
+    (row); a group's value is :math:`\sum_{i \in g} a_i / \sum_{i \in g} b_i` (a mean
+    when the denominators are 1, a rate such as a TPR otherwise). ``derive`` turns the
+    per-group values into whole-result statistics. With intervals asked for
+    (``options.n_bootstrap > 0``), units are resampled, whole clusters together when
+    ``clusters`` labels them (households, identities), and the same code computes every
+    replicate.
+
+    Parameters
+    ----------
+    keys, codes
+        From :func:`encode_groups`: ``keys[codes[i]]`` is the group of row ``i``.
+    columns : mapping of str to (numerator, denominator)
+        Arrays of shape (n,) or (n, m); a None denominator counts each row once. The
+        first column is the headline.
+    min_group_size : int
+        Groups with fewer units are kept but left out of gaps, ratios and ``derive``.
+    options : IntervalOptions
+        The interval keywords; records the seed used in ``params``.
+    params : dict
+        The result's params, completed by ``options``.
+    derive : callable, optional
+        ``derive(values, included)`` as :data:`Derive`.
+    clusters : array-like of shape (n,), optional
+        Resampling cluster of each row.
+
+    Returns
+    -------
+    GroupTable
+    """
+    k = len(keys)
+    n = codes.size
+    ratios: dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]] = {}
+    for name, (num, den) in columns.items():
+        a = np.asarray(num, dtype=np.float64).reshape(n, -1)
+        b = np.ones_like(a) if den is None else np.broadcast_to(
+            np.asarray(den, dtype=np.float64).reshape(n, -1), a.shape)
+        ratios[name] = (a, b)
+    counts = np.bincount(codes, minlength=k)
+    included = counts >= min_group_size
+
+    def per_group(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.stack([np.bincount(codes, weights=a[:, j], minlength=k)
+                             / np.bincount(codes, weights=b[:, j], minlength=k)
+                             for j in range(a.shape[1])], axis=1)
+
+    values = {name: per_group(a, b) for name, (a, b) in ratios.items()}
+    overall = {name: a.sum(axis=0) / b.sum(axis=0) for name, (a, b) in ratios.items()}
+    derived = {} if derive is None else {
+        name: np.asarray(v, dtype=np.float64)[0]
+        for name, v in derive({c: v[None] for c, v in values.items()}, included).items()}
+    units = None
+    if options.n_bootstrap:
+        # Without clusters, rows that contribute alike (same group, same numerators and
+        # denominators) are pooled into kinds: the same resampling, drawn per kind.
+        kinds = None if clusters is not None else np.column_stack(
+            [codes, *(x for pair in ratios.values() for x in pair)])
+        units = Units.of(n, clusters=clusters, kinds=kinds)
+    statistic = None
+    if units is not None:
+        rows = np.arange(n)
+        totals = {}
+        for name, (a, b) in ratios.items():
+            m = a.shape[1]
+            cells = (codes[:, None] * m + np.arange(m)).reshape(-1)
+            repeat = np.repeat(rows, m)
+            totals[name] = (units.totals(a.reshape(-1), repeat, cells, k * m),
+                            units.totals(b.reshape(-1), repeat, cells, k * m), m)
+        head = next(iter(columns))
+
+        def statistic(w: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
+            r = w.shape[0]
+            out, reps = {}, {}
+            for name, (num_t, den_t, m) in totals.items():
+                top = np.asarray(num_t.T @ w.T).T.reshape(r, k, m)
+                bottom = np.asarray(den_t.T @ w.T).T.reshape(r, k, m)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    reps[name] = top / bottom
+                    if name == head:
+                        out["value"] = top.sum(axis=1) / bottom.sum(axis=1)
+                out[f"group:{name}"] = reps[name]
+                out[f"gap:{name}"] = spread(reps[name], included)
+            out["ratio"] = _ratio(reps[head], included)
+            if derive is not None:
+                out.update(derive(reps, included))
+            return out
+
+    boot = options.run(statistic, units, params)
+    return GroupTable(keys, counts, values, overall, derived, included, min_group_size, boot)

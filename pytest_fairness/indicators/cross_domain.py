@@ -15,6 +15,7 @@ on its step grid, NME normalised by the distance between landmarks 36 and 45).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from numbers import Real
 from typing import TYPE_CHECKING, Any
 
@@ -23,14 +24,17 @@ import numpy as np
 from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
 from pytest_fairness.indicators._common import (
     as_1d,
+    check_clusters,
     check_min_group_size,
     check_same_length,
     check_variant,
     encode_groups,
-    exclusion_notes,
-    make_group_stats,
+    extremes,
+    group_table,
+    spread,
 )
 from pytest_fairness.results import GroupKey, IndicatorResult, group_label
+from pytest_fairness.stats import IntervalOptions
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -46,10 +50,6 @@ def _dto(best: float, worst: float, variant: str) -> float:
     if variant == "reference":
         return math.hypot(100 - best * 100, 100 - worst * 100)
     return math.hypot(1 - best, 1 - worst)
-
-
-def _spread(values: NDArray[np.float64]) -> float:
-    return float(values.max() - values.min()) if values.size >= 2 else math.nan
 
 
 def _check_groups_usable(
@@ -93,6 +93,11 @@ def group_metrics(
     pos_label: Any = None,
     min_group_size: int = 30,
     variant: str = "paper",
+    clusters: Any = None,
+    n_bootstrap: int = 0,
+    confidence_level: float = 0.95,
+    interval_method: str = "percentile",
+    seed: Any = None,
 ) -> IndicatorResult:
     r"""Accuracy per group and the fairness metrics of Iurada et al. 2023.
 
@@ -121,13 +126,26 @@ def group_metrics(
         ``"reference"``: two groups only and DTO in percent, as the released code. The
         released code compares groups of any size: pass ``min_group_size=1`` to reproduce
         its numbers.
+    clusters : array-like of shape (n,), optional
+        Identity (or household) of each image: intervals resample whole clusters, as the
+        images of one person are not independent.
+    n_bootstrap : int, default 0
+        Bootstrap replicates for intervals (0: none, otherwise at least 100).
+    confidence_level : float, default 0.95
+        Coverage of the intervals.
+    interval_method : {"percentile", "bca"}
+        Bootstrap interval method.
+    seed : int, numpy.random.Generator or None
+        Seed of the bootstrap; the one used is in ``params``.
 
     Returns
     -------
     IndicatorResult
         ``value`` is the overall accuracy; each group's value is its accuracy (stats ``tpr``,
         ``fpr``); ``stats`` holds ``accuracy``, ``MGA``, ``mGA``, ``DA``, ``DEO``, ``DEOdds``,
-        ``DTO``. The result's ``gap`` equals DA.
+        ``DTO``. The result's ``gap`` equals DA. With ``n_bootstrap > 0``, ``intervals``
+        holds ``value``, ``gap``, ``ratio``, ``gap:tpr``, ``gap:fpr`` and every stat but
+        ``accuracy`` (whose interval is ``value``); each group carries its accuracy's.
 
     Examples
     --------
@@ -138,6 +156,7 @@ def group_metrics(
     """
     check_variant(variant, "group_metrics")
     min_group_size = check_min_group_size(min_group_size)
+    options = IntervalOptions.check(n_bootstrap, confidence_level, interval_method, seed)
     y_true = as_1d(y_true, "y_true")
     y_pred = as_1d(y_pred, "y_pred")
     n = check_same_length(y_true=y_true, y_pred=y_pred)
@@ -148,18 +167,26 @@ def group_metrics(
     correct = (y_true == y_pred).astype(np.float64)
     is_pos = y_true == positive
     pred_pos = (y_pred == positive).astype(np.float64)
-    k = len(keys)
-    counts = np.bincount(codes, minlength=k)
-    accuracy = np.bincount(codes, weights=correct, minlength=k) / counts
-    n_pos = np.bincount(codes, weights=is_pos, minlength=k)
-    n_neg = counts - n_pos
-    with np.errstate(invalid="ignore", divide="ignore"):
-        tpr = np.bincount(codes, weights=pred_pos * is_pos, minlength=k) / n_pos
-        fpr = np.bincount(codes, weights=pred_pos * ~is_pos, minlength=k) / n_neg
+    params: dict[str, Any] = {"pos_label": positive, "min_group_size": min_group_size,
+                              "variant": variant, "n": n}
 
-    included = counts >= min_group_size
-    for i in np.flatnonzero(included & ((n_pos == 0) | (n_neg == 0))):
-        missing = "positive" if n_pos[i] == 0 else "negative"
+    def derive(values: Mapping[str, NDArray[np.float64]],
+               included: NDArray[np.bool_]) -> dict[str, NDArray[np.float64]]:
+        best, worst, dto = _best_worst_dto(values["accuracy"], included, variant)
+        deo = spread(values["tpr"], included)
+        return {"MGA": best, "mGA": worst, "DA": best - worst, "DEO": deo,
+                "DEOdds": deo + spread(values["fpr"], included), "DTO": dto}
+
+    table = group_table(
+        keys, codes,
+        {"accuracy": (correct, None), "tpr": (pred_pos * is_pos, is_pos),
+         "fpr": (pred_pos * ~is_pos, ~is_pos)},
+        min_group_size=min_group_size, options=options, params=params, derive=derive,
+        clusters=check_clusters(clusters, n))
+    counts = table.counts
+    for i in np.flatnonzero(table.included & (np.isnan(table.values["tpr"][:, 0])
+                                              | np.isnan(table.values["fpr"][:, 0]))):
+        missing = "positive" if np.isnan(table.values["tpr"][i, 0]) else "negative"
         raise InsufficientDataError(
             f"group {group_label(keys[i])!r} has only one class in y_true (no {missing} "
             f"samples for pos_label={positive!r}), so its "
@@ -167,30 +194,33 @@ def group_metrics(
             f"undefined. Add {missing} samples for that group, or raise min_group_size "
             f"above its size ({int(counts[i])}) to report it without comparing it."
         )
-    stats: dict[str, float] = {"accuracy": float(correct.mean())}
-    if included.sum() >= 2:
-        mga, mga_low = float(accuracy[included].max()), float(accuracy[included].min())
-        deo = _spread(tpr[included])
-        stats.update(MGA=mga, mGA=mga_low, DA=mga - mga_low, DEO=deo,
-                     DEOdds=deo + _spread(fpr[included]), DTO=_dto(mga, mga_low, variant))
-    else:
-        stats.update({name: math.nan for name in ("MGA", "mGA", "DA", "DEO", "DEOdds", "DTO")})
-    group_stats = make_group_stats(
-        keys, counts, accuracy, min_group_size=min_group_size,
-        stats=[{"tpr": float(tpr[i]), "fpr": float(fpr[i])} for i in range(k)],
-    )
+    stats = {"accuracy": float(correct.mean()), **table.stats()}
+    group_stats = table.group_stats()
     return IndicatorResult(
         name="group_metrics",
         metric="accuracy",
         value=stats["accuracy"],
         groups=group_stats,
         stats=stats,
-        params={"pos_label": positive, "min_group_size": min_group_size, "variant": variant,
-                "n": n},
+        intervals=table.intervals(),
+        params=params,
         higher_is_better=True,
         min_group_size=min_group_size,
-        notes=exclusion_notes(group_stats, min_group_size),
+        notes=table.notes(),
     )
+
+
+def _best_worst_dto(
+    values: NDArray[np.float64], included: NDArray[np.bool_], variant: str
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """The best and worst included group (MGA and mGA, or MGS and mGS) and the DTO.
+
+    Of per-group values (r, groups, m); NaN with fewer than two groups.
+    """
+    best, worst = extremes(values, included)
+    with np.errstate(invalid="ignore"):
+        dto = np.frompyfunc(lambda b, w: _dto(b, w, variant), 2, 1)(best, worst)
+    return best, worst, dto.astype(np.float64)
 
 
 def _landmarks(values: Any, name: str) -> NDArray[np.float64]:
@@ -274,6 +304,11 @@ def landmark_metrics(
     sdr_threshold: float = 0.08,
     min_group_size: int = 30,
     variant: str = "paper",
+    clusters: Any = None,
+    n_bootstrap: int = 0,
+    confidence_level: float = 0.95,
+    interval_method: str = "percentile",
+    seed: Any = None,
 ) -> IndicatorResult:
     r"""Landmark-detection fairness of Iurada et al. 2023: NME, SDR, MGS, mGS, DS and DTO.
 
@@ -299,12 +334,18 @@ def landmark_metrics(
     variant : {"paper", "reference"}
         ``"reference"``: two groups, success as ``NME <=`` the released code's grid point,
         DTO in percent.
+    clusters : array-like of shape (n,), optional
+        Identity of each image: intervals resample whole identities.
+    n_bootstrap, confidence_level, interval_method, seed
+        Bootstrap intervals, as in :func:`group_metrics`.
 
     Returns
     -------
     IndicatorResult
         ``value`` is the overall SDR; each group's value is its SDR (stat ``nme``, its mean
-        NME); ``stats`` holds ``SDR``, ``NME``, ``MGS``, ``mGS``, ``DS``, ``DTO``.
+        NME); ``stats`` holds ``SDR``, ``NME``, ``MGS``, ``mGS``, ``DS``, ``DTO``. With
+        ``n_bootstrap > 0``, ``intervals`` holds ``value`` (the SDR), ``gap`` (DS),
+        ``ratio``, ``gap:nme``, ``MGS``, ``mGS``, ``DS`` and ``DTO``.
 
     Examples
     --------
@@ -317,6 +358,7 @@ def landmark_metrics(
     """
     check_variant(variant, "landmark_metrics")
     min_group_size = check_min_group_size(min_group_size)
+    options = IntervalOptions.check(n_bootstrap, confidence_level, interval_method, seed)
     if isinstance(sdr_threshold, bool) or not isinstance(sdr_threshold, Real) or not (
         sdr_threshold > 0
     ):
@@ -337,34 +379,31 @@ def landmark_metrics(
     nme = np.linalg.norm(truth - pred, axis=2).mean(axis=1) / distance
     success = _success(nme, float(sdr_threshold), variant)
 
-    k = len(keys)
-    counts = np.bincount(codes, minlength=k)
-    sdr = np.bincount(codes, weights=success, minlength=k) / counts
-    group_nme = np.bincount(codes, weights=nme, minlength=k) / counts
-    included = counts >= min_group_size
-    stats: dict[str, float] = {"SDR": float(success.mean()), "NME": float(nme.mean())}
-    if included.sum() >= 2:
-        mgs, mgs_low = float(sdr[included].max()), float(sdr[included].min())
-        stats.update(MGS=mgs, mGS=mgs_low, DS=mgs - mgs_low, DTO=_dto(mgs, mgs_low, variant))
-    else:
-        stats.update({name: math.nan for name in ("MGS", "mGS", "DS", "DTO")})
-    group_stats = make_group_stats(
-        keys, counts, sdr, min_group_size=min_group_size,
-        stats=[{"nme": float(group_nme[i])} for i in range(k)],
-    )
+    params: dict[str, Any] = {
+        "sdr_threshold": sdr_threshold, "min_group_size": min_group_size, "variant": variant,
+        "n": n, "normalizer": normalizer if isinstance(normalizer, (str, tuple, list)) else
+        "per-image distances"}
+
+    def derive(values: Mapping[str, NDArray[np.float64]],
+               included: NDArray[np.bool_]) -> dict[str, NDArray[np.float64]]:
+        best, worst, dto = _best_worst_dto(values["sdr"], included, variant)
+        return {"MGS": best, "mGS": worst, "DS": best - worst, "DTO": dto}
+
+    table = group_table(keys, codes, {"sdr": (success, None), "nme": (nme, None)},
+                        min_group_size=min_group_size, options=options, params=params,
+                        derive=derive, clusters=check_clusters(clusters, n))
+    stats = {"SDR": float(success.mean()), "NME": float(nme.mean()), **table.stats()}
     return IndicatorResult(
         name="landmark_metrics",
         metric=f"sdr@{sdr_threshold:g}",
         value=stats["SDR"],
-        groups=group_stats,
+        groups=table.group_stats(),
         stats=stats,
-        params={"sdr_threshold": sdr_threshold, "min_group_size": min_group_size,
-                "variant": variant, "n": n,
-                "normalizer": normalizer if isinstance(normalizer, (str, tuple, list)) else
-                "per-image distances"},
+        intervals=table.intervals(),
+        params=params,
         higher_is_better=True,
         min_group_size=min_group_size,
-        notes=exclusion_notes(group_stats, min_group_size),
+        notes=table.notes(),
     )
 
 

@@ -33,12 +33,11 @@ from pytest_fairness.indicators._common import (
     check_same_length,
     check_variant,
     encode_groups,
-    exclusion_notes,
     group_array,
-    make_group_stats,
+    group_table,
 )
 from pytest_fairness.results import IndicatorResult, group_label
-from pytest_fairness.stats import bootstrap_group_means, check_bootstrap_options, resolve_seed
+from pytest_fairness.stats import IntervalOptions
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -227,9 +226,7 @@ def geodiversity(
     """
     check_variant(variant, "geodiversity")
     min_group_size = check_min_group_size(min_group_size)
-    n_bootstrap, confidence_level, interval_method = check_bootstrap_options(
-        n_bootstrap, confidence_level, interval_method
-    )
+    options = IntervalOptions.check(n_bootstrap, confidence_level, interval_method, seed)
     if by not in _BY:
         raise FairnessConfigError(
             f"by must be one of {tuple(_BY)}; got by={by!r}."
@@ -318,35 +315,19 @@ def geodiversity(
         return encode_groups(parts, unit_value.size, name=name)
 
     keys, codes = grouping(by)
-    k = len(keys)
-    counts = np.bincount(codes, minlength=k)
-    values = np.bincount(codes, weights=unit_value, minlength=k) / counts
-    images = np.bincount(codes, weights=unit_images, minlength=k)
-    included = counts >= min_group_size
+    images = np.bincount(codes, weights=unit_images, minlength=len(keys))
     params: dict[str, Any] = {
         "top_k": int(top_k), "threshold": float(threshold), "by": by,
         "min_group_size": min_group_size, "variant": variant, "rows": n, "images": n_img,
-        "households": len(hh_keys), "n_bootstrap": n_bootstrap,
+        "households": len(hh_keys),
     }
-    intervals: dict[str, tuple[float, float]] = {}
-    group_intervals = None
-    if n_bootstrap:
-        rng, used_seed = resolve_seed(seed)
-        params.update(seed=used_seed, confidence_level=confidence_level,
-                      interval_method=interval_method)
-        boot = bootstrap_group_means(
-            unit_value, codes, n_groups=k, included=included,
-            clusters=unit_hh if variant == "reference" else None,
-            n_bootstrap=n_bootstrap, confidence_level=confidence_level,
-            method=interval_method, seed=rng,
-        )
-        intervals = boot.as_mapping()
-        group_intervals = [boot.group_interval(g) for g in range(k)]
+    table = group_table(keys, codes, {"hit_rate": (unit_value, None)},
+                        min_group_size=min_group_size, options=options, params=params,
+                        clusters=unit_hh if variant == "reference" else None)
+    counts = table.counts
     unit = "image" if variant == "reference" else "household"
-    group_stats = make_group_stats(
-        keys, counts, values, min_group_size=min_group_size, intervals=group_intervals,
-        stats=[{"images": float(images[g])} for g in range(k)],
-    )
+    group_stats = table.group_stats(stats=[{"images": float(images[g])}
+                                           for g in range(len(keys))])
     breakdown: list[dict[str, Any]] = []
     for name in _BY:
         b_keys, b_codes = grouping(name)
@@ -366,7 +347,7 @@ def geodiversity(
          float(unit_value[img_hh == h].mean())}
         for h, key in enumerate(hh_keys)
     )
-    notes = list(exclusion_notes(group_stats, min_group_size))
+    notes = list(table.notes())
     notes.append(f"{unit}s (images) per group: " + ", ".join(
         f"{group_label(key)} {int(counts[g])} ({int(images[g])})" for g, key in enumerate(keys)))
     if variant == "paper" and n_img < n:
@@ -381,7 +362,7 @@ def geodiversity(
         groups=group_stats,
         stats={"hit_rate": float(unit_value.mean()), "households": float(len(hh_keys)),
                "images": float(n_img)},
-        intervals=intervals,
+        intervals=table.intervals(),
         tables={"households": households, "breakdown": tuple(breakdown)},
         params=params,
         higher_is_better=True,

@@ -27,14 +27,14 @@ import numpy as np
 from pytest_fairness.data.taxonomy import Taxonomy, as_taxonomy, label_matrix, score_matrix
 from pytest_fairness.errors import FairnessConfigError
 from pytest_fairness.indicators._common import (
+    check_clusters,
     check_min_group_size,
     check_variant,
     encode_groups,
-    exclusion_notes,
-    make_group_stats,
+    group_table,
 )
 from pytest_fairness.results import Curve, IndicatorResult, group_label
-from pytest_fairness.stats import bootstrap_group_means, check_bootstrap_options, resolve_seed
+from pytest_fairness.stats import IntervalOptions
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -265,9 +265,7 @@ def label_association(
     """
     check_variant(variant, "label_association")
     min_group_size = check_min_group_size(min_group_size)
-    n_bootstrap, confidence_level, interval_method = check_bootstrap_options(
-        n_bootstrap, confidence_level, interval_method
-    )
+    options = IntervalOptions.check(n_bootstrap, confidence_level, interval_method, seed)
     tax = as_taxonomy(taxonomy)
     label_array = label_matrix(labels)
     score_array = score_matrix(scores, label_array)
@@ -314,23 +312,16 @@ def label_association(
     # Integer counts divided once: the same floats as the mean of 0/1 hit indicators.
     overall = hit_counts.sum(axis=0) / n
     rates = hit_counts / counts[:, None, None]
-    included = counts >= min_group_size
-
     params: dict[str, Any] = {
         "taxonomy": tax.to_params(), "thresholds": grid.tolist(), "top_k": int(top_k),
         "label_type": label_type, "min_group_size": min_group_size, "variant": variant,
-        "n": n, "n_bootstrap": n_bootstrap,
+        "n": n,
     }
-    boot = None
-    if n_bootstrap:
-        rng, used_seed = resolve_seed(seed)
-        params.update(seed=used_seed, confidence_level=confidence_level,
-                      interval_method=interval_method)
-        boot = bootstrap_group_means(
-            headline_columns(), codes, n_groups=k, included=included,
-            clusters=_clusters(clusters, n), n_bootstrap=n_bootstrap,
-            confidence_level=confidence_level, method=interval_method, seed=rng,
-        )
+    table = group_table(keys, codes, {"hit_rate": (headline_columns(), None)},
+                        min_group_size=min_group_size, options=options, params=params,
+                        clusters=check_clusters(clusters, n))
+    boot = table.boot
+    included = table.included
 
     curves = {t: Curve(tuple(grid), tuple(overall[i]), "τ", f"{t} hit rate")
               for i, t in enumerate(all_types)}
@@ -338,7 +329,8 @@ def label_association(
         curves[f"{label_type}|{group_label(key)}"] = Curve(
             tuple(grid), tuple(rates[g, headline_type]), "τ", f"{label_type} hit rate",
             None if boot is None else tuple(
-                boot.group_interval(g, j) or (math.nan, math.nan) for j in range(grid.size)
+                boot.interval("group:hit_rate", g, j) or (math.nan, math.nan)
+                for j in range(grid.size)
             ),
         )
     sweep = tuple(
@@ -354,26 +346,23 @@ def label_association(
     headline_j = _headline_index(grid)
     slices = []
     for j, tau in enumerate(grid):
-        group_stats = make_group_stats(
-            keys, counts, rates[:, headline_type, j], min_group_size=min_group_size,
-            intervals=None if boot is None else [boot.group_interval(g, j) for g in range(k)],
-            stats=[{t: float(rates[g, i, j]) for i, t in enumerate(all_types)
-                    if i != headline_type} for g in range(k)],
-        )
+        group_stats = table.group_stats(j, stats=[
+            {t: float(rates[g, i, j]) for i, t in enumerate(all_types) if i != headline_type}
+            for g in range(k)])
         slices.append(IndicatorResult(
             name="label_association",
             metric=f"{label_type}_hit_rate",
             value=float(overall[headline_type, j]),
             groups=group_stats,
             stats={f"{t}_hit_rate": float(overall[i, j]) for i, t in enumerate(all_types)},
-            intervals={} if boot is None else boot.as_mapping(j),
+            intervals=table.intervals(j),
             curves=curves if j == headline_j else {},
             tables={"sweep": sweep} if j == headline_j else {},
             params={**params, "tau": float(tau)},
             higher_is_better=label_type in _HIGHER_IS_BETTER,
             min_group_size=min_group_size,
             at=float(tau),
-            notes=(*exclusion_notes(group_stats, min_group_size), *notes),
+            notes=(*table.notes(), *notes),
         ))
     head = slices.pop(headline_j)
     return IndicatorResult(**{**_fields(head), "slices": tuple(slices)})
@@ -383,16 +372,6 @@ def _fields(result: IndicatorResult) -> dict[str, Any]:
     from dataclasses import fields
 
     return {f.name: getattr(result, f.name) for f in fields(result)}
-
-
-def _clusters(clusters: Any, n: int) -> Any:
-    if clusters is None:
-        return None
-    from pytest_fairness.indicators._common import as_1d, check_same_length
-
-    array = as_1d(clusters, "clusters")
-    check_same_length(clusters=array, rows=range(n))
-    return array
 
 
 def _headline_index(grid: NDArray[np.float64]) -> int:

@@ -40,15 +40,15 @@ import numpy as np
 from pytest_fairness.errors import FairnessConfigError, InvalidDataError
 from pytest_fairness.indicators._common import (
     as_1d,
+    check_clusters,
     check_min_group_size,
     check_same_length,
     check_variant,
     encode_groups,
-    exclusion_notes,
-    make_group_stats,
+    group_table,
 )
 from pytest_fairness.results import Curve, GroupKey, IndicatorResult, group_label
-from pytest_fairness.stats import bootstrap_group_means, check_bootstrap_options, resolve_seed
+from pytest_fairness.stats import IntervalOptions
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -317,8 +317,7 @@ def precision_at_k(
     """
     check_variant(variant, "precision_at_k")
     min_group_size = check_min_group_size(min_group_size)
-    n_bootstrap, confidence_level, interval_method = check_bootstrap_options(
-        n_bootstrap, confidence_level, interval_method)
+    options = IntervalOptions.check(n_bootstrap, confidence_level, interval_method, seed)
     ks, specs = _k_values(k), _groupings(by)
     if not isinstance(match, str):
         raise FairnessConfigError(f"match must be a column name; got match={match!r}.")
@@ -351,27 +350,17 @@ def precision_at_k(
         codes.append(g_codes + len(keys))
         keys.extend(g_keys)
         grouping_of.extend([spec] * len(g_keys))
-    rows, code, n_groups = np.tile(np.arange(nq), len(specs)), np.concatenate(codes), len(keys)
-    counts = np.bincount(code, minlength=n_groups)
-    values = np.stack([np.bincount(code, weights=precision[rows, j], minlength=n_groups)
-                       for j in range(len(ks))], axis=1) / counts[:, None]
+    rows, code = np.tile(np.arange(nq), len(specs)), np.concatenate(codes)
     params: dict[str, Any] = {
         "k": ks, "match": match, "by": [list(s) if isinstance(s, tuple) else s for s in specs],
         "exclude_self": bool(exclude_self), "min_group_size": min_group_size, "variant": variant,
-        "queries": nq, "database": int(db.shape[0]), "n_bootstrap": n_bootstrap}
-    boot = None
-    if n_bootstrap:
-        rng, used_seed = resolve_seed(seed)
-        params.update(seed=used_seed, confidence_level=confidence_level,
-                      interval_method=interval_method)
-        ids = (np.arange(nq) if clusters is None else _column(q_frame, clusters, "queries", nq)
-               if isinstance(clusters, str) else as_1d(clusters, "clusters"))
-        check_same_length(clusters=ids, queries=range(nq))
-        boot = bootstrap_group_means(
-            precision[rows], code, n_groups=n_groups, included=counts >= min_group_size,
-            clusters=np.unique(ids, return_inverse=True)[1].reshape(-1)[rows],
-            n_bootstrap=n_bootstrap, confidence_level=confidence_level,
-            method=interval_method, seed=rng)
+        "queries": nq, "database": int(db.shape[0])}
+    # A query counted once per grouping is one unit: resampled once, in all its groups.
+    ids = (np.arange(nq) if clusters is None else _column(q_frame, clusters, "queries", nq)
+           if isinstance(clusters, str) else check_clusters(clusters, nq))
+    table = group_table(keys, code, {"precision": (precision[rows], None)},
+                        min_group_size=min_group_size, options=options, params=params,
+                        clusters=np.unique(ids, return_inverse=True)[1].reshape(-1)[rows])
     overall = precision.mean(axis=0)
     stats = {f"precision@{x}": float(v) for x, v in zip(ks, overall)}
     first: dict[str, Any] = {  # what the headline K carries
@@ -383,18 +372,13 @@ def precision_at_k(
         + "; ".join(map(str, specs)) + ").",)
     results = []
     for j, kk in enumerate(ks):
-        group_stats = make_group_stats(
-            keys, counts, values[:, j], min_group_size=min_group_size,
-            intervals=None if boot is None else [boot.group_interval(g, j)
-                                                 for g in range(n_groups)])
+        group_stats = table.group_stats(j)
         results.append(IndicatorResult(
             name="precision_at_k", metric=f"precision@{kk}", value=float(overall[j]),
             groups=group_stats, stats=stats,
-            # A query counted once per grouping leaves the overall mean, and its interval.
-            intervals={} if boot is None else {key: v for key, v in boot.as_mapping(j).items()
-                                               if not any(map(math.isnan, v))},
+            intervals=table.intervals(j),
             params={**params, "at_k": kk}, higher_is_better=True,
             min_group_size=min_group_size, at=kk,
-            notes=(*exclusion_notes(group_stats, min_group_size), *notes),
+            notes=(*table.notes(), *notes),
             **(first if j == 0 else {})))
     return replace(results[0], slices=tuple(results[1:]))

@@ -10,7 +10,6 @@ from pytest_fairness.stats import (
     Units,
     as_generator,
     bootstrap,
-    bootstrap_group_means,
     check_bootstrap_options,
     resolve_seed,
 )
@@ -54,76 +53,6 @@ def test_check_bootstrap_options_accepts_off() -> None:
     assert check_bootstrap_options(0, 0.9, "bca") == (0, 0.9, "bca")
 
 
-def test_bootstrap_mismatched_shapes() -> None:
-    with pytest.raises(InvalidDataError, match="one group code per unit"):
-        bootstrap_group_means([1.0, 0.0], [0], n_groups=1, included=[True])
-
-
-@pytest.mark.parametrize("method", ["percentile", "bca"])
-def test_intervals_contain_estimates(method: str) -> None:
-    values, groups = _data()
-    b = bootstrap_group_means(values, groups, n_groups=2, included=[True, True],
-                              n_bootstrap=400, method=method, seed=3)
-    low, high = b.interval("gap")
-    assert low < 2 / 3 - 0.25 < high
-    g0 = b.group_interval(0)
-    assert g0 is not None and g0[0] < 2 / 3 < g0[1]
-    v = b.interval("value")
-    assert v is not None and v[0] < 55 / 120 < v[1]
-    assert set(b.as_mapping()) == {"value", "gap", "ratio"}
-
-
-def test_seed_reproducible_and_varies() -> None:
-    values, groups = _data()
-    kw = dict(n_groups=2, included=[True, True], n_bootstrap=200)
-    a = bootstrap_group_means(values, groups, seed=1, **kw)
-    b = bootstrap_group_means(values, groups, seed=1, **kw)
-    c = bootstrap_group_means(values, groups, seed=2, **kw)
-    assert a.interval("gap") == b.interval("gap")
-    assert a.interval("gap") != c.interval("gap")
-
-
-def test_constant_values_give_degenerate_interval() -> None:
-    b = bootstrap_group_means(np.ones(10), np.r_[np.zeros(5, int), np.ones(5, int)],
-                              n_groups=2, included=[True, True], n_bootstrap=100,
-                              method="bca", seed=0)
-    assert b.interval("gap") == (0.0, 0.0)
-    assert b.group_interval(1) == (1.0, 1.0)
-
-
-def test_gap_undefined_with_one_included_group() -> None:
-    values, groups = _data()
-    b = bootstrap_group_means(values, groups, n_groups=2, included=[True, False],
-                              n_bootstrap=100, seed=0)
-    assert b.interval("gap") is None
-    assert "gap" not in b.as_mapping()
-
-
-def test_clusters_widen_interval() -> None:
-    """Perfectly correlated clusters: resampling them gives a wider interval than units."""
-    rng = np.random.default_rng(0)
-    cluster_value = rng.random(20) < 0.5
-    clusters = np.repeat(np.arange(20), 10)
-    values = cluster_value[clusters].astype(float)
-    groups = np.zeros(200, int)
-    kw = dict(n_groups=1, included=[True], n_bootstrap=500, seed=0)
-    plain = bootstrap_group_means(values, groups, **kw).group_interval(0)
-    clustered = bootstrap_group_means(values, groups, clusters=clusters, **kw).group_interval(0)
-    assert plain is not None and clustered is not None
-    assert clustered[1] - clustered[0] > 2 * (plain[1] - plain[0])
-
-
-def test_several_metrics_at_once() -> None:
-    values, groups = _data()
-    stacked = np.stack([values, 1 - values], axis=1)
-    b = bootstrap_group_means(stacked, groups, n_groups=2, included=[True, True],
-                              n_bootstrap=200, seed=0)
-    assert b.group.shape == (2, 2, 2)
-    g0, g0_flipped = b.group_interval(0, 0), b.group_interval(0, 1)
-    assert g0 is not None and g0_flipped is not None
-    assert g0[0] == pytest.approx(1 - g0_flipped[1])
-
-
 def test_strata_keep_their_size_in_every_replicate() -> None:
     """Stratified draws: each stratum's total weight equals its cluster count."""
     strata = np.r_[np.zeros(7, int), np.ones(3, int), np.full(5, 2)]
@@ -149,18 +78,6 @@ def test_cluster_across_strata_is_refused() -> None:
 def test_clusters_of_wrong_length_are_refused() -> None:
     with pytest.raises(InvalidDataError, match=r"clusters must have one label per row \(4\)"):
         Units.of(4, clusters=[0, 1])
-
-
-def test_generic_bootstrap_matches_group_means() -> None:
-    """The group-means bootstrap is the generic engine with a group-mean statistic."""
-    values, groups = _data()
-    units = Units.of(values.size)
-    b = bootstrap(lambda w: {"m": (w[:, groups == 0] @ values[groups == 0])
-                             / w[:, groups == 0].sum(axis=1)},
-                  units, n_bootstrap=300, seed=4)
-    g = bootstrap_group_means(values, groups, n_groups=2, included=[True, True],
-                              n_bootstrap=300, seed=4)
-    assert b.interval("m") == pytest.approx(g.group_interval(0), abs=1e-12)
 
 
 @pytest.mark.parametrize("method", ["percentile", "bca"])
