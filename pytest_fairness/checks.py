@@ -18,6 +18,12 @@ max_auc            the largest ``|cell|`` of ``matrices["auc"]``
 max_l1             ``stats["l1"]``
 ================== ===============================================================
 
+``metric="NAME"`` makes ``max_value``/``min_value`` bound ``stats[NAME]`` (with
+``intervals[NAME]``), or the highest/lowest included group's ``stats[NAME]`` when NAME is a
+per-group stat, and ``max_gap``/``min_ratio`` bound the gap/ratio of that per-group stat
+over the included groups (with ``intervals["gap:NAME"]``). Names match case-insensitively
+when unambiguous (``"TPR"`` finds the groups' ``tpr``).
+
 With ``confidence="supported"`` a limit fails only when the whole interval lies beyond it;
 with ``"strict"`` it fails when any part does. A number that cannot be computed (a gap with
 fewer than two large-enough groups) raises :class:`InsufficientDataError` rather than pass.
@@ -30,6 +36,7 @@ turn failed ones into :class:`~pytest_fairness.errors.FairnessViolation`.
 from __future__ import annotations
 
 import contextvars
+import fnmatch
 import math
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -48,11 +55,13 @@ from pytest_fairness.results import (
 __all__ = [
     "CONFIDENCE_MODES",
     "LIMITS",
+    "METRIC_LIMITS",
     "CheckOutcome",
     "InlineCheck",
     "LimitSpec",
     "collect",
     "collecting",
+    "check_metric_name",
     "evaluate",
 ]
 
@@ -93,6 +102,33 @@ LIMITS: Final[Mapping[str, LimitSpec]] = {
         _spec("max_l1", 0.0, None, "largest allowed L1 norm of the AUC matrix"),
     )
 }
+
+
+#: The limits whose number ``metric=`` can pick.
+METRIC_LIMITS: Final = ("max_value", "min_value", "max_gap", "min_ratio")
+
+
+def check_metric_name(metric: Any) -> str:
+    """Validate ``metric=`` of a limit before any result exists: some indicator offers it.
+
+    Raises
+    ------
+    FairnessConfigError
+        Listing, per indicator, the names it offers.
+    """
+    from pytest_fairness.indicators import INDICATORS
+
+    offered = {name: spec.metrics for name, spec in INDICATORS.items() if spec.metrics}
+    if isinstance(metric, str) and any(
+        fnmatch.fnmatchcase(metric.casefold(), pattern.casefold())
+        for patterns in offered.values() for pattern in patterns
+    ):
+        return metric
+    listing = "; ".join(f"{name}: {', '.join(names)}" for name, names in offered.items())
+    raise FairnessConfigError(
+        f"metric={metric!r} is not a metric any indicator offers. Names by indicator — "
+        f"{listing}. Without metric=, limits bound the headline value and groups."
+    )
 
 
 @final
@@ -215,10 +251,68 @@ def _bounded(
     return high if upper_matters else low
 
 
+def _find(name: str, names: Any) -> str | None:
+    """``name`` among ``names``: exactly, else case-insensitively when that is unambiguous."""
+    names = list(names)
+    if name in names:
+        return name
+    folded = [n for n in names if n.casefold() == name.casefold()]
+    return folded[0] if len(folded) == 1 else None
+
+
+def _observe_metric(
+    limit: str, result: IndicatorResult, metric: str, confidence: str
+) -> tuple[float, float, tuple[float, float] | None, str]:
+    """``_observe`` for ``metric=``: a whole-result stat, or a per-group stat."""
+    group_names = {k for g in result.groups for k in g.stats}
+    stat = _find(metric, result.stats) if limit in ("max_value", "min_value") else None
+    per_group = None if stat is not None else _find(metric, group_names)
+    if stat is None and per_group is None:
+        kinds = ("its stats or its groups' stats" if limit in ("max_value", "min_value")
+                 else "its groups' stats (the gap and ratio are over groups)")
+        have = ", ".join(sorted(result.stats if limit in ("max_value", "min_value")
+                                else set()) + sorted(group_names)) or "none"
+        raise FairnessConfigError(
+            f"{limit} with metric={metric!r}: {result.name!r} ({result.metric}) has no such "
+            f"name among {kinds}; it offers: {have}."
+        )
+    if stat is not None:
+        observed = _undefined_is_insufficient(limit, result, stat, result.stats[stat])
+        interval = result.intervals.get(stat)
+        return observed, _bounded(limit, observed, interval, confidence), interval, stat
+    assert per_group is not None
+    values = [(g.stats[per_group], g) for g in _needs_groups(limit, result)
+              if per_group in g.stats and not math.isnan(g.stats[per_group])]
+    if len(values) < (2 if limit in ("max_gap", "min_ratio") else 1):
+        raise InsufficientDataError(
+            f"{limit}: {per_group!r} is defined for {len(values)} included group(s) of "
+            f"{result.name!r}; pass a smaller min_group_size or add data."
+        )
+    if limit in ("min_value", "max_value"):
+        observed, group = (min if limit == "min_value" else max)(values, key=lambda v: v[0])
+        return observed, _bounded(limit, observed, None, confidence), None, (
+            f"group {group.label} {per_group}")
+    high, low = max(v for v, _ in values), min(v for v, _ in values)
+    if limit == "max_gap":
+        interval = result.intervals.get(f"gap:{per_group}")
+        observed = high - low
+    else:
+        interval = None
+        observed = 1.0 if high == 0 else low / high if low >= 0 else math.nan
+        if math.isnan(observed):
+            raise InsufficientDataError(
+                f"min_ratio: the ratio of {per_group!r} is undefined for negative values; "
+                "bound the gap instead.")
+    return (observed, _bounded(limit, observed, interval, confidence), interval,
+            f"{per_group} across groups")
+
+
 def _observe(
-    limit: str, result: IndicatorResult, confidence: str
+    limit: str, result: IndicatorResult, confidence: str, metric: str | None = None
 ) -> tuple[float, float, tuple[float, float] | None, str]:
     """Return ``(observed, decisive, interval, where)`` for one limit on one result."""
+    if metric is not None:
+        return _observe_metric(limit, result, metric, confidence)
     if limit in ("max_gap", "min_ratio"):
         _needs_groups(limit, result)
         kind = "gap" if limit == "max_gap" else "ratio"
@@ -345,7 +439,8 @@ def evaluate(results: Any, limits: Mapping[str, Any]) -> list[CheckOutcome]:
         target = result.select(limits["at"]) if "at" in limits else result
         for limit in (k for k in limits if k in LIMITS):
             threshold = float(limits[limit])
-            observed, decisive, interval, where = _observe(limit, target, confidence)
+            observed, decisive, interval, where = _observe(limit, target, confidence,
+                                                           limits.get("metric"))
             passed = _within(decisive, threshold, LIMITS[limit].bound)
             outcomes.append(
                 CheckOutcome(limit, threshold, observed, passed, target, key, confidence,

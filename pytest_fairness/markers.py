@@ -22,7 +22,15 @@ from typing import Any, Final, final
 
 import pytest
 
-from pytest_fairness.checks import CONFIDENCE_MODES, LIMITS, CheckOutcome, collect, evaluate
+from pytest_fairness.checks import (
+    CONFIDENCE_MODES,
+    LIMITS,
+    METRIC_LIMITS,
+    CheckOutcome,
+    check_metric_name,
+    collect,
+    evaluate,
+)
 from pytest_fairness.errors import FairnessConfigError, FairnessViolation
 
 __all__ = [
@@ -50,7 +58,7 @@ MARKER_LINES: Final = (
     "than the baseline (--fairness-baseline); use fairness.no_regression(...) to write it.",
 )
 
-_THRESHOLD_OPTIONS: Final = ("at", "confidence", "result")
+_THRESHOLD_OPTIONS: Final = ("at", "confidence", "result", "metric")
 _REGRESSION_OPTIONS: Final = ("tolerance", "metric", "result")
 #: What ``fairness.no_regression(metric=...)`` may compare with the baseline.
 REGRESSION_METRICS: Final = ("value", "gap", "ratio", "worst")
@@ -118,6 +126,15 @@ def validate_threshold(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict
     if "at" in kwargs:
         number = _number("at", kwargs["at"])
         clean["at"] = int(kwargs["at"]) if isinstance(kwargs["at"], Integral) else number
+    if "metric" in kwargs:
+        clean["metric"] = check_metric_name(kwargs["metric"])
+        other = next((k for k in limits if k not in METRIC_LIMITS), None)
+        if other is not None:
+            raise FairnessConfigError(
+                f"metric= picks the number that {', '.join(METRIC_LIMITS)} bound; {other} "
+                f"bounds its own ({LIMITS[other].description}). Put {other} in a separate "
+                "fairness.threshold."
+            )
     confidence = kwargs.get("confidence", "point")
     if confidence not in CONFIDENCE_MODES:
         raise FairnessConfigError(

@@ -73,6 +73,43 @@ PROPERTIES: Mapping[str, str] = MappingProxyType({
 
 @final
 @dataclass(frozen=True, slots=True)
+class Headline:
+    """What a result of an indicator is judged on when the user names no metric.
+
+    History, baselines, the summary table and ``--fairness-compare-fail`` track it.
+
+    Parameters
+    ----------
+    metric : str
+        ``"gap"`` (max − min over the included groups), ``"value"``, or a key of the
+        result's ``stats`` (``"effect_size"``, ``"amplification"``, ``"l1"``).
+    label : str
+        How reports name it (``"|effect size|"``).
+    lower_is_better : bool
+        Its direction.
+    magnitude : bool
+        Judged on its absolute value (iEAT's d: the sign is a direction, not better or worse).
+    has_gap : bool
+        Whether a max − min over the result's groups means something; False for iEAT (two
+        target sets, not groups of people) and for results whose groups are cells.
+    secondary : tuple of str
+        Stats shown beside it (iEAT's ``p_value``, the amplification ``variance``).
+    """
+
+    metric: str
+    label: str
+    lower_is_better: bool = True
+    magnitude: bool = False
+    has_gap: bool = True
+    secondary: tuple[str, ...] = ()
+
+
+#: The headline of a result whose indicator the registry does not know (a user's own).
+GAP_HEADLINE = Headline("gap", "gap")
+
+
+@final
+@dataclass(frozen=True, slots=True)
 class IndicatorSpec:
     """What the registry knows about one indicator function.
 
@@ -93,6 +130,12 @@ class IndicatorSpec:
         The invariances the function guarantees, names from :data:`PROPERTIES`.
     direction_argument : str or None
         The argument that decides the direction when ``higher_is_better`` is None.
+    headline : Headline
+        What its results are judged on when the user names no metric.
+    metrics : tuple of str
+        The names ``metric=`` of a limit may take for it: keys of the result's ``stats``
+        and of its groups' stats (shell patterns such as ``"*_hit_rate"`` where they
+        depend on arguments).
 
     Examples
     --------
@@ -109,6 +152,8 @@ class IndicatorSpec:
     needs: tuple[str, ...]
     properties: frozenset[str] = frozenset()
     direction_argument: str | None = None
+    headline: Headline = GAP_HEADLINE
+    metrics: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         unknown = sorted(self.properties - PROPERTIES.keys())
@@ -137,74 +182,102 @@ _EMBEDDINGS = frozenset({"row_permutation", "embedding_scale"})
 _TRAIN = "train_attrs, train_groups: 0/1 training attributes (n, a) and groups"
 _TEST = "test_attrs, test_groups: 0/1 test attributes and groups (ground truth)"
 _PRED = "pred_attrs, pred_groups: predicted attributes and groups, or a list of runs"
+_IEAT = Headline("effect_size", "|effect size|", magnitude=True, has_gap=False,
+                 secondary=("p_value",))
+_IEAT_METRICS = ("effect_size", "p_value", "statistic", "mean_association_x",
+                 "mean_association_y", "std_association")
+_AMP = Headline("amplification", "amplification", has_gap=False, secondary=("variance",))
+_AMP_METRICS = ("amplification", "signed_mean", "abs_mean", "variance")
 
 _SPECS = (
     IndicatorSpec(
         "group_metrics", "cross_domain", "Iurada et al. 2023 (classification)", True,
         ("y_true, y_pred: true and predicted labels (n,)", "groups: group of each row"),
-        _TABULAR),
+        _TABULAR, headline=Headline("gap", "gap (DA)"),
+        metrics=("accuracy", "MGA", "mGA", "DA", "DEO", "DEOdds", "DTO", "TPR", "FPR")),
     IndicatorSpec(
         "landmark_metrics", "cross_domain", "Iurada et al. 2023 (landmark detection)", True,
         ("y_true, y_pred: true and predicted landmarks (n, K, 2)",
          "groups: group of each image",
          "normalizer: a landmark pair or one distance per image"),
-        _TABULAR),
+        _TABULAR, headline=Headline("gap", "gap (DS)"),
+        metrics=("SDR", "NME", "MGS", "mGS", "DS", "DTO")),
     # Its inputs are results: it inherits their invariances and has none of its own.
     IndicatorSpec(
         "delta_dto", "cross_domain", "Iurada et al. 2023", True,
         ("result: group_metrics or landmark_metrics result of the model",
-         "baseline: the same indicator and variant for the baseline model")),
+         "baseline: the same indicator and variant for the baseline model"),
+        headline=Headline("value", "ΔDTO", lower_is_better=False, has_gap=False),
+        metrics=("delta_dto", "DTO", "DTO_baseline")),
     # Higher is better only for label_type="human" (the correct-label rate); every other
     # type, "harmful" (the default) included, is a rate to keep low.
     IndicatorSpec(
         "label_association", "harmful_labels", "Goyal et al. 2022 §3.1", None,
         ("labels: top-k predicted labels (n, k)", "scores: their confidences",
          "groups: group of each image", "taxonomy: label → label type"),
-        _TABULAR, direction_argument="label_type"),
+        _TABULAR, direction_argument="label_type", metrics=("*_hit_rate",)),
     IndicatorSpec(
         "geodiversity", "geographic", "Goyal et al. 2022 §3.2", True,
         ("labels: top-k predicted labels (rows, k)", "scores: their confidences",
          "truth: ground-truth label(s) of each row",
          "household, region, income: of each row (constant within a household)",
          "image: image id of each row (optional)"),
-        _TABULAR | {"duplicate_counted_once"}),
+        _TABULAR | {"duplicate_counted_once"}, metrics=("hit_rate", "images")),
     IndicatorSpec(
         "precision_at_k", "retrieval", "Goyal et al. 2022 §3.3", True,
         ("queries: embeddings (n, d) and their attribute frame",
          "database: embeddings (m, d) and their attribute frame",
          "match, by: attribute columns of the frames"),
-        _TABULAR | _EMBEDDINGS),
+        _TABULAR | _EMBEDDINGS, metrics=("precision@*",)),
     IndicatorSpec(
         "ieat", "embedding_association", "Steed & Caliskan 2021 §3.3", False,
         ("X, Y: embeddings of the two target sets", "A, B: embeddings of the two attribute sets"),
-        _EMBEDDINGS),
+        _EMBEDDINGS, headline=_IEAT, metrics=_IEAT_METRICS),
     IndicatorSpec(
         "ieat_battery", "embedding_association",
         "Steed & Caliskan 2021 §3.3 (Holm-adjusted battery)",
-        False, ("tests: test name → (X, Y, A, B) embeddings",), _EMBEDDINGS),
+        False, ("tests: test name → (X, Y, A, B) embeddings",), _EMBEDDINGS,
+        headline=_IEAT, metrics=(*_IEAT_METRICS, "p_value_holm")),
     IndicatorSpec(
         "bias_amp", "amplification", "Zhao et al. 2017", False,
-        (_TRAIN, _PRED), _AMPLIFICATION),
+        (_TRAIN, _PRED), _AMPLIFICATION, headline=_AMP, metrics=_AMP_METRICS),
     IndicatorSpec(
         "directional_bias_amp", "amplification", "Wang & Russakovsky 2021", False,
-        (_TRAIN, _TEST, _PRED, "direction: 'G->M' or 'M->G'"), _AMPLIFICATION),
+        (_TRAIN, _TEST, _PRED, "direction: 'G->M' or 'M->G'"), _AMPLIFICATION,
+        headline=_AMP, metrics=_AMP_METRICS),
     IndicatorSpec(
         "multi_mals", "amplification", "Zhao et al. 2023 (Multi_MALS)", False,
-        (_TRAIN, _TEST, _PRED), _AMPLIFICATION),
+        (_TRAIN, _TEST, _PRED), _AMPLIFICATION, headline=_AMP, metrics=_AMP_METRICS),
     IndicatorSpec(
         "multi_directional", "amplification", "Zhao et al. 2023 (Multi→)", False,
-        (_TRAIN, _TEST, _PRED, "direction: 'G->M' or 'M->G'"), _AMPLIFICATION),
+        (_TRAIN, _TEST, _PRED, "direction: 'G->M' or 'M->G'"), _AMPLIFICATION,
+        headline=_AMP, metrics=_AMP_METRICS),
     IndicatorSpec(
         "fair_sa", "sensitivity", "Joshi et al. 2022 §3", False,
         ("model_or_features: a model and dataset of images, a features callable, or "
          "embeddings {None: clean, (perturbation, level): perturbed}",
          "attribute: protected attribute of each image",
          "identities: identity of each image (verification)"),
-        _TABULAR | _EMBEDDINGS),
+        _TABULAR | _EMBEDDINGS,
+        headline=Headline("l1", "L1 of AUCs", has_gap=False, secondary=("max_abs_auc",)),
+        metrics=("l1", "max_abs_auc", "l1_row[*]", "l1_col[*]", "irc_auc[*]", "mean_auc",
+                 "worst_auc")),
 )
 
 #: Public function name → its :class:`IndicatorSpec`, in the order of the table above.
 INDICATORS: Mapping[str, IndicatorSpec] = MappingProxyType({s.name: s for s in _SPECS})
+
+def headline(name: str) -> Headline:
+    """The :class:`Headline` of results named ``name`` (:data:`GAP_HEADLINE` if unknown).
+
+    Examples
+    --------
+    >>> headline("ieat").label, headline("fair_sa").metric, headline("mine").metric
+    ('|effect size|', 'l1', 'gap')
+    """
+    spec = INDICATORS.get(name)
+    return GAP_HEADLINE if spec is None else spec.headline
+
 
 #: Public function name → the module of this package that defines it.
 _FUNCTIONS: Mapping[str, str] = MappingProxyType(

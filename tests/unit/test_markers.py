@@ -66,7 +66,7 @@ def test_at_keeps_its_type(at: float, kind: type) -> None:
 def test_unknown_keyword_lists_allowed_keywords() -> None:
     with pytest.raises(FairnessConfigError,
                        match=r"unknown keyword max_gapp=0\.1\. Allowed keywords: max_gap, "
-                             r"min_ratio, .*max_l1, at, confidence, result\."):
+                             r"min_ratio, .*max_l1, at, confidence, result, metric\."):
         fairness.threshold(max_gapp=0.1)
 
 
