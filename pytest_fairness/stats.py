@@ -45,6 +45,9 @@ __all__ = [
 #: Interval methods :func:`bootstrap` accepts.
 BOOTSTRAP_METHODS = ("percentile", "bca")
 
+#: Kinds pool rows only when there are this many times fewer kinds than rows.
+_POOLING_GAIN = 8
+
 #: Upper bound on the number of cells (replicates × clusters) held at once.
 _CHUNK_CELLS = 4_000_000
 
@@ -143,8 +146,13 @@ def _interval_from_replicates(
     flat_out = out.reshape(-1, 2)
     flat_valid = n_valid.reshape(-1)
     flat_jack = None if jack is None else jack.reshape(jack.shape[0], -1)
+    whole = np.flatnonzero((flat_valid == boot.shape[0]) & ~np.isnan(flat_est))
+    if method == "percentile" and whole.size:  # no NaN replicate: every entry at once
+        flat_out[whole] = np.quantile(flat_boot[:, whole], [alpha / 2, 1 - alpha / 2],
+                                      axis=0).T
     for i in range(flat_est.size):
-        if flat_valid[i] < 2 or math.isnan(flat_est[i]):
+        if (method == "percentile" and flat_valid[i] == boot.shape[0]) or (
+                flat_valid[i] < 2 or math.isnan(flat_est[i])):
             continue
         reps = flat_boot[:, i]
         reps = np.sort(reps[~np.isnan(reps)])
@@ -221,12 +229,19 @@ class Units:
                     f"clusters must have one label per row ({n}); got shape {array.shape}. "
                     "Pass the household or identity of each row."
                 )
-            codes = np.zeros(n, dtype=np.intp)
+            codes, size = np.zeros(n, dtype=np.int64), 1
             for column in array.reshape(n, -1).T:  # rows as tuples, one column at a time
                 distinct, inverse = np.unique(column, return_inverse=True)
-                codes = np.unique(codes * distinct.size + inverse.reshape(-1),
-                                  return_inverse=True)[1].reshape(-1).astype(np.intp)
+                if size * distinct.size >= 2**62:  # keep the mixed-radix code in int64
+                    codes = np.unique(codes, return_inverse=True)[1].reshape(-1)
+                    size = int(codes.max()) + 1
+                codes = codes * distinct.size + inverse.reshape(-1)
+                size *= distinct.size
+            codes = np.unique(codes, return_inverse=True)[1].reshape(-1).astype(np.intp)
         n_clusters = int(codes.max()) + 1 if n else 0
+        if kinds is not None and n_clusters > n // _POOLING_GAIN:
+            # A multinomial over nearly as many kinds as rows costs more than drawing rows.
+            return cls.of(n, strata=strata)
         sizes = None if kinds is None else np.bincount(codes, minlength=n_clusters).astype(
             np.float64)
         if strata is None:
@@ -437,10 +452,18 @@ def bootstrap(
         jack = {k: np.concatenate(v) if repeat is None else np.repeat(np.concatenate(v),
                                                                        repeat, axis=0)
                 for k, v in jparts.items()}
-    alpha = 1 - confidence_level
-    intervals = {
-        k: _interval_from_replicates(replicates[k], estimate[k][0],
-                                     None if jack is None else jack[k], alpha, method)[None]
-        for k in estimate
-    }
+    # Every statistic's entries side by side: one pass computes all the intervals.
+    names = list(estimate)
+    shapes = [estimate[k].shape[1:] for k in names]
+
+    def side_by_side(arrays: Mapping[str, NDArray[np.float64]]) -> NDArray[np.float64]:
+        return np.concatenate([arrays[k].reshape(arrays[k].shape[0], -1) for k in names],
+                              axis=1)
+
+    flat = _interval_from_replicates(
+        side_by_side(replicates), side_by_side(estimate)[0],
+        None if jack is None else side_by_side(jack), 1 - confidence_level, method)
+    splits = np.cumsum([math.prod(shape) for shape in shapes])[:-1]
+    intervals = {k: part.reshape(1, *shape, 2)
+                 for k, shape, part in zip(names, shapes, np.split(flat, splits))}
     return Bootstrap(estimate, replicates, intervals, n_bootstrap, confidence_level, method)

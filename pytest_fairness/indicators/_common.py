@@ -585,22 +585,29 @@ def group_table(
         units = Units.of(n, clusters=clusters, kinds=kinds)
     statistic = None
     if units is not None:
-        rows = np.arange(n)
-        totals = {}
+        # Every numerator and denominator of every group in one sparse matrix (units ×
+        # cells): one product per chunk of replicates gives all their weighted sums.
+        data, rows, cells, slices, start = [], [], [], {}, 0
         for name, (a, b) in ratios.items():
             m = a.shape[1]
-            cells = (codes[:, None] * m + np.arange(m)).reshape(-1)
-            repeat = np.repeat(rows, m)
-            totals[name] = (units.totals(a.reshape(-1), repeat, cells, k * m),
-                            units.totals(b.reshape(-1), repeat, cells, k * m), m)
+            cell = (codes[:, None] * m + np.arange(m)).reshape(-1)
+            for offset, part in ((start, a), (start + k * m, b)):
+                data.append(part.reshape(-1))
+                rows.append(np.repeat(np.arange(n), m))
+                cells.append(cell + offset)
+            slices[name] = (start, m)
+            start += 2 * k * m
+        totals = units.totals(np.concatenate(data), np.concatenate(rows),
+                              np.concatenate(cells), start).tocsc()
         head = next(iter(columns))
 
         def statistic(w: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
             r = w.shape[0]
+            sums = np.asarray(totals.T @ np.ascontiguousarray(w.T)).T
             out, reps = {}, {}
-            for name, (num_t, den_t, m) in totals.items():
-                top = np.asarray(num_t.T @ w.T).T.reshape(r, k, m)
-                bottom = np.asarray(den_t.T @ w.T).T.reshape(r, k, m)
+            for name, (at, m) in slices.items():
+                top = sums[:, at:at + k * m].reshape(r, k, m)
+                bottom = sums[:, at + k * m:at + 2 * k * m].reshape(r, k, m)
                 with np.errstate(invalid="ignore", divide="ignore"):
                     reps[name] = top / bottom
                     if name == head:
