@@ -452,3 +452,64 @@ def test_insufficient_data() -> None:
     with pytest.raises(InsufficientDataError, match=r"protected subgroup has no images after"):
         fair_sa({None: clean, ("blur", 0.5): clean, ("blur", 1.0): clean},
                 **base_kwargs(prune=True))
+
+
+# -- outputs pinned before intervals were added (n_bootstrap=0 must not move a bit) ------------
+
+
+def pinned_cases() -> dict[str, IndicatorResult]:
+    features, ids, groups = verification_data()
+    verification = {"attribute": groups, "perturbations": "noise", "levels": [0.5, 1.0],
+                    "task": "verification", "identities": ids, "far": 0.1, "min_group_size": 1}
+    clean = random_features(40, 6, 5)
+    rng = np.random.default_rng(9)
+    noisy: dict[Any, np.ndarray] = {None: clean}
+    for name in ("p", "q"):
+        for level in (0.25, 0.5, 1.0):
+            noisy[(name, level)] = clean + level * rng.normal(size=clean.shape) * rng.uniform(
+                0, 2, (40, 1))
+    derived = {"attribute": np.array(["x", "y", "z", "x"] * 10), "perturbations": ["p", "q"],
+               "levels": [0.25, 0.5, 1.0], "identities": np.repeat(np.arange(20), 2)}
+    return {
+        "four": fair_sa(four_images(), **base_kwargs()),
+        "verification": fair_sa(features, **verification),
+        "verification_pruned": fair_sa(features, prune=True, **verification),
+        "far": fair_sa(noisy, far=0.05, min_group_size=5, **derived),
+        "far_pruned": fair_sa(noisy, far=0.005, prune=True, min_group_size=8, **derived),
+    }
+
+
+def digest(r: IndicatorResult) -> str:
+    """SHA-256 of everything but params and the threshold (a cosine, pinned on its own)."""
+    import hashlib
+    import json
+
+    data = {k: v for k, v in r.to_dict().items() if k != "params"}
+    data["stats"] = {k: v for k, v in data["stats"].items() if k != "threshold"}
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=repr).encode()).hexdigest()
+
+
+PINNED = {
+    "four": (0.5, "7bd566691c7e8e29eccf22c2936a0a3649cd7e610f0125a4b1012542dcbde8b9"),
+    "verification": (0.14583333333333331,
+                     "6672eff4d15384c87fe1af1ff7a4577cd80cb8555edbedd7814872da121fce98"),
+    "verification_pruned": (0.10416666666666669,
+                            "d47c5cb7f5f541fb161008c23bb8e53ec87d8c2316b2188479a48e758b5c7c99"),
+    "far": (0.37916666666666676,
+            "87073cd8a091cfdf7d71ac1638bdf72204e8decbac60e4578829515c39dd612d"),
+    "far_pruned": (0.2867361111111111,
+                   "13a72cde4b81c1cfc459c28e9d26f72cc0a66ce99327e7f9c88d38cfa7a55c74"),
+}
+
+
+def test_outputs_pinned_to_the_bit() -> None:
+    """Every number of five cases, recorded before bootstrap intervals existed."""
+    results = pinned_cases()
+    for name, (value, sha) in PINNED.items():
+        assert (results[name].value, digest(results[name])) == (value, sha), name
+    assert results["far"].stats["l1_row[x]"] == 0.16250000000000003
+    assert results["far_pruned"].stats["max_abs_auc"] == 0.10677083333333334
+    assert results["verification"].stats["irc_auc[noise]"] == 0.984375
+    assert math.isclose(results["far"].stats["threshold"], 0.6440594955531197, rel_tol=1e-12)
+    assert math.isclose(results["far_pruned"].stats["threshold"], 0.8545922408274252,
+                        rel_tol=1e-12)
