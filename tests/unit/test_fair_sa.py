@@ -470,7 +470,19 @@ def pinned_cases() -> dict[str, IndicatorResult]:
                 0, 2, (40, 1))
     derived = {"attribute": np.array(["x", "y", "z", "x"] * 10), "perturbations": ["p", "q"],
                "levels": [0.25, 0.5, 1.0], "identities": np.repeat(np.arange(20), 2)}
+    # nine subgroups and twelve levels: sums long enough for numpy's pairwise summation
+    wide: dict[Any, np.ndarray] = {None: random_features(90, 8, 12)}
+    rng = np.random.default_rng(11)
+    for name in ("p", "q"):
+        for level in np.linspace(0, 1, 12)[1:].tolist():
+            wide[(name, level)] = wide[None] + level * rng.normal(size=(90, 8)) * rng.uniform(
+                0, 1.5, (90, 1))
+    ids = np.repeat(np.arange(30), 3)
+    many = {"attribute": ids % 9, "perturbations": ["p", "q"], "levels": 12,
+            "min_group_size": 1}
     return {
+        "wide": fair_sa(wide, far=0.05, **many),
+        "wide_verification": fair_sa(wide, far=0.1, task="verification", identities=ids, **many),
         "four": fair_sa(four_images(), **base_kwargs()),
         "verification": fair_sa(features, **verification),
         "verification_pruned": fair_sa(features, prune=True, **verification),
@@ -490,6 +502,10 @@ def digest(r: IndicatorResult) -> str:
 
 
 PINNED = {
+    "wide": (0.24995683329016657,
+             "b401d49f74ac597f5ee14465738747edf5fab6ce655fc483bb3b884d773bca81"),
+    "wide_verification": (1.598155702322369,
+                          "b7799e2ff52f21ba995c50ffc8284fb3e688386edd81877216a872ff72cccdd4"),
     "four": (0.5, "7bd566691c7e8e29eccf22c2936a0a3649cd7e610f0125a4b1012542dcbde8b9"),
     "verification": (0.14583333333333331,
                      "6672eff4d15384c87fe1af1ff7a4577cd80cb8555edbedd7814872da121fce98"),
@@ -503,7 +519,7 @@ PINNED = {
 
 
 def test_outputs_pinned_to_the_bit() -> None:
-    """Every number of five cases, recorded before bootstrap intervals existed."""
+    """Every number of seven cases, recorded before bootstrap intervals existed."""
     results = pinned_cases()
     for name, (value, sha) in PINNED.items():
         assert (results[name].value, digest(results[name])) == (value, sha), name
