@@ -529,3 +529,114 @@ def test_outputs_pinned_to_the_bit() -> None:
     assert math.isclose(results["far"].stats["threshold"], 0.6440594955531197, rel_tol=1e-12)
     assert math.isclose(results["far_pruned"].stats["threshold"], 0.8545922408274252,
                         rel_tol=1e-12)
+
+
+# -- bootstrap intervals -------------------------------------------------------------------------
+
+
+def inside(interval: tuple[float, float] | None, value: float) -> bool:
+    return interval is not None and interval[0] <= value <= interval[1]
+
+
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+@pytest.mark.parametrize("task", ["self_matching", "verification"])
+def test_intervals_contain_the_estimate_and_leave_it_unchanged(task: str, method: str) -> None:
+    features, ids, groups = verification_data()
+    kwargs: dict[str, Any] = {"attribute": groups, "perturbations": "noise", "levels": [0.5, 1.0],
+                              "far": 0.1, "identities": ids, "task": task, "min_group_size": 1}
+    plain = fair_sa(features, **kwargs)
+    r = fair_sa(features, n_bootstrap=200, interval_method=method, seed=5, **kwargs)
+    assert (r.value, r.stats, r.curves, r.groups[0].value) == (
+        plain.value, plain.stats, plain.curves, plain.groups[0].value)
+    assert r.matrices["auc"].values == plain.matrices["auc"].values
+    assert plain.intervals == {} and plain.matrices["auc"].intervals is None
+    assert r.intervals["value"] == r.intervals["l1"]
+    for name in ("l1", "max_abs_auc", "l1_row[p]", "l1_row[q]", "l1_col[noise]"):
+        assert inside(r.intervals[name], r.stats[name]), name
+    m = r.matrices["auc"]
+    assert m.intervals is not None
+    for row_values, row_intervals in zip(m.values, m.intervals):
+        assert all(inside(i, v) for i, v in zip(row_intervals, row_values))
+    assert all(inside(g.interval, g.value) for g in r.groups)
+    assert r.params["n_bootstrap"] == 200 and r.params["seed"] == 5
+    assert r.params["confidence_level"] == 0.95 and r.params["interval_method"] == method
+    assert plain.params["n_bootstrap"] == 0 and "confidence_level" not in plain.params
+
+
+def test_intervals_reproducible_for_a_seed_and_round_trip() -> None:
+    kwargs = base_kwargs(n_bootstrap=300, confidence_level=0.9)
+    a, b = fair_sa(four_images(), **kwargs), fair_sa(four_images(), **kwargs)
+    assert a.intervals == b.intervals and a.matrices == b.matrices
+    features, _, groups = verification_data()
+    kwargs = base_kwargs(attribute=groups, perturbations="noise", threshold=None, far=0.1,
+                         n_bootstrap=300)
+    other, again = fair_sa(features, seed=1, **kwargs), fair_sa(features, seed=2, **kwargs)
+    assert other.value == again.value and other.intervals != again.intervals
+    assert IndicatorResult.from_dict(a.to_dict()) == a
+    assert IndicatorResult.from_dict(other.to_dict()) == other
+
+
+def test_replicates_without_a_subgroup_are_left_out_and_said() -> None:
+    """Four images, two per subgroup: about 6 % of replicates draw no image of one side."""
+    r = fair_sa(four_images(), **base_kwargs(n_bootstrap=400))
+    note = [n for n in r.notes if "bootstrap replicates left out" in n]
+    assert note and " of 400 " in note[0]
+    assert inside(r.intervals["l1"], r.value)
+
+
+def test_identities_are_resampled_whole() -> None:
+    """With identities, replicates draw identities: two images of one person move together."""
+    features, ids, groups = verification_data()
+    kwargs = {"attribute": groups, "perturbations": "noise", "levels": [0.5, 1.0],
+              "far": 0.1, "min_group_size": 1, "n_bootstrap": 200, "seed": 0}
+    by_image = fair_sa(features, **kwargs)
+    by_identity = fair_sa(features, identities=ids, **kwargs)
+    assert by_image.intervals != by_identity.intervals
+
+
+@pytest.mark.parametrize(
+    ("changes", "fragment"),
+    [
+        ({"n_bootstrap": 50}, r"n_bootstrap=50 is too few"),
+        ({"n_bootstrap": -1}, r"n_bootstrap=-1"),
+        ({"n_bootstrap": 1.5}, r"n_bootstrap=1\.5"),
+        ({"n_bootstrap": 200, "confidence_level": 1.2}, r"confidence_level=1\.2"),
+        ({"n_bootstrap": 200, "interval_method": "normal"}, r"interval_method='normal'"),
+    ],
+)
+def test_bad_interval_keywords_raise_config_error(changes: dict[str, Any], fragment: str) -> None:
+    with pytest.raises(FairnessConfigError, match=fragment):
+        fair_sa(four_images(), **base_kwargs(**changes))
+
+
+def test_weighted_gar_equals_gar_of_the_resampled_dataset() -> None:
+    """A replicate's GAR is the GAR of the data set it stands for: each drawn identity's
+    images copied as often as it was drawn; pairs between two copies of one identity are
+    neither genuine nor impostor (the self pair of an image with its copy)."""
+    from pytest_fairness.indicators.sensitivity import _Verification
+    from pytest_fairness.stats import Units
+
+    features, ids, _ = verification_data()
+    clean, emb = features[None], features[("noise", 1.0)]
+    unit = clean / np.linalg.norm(clean, axis=1, keepdims=True)
+    probe = emb / np.linalg.norm(emb, axis=1, keepdims=True)
+    scores = probe @ unit.T
+    subset = np.arange(24)
+    part = _Verification(subset, np.asarray(ids, dtype=object), 0.1, "all")
+    part.weigh(Units.of(24, clusters=ids), spare=True)
+    rng = np.random.default_rng(7)
+    weights = rng.multinomial(8, np.full(8, 1 / 8), size=30).astype(np.float64)
+    got = part.weighted_gar([part.pairs(scores)], weights)[:, 0]
+    for w, value in zip(weights, got):
+        copies = [(i, c) for i in subset for c in range(int(w[ids[i]]))]
+        genuine, impostor = [], []
+        for i, c in copies:
+            for j, d in copies:
+                if ids[i] != ids[j]:
+                    impostor.append(scores[i, j])
+                elif c == d and i != j:
+                    genuine.append(scores[i, j])
+        t = oracle_threshold(np.array(impostor), 0.1)
+        assert value == float(np.mean(np.array(genuine) >= t))
+    assert part.weighted_gar([part.pairs(scores)], np.ones((1, 8)))[0, 0] == part.gar(scores)
+
