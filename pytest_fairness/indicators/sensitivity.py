@@ -737,7 +737,8 @@ def fair_sa(
     FairnessConfigError
         For invalid arguments.
     InvalidDataError
-        For malformed embeddings or labels.
+        For malformed embeddings or labels, or perturbed embeddings whose shape differs
+        from the clean ones.
     InsufficientDataError
         When a subgroup or its rest is empty, or verification lacks genuine or impostor pairs.
 
@@ -864,6 +865,13 @@ def fair_sa(
                 overall[j, k] = clean_overall
                 continue
             emb = get(name, float(level))
+            if emb.shape != clean.shape:
+                raise InvalidDataError(
+                    f"embeddings for ({name!r}, {level:g}) have shape {emb.shape} but the clean "
+                    f"ones have shape {clean.shape}: a perturbed entry needs one row per clean "
+                    "image, in the same order, from the same model. Re-extract that entry from "
+                    "the clean images with the model of the clean embeddings."
+                )
             response, overall[j, k] = responses(emb)
             data.append(response)
 

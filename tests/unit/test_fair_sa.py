@@ -640,3 +640,21 @@ def test_weighted_gar_equals_gar_of_the_resampled_dataset() -> None:
         assert value == float(np.mean(np.array(genuine) >= t))
     assert part.weighted_gar([part.pairs(scores)], np.ones((1, 8)))[0, 0] == part.gar(scores)
 
+
+# -- perturbed features of another shape ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (4, 5)], ids=["fewer-rows", "other-dimension"])
+def test_perturbed_features_of_another_shape_name_the_entry(shape: tuple[int, int]) -> None:
+    features = four_images()
+    features[("blur", 1.0)] = np.ones(shape)
+    with pytest.raises(InvalidDataError,
+                       match=rf"\('blur', 1\) have shape \({shape[0]}, {shape[1]}\) but the "
+                             r"clean ones have shape \(4, 4\).*one row per clean image"):
+        fair_sa(features, **base_kwargs())
+
+    def callable_features(dataset: Any, *, perturbation: Any = None) -> np.ndarray:
+        return np.eye(4) if perturbation is None else np.ones(shape)
+
+    with pytest.raises(InvalidDataError, match=r"\('blur', 0\.5\) have shape"):
+        fair_sa(callable_features, "ds", **base_kwargs())
