@@ -658,3 +658,18 @@ def test_perturbed_features_of_another_shape_name_the_entry(shape: tuple[int, in
 
     with pytest.raises(InvalidDataError, match=r"\('blur', 0\.5\) have shape"):
         fair_sa(callable_features, "ds", **base_kwargs())
+
+
+def test_supported_confidence_gates_the_l1_norm_and_the_worst_row_by_their_intervals() -> None:
+    features, _, groups = verification_data()
+    r = fair_sa(features, **base_kwargs(attribute=groups, perturbations="noise", threshold=None,
+                                         far=0.1, n_bootstrap=300, seed=3))
+    low, high = r.intervals["l1"]
+    assert low < r.value < high
+    fairness.check(r, max_l1=(low + r.value) / 2, confidence="supported")  # low end within
+    with pytest.raises(FairnessViolation):
+        fairness.check(r, max_l1=(low + r.value) / 2)
+    with pytest.raises(FairnessViolation):
+        fairness.check(r, max_l1=(r.value + high) / 2, confidence="strict")
+    worst = max(g.interval[0] for g in r.groups if g.interval is not None)
+    fairness.check(r, max_value=worst, confidence="supported")
