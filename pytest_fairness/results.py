@@ -307,11 +307,15 @@ class Matrix:
         Row and column labels.
     values : tuple of tuple of float
         ``values[i][j]`` is the cell of row ``rows[i]`` and column ``columns[j]``.
+    intervals : tuple of tuple of (float, float) or None, optional
+        Confidence interval of each cell, same shape as ``values``; a cell whose interval
+        could not be computed holds None. None (the default) when none were computed.
     """
 
     rows: tuple[GroupKey, ...]
     columns: tuple[GroupKey, ...]
     values: tuple[tuple[float, ...], ...]
+    intervals: tuple[tuple[tuple[float, float] | None, ...], ...] | None = None
 
     def __post_init__(self) -> None:
         rows = tuple(normalize_group(r) for r in self.rows)
@@ -325,14 +329,33 @@ class Matrix:
         object.__setattr__(self, "rows", rows)
         object.__setattr__(self, "columns", columns)
         object.__setattr__(self, "values", values)
+        if self.intervals is not None:
+            try:
+                cells = tuple(tuple(_interval(p) for p in row) for row in self.intervals)
+            except (TypeError, ValueError, FairnessConfigError):
+                raise FairnessConfigError(
+                    f"Matrix intervals must hold one (low, high) pair of numbers or None per "
+                    f"cell; got intervals={self.intervals!r}."
+                ) from None
+            if [len(row) for row in cells] != [len(row) for row in values]:
+                raise FairnessConfigError(
+                    f"Matrix intervals must have the shape of its values ({len(rows)}, "
+                    f"{len(columns)}), one (low, high) pair or None per cell; got "
+                    f"{len(cells)} rows of lengths {[len(r) for r in cells]}."
+                )
+            object.__setattr__(self, "intervals", cells)
 
     def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-serialisable dictionary."""
-        return {
+        """Return a JSON-serialisable dictionary (``"intervals"`` only when there are some)."""
+        out: dict[str, Any] = {
             "rows": [_encode_key(r) for r in self.rows],
             "columns": [_encode_key(c) for c in self.columns],
             "values": [[encode_float(v) for v in row] for row in self.values],
         }
+        if self.intervals is not None:
+            out["intervals"] = [[None if p is None else [encode_float(p[0]), encode_float(p[1])]
+                                 for p in row] for row in self.intervals]
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Matrix:
@@ -341,6 +364,9 @@ class Matrix:
             rows=tuple(normalize_group(r) for r in data["rows"]),
             columns=tuple(normalize_group(c) for c in data["columns"]),
             values=tuple(tuple(_decode_float(v) for v in row) for row in data["values"]),
+            intervals=None if data.get("intervals") is None else tuple(
+                tuple(None if p is None else (_decode_float(p[0]), _decode_float(p[1]))
+                      for p in row) for row in data["intervals"]),
         )
 
 

@@ -35,6 +35,12 @@ Choices the seed leaves open, made here:
 * Self-matching thresholds derived from ``far`` use the clean impostor pairs (different
   identities when ``identities`` is given, else all pairs of different images); pruning
   removes images that falsely match another clean image.
+* Bootstrap intervals (an addition to the paper) redraw images, or whole identities when
+  ``identities`` is given: the images of one person are not independent, and in
+  verification an identity's genuine pairs are then kept or dropped together. A replicate
+  weighs an impostor pair by the product of its two identities' draw counts, a genuine pair
+  by its identity's count (pairs of two copies of one identity are neither), and sets each
+  GAR threshold anew; the self-matching threshold and pruning stay fixed (operating point).
 """
 
 from __future__ import annotations
@@ -62,6 +68,7 @@ from pytest_fairness.results import (
     group_label,
     normalize_group,
 )
+from pytest_fairness.stats import IntervalOptions, Units
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -529,9 +536,88 @@ class _Verification:
         threshold = _far_threshold(sub[self.impostor], self.far)
         return float((sub[self.genuine] >= threshold).mean())
 
+    def weigh(self, units: Units, spare: bool) -> None:
+        """Fix the (pruned) pairs' clusters: impostor pairs weigh w_a·w_b, genuine ones w_a."""
+        from scipy import sparse
 
-def _trapezoid(x: NDArray[np.float64], y: NDArray[np.float64]) -> float:
-    return float(np.sum((y[1:] + y[:-1]) / 2 * np.diff(x)))
+        rows, cols = np.nonzero(self.impostor)
+        self.pair = units.codes[self.index[rows]], units.codes[self.index[cols]]
+        self.counts = sparse.csr_matrix((np.ones(rows.size), self.pair),
+                                        shape=(units.n_clusters,) * 2)
+        self.mate = units.codes[self.index[np.nonzero(self.genuine)[0]]]
+        allowed = min(int(math.floor(self.far * rows.size + 1e-9)), rows.size - 1) + 1
+        # Replicates reweigh the pairs, so their threshold may lie deeper than the estimate's.
+        self.top = min(rows.size, 2 * allowed + 100 if spare else allowed)
+
+    def pairs(self, scores: NDArray[np.float64]) -> tuple[NDArray[Any], ...]:
+        """The top impostor scores in decreasing order, their pair numbers, genuine scores."""
+        sub = scores[np.ix_(self.index, self.index)]
+        impostor = -sub[self.impostor]
+        top = np.argpartition(impostor, self.top - 1)[: self.top]
+        top = top[np.argsort(impostor[top], kind="stable")]
+        return -impostor[top], top, sub[self.genuine]
+
+    def weighted_gar(self, levels: list[tuple[NDArray[Any], ...]], w: NDArray[np.float64]) -> Any:
+        """GAR at FAR (r, levels) of replicates with cluster weights w: :meth:`gar` at w = 1.
+
+        ``levels`` holds :meth:`pairs` of each level (a repeated one is computed once). NaN
+        where a replicate drew no genuine or impostor pair, or where its threshold lies below
+        the impostor scores kept.
+        """
+        total = (np.asarray(self.counts @ w.T).T * w).sum(axis=1)
+        target = np.minimum(np.floor(self.far * total + 1e-9), total - 1) + 1
+        target[total == 0] = np.nan
+        size = w.shape[1]
+        done: dict[int, Any] = {}
+        for level in (p for p in levels if id(p) not in done):
+            scores, top, genuine = level
+            k = _reaching(w, self.pair[0][top], self.pair[1][top], target)
+            t = np.nextafter(scores[np.minimum(k, scores.size - 1)], np.inf)
+            above = genuine >= t.max()  # for every replicate; the band between varies
+            band = (genuine >= t.min()) & ~above
+            with np.errstate(invalid="ignore"):
+                gar = (w @ np.bincount(self.mate[above], minlength=size) + (
+                    w[:, self.mate[band]] * (genuine[band] >= t[:, None])).sum(axis=1)) / (
+                    w @ np.bincount(self.mate, minlength=size))
+            done[id(level)] = np.where(k < scores.size, gar, np.nan)
+        return np.stack([done[id(p)] for p in levels], axis=1)
+
+
+def _reaching(w: NDArray[np.float64], a: NDArray[np.intp], b: NDArray[np.intp],
+              target: NDArray[np.float64], block: int = 64) -> Any:
+    """Per replicate r, the first p with Σ_{i <= p} w[r, a_i]·w[r, b_i] >= target[r].
+
+    len(a) or more where it is never reached. Sums over blocks find each replicate's block,
+    a cumulative sum within it the position: one pass over the pairs. Weights are counts, so
+    float32 sums stay exact (below 2^24).
+    """
+    r, pad = w.shape[0], -a.size % block
+    wt = np.vstack([w.T, np.zeros((1, r))]).astype(np.float32)  # a zero cluster pads blocks
+    a, b = (np.concatenate([v, np.full(pad, w.shape[1])]) for v in (a, b))
+    u = (wt[a] * wt[b]).reshape(-1, block, r)
+    ends = np.cumsum(u.sum(axis=1), axis=0)
+    with np.errstate(invalid="ignore"):
+        j = np.minimum((ends < target).sum(axis=0), ends.shape[0] - 1)
+        before = np.where(j > 0, ends[j - 1, np.arange(r)], 0.0)
+        inside = np.cumsum(u[j, :, np.arange(r)], axis=1) + before[:, None]
+        return j * block + (inside < target[:, None]).sum(axis=1) + np.isnan(target) * a.size
+
+
+def _trapezoid(x: NDArray[np.float64], y: NDArray[np.float64]) -> Any:
+    """Trapezoid areas under curves ``y`` (..., levels), over the last axis."""
+    return np.sum((y[..., 1:] + y[..., :-1]) / 2 * np.diff(x), axis=-1)
+
+
+def _norms(alpha: NDArray[np.float64], x: NDArray[np.float64],
+           included: NDArray[np.bool_]) -> dict[str, NDArray[np.float64]]:
+    """AUC cells and L1 norms of α curves (r, subgroups, perturbations, levels), per replicate."""
+    auc = _trapezoid(x, alpha)
+    inc = np.abs(auc[:, included]) if included.any() else np.full(
+        (auc.shape[0], 1, auc.shape[2]), np.nan)  # no subgroup: NaN norms
+    flat = inc.reshape(auc.shape[0], -1)
+    return {"auc": auc, "l1_row": np.abs(auc).sum(axis=-1), "l1": flat.sum(axis=-1),
+            "max_abs_auc": flat.max(axis=-1),
+            "l1_col": np.ascontiguousarray(np.swapaxes(inc, 1, 2)).sum(axis=-1)}
 
 
 # -- the indicator ---------------------------------------------------------------------------
@@ -553,6 +639,9 @@ def fair_sa(
     seed: int = 0,
     batch_size: int = 64,
     min_group_size: int = 30,
+    n_bootstrap: int = 0,
+    confidence_level: float = 0.95,
+    interval_method: str = "percentile",
 ) -> IndicatorResult:
     r"""Fair SA curves, VPSA item-response curves and the signed-AUC matrix (Joshi et al. 2022).
 
@@ -613,12 +702,19 @@ def fair_sa(
         level 0. The seed makes it optional because it may drop subgroups unevenly; the
         result reports how many were dropped.
     seed : int, default 0
-        Seeds the random perturbations (speckle noise), per image.
+        Seeds the random perturbations (speckle noise), per image, and the bootstrap.
     batch_size : int, default 64
         Batch size when a model embeds an image tensor.
     min_group_size : int, default 30
         Subgroups (or their rest) with fewer images are reported but left out of
         ``matrices["auc"]`` and the L1 norms.
+    n_bootstrap : int, default 0
+        Bootstrap replicates for intervals (images redrawn, or identities when given); 0
+        computes none and leaves every number as without intervals.
+    confidence_level : float, default 0.95
+        Coverage of the intervals.
+    interval_method : {"percentile", "bca"}
+        Bootstrap interval method.
 
     Returns
     -------
@@ -631,14 +727,18 @@ def fair_sa(
         curves; one group per protected subgroup whose value is its row L1 norm (lower is
         better; stats ``mean_auc``, ``clean_alpha``, ``worst_auc``, ``n_rest``);
         ``tables["cells"]``: cells by decreasing |AUC|; the worst cells with their curve
-        points are in ``notes``.
+        points are in ``notes``. With ``n_bootstrap``: ``intervals`` of ``value``, ``l1``,
+        ``max_abs_auc`` and the row and column norms, each group's ``interval`` (its row
+        norm) and ``matrices["auc"].intervals`` per cell; ``params`` records the seed,
+        ``confidence_level`` and ``interval_method``.
 
     Raises
     ------
     FairnessConfigError
         For invalid arguments.
     InvalidDataError
-        For malformed embeddings or labels.
+        For malformed embeddings or labels, or perturbed embeddings whose shape differs
+        from the clean ones.
     InsufficientDataError
         When a subgroup or its rest is empty, or verification lacks genuine or impostor pairs.
 
@@ -673,6 +773,7 @@ def fair_sa(
         raise FairnessConfigError(f"prune must be True or False; got prune={prune!r}.")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise FairnessConfigError(f"seed must be a non-negative int; got seed={seed!r}.")
+    options = IntervalOptions.check(n_bootstrap, confidence_level, interval_method, int(seed))
     if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or (
         batch_size < 1
     ):
@@ -720,16 +821,17 @@ def fair_sa(
 
     names = list(perts)
     n_levels = grid.size
-    alpha = np.zeros((len(rows), len(names), n_levels))
-    rate_p = np.zeros_like(alpha)
     overall = np.zeros((len(names), n_levels))
+    first: dict[Any, int] = {}  # identities are the clusters when given
+    units = Units.of(n, clusters=None if ids is None else np.array(
+        [first.setdefault(v, len(first)) for v in ids.tolist()]))
+    sides = [(side & keep).astype(np.float64) for _, m in rows for side in (m, ~m)]
+    parts: list[_Verification] = []  # verification: subgroup, its rest, next subgroup...
 
     if task == "self_matching":
-        def responses(emb: NDArray[np.float64]) -> tuple[NDArray[np.float64], float]:
+        def responses(emb: NDArray[np.float64]) -> tuple[Any, float]:
             match = (np.einsum("ij,ij->i", emb, clean) >= t).astype(np.float64)
-            per_row = np.array([[match[m & keep].mean(), match[~m & keep].mean()]
-                                for _, m in rows])
-            return per_row, float(match[keep].mean())
+            return match, float(match[keep].mean())
     else:
         assert ids is not None
         everyone = _Verification(np.arange(n), ids, far, "all images")
@@ -746,57 +848,110 @@ def fair_sa(
             dropped = sum(a.pruned_pairs + b.pruned_pairs for a, b in subsets)
             notes.append(f"pruning dropped {everyone.pruned_pairs} of {n * (n - 1)} pairs "
                          f"misclassified at level 0 ({dropped} within subgroups and rests)")
+        parts += [part for pair in subsets for part in pair]
+        for part in parts:
+            part.weigh(units, spare=options.n_bootstrap > 0)
 
-        def responses(emb: NDArray[np.float64]) -> tuple[NDArray[np.float64], float]:
+        def responses(emb: NDArray[np.float64]) -> tuple[Any, float]:
             scores = emb @ clean.T
-            per_row = np.array([[a.gar(scores), b.gar(scores)] for a, b in subsets])
-            return per_row, everyone.gar(scores)
+            return [part.pairs(scores) for part in parts], everyone.gar(scores)
 
-    clean_rows, clean_overall = responses(clean)
+    data: list[Any] = []  # what each (perturbation, level) leaves to weigh: k == 0 is clean
+    clean_data, clean_overall = responses(clean)
     for j, name in enumerate(names):
         for k, level in enumerate(grid):
             if k == 0:
-                per_row, total = clean_rows, clean_overall
-            else:
-                per_row, total = responses(get(name, float(level)))
-            alpha[:, j, k] = per_row[:, 0] - per_row[:, 1]
-            rate_p[:, j, k] = per_row[:, 0]
-            overall[j, k] = total
+                data.append(clean_data)
+                overall[j, k] = clean_overall
+                continue
+            emb = get(name, float(level))
+            if emb.shape != clean.shape:
+                raise InvalidDataError(
+                    f"embeddings for ({name!r}, {level:g}) have shape {emb.shape} but the clean "
+                    f"ones have shape {clean.shape}: a perturbed entry needs one row per clean "
+                    "image, in the same order, from the same model. Re-extract that entry from "
+                    "the clean images with the model of the clean embeddings."
+                )
+            response, overall[j, k] = responses(emb)
+            data.append(response)
+
+    def curves_of(w: NDArray[np.float64]) -> tuple[Any, Any]:
+        """α and the protected side's rate (r, subgroup, perturbation, level) at weights w."""
+        if task == "self_matching":
+            image = w[:, units.codes]
+            match = np.stack(data, axis=1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out = np.stack([(image * side) @ match / (image @ side)[:, None]
+                                for side in sides], axis=1)
+        else:
+            out = np.stack([part.weighted_gar([d[s] for d in data], w)
+                            for s, part in enumerate(parts)], axis=1)
+        rate = out.reshape(w.shape[0], len(rows), 2, len(names), n_levels)
+        return rate[:, :, 0] - rate[:, :, 1], rate[:, :, 0]
 
     x = grid / grid[-1]
-    auc = np.array([[_trapezoid(x, alpha[i, j]) for j in range(len(names))]
-                    for i in range(len(rows))])
-    irc_all = np.array([_trapezoid(x, overall[j]) for j in range(len(names))])
-    irc_rows = np.array([[_trapezoid(x, rate_p[i, j]) for j in range(len(names))]
-                         for i in range(len(rows))])
+    included = np.array([min(a, b) >= min_group_size for a, b in sizes], dtype=bool)
+    alphas, rates_p = curves_of(np.ones((1, units.n_clusters)))
+    alpha, rate_p = alphas[0], rates_p[0]
+    estimate = {key: v[0] for key, v in _norms(alphas, x, included).items()}
+    auc, row_l1 = estimate["auc"], estimate["l1_row"]
+    irc_all, irc_rows = _trapezoid(x, overall), _trapezoid(x, rate_p)
 
     keys = [key for key, _ in rows]
     labels = [group_label(normalize_group(k)) for k in keys]
-    included = np.array([min(a, b) >= min_group_size for a, b in sizes], dtype=bool)
-    row_l1 = np.abs(auc).sum(axis=1)
     inc_auc = auc[included]
-    stats: dict[str, float] = {
-        "l1": float(np.abs(inc_auc).sum()) if included.any() else math.nan,
-        "max_abs_auc": float(np.abs(inc_auc).max()) if included.any() else math.nan,
-    }
+    stats: dict[str, float] = {"l1": float(estimate["l1"]),
+                               "max_abs_auc": float(estimate["max_abs_auc"])}
     if t is not None:
         stats["threshold"] = t
     for i in (int(v) for v in np.flatnonzero(included)):
         stats[f"l1_row[{labels[i]}]"] = float(row_l1[i])
     for j, name in enumerate(names):
-        stats[f"l1_col[{name}]"] = (float(np.abs(inc_auc[:, j]).sum()) if included.any()
-                                    else math.nan)
+        stats[f"l1_col[{name}]"] = float(estimate["l1_col"][j])
     for j, name in enumerate(names):
         stats[f"irc_auc[{name}]"] = float(irc_all[j])
 
+    params: dict[str, Any] = {
+        "task": task, "perturbations": names, "levels": grid.tolist(),
+        "threshold": t, "threshold_source": "given" if given_threshold is not None else (
+            "far" if task == "self_matching" else "far per subgroup"),
+        "far": far, "prune": prune, "seed": int(seed), "protected": protected,
+        "attribute": attribute if isinstance(attribute, str) else "labels",
+        "identities": identities if isinstance(identities, str) or identities is None
+        else "labels",
+        "min_group_size": min_group_size, "n": n, "source": source,
+    }
+    step = 2_000_000 // max([1, *(part.top for part in parts)])  # (pairs kept × replicates)
+    boot = options.run(lambda w: _norms(np.concatenate([
+        curves_of(w[i : i + step])[0] for i in range(0, w.shape[0], step)]), x, included),
+        units, params)
+    intervals: dict[str, tuple[float, float]] = {}
+    cell_intervals = row_intervals = None
+    if boot is not None:
+        found = {f"{kind}[{label}]": boot.interval(kind, i) for kind, some in (
+            ("l1_row", labels), ("l1_col", names)) for i, label in enumerate(some)}
+        found.update(l1=boot.interval("l1"), max_abs_auc=boot.interval("max_abs_auc"))
+        intervals = {k: v for k, v in found.items() if k in stats and v is not None}
+        if "l1" in intervals:
+            intervals["value"] = intervals["l1"]
+        cell_intervals = [tuple(boot.interval("auc", i, j) for j in range(len(names)))
+                          for i in range(len(rows))]
+        row_intervals = [boot.interval("l1_row", i) for i in range(len(rows))]
+        left = int(np.isnan(boot.replicates["l1"]).sum()) if included.any() else 0
+        if left:
+            notes.append(f"{left} of {options.n_bootstrap} bootstrap replicates left out of "
+                         "the intervals: a subgroup or its rest drew no images (or pairs)")
+
     matrices = {
         "auc": Matrix(tuple(k for k, inc in zip(keys, included) if inc), tuple(names),
-                      tuple(map(tuple, inc_auc))),
+                      tuple(map(tuple, inc_auc)), None if cell_intervals is None else tuple(
+                          c for c, inc in zip(cell_intervals, included) if inc)),
         "irc_auc": Matrix(("all", *keys), tuple(names),
                           (tuple(irc_all), *map(tuple, irc_rows))),
     }
     if not included.all():
-        matrices["auc_all"] = Matrix(tuple(keys), tuple(names), tuple(map(tuple, auc)))
+        matrices["auc_all"] = Matrix(tuple(keys), tuple(names), tuple(map(tuple, auc)),
+                                     None if cell_intervals is None else tuple(cell_intervals))
 
     y_label = "α = P(match | protected) − P(match | rest)" if task == "self_matching" else (
         f"α = GAR@FAR={far:g} (protected) − GAR@FAR (rest)")
@@ -834,6 +989,7 @@ def fair_sa(
 
     group_stats = make_group_stats(
         keys, [a for a, _ in sizes], row_l1, min_group_size=min_group_size,
+        intervals=row_intervals,
         stats=[{"mean_auc": float(auc[i].mean()), "clean_alpha": float(alpha[i, 0, 0]),
                 "worst_auc": float(auc[i, np.argmax(np.abs(auc[i]))]),
                 "n_rest": float(sizes[i][1])} for i in range(len(rows))],
@@ -850,19 +1006,11 @@ def fair_sa(
         value=stats["l1"],
         groups=group_stats,
         stats=stats,
+        intervals=intervals,
         curves=curves,
         matrices=matrices,
         tables={"cells": tuple(cells), "curves": tuple(index_rows)},
-        params={
-            "task": task, "perturbations": names, "levels": grid.tolist(),
-            "threshold": t, "threshold_source": "given" if given_threshold is not None else (
-                "far" if task == "self_matching" else "far per subgroup"),
-            "far": far, "prune": prune, "seed": int(seed), "protected": protected,
-            "attribute": attribute if isinstance(attribute, str) else "labels",
-            "identities": identities if isinstance(identities, str) or identities is None
-            else "labels",
-            "min_group_size": min_group_size, "n": n, "source": source,
-        },
+        params=params,
         higher_is_better=False,
         min_group_size=min_group_size,
         notes=(*exclusion_notes(group_stats, min_group_size), *notes),

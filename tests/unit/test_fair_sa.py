@@ -452,3 +452,224 @@ def test_insufficient_data() -> None:
     with pytest.raises(InsufficientDataError, match=r"protected subgroup has no images after"):
         fair_sa({None: clean, ("blur", 0.5): clean, ("blur", 1.0): clean},
                 **base_kwargs(prune=True))
+
+
+# -- outputs pinned before intervals were added (n_bootstrap=0 must not move a bit) ------------
+
+
+def pinned_cases() -> dict[str, IndicatorResult]:
+    features, ids, groups = verification_data()
+    verification = {"attribute": groups, "perturbations": "noise", "levels": [0.5, 1.0],
+                    "task": "verification", "identities": ids, "far": 0.1, "min_group_size": 1}
+    clean = random_features(40, 6, 5)
+    rng = np.random.default_rng(9)
+    noisy: dict[Any, np.ndarray] = {None: clean}
+    for name in ("p", "q"):
+        for level in (0.25, 0.5, 1.0):
+            noisy[(name, level)] = clean + level * rng.normal(size=clean.shape) * rng.uniform(
+                0, 2, (40, 1))
+    derived = {"attribute": np.array(["x", "y", "z", "x"] * 10), "perturbations": ["p", "q"],
+               "levels": [0.25, 0.5, 1.0], "identities": np.repeat(np.arange(20), 2)}
+    # nine subgroups and twelve levels: sums long enough for numpy's pairwise summation
+    wide: dict[Any, np.ndarray] = {None: random_features(90, 8, 12)}
+    rng = np.random.default_rng(11)
+    for name in ("p", "q"):
+        for level in np.linspace(0, 1, 12)[1:].tolist():
+            wide[(name, level)] = wide[None] + level * rng.normal(size=(90, 8)) * rng.uniform(
+                0, 1.5, (90, 1))
+    ids = np.repeat(np.arange(30), 3)
+    many = {"attribute": ids % 9, "perturbations": ["p", "q"], "levels": 12,
+            "min_group_size": 1}
+    return {
+        "wide": fair_sa(wide, far=0.05, **many),
+        "wide_verification": fair_sa(wide, far=0.1, task="verification", identities=ids, **many),
+        "four": fair_sa(four_images(), **base_kwargs()),
+        "verification": fair_sa(features, **verification),
+        "verification_pruned": fair_sa(features, prune=True, **verification),
+        "far": fair_sa(noisy, far=0.05, min_group_size=5, **derived),
+        "far_pruned": fair_sa(noisy, far=0.005, prune=True, min_group_size=8, **derived),
+    }
+
+
+def digest(r: IndicatorResult) -> str:
+    """SHA-256 of everything but params and the threshold (a cosine, pinned on its own)."""
+    import hashlib
+    import json
+
+    data = {k: v for k, v in r.to_dict().items() if k != "params"}
+    data["stats"] = {k: v for k, v in data["stats"].items() if k != "threshold"}
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=repr).encode()).hexdigest()
+
+
+PINNED = {
+    "wide": (0.24995683329016657,
+             "b401d49f74ac597f5ee14465738747edf5fab6ce655fc483bb3b884d773bca81"),
+    "wide_verification": (1.598155702322369,
+                          "b7799e2ff52f21ba995c50ffc8284fb3e688386edd81877216a872ff72cccdd4"),
+    "four": (0.5, "7bd566691c7e8e29eccf22c2936a0a3649cd7e610f0125a4b1012542dcbde8b9"),
+    "verification": (0.14583333333333331,
+                     "6672eff4d15384c87fe1af1ff7a4577cd80cb8555edbedd7814872da121fce98"),
+    "verification_pruned": (0.10416666666666669,
+                            "d47c5cb7f5f541fb161008c23bb8e53ec87d8c2316b2188479a48e758b5c7c99"),
+    "far": (0.37916666666666676,
+            "87073cd8a091cfdf7d71ac1638bdf72204e8decbac60e4578829515c39dd612d"),
+    "far_pruned": (0.2867361111111111,
+                   "13a72cde4b81c1cfc459c28e9d26f72cc0a66ce99327e7f9c88d38cfa7a55c74"),
+}
+
+
+def test_outputs_pinned_to_the_bit() -> None:
+    """Every number of seven cases, recorded before bootstrap intervals existed."""
+    results = pinned_cases()
+    for name, (value, sha) in PINNED.items():
+        assert (results[name].value, digest(results[name])) == (value, sha), name
+    assert results["far"].stats["l1_row[x]"] == 0.16250000000000003
+    assert results["far_pruned"].stats["max_abs_auc"] == 0.10677083333333334
+    assert results["verification"].stats["irc_auc[noise]"] == 0.984375
+    assert math.isclose(results["far"].stats["threshold"], 0.6440594955531197, rel_tol=1e-12)
+    assert math.isclose(results["far_pruned"].stats["threshold"], 0.8545922408274252,
+                        rel_tol=1e-12)
+
+
+# -- bootstrap intervals -------------------------------------------------------------------------
+
+
+def inside(interval: tuple[float, float] | None, value: float) -> bool:
+    return interval is not None and interval[0] <= value <= interval[1]
+
+
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+@pytest.mark.parametrize("task", ["self_matching", "verification"])
+def test_intervals_contain_the_estimate_and_leave_it_unchanged(task: str, method: str) -> None:
+    features, ids, groups = verification_data()
+    kwargs: dict[str, Any] = {"attribute": groups, "perturbations": "noise", "levels": [0.5, 1.0],
+                              "far": 0.1, "identities": ids, "task": task, "min_group_size": 1}
+    plain = fair_sa(features, **kwargs)
+    r = fair_sa(features, n_bootstrap=200, interval_method=method, seed=5, **kwargs)
+    assert (r.value, r.stats, r.curves, r.groups[0].value) == (
+        plain.value, plain.stats, plain.curves, plain.groups[0].value)
+    assert r.matrices["auc"].values == plain.matrices["auc"].values
+    assert plain.intervals == {} and plain.matrices["auc"].intervals is None
+    assert r.intervals["value"] == r.intervals["l1"]
+    for name in ("l1", "max_abs_auc", "l1_row[p]", "l1_row[q]", "l1_col[noise]"):
+        assert inside(r.intervals[name], r.stats[name]), name
+    m = r.matrices["auc"]
+    assert m.intervals is not None
+    for row_values, row_intervals in zip(m.values, m.intervals):
+        assert all(inside(i, v) for i, v in zip(row_intervals, row_values))
+    assert all(inside(g.interval, g.value) for g in r.groups)
+    assert r.params["n_bootstrap"] == 200 and r.params["seed"] == 5
+    assert r.params["confidence_level"] == 0.95 and r.params["interval_method"] == method
+    assert plain.params["n_bootstrap"] == 0 and "confidence_level" not in plain.params
+
+
+def test_intervals_reproducible_for_a_seed_and_round_trip() -> None:
+    kwargs = base_kwargs(n_bootstrap=300, confidence_level=0.9)
+    a, b = fair_sa(four_images(), **kwargs), fair_sa(four_images(), **kwargs)
+    assert a.intervals == b.intervals and a.matrices == b.matrices
+    features, _, groups = verification_data()
+    kwargs = base_kwargs(attribute=groups, perturbations="noise", threshold=None, far=0.1,
+                         n_bootstrap=300)
+    other, again = fair_sa(features, seed=1, **kwargs), fair_sa(features, seed=2, **kwargs)
+    assert other.value == again.value and other.intervals != again.intervals
+    assert IndicatorResult.from_dict(a.to_dict()) == a
+    assert IndicatorResult.from_dict(other.to_dict()) == other
+
+
+def test_replicates_without_a_subgroup_are_left_out_and_said() -> None:
+    """Four images, two per subgroup: about 6 % of replicates draw no image of one side."""
+    r = fair_sa(four_images(), **base_kwargs(n_bootstrap=400))
+    note = [n for n in r.notes if "bootstrap replicates left out" in n]
+    assert note and " of 400 " in note[0]
+    assert inside(r.intervals["l1"], r.value)
+
+
+def test_identities_are_resampled_whole() -> None:
+    """With identities, replicates draw identities: two images of one person move together."""
+    features, ids, groups = verification_data()
+    kwargs = {"attribute": groups, "perturbations": "noise", "levels": [0.5, 1.0],
+              "far": 0.1, "min_group_size": 1, "n_bootstrap": 200, "seed": 0}
+    by_image = fair_sa(features, **kwargs)
+    by_identity = fair_sa(features, identities=ids, **kwargs)
+    assert by_image.intervals != by_identity.intervals
+
+
+@pytest.mark.parametrize(
+    ("changes", "fragment"),
+    [
+        ({"n_bootstrap": 50}, r"n_bootstrap=50 is too few"),
+        ({"n_bootstrap": -1}, r"n_bootstrap=-1"),
+        ({"n_bootstrap": 1.5}, r"n_bootstrap=1\.5"),
+        ({"n_bootstrap": 200, "confidence_level": 1.2}, r"confidence_level=1\.2"),
+        ({"n_bootstrap": 200, "interval_method": "normal"}, r"interval_method='normal'"),
+    ],
+)
+def test_bad_interval_keywords_raise_config_error(changes: dict[str, Any], fragment: str) -> None:
+    with pytest.raises(FairnessConfigError, match=fragment):
+        fair_sa(four_images(), **base_kwargs(**changes))
+
+
+def test_weighted_gar_equals_gar_of_the_resampled_dataset() -> None:
+    """A replicate's GAR is the GAR of the data set it stands for: each drawn identity's
+    images copied as often as it was drawn; pairs between two copies of one identity are
+    neither genuine nor impostor (the self pair of an image with its copy)."""
+    from pytest_fairness.indicators.sensitivity import _Verification
+    from pytest_fairness.stats import Units
+
+    features, ids, _ = verification_data()
+    clean, emb = features[None], features[("noise", 1.0)]
+    unit = clean / np.linalg.norm(clean, axis=1, keepdims=True)
+    probe = emb / np.linalg.norm(emb, axis=1, keepdims=True)
+    scores = probe @ unit.T
+    subset = np.arange(24)
+    part = _Verification(subset, np.asarray(ids, dtype=object), 0.1, "all")
+    part.weigh(Units.of(24, clusters=ids), spare=True)
+    rng = np.random.default_rng(7)
+    weights = rng.multinomial(8, np.full(8, 1 / 8), size=30).astype(np.float64)
+    got = part.weighted_gar([part.pairs(scores)], weights)[:, 0]
+    for w, value in zip(weights, got):
+        copies = [(i, c) for i in subset for c in range(int(w[ids[i]]))]
+        genuine, impostor = [], []
+        for i, c in copies:
+            for j, d in copies:
+                if ids[i] != ids[j]:
+                    impostor.append(scores[i, j])
+                elif c == d and i != j:
+                    genuine.append(scores[i, j])
+        t = oracle_threshold(np.array(impostor), 0.1)
+        assert value == float(np.mean(np.array(genuine) >= t))
+    assert part.weighted_gar([part.pairs(scores)], np.ones((1, 8)))[0, 0] == part.gar(scores)
+
+
+# -- perturbed features of another shape ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (4, 5)], ids=["fewer-rows", "other-dimension"])
+def test_perturbed_features_of_another_shape_name_the_entry(shape: tuple[int, int]) -> None:
+    features = four_images()
+    features[("blur", 1.0)] = np.ones(shape)
+    with pytest.raises(InvalidDataError,
+                       match=rf"\('blur', 1\) have shape \({shape[0]}, {shape[1]}\) but the "
+                             r"clean ones have shape \(4, 4\).*one row per clean image"):
+        fair_sa(features, **base_kwargs())
+
+    def callable_features(dataset: Any, *, perturbation: Any = None) -> np.ndarray:
+        return np.eye(4) if perturbation is None else np.ones(shape)
+
+    with pytest.raises(InvalidDataError, match=r"\('blur', 0\.5\) have shape"):
+        fair_sa(callable_features, "ds", **base_kwargs())
+
+
+def test_supported_confidence_gates_the_l1_norm_and_the_worst_row_by_their_intervals() -> None:
+    features, _, groups = verification_data()
+    r = fair_sa(features, **base_kwargs(attribute=groups, perturbations="noise", threshold=None,
+                                         far=0.1, n_bootstrap=300, seed=3))
+    low, high = r.intervals["l1"]
+    assert low < r.value < high
+    fairness.check(r, max_l1=(low + r.value) / 2, confidence="supported")  # low end within
+    with pytest.raises(FairnessViolation):
+        fairness.check(r, max_l1=(low + r.value) / 2)
+    with pytest.raises(FairnessViolation):
+        fairness.check(r, max_l1=(r.value + high) / 2, confidence="strict")
+    worst = max(g.interval[0] for g in r.groups if g.interval is not None)
+    fairness.check(r, max_value=worst, confidence="supported")

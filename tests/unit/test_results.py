@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -144,6 +145,43 @@ def test_matrix_rejects_wrong_shape(values: tuple[tuple[float, ...], ...]) -> No
     with pytest.raises(FairnessConfigError, match=r"must have shape \(2, 1\)"):
         Matrix(("a", "b"), ("c",), values)
 
+
+
+def test_matrix_intervals_convert_and_round_trip() -> None:
+    m = Matrix(("a", "b"), ("blur", "jpeg"), ((0.5, NAN), (-0.25, 0.0)),
+               intervals=np.array([[(0.25, 0.75), (NAN, NAN)], [(-0.5, 0.0), (0, 0)]]))
+    assert m.intervals is not None and m.intervals[1][0] == (-0.5, 0.0)
+    assert type(m.intervals[1][1][0]) is float
+    data = json.loads(json.dumps(m.to_dict(), allow_nan=False))
+    assert data["intervals"][0] == [[0.25, 0.75], [None, None]]
+    back = Matrix.from_dict(data)
+    assert back.intervals is not None and back.intervals[0][0] == (0.25, 0.75)
+    assert all(math.isnan(v) for v in back.intervals[0][1] or ())
+    with_none = Matrix(("a",), ("blur",), ((0.5,),), intervals=((None,),))
+    assert Matrix.from_dict(with_none.to_dict()) == with_none
+
+
+def test_matrix_without_intervals_keeps_its_old_dict() -> None:
+    m = Matrix(("a",), ("blur",), ((0.5,),))
+    assert m.intervals is None and "intervals" not in m.to_dict()
+    old = {"rows": ["a"], "columns": ["blur"], "values": [[0.5]]}
+    assert Matrix.from_dict(old) == m
+
+
+@pytest.mark.parametrize(
+    ("intervals", "fragment"),
+    [
+        ((((0.0, 1.0),),), r"shape of its values \(2, 1\)"),
+        ((((0.0, 1.0), (0.0, 1.0)), (None, None)), r"lengths \[2, 2\]"),
+        (((5,), (None,)), r"one \(low, high\) pair of numbers or None per cell"),
+        ((("ab",), (None,)), r"got intervals=\(\('ab',\)"),
+        (3, r"got intervals=3"),
+    ],
+    ids=["too-few-rows", "too-many-columns", "not-a-pair", "not-numbers", "not-nested"],
+)
+def test_matrix_rejects_bad_intervals(intervals: Any, fragment: str) -> None:
+    with pytest.raises(FairnessConfigError, match=fragment):
+        Matrix(("a", "b"), ("c",), ((0.5,), (0.25,)), intervals=intervals)
 
 # -- IndicatorResult construction -------------------------------------------------------
 
