@@ -234,6 +234,12 @@ def _undefined_is_insufficient(
     return value
 
 
+def _magnitude(interval: tuple[float, float]) -> tuple[float, float]:
+    """The interval of ``|x|`` from that of ``x`` (from 0 when it straddles 0)."""
+    low, high = interval
+    return (0.0 if low <= 0 <= high else min(abs(low), abs(high)), max(abs(low), abs(high)))
+
+
 def _bounded(
     limit: str, observed: float, interval: tuple[float, float] | None, confidence: str
 ) -> float:
@@ -348,33 +354,42 @@ def _observe(
         observed = abs(_undefined_is_insufficient(
             limit, result, "effect_size", _stat(limit, result, "effect_size")))
         interval = result.intervals.get("effect_size")
-        if interval is not None:
-            low, high = interval
-            interval = (0.0 if low <= 0 <= high else min(abs(low), abs(high)),
-                        max(abs(low), abs(high)))
+        interval = None if interval is None else _magnitude(interval)
         return observed, _bounded(limit, observed, interval, confidence), interval, ""
     if limit == "max_auc":
-        if confidence != "point":
-            raise FairnessConfigError(
-                f"confidence={confidence!r} needs an interval for max_auc, and AUC matrix "
-                "cells have none; use confidence='point' for max_auc."
-            )
         matrix = result.matrices.get("auc")
         if matrix is None:
             raise FairnessConfigError(
                 f"max_auc bounds matrices['auc'], which {result.name!r} does not report; "
                 "use it with fair_sa results."
             )
-        cells = [
-            (abs(v), f"cell {group_label(r)} × {group_label(c)}")
-            for r, row in zip(matrix.rows, matrix.values)
-            for c, v in zip(matrix.columns, row)
-            if not math.isnan(v)
-        ]
+        if confidence != "point" and matrix.intervals is None:
+            raise FairnessConfigError(
+                f"confidence={confidence!r} needs an interval for max_auc, and the AUC "
+                "matrix has none. Compute fair_sa with intervals (e.g. n_bootstrap=1000) or "
+                "use confidence='point'."
+            )
+        cells = []
+        for i, (r, row) in enumerate(zip(matrix.rows, matrix.values)):
+            for j, (c, v) in enumerate(zip(matrix.columns, row)):
+                if math.isnan(v):
+                    continue
+                where = f"cell {group_label(r)} × {group_label(c)}"
+                pair = None if matrix.intervals is None else matrix.intervals[i][j]
+                if pair is None and confidence != "point":
+                    raise InsufficientDataError(
+                        f"max_auc with confidence={confidence!r}: {where} of {result.name!r} "
+                        "has no interval (its bootstrap replicates were undefined); add "
+                        "images to that subgroup or use confidence='point'."
+                    )
+                interval = None if pair is None else _magnitude(pair)
+                decisive = abs(v) if confidence == "point" else _bounded(
+                    limit, abs(v), interval, confidence)
+                cells.append((decisive, abs(v), interval, where))
         if not cells:
             raise InsufficientDataError(f"max_auc: the AUC matrix of {result.name!r} is empty.")
-        observed, where = max(cells)
-        return observed, observed, None, where
+        decisive, observed, interval, where = max(cells, key=lambda cell: cell[0])
+        return observed, decisive, interval, where
     stat = {
         "min_p_value": "p_value",
         "max_amplification": "amplification",

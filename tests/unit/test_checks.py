@@ -447,3 +447,25 @@ def test_outcome_to_dict_with_interval_and_where() -> None:
     data = outcome.to_dict()
     assert data["interval"] == [0.25, 0.5] and data["where"] == "group b"
     assert data["observed"] == 0.375 and data["passed"] is True
+
+
+def test_max_auc_uses_the_cell_intervals_under_confidence() -> None:
+    """|AUC| intervals per cell: the decisive cell is the one whose interval end decides."""
+    matrix = Matrix(("a", "b"), ("blur", "noise"), ((0.25, -0.6), (-0.75, 0.5)),
+                    intervals=(((0.1, 0.4), (-0.9, -0.7)), ((-1.0, 0.2), (0.3, 0.6))))
+    r = full(matrices={"auc": matrix})
+    # supported: each cell's lowest |AUC|: 0.1, 0.7, 0 (straddles 0), 0.3
+    (supported,) = run(r, max_auc=0.65, confidence="supported")
+    assert not supported.passed and supported.where == "cell a × noise"
+    assert supported.observed == 0.6 and supported.interval == (0.7, 0.9)
+    (strict,) = run(r, max_auc=0.95, confidence="strict")
+    assert not strict.passed and strict.where == "cell b × blur"  # |AUC| up to 1.0
+
+
+def test_max_auc_cell_without_interval_is_insufficient_under_confidence() -> None:
+    matrix = Matrix(("a",), ("blur", "noise"), ((0.25, -0.6),),
+                    intervals=(((0.1, 0.4), None),))
+    with pytest.raises(InsufficientDataError, match=r"cell a × noise .* has no interval"):
+        run(full(matrices={"auc": matrix}), max_auc=0.65, confidence="supported")
+    (point,) = run(full(matrices={"auc": matrix}), max_auc=0.65)
+    assert point.passed
