@@ -14,7 +14,10 @@ The cache stores one ``.npz`` per (model, dataset, transform, perturbation) unde
 
 Writes are atomic (a temporary file, then ``os.replace``) and each entry has a file lock,
 so two pytest-xdist workers asking for the same features extract them once: the second
-waits for the lock, then reads what the first wrote.
+waits for the lock, then reads what the first wrote. Every member of an entry has a CRC-32
+and the entry a sha256 of its arrays: a damaged entry (truncated, flipped bytes, a member
+missing or not an array, a directory in its place) is never read as features; a warning
+names it and the features are recomputed.
 
 Precomputed features (``.npy``, ``.npz``, ``.parquet``) are read by
 :func:`load_precomputed`, so extraction can run elsewhere and the gate stays cheap.
@@ -30,6 +33,7 @@ import struct
 import sys
 import tempfile
 import time
+import tokenize
 import warnings
 import weakref
 import zipfile
@@ -58,11 +62,13 @@ __all__ = [
     "model_fingerprint",
 ]
 
-#: Bumped when the cache layout or the meaning of an entry changes.
-CACHE_VERSION = 1
+#: Bumped when the cache layout or the meaning of an entry changes (2: entries carry a
+#: sha256 of their arrays).
+CACHE_VERSION = 2
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 _IDS = "__image_ids__"
+_DIGEST = "__sha256__"
 
 
 # -- features ------------------------------------------------------------------------------
@@ -720,9 +726,11 @@ class _Damaged(Exception):
 
 
 # What a damaged zip or npy file raises from zipfile, zlib, struct and numpy's header parser
-# (bad CRC-32, truncated members, unsupported compression, an unparsable header, ...).
-_READ_ERRORS = (zipfile.BadZipFile, zlib.error, struct.error, OSError, EOFError, ValueError,
-                KeyError, TypeError, NotImplementedError, RuntimeError, OverflowError)
+# (bad CRC-32, truncated members, unsupported compression, an unparsable header: numpy's
+# fallback parser lets tokenize.TokenError out, ...).
+_READ_ERRORS = (zipfile.BadZipFile, zlib.error, struct.error, tokenize.TokenError, SyntaxError,
+                OSError, EOFError, ValueError, KeyError, TypeError, NotImplementedError,
+                RuntimeError, OverflowError)
 
 
 def _read_npy(stream: Any, size: int, name: str) -> NDArray[Any]:
@@ -801,6 +809,22 @@ def _numeric_outputs(arrays: Mapping[str, NDArray[Any]], rows: int) -> str | Non
     return None
 
 
+def _arrays_digest(arrays: Mapping[str, NDArray[Any]]) -> str:
+    """sha256 of named arrays: their names, dtypes, shapes and bytes.
+
+    An entry rewritten with other well-formed arrays (a member dropped, retyped or replaced)
+    passes the zip's CRC-32 checks but no longer matches it.
+    """
+    import numpy as np
+
+    digest = hashlib.sha256()
+    for name in sorted(arrays):
+        array = np.ascontiguousarray(arrays[name])
+        digest.update(f"{name}\0{array.dtype.str}\0{array.shape}\0".encode())
+        digest.update(array.reshape(-1).view(np.uint8).data if array.size else b"")
+    return digest.hexdigest()
+
+
 def _read_entry(entry: Path, dataset: FairnessDataset) -> dict[str, NDArray[Any]] | None:
     """The outputs cached at ``entry``; None (with a warning if it was damaged) to recompute."""
     if entry.is_dir():
@@ -815,10 +839,14 @@ def _read_entry(entry: Path, dataset: FairnessDataset) -> dict[str, NDArray[Any]
     except _Damaged as exc:
         problem = f"is damaged ({exc})"
     else:
-        ids = arrays.pop(_IDS, None)
-        if ids is None or ids.dtype.kind != "U" or ids.tolist() != dataset.image_ids:
+        digest = arrays.pop(_DIGEST, None)
+        ids = arrays.get(_IDS)
+        if digest is None or digest.shape != () or str(digest) != _arrays_digest(arrays):
+            problem = "is damaged (its sha256 does not match its arrays)"
+        elif ids is None or ids.dtype.kind != "U" or ids.tolist() != dataset.image_ids:
             problem = "does not match the dataset's rows"
         else:
+            del arrays[_IDS]
             reason = _numeric_outputs(arrays, len(dataset))
             if reason is None:
                 return arrays
@@ -845,6 +873,7 @@ def _write_entry(entry: Path, outputs: Mapping[str, NDArray[Any]], dataset: Fair
     try:
         with os.fdopen(fd, "wb") as handle:
             arrays: dict[str, Any] = {**outputs, _IDS: np.asarray(dataset.image_ids, dtype=str)}
+            arrays[_DIGEST] = np.asarray(_arrays_digest(arrays))
             np.savez(handle, **arrays)
         os.replace(tmp, entry)  # atomic: readers see the old state or the whole entry
     except OSError as exc:

@@ -177,3 +177,14 @@ def test_npy_header_that_lies_about_its_shape(dataset: FairnessDataset, tmp_path
     file.write_bytes(file.read_bytes().replace(b"(16, 4)", b"(16000000000000, 4)", 1)[:200])
     with pytest.raises(InvalidDataError, match=r"header says shape \(16000000000000, 4\)"):
         load_precomputed(file, dataset)
+
+
+def test_npy_header_that_does_not_parse(dataset: FairnessDataset, tmp_path: Path) -> None:
+    """numpy's fallback header parser raises tokenize.TokenError: still one clear error."""
+    file = tmp_path / "f.npy"
+    np.save(file, np.zeros((16, 4)))
+    raw = bytearray(file.read_bytes())
+    raw[20:30] = bytes(10)  # inside "{'descr': '<f8', ..."
+    file.write_bytes(bytes(raw))
+    with pytest.raises(InvalidDataError, match=r"f\.npy' are damaged or not a numpy \.npy file"):
+        load_precomputed(file, dataset)
