@@ -9,6 +9,8 @@ The cache stores one ``.npz`` per (model, dataset, transform, perturbation) unde
 ``cache_dir``, keyed by
 
 * the model: a sha256 of its ``state_dict`` and architecture (``repr``), or a given id;
+  with ``module="backbone"`` only that sub-module runs and only it is hashed, so a new head
+  on the same backbone reuses the cached features;
 * the dataset: :attr:`FairnessDataset.fingerprint` (annotations and file list);
 * the transform, the normalisation, the perturbation and the hooked layers.
 
@@ -42,7 +44,7 @@ from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequenc
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_fairness.errors import FairnessConfigError, InvalidDataError
+from pytest_fairness.errors import FairnessConfigError, FairnessError, InvalidDataError
 
 if TYPE_CHECKING:
     import torch
@@ -283,11 +285,12 @@ _MODEL_MEMO: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], str]] = (
 def model_fingerprint(model: Any, *, model_id: str | None = None) -> str:
     """Identify a model's weights and architecture for the cache key.
 
-    ``model_id`` wins when given (e.g. a checkpoint id). An ``nn.Module`` (or a bound
+    ``model_id`` wins when given (e.g. a checkpoint id), then a ``fairness_fingerprint``
+    attribute of the model (set it where the model is built, e.g. in the ``fairness_model``
+    fixture, to name the model once for every extraction). An ``nn.Module`` (or a bound
     method of one) hashes its ``state_dict`` and ``repr``; the hash is memoised until a
     parameter or buffer changes in place. Another callable is fingerprinted with
-    :func:`callable_fingerprint` (modules it closes over are hashed too); give it a
-    ``fairness_fingerprint`` attribute to choose the id yourself.
+    :func:`callable_fingerprint` (modules it closes over are hashed too).
 
     Examples
     --------
@@ -296,6 +299,9 @@ def model_fingerprint(model: Any, *, model_id: str | None = None) -> str:
     """
     if model_id is not None:
         return f"id:{model_id}"
+    explicit = getattr(model, "fairness_fingerprint", None)
+    if explicit is not None:  # the fixture named its model
+        return f"id:{explicit() if callable(explicit) else explicit}"
     torch = sys.modules.get("torch")
     owner = getattr(model, "__self__", None)
     if torch is not None and not isinstance(model, torch.nn.Module) and isinstance(
@@ -447,6 +453,7 @@ def extract_features(
     amp: bool = False,
     cache_dir: str | os.PathLike[str] | None = None,
     model_id: str | None = None,
+    module: str | None = None,
     progress: bool | None = None,
     memory: MutableMapping[str, Features] | None = None,
 ) -> Features:
@@ -484,6 +491,11 @@ def extract_features(
         Where to cache; ``None`` disables the cache.
     model_id : str, optional
         Identify the model by this id instead of hashing its weights.
+    module : str, optional
+        Run only this sub-module of ``model`` (a name of ``dict(model.named_modules())``,
+        e.g. ``"backbone"``) and return its outputs. The cache is keyed by that sub-module's
+        weights alone, so a model with a new head and the same backbone reuses the cached
+        backbone features: no forward pass runs. ``layers`` are then names within it.
     progress : bool, optional
         Show a progress bar; default only when stderr is a terminal.
     memory : mutable mapping, optional
@@ -522,6 +534,8 @@ def extract_features(
             f"model must be a torch.nn.Module or a callable on image batches; got "
             f"{type(model).__name__}."
         )
+    if module is not None:
+        model = _submodule(model, module)
     _check_positive("batch_size", batch_size)
     _check_positive("num_workers", num_workers, 0)
     if isinstance(layers, str):
@@ -559,6 +573,23 @@ def extract_features(
     outputs = _run(model, dataset, transform, norm, perturb_fn, layers, batch_size,
                    num_workers, torch_device, amp, progress)
     return Features(dataset, outputs, key=None, from_cache=False)
+
+
+def _submodule(model: Any, name: str) -> Any:
+    """``model.get_submodule(name)``, or a FairnessConfigError listing some names."""
+    get = getattr(model, "get_submodule", None)
+    if get is None or not isinstance(name, str):
+        raise FairnessConfigError(
+            f"module={name!r} needs a torch.nn.Module model and a sub-module name; got "
+            f"{type(model).__name__}."
+        )
+    try:
+        return get(name)
+    except AttributeError:
+        names = [n for n, _ in model.named_modules() if n][:10]
+        raise FairnessConfigError(
+            f"module: the model has no sub-module {name!r}; some names: {names}."
+        ) from None
 
 
 def _cached_or_extract(entry: Path, key: str, model: Any, dataset: FairnessDataset,
@@ -1008,15 +1039,21 @@ def load_precomputed(path: str | os.PathLike[str], dataset: FairnessDataset, *,
 
 
 def _read_parquet(file: Path, id_column: str) -> tuple[dict[str, Any], Any]:
+    """The outputs and ids of a Parquet file; pyarrow's errors on damage become _Damaged."""
+    try:
+        return _parquet_outputs(file, id_column)
+    except (FairnessError, _Damaged, ImportError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowInvalid, ArrowException
+        # (bytes that are not UTF-8, found only when a column is converted), OSError, ...
+        raise _Damaged(f"{type(exc).__name__}: {exc}") from None
+
+
+def _parquet_outputs(file: Path, id_column: str) -> tuple[dict[str, Any], Any]:
     import numpy as np
     import pandas as pd
 
-    try:
-        frame = pd.read_parquet(file)
-    except ImportError:
-        raise
-    except Exception as exc:  # pyarrow raises its own ArrowInvalid, OSError, ... on damage
-        raise _Damaged(f"{type(exc).__name__}: {exc}") from None
+    frame = pd.read_parquet(file)
     if id_column not in frame.columns:
         raise InvalidDataError(
             f"precomputed features {str(file)!r} have no {id_column!r} column (columns: "
@@ -1040,4 +1077,3 @@ def _read_parquet(file: Path, id_column: str) -> tuple[dict[str, Any], Any]:
     if scalars:
         outputs.setdefault("embeddings", frame[scalars].to_numpy(dtype=float))
     return outputs, frame[id_column].to_numpy()
-

@@ -188,3 +188,17 @@ def test_npy_header_that_does_not_parse(dataset: FairnessDataset, tmp_path: Path
     file.write_bytes(bytes(raw))
     with pytest.raises(InvalidDataError, match=r"f\.npy' are damaged or not a numpy \.npy file"):
         load_precomputed(file, dataset)
+
+
+def test_parquet_id_that_is_not_utf8(dataset: FairnessDataset, tmp_path: Path) -> None:
+    """pyarrow notices bad UTF-8 only when the column is converted: still one clear error."""
+    import pandas as pd
+
+    file = tmp_path / "f.parquet"
+    frame = pd.DataFrame({"image_id": dataset.image_ids, "f0": np.arange(16.0)})
+    frame.to_parquet(file, compression=None)
+    raw = file.read_bytes()
+    assert raw.count(b"img002") >= 1
+    file.write_bytes(raw.replace(b"img002", b"\xffmg002"))
+    with pytest.raises(InvalidDataError, match=r"f\.parquet' are damaged .*write the file again"):
+        load_precomputed(file, dataset)
