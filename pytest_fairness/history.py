@@ -123,6 +123,9 @@ class RunStore(Protocol):
         """The per-test records of a run."""
 
 
+_RESULT_COLUMNS: Final = ("id", "run_id", "nodeid", "test", "checkpoint", "result_id",
+                          "indicator", "metric", "value", "gap", "ratio", "worst_group",
+                          "worst_value", "outcome", "data")
 _RUN_KINDS: Final = {
     "id": "int", "started": "str?", "finished": "str?", "label": "str?", "checkpoint": "str?",
     "git_commit": "str?", "model_fingerprint": "str?", "dataset_fingerprint": "str?",
@@ -244,7 +247,7 @@ class HistoryStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._conn = self._connect(timeout)
-        except sqlite3.DatabaseError as error:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as error:
             raise FairnessConfigError(self._unreadable(error)) from None
         try:
             self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
@@ -255,7 +258,8 @@ class HistoryStore:
                 self._conn.execute("PRAGMA journal_mode = WAL")
                 self._conn.execute("PRAGMA foreign_keys = ON")
                 self._migrate()
-        except sqlite3.DatabaseError as error:
+            self._check_columns()
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as error:
             self._conn.close()
             raise FairnessConfigError(self._unreadable(error)) from None
         except FairnessError:
@@ -282,7 +286,7 @@ class HistoryStore:
                 conn.close()
                 conn = sqlite3.connect(uri + "&immutable=1", uri=True, timeout=timeout,
                                        isolation_level=None)
-            except sqlite3.DatabaseError:
+            except (sqlite3.DatabaseError, UnicodeDecodeError):
                 pass  # reported by _check, with the file's name
         conn.row_factory = sqlite3.Row
         return conn
@@ -298,6 +302,15 @@ class HistoryStore:
         problems = [str(row[0]) for row in self._conn.execute("PRAGMA quick_check(5)")]
         if problems != ["ok"]:
             raise FairnessConfigError(self._unreadable("quick_check: " + "; ".join(problems)))
+
+    def _check_columns(self) -> None:
+        """Every table has the columns the queries read (a damaged schema may rename one)."""
+        for table, wanted in (("runs", _RUN_COLUMNS), ("results", _RESULT_COLUMNS)):
+            have = {str(row[1]) for row in self._conn.execute(f"PRAGMA table_info({table})")}
+            missing = [c for c in wanted if c not in have]
+            if missing:
+                raise FairnessConfigError(self._unreadable(
+                    f"table {table!r} has no column {missing[0]!r}"))
 
     def _open_read_only(self) -> None:
         """Refuse a newer schema; upgrade an older one in a copy in memory, never the file."""
@@ -370,10 +383,14 @@ class HistoryStore:
 
     @contextmanager
     def _guard(self, *, writing: bool = False) -> Iterator[None]:
-        """SQLite errors while reading or writing become one clear FairnessConfigError."""
+        """SQLite errors while reading or writing become one clear FairnessConfigError.
+
+        Damaged text (a cell, or SQLite's own message about a damaged schema) that is not
+        UTF-8 fails in Python's decoding, as UnicodeDecodeError: the same message.
+        """
         try:
             yield
-        except sqlite3.DatabaseError as error:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as error:
             if writing:
                 raise FairnessConfigError(
                     f"cannot record the run in the history {str(self.path)!r} ({error}); check "

@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from pytest_fairness.baseline import compare_baselines, load_baseline, save_baseline
@@ -502,8 +502,11 @@ def fuzz(name: str, examples: int) -> None:
     """Run ``examples`` damaged inputs through one reader; fail on a traceback or wrong result."""
     reader = READERS[name]
 
+    # No shrinking: a damaged store takes minutes to shrink, and the failure message is the
+    # first failing input's traceback, which names the damage.
     @settings(max_examples=examples, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck))
+              suppress_health_check=list(HealthCheck),
+              phases=(Phase.explicit, Phase.reuse, Phase.generate))
     @given(st.data())
     def run(data: st.DataObject) -> None:
         outcome = attempt(reader, data)

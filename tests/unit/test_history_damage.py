@@ -194,3 +194,24 @@ def test_report_into_a_folder_that_cannot_be_written(history: Path, tmp_path: Pa
     err = capsys.readouterr().err
     assert f"--html {folder!r}: cannot write the report there" in err
     assert "Traceback" not in err
+
+
+def test_a_schema_that_lost_a_column(history: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A damaged schema can rename a column without quick_check noticing: refused at open."""
+    _execute(history, "ALTER TABLE runs RENAME COLUMN versions TO versionq")
+    with pytest.raises(FairnessConfigError, match=r"table 'runs' has no column 'versions'"):
+        HistoryStore(history, read_only=True)
+    assert main(["--history", str(history), "compare", "epoch1", "epoch2"]) == 2
+    assert "not a readable pytest-fairness history" in capsys.readouterr().err
+
+
+def test_text_that_is_not_utf8(history: Path) -> None:
+    """Python's sqlite3 decodes TEXT as UTF-8: a damaged cell is the same clear error."""
+    conn = sqlite3.connect(history)
+    conn.execute("UPDATE runs SET label = CAST(x'ff61' AS TEXT) WHERE id = 2")
+    conn.commit()
+    conn.close()
+    with HistoryStore(history, read_only=True) as store, pytest.raises(
+            FairnessConfigError, match=r"not a readable pytest-fairness history \(Could not "
+                                       r"decode to UTF-8 column 'label'"):
+        store.runs()
