@@ -36,6 +36,7 @@ This module uses only the standard library; it is imported when a baseline is us
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -169,34 +170,122 @@ def save_baseline(
     return atomic_write_text(target, dump_baseline(document))
 
 
+def _read(path: Path, what: str) -> Any:
+    """A JSON file read strictly (UTF-8, bounded nesting, no NaN): FairnessConfigError if not."""
+    from pytest_fairness.data.jsonfile import read_json
+    from pytest_fairness.errors import InvalidDataError
+
+    if not path.is_file():
+        raise FairnessConfigError(
+            f"{what} file {str(path)!r} does not exist; write one with "
+            "`pytest --fairness --fairness-save-baseline FILE.json`."
+        )
+    try:
+        return read_json(path, what=f"{what} file")
+    except InvalidDataError as error:
+        raise FairnessConfigError(f"{error} {_REGENERATE}") from None
+
+
+_REGENERATE: Final = ("Regenerate the baseline with `pytest --fairness "
+                      "--fairness-save-baseline FILE.json`, or fix the file by hand.")
+
+
 def load_baseline(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read and validate a baseline file.
+
+    The file is read strictly (:func:`pytest_fairness.data.jsonfile.read_json`: UTF-8 only,
+    nesting bounded, no ``NaN``) and every entry is checked (:func:`validate_baseline`).
 
     Raises
     ------
     FairnessConfigError
-        When the file is missing, is not JSON, is not a baseline, or has a newer schema.
+        When the file is missing, unreadable, not JSON, not a baseline, has a newer schema,
+        or holds a value of the wrong type (the message names the key).
     """
     source = Path(path)
-    try:
-        text = source.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    return validate_baseline(_read(source, "baseline"), source=str(source))
+
+
+#: The kind of each field of a result summary (:func:`pytest_fairness.results.summarize`).
+#: "num?": a finite number or null; a key marked "!" must be present.
+_SUMMARY_FIELDS: Final = {
+    "value": "num?!", "gap": "num?!", "ratio": "num?!", "indicator": "str", "metric": "str",
+    "higher_is_better": "bool", "at": "num?", "min_group_size": "num?", "worst": "worst?",
+    "groups": "dict", "params": "dict",
+}
+_GROUP_FIELDS: Final = {
+    "n": "num?", "value": "num?!", "interval": "pair?", "excluded": "bool",
+}
+_ENTRY_FIELDS: Final = {
+    "results": "dict!", "test": "str?", "checkpoint": "str?", "outcome": "str?",
+}
+_KINDS: Final = {
+    "num?": "a finite number or null", "str": "a string", "str?": "a string or null",
+    "bool": "true or false", "dict": "an object", "worst?": 'null or {"group": ..., "value": '
+    "...}", "pair?": "null or a pair of numbers",
+}
+
+
+def _fits(value: Any, kind: str) -> bool:
+    kind = kind.rstrip("!")
+    if kind.endswith("?") and value is None:
+        return True
+    kind = kind.rstrip("?")
+    if kind == "num":
+        return (isinstance(value, (int, float)) and not isinstance(value, bool)
+                and math.isfinite(value))
+    if kind == "str":
+        return isinstance(value, str)
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind == "dict":
+        return isinstance(value, dict)
+    if kind == "pair":
+        return isinstance(value, list) and len(value) == 2 and all(_fits(v, "num?") for v in value)
+    if kind == "worst":
+        return (isinstance(value, dict) and isinstance(value.get("group"), str)
+                and _fits(value.get("value"), "num?"))
+    raise AssertionError(kind)
+
+
+def _check_fields(item: Any, fields: Mapping[str, str], where: str, source: str) -> None:
+    if not isinstance(item, dict):
         raise FairnessConfigError(
-            f"baseline file {str(source)!r} does not exist; write one with "
-            "`pytest --fairness --fairness-save-baseline FILE.json`."
-        ) from None
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise FairnessConfigError(
-            f"baseline file {str(source)!r} is not valid JSON ({error}); regenerate it with "
-            "--fairness-save-baseline."
-        ) from None
-    return validate_baseline(document, source=str(source))
+            f"baseline {source!r}: {where} is {_shown(item)}, not an object. {_REGENERATE}"
+        )
+    for name, kind in fields.items():
+        if name not in item:
+            if kind.endswith("!"):
+                raise FairnessConfigError(
+                    f"baseline {source!r}: {where} has no {name!r} (expected "
+                    f"{_KINDS[kind.rstrip('!')]}). {_REGENERATE}"
+                )
+            continue
+        if not _fits(item[name], kind):
+            raise FairnessConfigError(
+                f"baseline {source!r}: {where}[{name!r}] is {_shown(item[name])}, not "
+                f"{_KINDS[kind.rstrip('!')]}. {_REGENERATE}"
+            )
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:37]}..."
 
 
 def validate_baseline(document: Any, *, source: str = "<baseline>") -> dict[str, Any]:
-    """Check the format and schema of a baseline document and return it."""
+    """Check a baseline document and return it.
+
+    Checks the format and schema, and every entry: ``results`` is an object of result
+    summaries whose ``value``, ``gap`` and ``ratio`` are present and finite numbers or null,
+    whose ``groups`` hold finite numbers, and so on.
+
+    Raises
+    ------
+    FairnessConfigError
+        Naming the file, the key (``['tests']['t.py::a']['results']['x']['gap']``), the
+        value found and how to regenerate the baseline.
+    """
     if not isinstance(document, dict) or document.get("format") != BASELINE_FORMAT:
         got = document.get("format") if isinstance(document, dict) else type(document).__name__
         raise FairnessConfigError(
@@ -216,6 +305,19 @@ def validate_baseline(document: Any, *, source: str = "<baseline>") -> dict[str,
         )
     if not isinstance(document.get("tests"), dict):
         raise FairnessConfigError(f"{source!r} has no 'tests' mapping; regenerate it.")
+    if not isinstance(document.get("metadata", {}), dict):
+        raise FairnessConfigError(
+            f"baseline {source!r}: ['metadata'] is {_shown(document['metadata'])}, not an "
+            f"object. {_REGENERATE}"
+        )
+    for nodeid, entry in document["tests"].items():
+        where = f"['tests'][{nodeid!r}]"
+        _check_fields(entry, _ENTRY_FIELDS, where, source)
+        for rid, summary in entry["results"].items():
+            at = f"{where}['results'][{rid!r}]"
+            _check_fields(summary, _SUMMARY_FIELDS, at, source)
+            for label, group in (summary.get("groups") or {}).items():
+                _check_fields(group, _GROUP_FIELDS, f"{at}['groups'][{label!r}]", source)
     return document
 
 
@@ -503,19 +605,12 @@ def resolve_baseline(
         When the reference matches nothing; the message says what was tried.
     """
     path = Path(ref)
-    if path.suffix.lower() == ".json" or path.is_file():
-        if path.is_file():
-            try:
-                document = json.loads(path.read_text(encoding="utf-8"))
-            except json.JSONDecodeError:
-                document = None
-            if isinstance(document, dict) and document.get("format") == "pytest-fairness-report":
-                from pytest_fairness.report.json_report import load_report
-
-                report = load_report(path)
-                return build_baseline(report["tests"], metadata=report.get("run")), str(path)
-        return load_baseline(path), str(path)
-    if history is None or not Path(history).is_file():
+    if path.suffix.lower() == ".json" or _is_file(path):
+        document = _read(path, "baseline")
+        if isinstance(document, dict) and document.get("format") == "pytest-fairness-report":
+            return _from_report(path), str(path)
+        return validate_baseline(document, source=str(path)), str(path)
+    if history is None or not _is_file(Path(history)):
         raise FairnessConfigError(
             f"baseline {ref!r} is not a file, and there is no history store at "
             f"{str(history)!r} to look it up as a run id, label or checkpoint. Give a baseline "
@@ -523,7 +618,7 @@ def resolve_baseline(
         )
     from pytest_fairness.history import HistoryStore
 
-    with HistoryStore(history) as store:
+    with HistoryStore(history, read_only=True) as store:
         run_id, checkpoint = store.resolve(ref)
         records = store.records(run_id, checkpoint=checkpoint)
         run = store.run(run_id)
@@ -532,3 +627,29 @@ def resolve_baseline(
     if run.get("label") or run.get("checkpoint"):
         source += f" [{run.get('label') or run.get('checkpoint')}]"
     return build_baseline(records, metadata={**metadata, "run_id": run_id}), source
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:  # a path we may not look at counts as absent; the message names it
+        return False
+
+
+def _from_report(path: Path) -> dict[str, Any]:
+    """A baseline built from a ``report.json`` (already read strictly once)."""
+    from pytest_fairness.report.json_report import load_report
+
+    report = load_report(path)
+    tests = report.get("tests")
+    try:
+        if not isinstance(tests, list):
+            raise TypeError(f"'tests' is {type(tests).__name__}, not a list")
+        document = build_baseline(tests, metadata=report.get("run") or {})
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as error:
+        raise FairnessConfigError(
+            f"report {str(path)!r} is damaged or was edited: its results do not rebuild "
+            f"({type(error).__name__}: {error}); write it again with `pytest --fairness "
+            "--fairness-report DIR`."
+        ) from None
+    return validate_baseline(document, source=str(path))

@@ -9,7 +9,11 @@
 ``A``, ``B`` and ``RUN`` are baseline JSON files (or ``report.json`` files), run ids, run
 labels or checkpoint names in the history store (``--history PATH``, default
 ``.fairness/history.sqlite``). ``compare`` is a CI merge gate that runs no tests: exit 0
-when nothing regressed, 1 when something did, 2 on a usage error.
+when nothing regressed, 1 when something did, 2 on a usage error (a missing, damaged or
+unreadable store or baseline, an output folder that cannot be written).
+
+The command only reads the store: it opens it read-only, never switches it to WAL or
+migrates it, so a store on a read-only disk or owned by another user can be read.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from pytest_fairness.errors import FairnessConfigError
+from pytest_fairness.errors import FairnessConfigError, FairnessError
 from pytest_fairness.options import COMPARE_METRICS, parse_compare_fail, parse_run_ref
 
 __all__ = ["main"]
@@ -65,15 +69,10 @@ def _history(args: argparse.Namespace) -> int:
     from pytest_fairness.history import HistoryStore
     from pytest_fairness.report.terminal import format_number, text_table
 
-    path = Path(args.history)
-    if not path.is_file():
-        raise FairnessConfigError(
-            f"no history store at {str(path)!r}; run `pytest --fairness` first, or pass "
-            "--history PATH."
-        )
+    path = _store_path(args)
     if args.last < 1:
         raise FairnessConfigError(f"--last must be >= 1; got --last={args.last}.")
-    with HistoryStore(path) as store:
+    with HistoryStore(path, read_only=True) as store:
         rows = store.series(last=args.last)
     if not rows:
         print(f"no fairness results in {path}")
@@ -98,6 +97,29 @@ def _history(args: argparse.Namespace) -> int:
     for line in text_table(["test", *labels], table, indent=""):
         print(line)
     return EXIT_OK
+
+
+def _store_path(args: argparse.Namespace) -> Path:
+    path = Path(args.history)
+    if not path.is_file():
+        raise FairnessConfigError(
+            f"no history store at {str(path)!r}; run `pytest --fairness` first, or pass "
+            "--history PATH."
+        )
+    return path
+
+
+def _output_folder(text: str) -> Path:
+    """The ``--html`` folder, created; a folder that cannot be written is a usage error."""
+    folder = Path(text)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise FairnessConfigError(
+            f"--html {text!r}: cannot write the report there ({error.strerror or error}); pass "
+            "a folder you can write, e.g. --html fairness-report."
+        ) from None
+    return folder
 
 
 def _baseline(ref: str, history: str) -> tuple[dict[str, Any], str]:
@@ -131,13 +153,8 @@ def _report(args: argparse.Namespace) -> int:
     from pytest_fairness.report.html import write_html
     from pytest_fairness.report.json_report import build_report, write_json
 
-    path = Path(args.history)
-    if not path.is_file():
-        raise FairnessConfigError(
-            f"no history store at {str(path)!r}; run `pytest --fairness` first, or pass "
-            "--history PATH."
-        )
-    with HistoryStore(path) as store:
+    path = _store_path(args)
+    with HistoryStore(path, read_only=True) as store:
         run_id, checkpoint = store.resolve(args.run)
         run = store.run(run_id)
         records = store.records(run_id, checkpoint=checkpoint)
@@ -146,8 +163,15 @@ def _report(args: argparse.Namespace) -> int:
     metadata.update(run.get("metadata") or {})
     metadata["history_run_id"] = run_id
     document = build_report(records, run=metadata)
-    write_json(document, args.html)
-    page = write_html(document, args.html, trends=trends)
+    folder = _output_folder(args.html)
+    try:
+        write_json(document, folder)
+        page = write_html(document, folder, trends=trends)
+    except OSError as error:
+        raise FairnessConfigError(
+            f"--html {args.html!r}: cannot write the report ({error}); pass a folder you can "
+            "write."
+        ) from None
     print(f"fairness report of run {run_id}: {page}")
     return EXIT_OK
 
@@ -162,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "compare":
             return _compare(args)
         return _report(args)
-    except FairnessConfigError as error:
+    except FairnessError as error:  # a bad argument, or a missing or damaged store or file
         print(f"pytest-fairness {args.command}: error: {error}", file=sys.stderr)
         return EXIT_USAGE
 

@@ -9,12 +9,17 @@ The cache stores one ``.npz`` per (model, dataset, transform, perturbation) unde
 ``cache_dir``, keyed by
 
 * the model: a sha256 of its ``state_dict`` and architecture (``repr``), or a given id;
+  with ``module="backbone"`` only that sub-module runs and only it is hashed, so a new head
+  on the same backbone reuses the cached features;
 * the dataset: :attr:`FairnessDataset.fingerprint` (annotations and file list);
 * the transform, the normalisation, the perturbation and the hooked layers.
 
 Writes are atomic (a temporary file, then ``os.replace``) and each entry has a file lock,
 so two pytest-xdist workers asking for the same features extract them once: the second
-waits for the lock, then reads what the first wrote.
+waits for the lock, then reads what the first wrote. Every member of an entry has a CRC-32
+and the entry a sha256 of its arrays: a damaged entry (truncated, flipped bytes, a member
+missing or not an array, a directory in its place) is never read as features; a warning
+names it and the features are recomputed.
 
 Precomputed features (``.npy``, ``.npz``, ``.parquet``) are read by
 :func:`load_precomputed`, so extraction can run elsewhere and the gate stays cheap.
@@ -26,16 +31,20 @@ import hashlib
 import inspect
 import json
 import os
+import struct
 import sys
 import tempfile
 import time
+import tokenize
 import warnings
 import weakref
+import zipfile
+import zlib
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_fairness.errors import FairnessConfigError, InvalidDataError
+from pytest_fairness.errors import FairnessConfigError, FairnessError, InvalidDataError
 
 if TYPE_CHECKING:
     import torch
@@ -55,11 +64,13 @@ __all__ = [
     "model_fingerprint",
 ]
 
-#: Bumped when the cache layout or the meaning of an entry changes.
-CACHE_VERSION = 1
+#: Bumped when the cache layout or the meaning of an entry changes (2: entries carry a
+#: sha256 of their arrays).
+CACHE_VERSION = 2
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 _IDS = "__image_ids__"
+_DIGEST = "__sha256__"
 
 
 # -- features ------------------------------------------------------------------------------
@@ -274,11 +285,12 @@ _MODEL_MEMO: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], str]] = (
 def model_fingerprint(model: Any, *, model_id: str | None = None) -> str:
     """Identify a model's weights and architecture for the cache key.
 
-    ``model_id`` wins when given (e.g. a checkpoint id). An ``nn.Module`` (or a bound
+    ``model_id`` wins when given (e.g. a checkpoint id), then a ``fairness_fingerprint``
+    attribute of the model (set it where the model is built, e.g. in the ``fairness_model``
+    fixture, to name the model once for every extraction). An ``nn.Module`` (or a bound
     method of one) hashes its ``state_dict`` and ``repr``; the hash is memoised until a
     parameter or buffer changes in place. Another callable is fingerprinted with
-    :func:`callable_fingerprint` (modules it closes over are hashed too); give it a
-    ``fairness_fingerprint`` attribute to choose the id yourself.
+    :func:`callable_fingerprint` (modules it closes over are hashed too).
 
     Examples
     --------
@@ -287,6 +299,9 @@ def model_fingerprint(model: Any, *, model_id: str | None = None) -> str:
     """
     if model_id is not None:
         return f"id:{model_id}"
+    explicit = getattr(model, "fairness_fingerprint", None)
+    if explicit is not None:  # the fixture named its model
+        return f"id:{explicit() if callable(explicit) else explicit}"
     torch = sys.modules.get("torch")
     owner = getattr(model, "__self__", None)
     if torch is not None and not isinstance(model, torch.nn.Module) and isinstance(
@@ -438,6 +453,7 @@ def extract_features(
     amp: bool = False,
     cache_dir: str | os.PathLike[str] | None = None,
     model_id: str | None = None,
+    module: str | None = None,
     progress: bool | None = None,
     memory: MutableMapping[str, Features] | None = None,
 ) -> Features:
@@ -475,6 +491,11 @@ def extract_features(
         Where to cache; ``None`` disables the cache.
     model_id : str, optional
         Identify the model by this id instead of hashing its weights.
+    module : str, optional
+        Run only this sub-module of ``model`` (a name of ``dict(model.named_modules())``,
+        e.g. ``"backbone"``) and return its outputs. The cache is keyed by that sub-module's
+        weights alone, so a model with a new head and the same backbone reuses the cached
+        backbone features: no forward pass runs. ``layers`` are then names within it.
     progress : bool, optional
         Show a progress bar; default only when stderr is a terminal.
     memory : mutable mapping, optional
@@ -513,6 +534,8 @@ def extract_features(
             f"model must be a torch.nn.Module or a callable on image batches; got "
             f"{type(model).__name__}."
         )
+    if module is not None:
+        model = _submodule(model, module)
     _check_positive("batch_size", batch_size)
     _check_positive("num_workers", num_workers, 0)
     if isinstance(layers, str):
@@ -550,6 +573,23 @@ def extract_features(
     outputs = _run(model, dataset, transform, norm, perturb_fn, layers, batch_size,
                    num_workers, torch_device, amp, progress)
     return Features(dataset, outputs, key=None, from_cache=False)
+
+
+def _submodule(model: Any, name: str) -> Any:
+    """``model.get_submodule(name)``, or a FairnessConfigError listing some names."""
+    get = getattr(model, "get_submodule", None)
+    if get is None or not isinstance(name, str):
+        raise FairnessConfigError(
+            f"module={name!r} needs a torch.nn.Module model and a sub-module name; got "
+            f"{type(model).__name__}."
+        )
+    try:
+        return get(name)
+    except AttributeError:
+        names = [n for n, _ in model.named_modules() if n][:10]
+        raise FairnessConfigError(
+            f"module: the model has no sub-module {name!r}; some names: {names}."
+        ) from None
 
 
 def _cached_or_extract(entry: Path, key: str, model: Any, dataset: FairnessDataset,
@@ -712,36 +752,165 @@ def forward_batches(
 
 
 # -- cache entries -------------------------------------------------------------------------
-def _read_entry(entry: Path, dataset: FairnessDataset) -> dict[str, NDArray[Any]] | None:
+class _Damaged(Exception):
+    """An ``.npz``/``.npy`` file that cannot be read back as it was written; says why."""
+
+
+# What a damaged zip or npy file raises from zipfile, zlib, struct and numpy's header parser
+# (bad CRC-32, truncated members, unsupported compression, an unparsable header: numpy's
+# fallback parser lets tokenize.TokenError out, ...).
+_READ_ERRORS = (zipfile.BadZipFile, zlib.error, struct.error, tokenize.TokenError, SyntaxError,
+                OSError, EOFError, ValueError, KeyError, TypeError, NotImplementedError,
+                RuntimeError, OverflowError)
+
+
+def _read_npy(stream: Any, size: int, name: str) -> NDArray[Any]:
+    """One ``.npy`` array from ``stream`` holding ``size`` bytes, its header checked first.
+
+    numpy would allocate whatever shape a damaged header claims before noticing the data is
+    short; here the header must agree with the size, and object arrays (pickles) are refused.
+    """
+    import numpy as np
+    from numpy.lib import format as npy
+
+    version = npy.read_magic(stream)
+    read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+    shape, fortran, dtype = read_header(stream)
+    if dtype.hasobject:
+        raise _Damaged(f"{name} holds Python objects (a pickle), which are never loaded")
+    count = 1
+    for extent in shape:
+        count *= int(extent)
+    expected = count * dtype.itemsize
+    if stream.tell() + expected != size:
+        raise _Damaged(f"{name}'s header says shape {tuple(shape)} of {dtype} "
+                       f"({expected} bytes) but it holds {size - stream.tell()}")
+    array = np.empty(shape, dtype=dtype, order="F" if fortran else "C")
+    if expected:
+        view = array.reshape(-1, order="A").view(np.uint8)
+        if stream.readinto(view.data) != expected:
+            raise _Damaged(f"{name} ends before its data")
+    if stream.read(1):
+        raise _Damaged(f"{name} holds more bytes than its header says")
+    return array
+
+
+def _read_arrays(file: Path) -> dict[str, NDArray[Any]]:
+    """Every array of an ``.npz`` (or the one of an ``.npy``) file, read strictly.
+
+    ``numpy.load`` lets damage through as bare ``zipfile``/``zlib`` errors, returns a member
+    that is not an ``.npy`` array as ``bytes``, and trusts a damaged header's shape. Here
+    every member must be a whole ``.npy`` array whose CRC-32 and header check out;
+    anything else raises :class:`_Damaged` naming the member and the problem.
+    """
+    try:
+        if file.suffix.lower() == ".npy":
+            with open(file, "rb") as handle:
+                return {"": _read_npy(handle, os.fstat(handle.fileno()).st_size, "the array")}
+        arrays: dict[str, NDArray[Any]] = {}
+        with zipfile.ZipFile(file) as archive:
+            for info in archive.infolist():
+                name = info.filename
+                if info.is_dir() or not name.endswith(".npy"):
+                    raise _Damaged(f"member {name!r} is not an .npy array")
+                key = name[:-4]
+                if key in arrays:
+                    raise _Damaged(f"member {name!r} appears twice")
+                try:
+                    with archive.open(info) as member:  # reading to the end checks the CRC-32
+                        arrays[key] = _read_npy(member, info.file_size, f"member {name!r}")
+                except _READ_ERRORS as exc:
+                    raise _Damaged(f"member {name!r}: {type(exc).__name__}: {exc}") from None
+        return arrays
+    except _Damaged:
+        raise
+    except _READ_ERRORS as exc:
+        raise _Damaged(f"{type(exc).__name__}: {exc}") from None
+
+
+def _numeric_outputs(arrays: Mapping[str, NDArray[Any]], rows: int) -> str | None:
+    """Why ``arrays`` are not feature outputs of ``rows`` rows (numbers, 1-D or 2-D), or None."""
+    if not arrays:
+        return "it holds no feature arrays"
+    for name, array in arrays.items():
+        if array.dtype.kind not in "biuf":
+            return f"{name!r} holds {array.dtype} values, not numbers"
+        if array.ndim not in (1, 2) or array.shape[0] != rows:
+            return f"{name!r} has shape {array.shape}, not ({rows}, d)"
+    return None
+
+
+def _arrays_digest(arrays: Mapping[str, NDArray[Any]]) -> str:
+    """sha256 of named arrays: their names, dtypes, shapes and bytes.
+
+    An entry rewritten with other well-formed arrays (a member dropped, retyped or replaced)
+    passes the zip's CRC-32 checks but no longer matches it.
+    """
     import numpy as np
 
+    digest = hashlib.sha256()
+    for name in sorted(arrays):
+        array = np.ascontiguousarray(arrays[name])
+        digest.update(f"{name}\0{array.dtype.str}\0{array.shape}\0".encode())
+        digest.update(array.reshape(-1).view(np.uint8).data if array.size else b"")
+    return digest.hexdigest()
+
+
+def _read_entry(entry: Path, dataset: FairnessDataset) -> dict[str, NDArray[Any]] | None:
+    """The outputs cached at ``entry``; None (with a warning if it was damaged) to recompute."""
+    if entry.is_dir():
+        warnings.warn(f"fairness cache: entry {str(entry)!r} is a directory, not a cache file; "
+                      "the features are recomputed and not cached until you remove it.",
+                      stacklevel=3)
+        return None
     if not entry.is_file():
         return None
     try:
-        with np.load(entry, allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
-    except (OSError, ValueError, EOFError) as exc:
-        warnings.warn(f"fairness cache: ignoring unreadable entry {str(entry)!r} ({exc}); "
-                      "it will be recomputed.", stacklevel=3)
-        return None
-    ids = arrays.pop(_IDS, None)
-    if ids is None or ids.tolist() != dataset.image_ids:
-        warnings.warn(f"fairness cache: entry {str(entry)!r} does not match the dataset's "
-                      "rows; it will be recomputed.", stacklevel=3)
-        return None
-    return arrays
+        arrays = _read_arrays(entry)
+    except _Damaged as exc:
+        problem = f"is damaged ({exc})"
+    else:
+        digest = arrays.pop(_DIGEST, None)
+        ids = arrays.get(_IDS)
+        if digest is None or digest.shape != () or str(digest) != _arrays_digest(arrays):
+            problem = "is damaged (its sha256 does not match its arrays)"
+        elif ids is None or ids.dtype.kind != "U" or ids.tolist() != dataset.image_ids:
+            problem = "does not match the dataset's rows"
+        else:
+            del arrays[_IDS]
+            reason = _numeric_outputs(arrays, len(dataset))
+            if reason is None:
+                return arrays
+            problem = f"is damaged ({reason})"
+    warnings.warn(f"fairness cache: entry {str(entry)!r} {problem}; the features are "
+                  "recomputed and the entry is written again.", stacklevel=3)
+    entry.unlink(missing_ok=True)  # read once more under the lock: no second warning
+    return None
 
 
 def _write_entry(entry: Path, outputs: Mapping[str, NDArray[Any]], dataset: FairnessDataset
                  ) -> None:
+    """Store the outputs atomically; a cache that cannot be written only costs a warning."""
     import numpy as np
 
-    fd, tmp = tempfile.mkstemp(prefix=entry.name, suffix=".tmp", dir=entry.parent)
+    if entry.is_dir():
+        return  # already reported by _read_entry
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=entry.name, suffix=".tmp", dir=entry.parent)
+    except OSError as exc:
+        warnings.warn(f"fairness cache: cannot write entry {str(entry)!r} ({exc}); the "
+                      "features are used without caching them.", stacklevel=3)
+        return
     try:
         with os.fdopen(fd, "wb") as handle:
             arrays: dict[str, Any] = {**outputs, _IDS: np.asarray(dataset.image_ids, dtype=str)}
+            arrays[_DIGEST] = np.asarray(_arrays_digest(arrays))
             np.savez(handle, **arrays)
         os.replace(tmp, entry)  # atomic: readers see the old state or the whole entry
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        warnings.warn(f"fairness cache: cannot write entry {str(entry)!r} ({exc}); the "
+                      "features are used without caching them.", stacklevel=3)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -790,27 +959,43 @@ def load_precomputed(path: str | os.PathLike[str], dataset: FairnessDataset, *,
             "file."
         )
     suffix = file.suffix.lower()
+    if suffix not in (".npy", ".npz", ".parquet"):
+        raise FairnessConfigError(
+            f"precomputed features {str(file)!r}: suffix {suffix!r} is not .npy, .npz or "
+            ".parquet."
+        )
+    fix = ("write the file again (numpy.save/numpy.savez or DataFrame.to_parquet) or "
+           "recompute the features")
     ids: Any = None
     try:
-        if suffix == ".npy":
-            outputs = {"embeddings": np.load(file, allow_pickle=False)}
-        elif suffix == ".npz":
-            with np.load(file, allow_pickle=False) as data:
-                outputs = {k: data[k] for k in data.files}
-            ids = outputs.pop(id_column, None)
-        elif suffix == ".parquet":
+        if suffix == ".parquet":
             outputs, ids = _read_parquet(file, id_column)
         else:
-            raise FairnessConfigError(
-                f"precomputed features {str(file)!r}: suffix {suffix!r} is not .npy, .npz or "
-                ".parquet."
-            )
-    except (OSError, ValueError, EOFError) as exc:
-        if isinstance(exc, FairnessConfigError | InvalidDataError):
-            raise
-        raise InvalidDataError(f"cannot read precomputed features {str(file)!r}: {exc}") from exc
+            outputs = _read_arrays(file)
+            if suffix == ".npy":
+                outputs = {"embeddings": outputs[""]}
+            ids = outputs.pop(id_column, None)
+    except _Damaged as exc:
+        raise InvalidDataError(
+            f"precomputed features {str(file)!r} are damaged or not a numpy {suffix} file "
+            f"({exc}); {fix}."
+        ) from None
     if not outputs:
-        raise InvalidDataError(f"precomputed features {str(file)!r} hold no arrays.")
+        raise InvalidDataError(f"precomputed features {str(file)!r} hold no arrays; {fix}.")
+    for name, array in outputs.items():
+        if array.dtype.kind not in "biuf" or array.ndim not in (1, 2):
+            raise InvalidDataError(
+                f"precomputed features {str(file)!r}: {name!r} holds {array.dtype} values of "
+                f"shape {array.shape}; each output must be a 1-D or 2-D array of numbers. "
+                f"Save only feature arrays (and the {id_column!r} ids), or {fix}."
+            )
+        finite = np.isfinite(array.reshape(len(array), -1)).all(axis=1)
+        bad = np.flatnonzero(~finite)
+        if len(bad):
+            raise InvalidDataError(
+                f"precomputed features {str(file)!r}: {name!r} holds NaN or infinite values "
+                f"(row {int(bad[0])} first, {len(bad)} rows in all); {fix}."
+            )
     if ids is None:
         for name, array in outputs.items():
             if len(array) != len(dataset):
@@ -820,6 +1005,19 @@ def load_precomputed(path: str | os.PathLike[str], dataset: FairnessDataset, *,
                     "array, rows must match the dataset one to one. Save the ids too."
                 )
         return Features(dataset, outputs)
+    ids = np.asarray(ids)
+    if ids.ndim != 1 or ids.dtype.kind not in "UiuO":
+        raise InvalidDataError(
+            f"precomputed features {str(file)!r}: the {id_column!r} ids are {ids.dtype} of "
+            f"shape {ids.shape}; save them as one string per row "
+            f"(dataset.frame['image_id']), or {fix}."
+        )
+    for name, array in outputs.items():
+        if len(array) != len(ids):
+            raise InvalidDataError(
+                f"precomputed features {str(file)!r}: {name!r} has {len(array)} rows but there "
+                f"are {len(ids)} {id_column!r} ids; {fix}."
+            )
     ids = [str(v) for v in np.asarray(ids).tolist()]
     position: dict[str, int] = {}
     for i, value in enumerate(ids):
@@ -841,6 +1039,17 @@ def load_precomputed(path: str | os.PathLike[str], dataset: FairnessDataset, *,
 
 
 def _read_parquet(file: Path, id_column: str) -> tuple[dict[str, Any], Any]:
+    """The outputs and ids of a Parquet file; pyarrow's errors on damage become _Damaged."""
+    try:
+        return _parquet_outputs(file, id_column)
+    except (FairnessError, _Damaged, ImportError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowInvalid, ArrowException
+        # (bytes that are not UTF-8, found only when a column is converted), OSError, ...
+        raise _Damaged(f"{type(exc).__name__}: {exc}") from None
+
+
+def _parquet_outputs(file: Path, id_column: str) -> tuple[dict[str, Any], Any]:
     import numpy as np
     import pandas as pd
 
@@ -857,10 +1066,14 @@ def _read_parquet(file: Path, id_column: str) -> tuple[dict[str, Any], Any]:
             continue
         first = frame[column].iloc[0] if len(frame) else None
         if isinstance(first, (list, tuple, np.ndarray)):
-            outputs[str(column)] = np.stack([np.asarray(v, dtype=float) for v in frame[column]])
+            try:
+                outputs[str(column)] = np.stack([np.asarray(v, dtype=float)
+                                                 for v in frame[column]])
+            except (TypeError, ValueError) as exc:
+                raise _Damaged(f"column {column!r} is not one equal-length list of numbers "
+                               f"per row ({exc})") from None
         elif pd.api.types.is_numeric_dtype(frame[column]):
             scalars.append(column)
     if scalars:
         outputs.setdefault("embeddings", frame[scalars].to_numpy(dtype=float))
     return outputs, frame[id_column].to_numpy()
-

@@ -13,6 +13,15 @@ or the ``fairness_history`` ini option to move it, ``--fairness-no-history`` to 
   seed, versions, exit status) and one per **result** (test, indicator, metric, headline
   numbers, verdict, and the full result JSON so reports can be rebuilt from the store).
 
+* **Checked when opened** (``PRAGMA quick_check``) and when read: a damaged file, a row
+  whose JSON column is not valid JSON or not what pytest-fairness wrote, or a column of the
+  wrong type raises :class:`~pytest_fairness.errors.FairnessConfigError` naming the file,
+  the run and the row and saying how to recover; nothing is skipped silently (a skipped
+  result would let a regression gate pass).
+* **Read-only** (``HistoryStore(path, read_only=True)``, what the ``pytest-fairness``
+  command uses): never writes, never switches to WAL, never migrates the file; a store of
+  an older schema is upgraded in a copy in memory.
+
 Under pytest-xdist only the controller writes. Only the standard library is used.
 """
 
@@ -30,8 +39,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final, Protocol
 
-from pytest_fairness.errors import FairnessConfigError
-from pytest_fairness.results import finite_or_none, result_id, summarize
+from pytest_fairness.errors import FairnessConfigError, FairnessError
+from pytest_fairness.results import IndicatorResult, finite_or_none, result_id, summarize
 
 __all__ = [
     "DEFAULT_HISTORY",
@@ -114,6 +123,87 @@ class RunStore(Protocol):
         """The per-test records of a run."""
 
 
+_RESULT_COLUMNS: Final = ("id", "run_id", "nodeid", "test", "checkpoint", "result_id",
+                          "indicator", "metric", "value", "gap", "ratio", "worst_group",
+                          "worst_value", "outcome", "data")
+_RUN_KINDS: Final = {
+    "id": "int", "started": "str?", "finished": "str?", "label": "str?", "checkpoint": "str?",
+    "git_commit": "str?", "model_fingerprint": "str?", "dataset_fingerprint": "str?",
+    "seed": "str?", "exitstatus": "int?",
+}
+_SERIES_KINDS: Final = {
+    "run_id": "int", "result_checkpoint": "str?", "checkpoint": "str?", "label": "str?",
+    "test": "str?", "result_id": "str", "value": "num?", "gap": "num?", "ratio": "num?",
+    "worst_value": "num?", "outcome": "str?",
+}
+_RESULT_KINDS: Final = {
+    "run_id": "int", "nodeid": "str", "test": "str?", "checkpoint": "str?", "result_id": "str",
+    "indicator": "str", "metric": "str", "value": "num?", "gap": "num?", "ratio": "num?",
+    "worst_group": "str?", "worst_value": "num?", "outcome": "str?",
+}
+#: The fields of a stored check (``CheckOutcome.to_dict``) and comparison
+#: (``Comparison.to_dict``) that reports read, with their kinds; "!" marks required ones.
+_CHECK_FIELDS: Final = {
+    "limit": "limit!", "threshold": "num!", "passed": "bool!", "observed": "num?",
+    "indicator": "str?", "metric": "str?", "at": "num?", "key": "str?", "confidence": "str?",
+    "interval": "pair?", "where": "str?",
+}
+_COMPARISON_FIELDS: Final = {
+    "test": "str?", "result": "str?", "metric": "str?", "where": "str?", "baseline": "num?",
+    "now": "num?", "tolerance": "num?", "worse_by": "num?", "regressed": "bool?",
+    "lower_is_better": "bool?", "higher_is_better_groups": "bool?", "groups": "groups?",
+    "notes": "strs?",
+}
+_KIND_NAMES: Final = {
+    "int": "an integer", "int?": "an integer or NULL", "str": "text", "str?": "text or NULL",
+    "num?": "a number or NULL",
+}
+
+
+def _is_kind(value: Any, kind: str) -> bool:
+    """Whether ``value`` is of ``kind`` ("str", "num", "int", "bool", "pair", ... "?": or None)."""
+    if kind.endswith("?") and value is None:
+        return True
+    base = kind.rstrip("?!")
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if base == "num":
+        return number
+    if base == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if base == "str":
+        return isinstance(value, str)
+    if base == "bool":
+        return isinstance(value, bool)
+    if base == "pair":
+        return (isinstance(value, list) and len(value) == 2
+                and all(_is_kind(v, "num?") for v in value))
+    if base == "strs":
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    if base == "groups":
+        return isinstance(value, list) and all(
+            isinstance(g, list) and len(g) == 3 and _is_kind(g[0], "str")
+            and _is_kind(g[1], "num?") and _is_kind(g[2], "num?") for g in value)
+    if base == "limit":
+        from pytest_fairness.checks import LIMITS
+
+        return isinstance(value, str) and value in LIMITS
+    raise AssertionError(kind)
+
+
+def _field_problem(item: Any, fields: Mapping[str, str]) -> str | None:
+    """What is wrong with a stored check or comparison, or None."""
+    if not isinstance(item, dict):
+        return f"{type(item).__name__}, not an object"
+    for name, kind in fields.items():
+        if name not in item:
+            if kind.endswith("!"):
+                return f"no {name!r}"
+            continue
+        if not _is_kind(item[name], kind):
+            return f"{name}={item[name]!r:.40} is not {kind.rstrip('?!')}"
+    return None
+
+
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime())
 
@@ -139,27 +229,106 @@ class HistoryStore:
     >>> store.close()
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 60.0) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 60.0,
+                 read_only: bool = False) -> None:
         self.path = Path(path)
+        self.read_only = read_only
         if self.path.is_dir():
             raise FairnessConfigError(
                 f"--fairness-history must name a file, got the directory {str(self.path)!r}; "
                 f"e.g. {str(self.path / 'history.sqlite')!r}."
             )
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None)
-        self._conn.row_factory = sqlite3.Row
+        if read_only and not self.path.is_file():
+            raise FairnessConfigError(
+                f"no history store at {str(self.path)!r}; run `pytest --fairness` first, or "
+                "pass the path of the store."
+            )
+        if not read_only:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._conn = self._connect(timeout)
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as error:
+            raise FairnessConfigError(self._unreadable(error)) from None
         try:
             self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-            self._conn.execute("PRAGMA journal_mode = WAL")
-            self._conn.execute("PRAGMA foreign_keys = ON")
-            self._migrate()
-        except sqlite3.DatabaseError as error:
+            self._check()
+            if read_only:
+                self._open_read_only()
+            else:
+                self._conn.execute("PRAGMA journal_mode = WAL")
+                self._conn.execute("PRAGMA foreign_keys = ON")
+                self._migrate()
+            self._check_columns()
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as error:
             self._conn.close()
-            raise FairnessConfigError(
-                f"{str(self.path)!r} is not a readable pytest-fairness history ({error}); "
-                "point --fairness-history at another file or delete this one."
-            ) from None
+            raise FairnessConfigError(self._unreadable(error)) from None
+        except FairnessError:
+            self._conn.close()
+            raise
+
+    def _connect(self, timeout: float) -> sqlite3.Connection:
+        if not self.read_only:
+            conn = sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None)
+        else:
+            uri = self.path.resolve().as_uri() + "?mode=ro"
+            conn = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None)
+            try:
+                conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+            except sqlite3.OperationalError as error:
+                if "readonly" not in str(error) and "unable to open" not in str(error):
+                    raise
+                # A WAL store in a folder we cannot write: SQLite cannot create the -shm
+                # file a reader needs. With no -wal file left by a writer, nothing is pending
+                # and the file may be read as immutable.
+                wal = Path(str(self.path) + "-wal")
+                if wal.exists() and wal.stat().st_size:
+                    raise
+                conn.close()
+                conn = sqlite3.connect(uri + "&immutable=1", uri=True, timeout=timeout,
+                                       isolation_level=None)
+            except (sqlite3.DatabaseError, UnicodeDecodeError):
+                pass  # reported by _check, with the file's name
+        conn.row_factory = sqlite3.Row
+        return conn
+
+    def _unreadable(self, error: object) -> str:
+        return (f"{str(self.path)!r} is not a readable pytest-fairness history ({error}). "
+                "Restore it from a backup, salvage it with `sqlite3 OLD .recover | sqlite3 NEW`, "
+                "or move it aside (pytest starts a new history); to keep it, point "
+                "--fairness-history (or `pytest-fairness --history`) at another file.")
+
+    def _check(self) -> None:
+        """``PRAGMA quick_check``: a damaged page is reported now, not at the first query."""
+        problems = [str(row[0]) for row in self._conn.execute("PRAGMA quick_check(5)")]
+        if problems != ["ok"]:
+            raise FairnessConfigError(self._unreadable("quick_check: " + "; ".join(problems)))
+
+    def _check_columns(self) -> None:
+        """Every table has the columns the queries read (a damaged schema may rename one)."""
+        for table, wanted in (("runs", _RUN_COLUMNS), ("results", _RESULT_COLUMNS)):
+            have = {str(row[1]) for row in self._conn.execute(f"PRAGMA table_info({table})")}
+            missing = [c for c in wanted if c not in have]
+            if missing:
+                raise FairnessConfigError(self._unreadable(
+                    f"table {table!r} has no column {missing[0]!r}"))
+
+    def _open_read_only(self) -> None:
+        """Refuse a newer schema; upgrade an older one in a copy in memory, never the file."""
+        version = self.version
+        if version > SCHEMA_VERSION:
+            raise FairnessConfigError(self._newer(version))
+        if version == SCHEMA_VERSION:
+            return
+        memory = sqlite3.connect(":memory:", isolation_level=None)
+        memory.row_factory = sqlite3.Row
+        self._conn.backup(memory)
+        self._conn.close()
+        self._conn = memory
+        self._migrate()
+
+    def _newer(self, version: int) -> str:
+        return (f"history {str(self.path)!r} has schema version {version}, newer than this "
+                f"pytest-fairness understands ({SCHEMA_VERSION}); upgrade pytest-fairness.")
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -193,6 +362,8 @@ class HistoryStore:
         if not exists:
             return 0
         row = self._conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
+        if row[0] is not None and (not isinstance(row[0], int) or row[0] < 0):
+            raise FairnessConfigError(self._unreadable(f"schema version {row[0]!r}"))
         return int(row[0] or 0)
 
     def _migrate(self) -> None:
@@ -202,16 +373,82 @@ class HistoryStore:
             conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
             current = self.version  # again, under the lock: another process may have migrated
             if current > SCHEMA_VERSION:
-                raise FairnessConfigError(
-                    f"history {str(self.path)!r} has schema version {current}, newer than this "
-                    f"pytest-fairness understands ({SCHEMA_VERSION}); upgrade pytest-fairness."
-                )
+                raise FairnessConfigError(self._newer(current))
             for version in range(current, SCHEMA_VERSION):
                 for statement in MIGRATIONS[version].split(";"):
                     if statement.strip():
                         conn.execute(statement)
                 conn.execute("DELETE FROM schema_version")
                 conn.execute("INSERT INTO schema_version (version) VALUES (?)", (version + 1,))
+
+    @contextmanager
+    def _guard(self, *, writing: bool = False) -> Iterator[None]:
+        """SQLite errors while reading or writing become one clear FairnessConfigError.
+
+        Damaged text (a cell, or SQLite's own message about a damaged schema) that is not
+        UTF-8 fails in Python's decoding, as UnicodeDecodeError: the same message.
+        """
+        try:
+            yield
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as error:
+            if writing:
+                raise FairnessConfigError(
+                    f"cannot record the run in the history {str(self.path)!r} ({error}); check "
+                    "that the file and its folder are writable, or pass --fairness-no-history."
+                ) from None
+            raise FairnessConfigError(self._unreadable(error)) from None
+
+    def _damaged(self, where: str, column: str, problem: str, run_id: Any) -> FairnessConfigError:
+        delete = (f'sqlite3 {str(self.path)!r} "DELETE FROM results WHERE run_id = {run_id}; '
+                  f'DELETE FROM runs WHERE id = {run_id}"')
+        return FairnessConfigError(
+            f"history {str(self.path)!r}: {where} has a damaged {column!r} column ({problem}). "
+            f"The store was damaged or edited by hand: delete that run ({delete}) or restore "
+            "the file from a backup."
+        )
+
+    def _checked_row(self, row: sqlite3.Row, kinds: Mapping[str, str], where: str,
+                     run_id: Any) -> dict[str, Any]:
+        """The row as a dict, each column of the kind pytest-fairness wrote ("str?", "num?")."""
+        out = dict(row)
+        for column, kind in kinds.items():
+            value = out.get(column)
+            if not _is_kind(value, kind):
+                raise self._damaged(where, column, f"{type(value).__name__} {value!r:.40}, "
+                                    f"expected {_KIND_NAMES[kind]}", run_id)
+        return out
+
+    def _json(self, text: Any, where: str, column: str, run_id: Any) -> Any:
+        from pytest_fairness.data.jsonfile import parse_json
+        from pytest_fairness.errors import InvalidDataError
+
+        if not isinstance(text, str):
+            raise self._damaged(where, column, f"{type(text).__name__}, not JSON text", run_id)
+        try:
+            return parse_json(text, source="the text", allow_nan=True)
+        except InvalidDataError as error:
+            raise self._damaged(where, column, str(error), run_id) from None
+
+    def _payload(self, text: Any, where: str, run_id: Any) -> dict[str, Any]:
+        """A result row's ``data``: the result, its checks and its regressions, validated."""
+        payload = self._json(text, where, "data", run_id)
+        if not isinstance(payload, dict) or not isinstance(payload.get("result"), dict):
+            raise self._damaged(where, "data", "no 'result' object", run_id)
+        try:
+            IndicatorResult.from_dict(payload["result"])
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError,
+                OverflowError) as error:
+            raise self._damaged(where, "data", f"the result does not rebuild: "
+                                f"{type(error).__name__}: {error}", run_id) from None
+        for name, fields in (("checks", _CHECK_FIELDS), ("regressions", _COMPARISON_FIELDS)):
+            items = payload.setdefault(name, [])
+            if not isinstance(items, list):
+                raise self._damaged(where, "data", f"{name!r} is not a list", run_id)
+            for item in items:
+                problem = _field_problem(item, fields)
+                if problem:
+                    raise self._damaged(where, "data", f"an entry of {name!r}: {problem}", run_id)
+        return payload
 
     # -- writing --------------------------------------------------------------------------
 
@@ -222,6 +459,8 @@ class HistoryStore:
         ``git_commit``, ``model_fingerprint``, ``dataset_fingerprint``, ``seed``,
         ``versions`` (a mapping), ``exitstatus``; anything else is kept in ``metadata``.
         """
+        if self.read_only:
+            raise FairnessConfigError(f"history {str(self.path)!r} was opened read-only.")
         known = set(_RUN_COLUMNS)
         extra = {k: v for k, v in metadata.items() if k not in known}
         rows = []
@@ -244,7 +483,7 @@ class HistoryStore:
                     worst.get("group"), finite_or_none(worst.get("value")), record.get("outcome"),
                     json.dumps(payload, sort_keys=True, allow_nan=False),
                 ))
-        with self._write() as conn:
+        with self._guard(writing=True), self._write() as conn:
             cursor = conn.execute(
                 "INSERT INTO runs (started, finished, label, checkpoint, git_commit, "
                 "model_fingerprint, dataset_fingerprint, seed, versions, exitstatus, metadata) "
@@ -273,13 +512,20 @@ class HistoryStore:
     def runs(self) -> list[dict[str, Any]]:
         """Every run, oldest first, with its metadata and its number of results."""
         out = []
-        for row in self._conn.execute(
-            "SELECT runs.*, (SELECT COUNT(*) FROM results WHERE results.run_id = runs.id) "
-            "AS n_results FROM runs ORDER BY id"
-        ):
-            run = dict(row)
-            run["versions"] = json.loads(run["versions"] or "{}")
-            run["metadata"] = json.loads(run["metadata"] or "{}")
+        with self._guard():
+            rows = self._conn.execute(
+                "SELECT runs.*, (SELECT COUNT(*) FROM results WHERE results.run_id = runs.id) "
+                "AS n_results FROM runs ORDER BY id"
+            ).fetchall()
+        for row in rows:
+            where = f"run {row['id']}"
+            run = self._checked_row(row, _RUN_KINDS, where, row["id"])
+            for column in ("versions", "metadata"):
+                value = self._json(run[column] or "{}", where, column, run["id"])
+                if not isinstance(value, dict):
+                    raise self._damaged(where, column, f"{type(value).__name__}, not an object",
+                                        run["id"])
+                run[column] = value
             out.append(run)
         return out
 
@@ -300,8 +546,9 @@ class HistoryStore:
                 f"or a run label (known: {known}), or a baseline .json file.")
 
     def _result_checkpoints(self) -> list[str]:
-        return [r[0] for r in self._conn.execute(
-            "SELECT DISTINCT checkpoint FROM results WHERE checkpoint IS NOT NULL")]
+        with self._guard():
+            return [str(r[0]) for r in self._conn.execute(
+                "SELECT DISTINCT checkpoint FROM results WHERE checkpoint IS NOT NULL")]
 
     def resolve(self, ref: str) -> tuple[int, str | None]:
         """Find a run by id, label or checkpoint (the latest such run).
@@ -310,23 +557,27 @@ class HistoryStore:
         checkpoint of some results of a run that covered several, so only those count.
         """
         text = str(ref).strip()
-        if text.isdigit():
-            found = self._conn.execute("SELECT id FROM runs WHERE id = ?", (int(text),)).fetchone()
-            if found:
-                return int(found[0]), None
-        found = self._conn.execute(
-            "SELECT id FROM runs WHERE label = ? OR checkpoint = ? ORDER BY id DESC LIMIT 1",
-            (text, text),
-        ).fetchone()
+        with self._guard():
+            found = None
+            if text.isascii() and text.isdigit() and len(text) < 19:  # SQLite integers are 64-bit
+                found = self._conn.execute("SELECT id, NULL FROM runs WHERE id = ?",
+                                           (int(text),)).fetchone()
+            found = found or self._conn.execute(
+                "SELECT id, NULL FROM runs WHERE label = ? OR checkpoint = ? "
+                "ORDER BY id DESC LIMIT 1",
+                (text, text),
+            ).fetchone() or self._conn.execute(
+                "SELECT run_id, checkpoint FROM results WHERE checkpoint = ? "
+                "OR checkpoint LIKE ? ESCAPE '\\' ORDER BY run_id DESC LIMIT 1",
+                (text, "%/" + text.replace("\\", "\\\\").replace("%", "\\%")
+                 .replace("_", "\\_")),
+            ).fetchone()
         if found:
-            return int(found[0]), None
-        found = self._conn.execute(
-            "SELECT run_id, checkpoint FROM results WHERE checkpoint = ? "
-            "OR checkpoint LIKE ? ESCAPE '\\' ORDER BY run_id DESC LIMIT 1",
-            (text, "%/" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")),
-        ).fetchone()
-        if found:
-            return int(found[0]), str(found[1])
+            run_id, checkpoint = found[0], found[1]
+            if not _is_kind(run_id, "int") or not _is_kind(checkpoint, "str?"):
+                raise self._damaged(f"a result of run {run_id!r:.20}", "run_id/checkpoint",
+                                    f"{run_id!r:.20}, {checkpoint!r:.40}", run_id)
+            return run_id, checkpoint
         raise FairnessConfigError(self._unknown(text))
 
     def records(self, run_id: int, *, checkpoint: str | None = None) -> list[dict[str, Any]]:
@@ -337,8 +588,12 @@ class HistoryStore:
             query += " AND checkpoint = ?"
             args.append(checkpoint)
         by_test: dict[str, dict[str, Any]] = {}
-        for row in self._conn.execute(query + " ORDER BY id", args):
-            payload = json.loads(row["data"])
+        with self._guard():
+            rows = self._conn.execute(query + " ORDER BY id", args).fetchall()
+        for found in rows:
+            where = f"result row {found['id']} (run {found['run_id']})"
+            row = self._checked_row(found, _RESULT_KINDS, where, found["run_id"])
+            payload = self._payload(row["data"], where, row["run_id"])
             record = by_test.setdefault(row["nodeid"], {
                 "nodeid": row["nodeid"], "test": row["test"], "checkpoint": row["checkpoint"],
                 "outcome": row["outcome"], "results": [], "checks": [], "regressions": [],
@@ -354,17 +609,21 @@ class HistoryStore:
         Keys: ``run_id``, ``column`` (checkpoint, label or ``run N``), ``test``,
         ``result_id``, ``value``, ``gap``, ``ratio``, ``worst_value``, ``outcome``.
         """
-        rows = self._conn.execute(
-            "SELECT results.run_id, results.checkpoint AS result_checkpoint, runs.checkpoint, "
-            "runs.label, results.test, results.result_id, results.value, results.gap, "
-            "results.ratio, results.worst_value, results.outcome FROM results "
-            "JOIN runs ON runs.id = results.run_id WHERE results.run_id IN "
-            "(SELECT id FROM runs ORDER BY id DESC LIMIT ?) ORDER BY results.run_id, results.id",
-            (int(last),),
-        )
+        with self._guard():
+            rows = self._conn.execute(
+                "SELECT results.id, results.run_id, results.checkpoint AS result_checkpoint, "
+                "runs.checkpoint, runs.label, results.test, results.result_id, results.value, "
+                "results.gap, results.ratio, results.worst_value, results.outcome FROM results "
+                "JOIN runs ON runs.id = results.run_id WHERE results.run_id IN "
+                "(SELECT id FROM runs ORDER BY id DESC LIMIT ?) "
+                "ORDER BY results.run_id, results.id",
+                (int(last),),
+            ).fetchall()
         out = []
         for row in rows:
-            item = dict(row)
+            item = self._checked_row(row, _SERIES_KINDS, f"result row {row['id']} (run "
+                                     f"{row['run_id']})", row["run_id"])
+            del item["id"]
             checkpoint = item.pop("result_checkpoint") or item["checkpoint"]
             if checkpoint:
                 item["column"] = Path(checkpoint).name or checkpoint

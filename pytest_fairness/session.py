@@ -343,7 +343,7 @@ class FairnessSession:
                      batch_size: int | None = None, normalize: Any = "imagenet",
                      layers: Any = (), amp: bool = False, num_workers: int = 0,
                      precomputed: str | os.PathLike[str] | None = None,
-                     model_id: str | None = None) -> Any:
+                     model_id: str | None = None, module: str | None = None) -> Any:
             __tracebackhide__ = True
             from pytest_fairness.extract import extract_features, load_precomputed
 
@@ -354,7 +354,7 @@ class FairnessSession:
                 normalize=normalize, layers=layers,
                 batch_size=self.batch_size if batch_size is None else batch_size,
                 num_workers=num_workers, device=self.device, amp=amp,
-                cache_dir=self.cache_dir, model_id=model_id,
+                cache_dir=self.cache_dir, model_id=model_id, module=module,
                 memory=self.memory if self.cache_dir is not None else None,
             )
 

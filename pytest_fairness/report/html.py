@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from pytest_fairness.checks import LIMITS
+from pytest_fairness.errors import FairnessConfigError
 from pytest_fairness.report import figures
 from pytest_fairness.report.json_report import atomic_write_text
 from pytest_fairness.report.terminal import format_number
@@ -405,6 +406,19 @@ def write_html(
     trends: Sequence[Mapping[str, Any]] | None = None,
     draw: bool | None = None,
 ) -> Path:
-    """Write ``report.html`` into ``directory`` (created if needed), atomically."""
+    """Write ``report.html`` into ``directory`` (created if needed), atomically.
+
+    Raises
+    ------
+    FairnessConfigError
+        When the folder cannot be created or written (``/proc/x``, a read-only disk).
+    """
     page = render_html(document, trends=trends, draw=draw)
-    return atomic_write_text(Path(directory) / "report.html", page)
+    target = Path(directory) / "report.html"
+    try:
+        return atomic_write_text(target, page)
+    except OSError as error:
+        raise FairnessConfigError(
+            f"cannot write the HTML report {str(target)!r} ({error.strerror or error}); give a "
+            "folder you can write."
+        ) from None

@@ -127,7 +127,7 @@ def test_corrupt_cache_entry_is_recomputed(dataset, tmp_path: Path) -> None:
     model = Tiny()
     first = extract_features(model, dataset, transform=DefaultTransform(8), cache_dir=tmp_path)
     next(tmp_path.rglob("*.npz")).write_bytes(b"truncated")
-    with pytest.warns(UserWarning, match=r"unreadable entry"):
+    with pytest.warns(UserWarning, match=r"is damaged"):
         again = extract_features(model, dataset, transform=DefaultTransform(8),
                                  cache_dir=tmp_path)
     assert model.calls == 2 and not again.from_cache
@@ -238,7 +238,7 @@ def test_precomputed_errors(dataset, tmp_path: Path) -> None:
     with pytest.raises(InvalidDataError, match=r"no 'image_id' column"):
         load_precomputed(tmp_path / "noid.parquet", dataset)
     (tmp_path / "bad.npy").write_bytes(b"nope")
-    with pytest.raises(InvalidDataError, match=r"cannot read precomputed"):
+    with pytest.raises(InvalidDataError, match=r"bad.npy.* are damaged or not a numpy .npy file"):
         load_precomputed(tmp_path / "bad.npy", dataset)
     (tmp_path / "f.csv").write_text("x")
     with pytest.raises(FairnessConfigError, match=r"suffix '.csv'"):

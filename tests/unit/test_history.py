@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -101,7 +102,8 @@ def test_migrates_a_version_one_store(tmp_path: Path) -> None:
     conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
     conn.execute("INSERT INTO schema_version VALUES (1)")
     conn.execute("INSERT INTO runs (started, versions) VALUES ('2024-01-01', '{}')")
-    payload = '{"result": {"name": "x"}, "checks": []}'
+    old_result = IndicatorResult("x", "m", 1.0).to_dict()
+    payload = json.dumps({"result": old_result, "checks": []})
     conn.execute("INSERT INTO results (run_id, nodeid, result_id, indicator, metric, value, "
                  "gap, outcome, data) VALUES (1, 't.py::old', 'x (m)', 'x', 'm', 1.0, 0.5, "
                  "'passed', ?)", (payload,))
@@ -110,7 +112,7 @@ def test_migrates_a_version_one_store(tmp_path: Path) -> None:
     with HistoryStore(path) as store:
         assert store.version == SCHEMA_VERSION
         (old,) = store.records(1)
-        assert old["test"] == "t.py::old" and old["results"] == [{"name": "x"}]
+        assert old["test"] == "t.py::old" and old["results"] == [old_result]
         assert store.record_run({}, [record("t.py::new")]) == 2
 
 
