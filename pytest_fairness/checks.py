@@ -388,7 +388,7 @@ def _observe(
                 cells.append((decisive, abs(v), interval, where))
         if not cells:
             raise InsufficientDataError(f"max_auc: the AUC matrix of {result.name!r} is empty.")
-        decisive, observed, interval, where = max(cells, key=lambda cell: cell[0])
+        decisive, observed, interval, where = max(cells, key=lambda cell: (cell[0], cell[3]))
         return observed, decisive, interval, where
     stat = {
         "min_p_value": "p_value",

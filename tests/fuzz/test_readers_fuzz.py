@@ -402,9 +402,9 @@ def _names_damage(data: st.DataObject, root: Path) -> None:
                          b"999999999999999999999_0_0_x.jpg", b"-5_0_0_x.jpg", b"+3_0_0_x.jpg",
                          b" 3_0_0_x.jpg", b"3_0_0_x .jpg", b".hidden_0_0_x.jpg"]),
         st.text(alphabet=st.characters(blacklist_characters="/\x00"), min_size=1,
-                max_size=20).map(lambda s: s.encode("utf-8", "surrogateescape")
-                                 if not any(0xD800 <= ord(c) <= 0xDBFF for c in s)
-                                 else b"x_" + s.encode("utf-8", "surrogatepass"))),
+                max_size=20).map(lambda s: s.encode("utf-8", "surrogatepass")
+                                 if any(0xD800 <= ord(c) <= 0xDFFF for c in s)
+                                 else s.encode())),
         label="file name")
     if name in (b".", b".."):
         return
