@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any, Final, final
 
 from pytest_fairness.errors import FairnessConfigError
+from pytest_fairness.indicators import headline
 from pytest_fairness.options import COMPARE_METRICS
 from pytest_fairness.results import finite_or_none, result_id, summarize
 
@@ -381,9 +382,13 @@ class Comparison:
 
     @property
     def regressed(self) -> bool:
-        """True when now is worse than the baseline by more than the tolerance."""
+        """True when now is worse than the baseline by more than the tolerance.
+
+        A metric undefined on either side cannot show a regression, so it counts as one:
+        a tolerance is never silently ignored.
+        """
         worse = self.worse_by
-        return worse is not None and worse > self.tolerance + _EPS
+        return worse is None or worse > self.tolerance + _EPS
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-serialisable dictionary."""
@@ -423,6 +428,10 @@ _MAGNITUDE_METRICS: Final = frozenset({"effect_size"})
 
 
 def _observe(summary: Mapping[str, Any], metric: str) -> tuple[float | None, str]:
+    if metric == "headline":
+        head = headline(str(summary.get("indicator")))
+        return head.read(finite_or_none(summary.get("value")),
+                         finite_or_none(summary.get("gap"))), head.label
     if metric == "value" and summary.get("metric") in _MAGNITUDE_METRICS:
         value = finite_or_none(summary.get("value"))
         return (None if value is None else abs(value)), f"|{summary.get('metric')}|"
@@ -434,8 +443,10 @@ def _observe(summary: Mapping[str, Any], metric: str) -> tuple[float | None, str
     return finite_or_none(worst.get("value")), f"group {worst.get('group')}"
 
 
-def _direction(metric: str, higher_is_better: bool) -> bool:
+def _direction(metric: str, higher_is_better: bool, indicator: str) -> bool:
     """True when lower is better for ``metric``."""
+    if metric == "headline":
+        return headline(indicator).lower_is_better
     if metric == "gap":
         return True
     if metric == "ratio":
@@ -496,10 +507,17 @@ def compare_results(
         after, where = _observe(now, metric)
         mine = list(notes)
         if before is None or after is None:
-            mine.append(f"{metric} is undefined in the {'baseline' if before is None else 'run'}; "
-                        "not compared")
+            head = headline(str(now.get("indicator")))
+            hint = (f"; {now.get('indicator')} has no gap, track its headline ({head.label}) "
+                    "with metric='headline'" if metric in ("gap", "ratio") and not
+                    head.has_gap else "")
+            side = "baseline and run" if before is None and after is None else (
+                "baseline" if before is None else "run")
+            mine.append(f"{metric} is undefined in the {side}{hint}: cannot be compared, "
+                        "counted as a regression")
         out.append(Comparison(test, result, metric, before, after, float(tolerance),
-                              _direction(metric, higher), higher, groups, tuple(mine), where))
+                              _direction(metric, higher, str(now.get("indicator"))), higher,
+                              groups, tuple(mine), where))
     return out
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from pytest_fairness.errors import FairnessConfigError, FairnessError
+from pytest_fairness.indicators import headline
 from pytest_fairness.options import COMPARE_METRICS, parse_compare_fail, parse_run_ref
 
 __all__ = ["main"]
@@ -45,7 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     history = commands.add_parser("history", help="table of tests × checkpoints (runs)")
-    history.add_argument("--metric", choices=COMPARE_METRICS, default="gap",
+    history.add_argument("--metric", choices=COMPARE_METRICS, default="headline",
                          help="number shown per cell (default: %(default)s)")
     history.add_argument("--last", type=int, default=20, metavar="N",
                          help="show the last N runs (default: %(default)s)")
@@ -54,9 +55,10 @@ def _parser() -> argparse.ArgumentParser:
                                   help="compare B with baseline A; exit 1 on a regression")
     compare.add_argument("a", type=parse_run_ref, metavar="A", help="the baseline")
     compare.add_argument("b", type=parse_run_ref, metavar="B", help="the candidate")
-    compare.add_argument("--fail", type=parse_compare_fail, default={"gap": 0.0},
+    compare.add_argument("--fail", type=parse_compare_fail, default={"headline": 0.0},
                          metavar="METRIC:TOL[,...]",
-                         help="what counts as a regression (default: gap:0)")
+                         help="what counts as a regression: a tolerance on each "
+                              "indicator's headline, or metric:tolerance pairs (default: 0)")
 
     report = commands.add_parser("report", help="write report.json and report.html of a run")
     report.add_argument("run", type=parse_run_ref, metavar="RUN",
@@ -87,7 +89,11 @@ def _history(args: argparse.Namespace) -> int:
     cells: dict[str, dict[int, str]] = {}
     for row in rows:
         test = f"{row['test']} :: {row['result_id']}"
-        value = row[field] if row[field] is not None or field != "worst_value" else row["value"]
+        if field == "headline":
+            value = headline(row["indicator"]).read(row["value"], row["gap"])
+        else:
+            value = row[field] if row[field] is not None or field != "worst_value" else row[
+                "value"]
         mark = "" if row["outcome"] in (None, "passed") else " !"
         cells.setdefault(test, {})[columns.index((row["run_id"], row["column"]))] = (
             format_number(value) + mark)

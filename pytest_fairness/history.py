@@ -133,8 +133,8 @@ _RUN_KINDS: Final = {
 }
 _SERIES_KINDS: Final = {
     "run_id": "int", "result_checkpoint": "str?", "checkpoint": "str?", "label": "str?",
-    "test": "str?", "result_id": "str", "value": "num?", "gap": "num?", "ratio": "num?",
-    "worst_value": "num?", "outcome": "str?",
+    "test": "str?", "result_id": "str", "indicator": "str", "value": "num?", "gap": "num?",
+    "ratio": "num?", "worst_value": "num?", "outcome": "str?",
 }
 _RESULT_KINDS: Final = {
     "run_id": "int", "nodeid": "str", "test": "str?", "checkpoint": "str?", "result_id": "str",
@@ -607,12 +607,14 @@ class HistoryStore:
         """Headline numbers of the last ``last`` runs: one dict per stored result, oldest first.
 
         Keys: ``run_id``, ``column`` (checkpoint, label or ``run N``), ``test``,
-        ``result_id``, ``value``, ``gap``, ``ratio``, ``worst_value``, ``outcome``.
+        ``result_id``, ``indicator``, ``value``, ``gap``, ``ratio``, ``worst_value``,
+        ``outcome``.
         """
         with self._guard():
             rows = self._conn.execute(
                 "SELECT results.id, results.run_id, results.checkpoint AS result_checkpoint, "
-                "runs.checkpoint, runs.label, results.test, results.result_id, results.value, "
+                "runs.checkpoint, runs.label, results.test, results.result_id, "
+                "results.indicator, results.value, "
                 "results.gap, results.ratio, results.worst_value, results.outcome FROM results "
                 "JOIN runs ON runs.id = results.run_id WHERE results.run_id IN "
                 "(SELECT id FROM runs ORDER BY id DESC LIMIT ?) "

@@ -32,6 +32,7 @@ from pytest_fairness.checks import (
     evaluate,
 )
 from pytest_fairness.errors import FairnessConfigError, FairnessViolation
+from pytest_fairness.options import COMPARE_METRICS
 
 __all__ = [
     "MARKER_FAIRNESS",
@@ -54,14 +55,14 @@ MARKER_LINES: Final = (
     f"{MARKER_FAIRNESS}: a fairness test (skipped unless --fairness is given).",
     f"{MARKER_THRESHOLD}(**limits): fail when the returned results break the limits; "
     "use fairness.threshold(...) to write it.",
-    f"{MARKER_REGRESSION}(tolerance=0.0, metric='gap'): fail when the results are worse "
+    f"{MARKER_REGRESSION}(tolerance=0.0, metric='headline'): fail when the results are worse "
     "than the baseline (--fairness-baseline); use fairness.no_regression(...) to write it.",
 )
 
 _THRESHOLD_OPTIONS: Final = ("at", "confidence", "result", "metric")
 _REGRESSION_OPTIONS: Final = ("tolerance", "metric", "result")
 #: What ``fairness.no_regression(metric=...)`` may compare with the baseline.
-REGRESSION_METRICS: Final = ("value", "gap", "ratio", "worst")
+REGRESSION_METRICS: Final = COMPARE_METRICS
 
 
 def _allowed(options: tuple[str, ...]) -> str:
@@ -177,7 +178,7 @@ def validate_regression(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dic
             f"tolerance must be >= 0 (how much worse than the baseline is still accepted); "
             f"got tolerance={tolerance!r}."
         )
-    metric = kwargs.get("metric", "gap")
+    metric = kwargs.get("metric", "headline")
     if metric not in REGRESSION_METRICS:
         raise FairnessConfigError(
             f"metric must be one of {', '.join(map(repr, REGRESSION_METRICS))}; "
@@ -278,7 +279,9 @@ class _FairnessNamespace:
         ----------
         **options
             ``tolerance`` (how much worse is still accepted, default 0), ``metric``
-            (``"gap"`` by default, or ``"value"``, ``"ratio"``, ``"worst"``) and ``result``.
+            (``"headline"`` by default: what each indicator is judged on, the gap of group
+            indicators, iEAT's |effect size|, the amplification, Fair SA's L1; or
+            ``"gap"``, ``"value"``, ``"ratio"``, ``"worst"``) and ``result``.
 
         Returns
         -------

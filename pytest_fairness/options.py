@@ -52,10 +52,12 @@ DATASET_NAMES: Final = ("casual_conversations", "celeba", "dollar_street", "fair
                         "fitzpatrick17k", "manifest", "miap", "utkface")
 _DEVICE = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
 
-#: What a baseline comparison can look at, and which way is better:
-#: ``gap`` lower, ``ratio`` higher, ``value`` and ``worst`` (the worst group's value) by the
-#: result's ``higher_is_better``. Same names as ``fairness.no_regression(metric=...)``.
-COMPARE_METRICS: Final = ("gap", "ratio", "value", "worst")
+#: What a baseline comparison can look at, and which way is better: ``headline`` (what
+#: each indicator is judged on: the gap of group indicators, iEAT's |effect size|, the
+#: amplification, Fair SA's L1; lower is better but for ΔDTO), ``gap`` lower, ``ratio``
+#: higher, ``value`` and ``worst`` (the worst group's value) by the result's
+#: ``higher_is_better``. Same names as ``fairness.no_regression(metric=...)``.
+COMPARE_METRICS: Final = ("headline", "gap", "ratio", "value", "worst")
 
 _COMPARE_EXAMPLE: Final = "gap:0.01,value:0.02"
 
@@ -85,13 +87,22 @@ def parse_compare_fail(text: str) -> dict[str, float]:
     """Parse ``--fairness-compare-fail``: comma-separated ``metric:tolerance`` pairs.
 
     A result regresses on a metric when it is worse than the baseline by more than the
-    tolerance, in the metric's own direction (see :data:`COMPARE_METRICS`).
+    tolerance, in the metric's own direction (see :data:`COMPARE_METRICS`). A bare
+    tolerance is the headline's.
 
     Examples
     --------
     >>> parse_compare_fail("gap:0.01, value:0.02")
     {'gap': 0.01, 'value': 0.02}
+    >>> parse_compare_fail("0.01")
+    {'headline': 0.01}
     """
+    try:
+        float(text)
+    except (TypeError, ValueError):
+        pass
+    else:
+        return {"headline": parse_tolerance(str(text).strip())}
     allowed = ", ".join(COMPARE_METRICS)
     parsed: dict[str, float] = {}
     items = [item.strip() for item in str(text).split(",")]
@@ -225,8 +236,10 @@ def add_options(parser: pytest.Parser) -> None:
     add("--fairness-compare-fail", metavar="METRIC:TOL[,...]", default=None,
         dest="fairness_compare_fail", type=parse_compare_fail,
         help="fail each test whose results got worse than the baseline by more than "
-             "the tolerance, e.g. gap:0.01,value:0.02 (metrics: gap, ratio, value, "
-             "worst; each in its own direction).")
+             "the tolerance: a bare tolerance (0.01) applies to each indicator's headline "
+             "(the gap, iEAT's |effect size|, the amplification, Fair SA's L1); or "
+             "metric:tolerance pairs, e.g. gap:0.01,value:0.02 (metrics: headline, gap, "
+             "ratio, value, worst; each in its own direction).")
     add("--fairness-run-label", metavar="LABEL", default=None, dest="fairness_run_label",
         help="name this run in the history (e.g. a checkpoint or an experiment).")
     add("--fairness-seed", metavar="INT", default=None, dest="fairness_seed", type=parse_seed,

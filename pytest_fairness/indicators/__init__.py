@@ -103,6 +103,23 @@ class Headline:
     has_gap: bool = True
     secondary: tuple[str, ...] = ()
 
+    def read(self, value: float | None, gap: float | None) -> float | None:
+        """The headline number from a result's ``value`` and ``gap`` (None if undefined).
+
+        Every indicator's ``value`` is its headline stat when the headline is not the gap
+        (iEAT's d, the amplification, Fair SA's L1, ΔDTO), so stores that keep only the
+        value and the gap can be read too.
+
+        Examples
+        --------
+        >>> headline("ieat").read(-0.8, None), headline("group_metrics").read(0.9, 0.05)
+        (0.8, 0.05)
+        """
+        number = gap if self.metric == "gap" else value
+        if number is None or number != number:
+            return None
+        return abs(number) if self.magnitude else number
+
 
 #: The headline of a result whose indicator the registry does not know (a user's own).
 GAP_HEADLINE = Headline("gap", "gap")

@@ -186,11 +186,41 @@ def test_tolerance_boundary() -> None:
     assert compare({"a": 0.5, "b": 0.25}, {"a": 0.5, "b": 0.0}, "gap", tolerance=0.24).regressed
 
 
-def test_undefined_metric_is_not_compared() -> None:
-    """A gap with one group cannot regress, and the comparison says why."""
+def test_undefined_metric_counts_as_a_regression() -> None:
+    """A tolerance on a number a result lacks is reported, never silently ignored."""
     c = compare({"a": 0.5}, {"a": 0.1}, "gap")
-    assert c.baseline is None and not c.regressed
-    assert "undefined" in c.notes[0]
+    assert c.baseline is None and c.regressed
+    assert "gap is undefined in the baseline and run: cannot be compared" in c.notes[0]
+
+
+def _summary(name: str, value: float, gap: float | None = None) -> dict:
+    return {"indicator": name, "metric": "m", "value": value, "gap": gap,
+            "higher_is_better": False, "groups": {}}
+
+
+@pytest.mark.parametrize(("name", "base", "now", "before", "after", "regressed"), [
+    # iEAT: |d|, so a sign flip of the same size is no regression; growth is.
+    ("ieat", -0.5, 0.5, 0.5, 0.5, False), ("ieat", 0.2, -0.6, 0.2, 0.6, True),
+    ("fair_sa", 0.3, 0.5, 0.3, 0.5, True), ("multi_mals", 0.02, 0.01, 0.02, 0.01, False),
+])
+def test_headline_is_each_indicators_tracked_number(name: str, base: float, now: float,
+                                                    before: float, after: float,
+                                                    regressed: bool) -> None:
+    (c,) = compare_results(_summary(name, base), _summary(name, now), {"headline": 0.01})
+    assert (c.baseline, c.now, c.regressed, c.lower_is_better) == (before, after, regressed,
+                                                                    True)
+
+
+def test_gap_on_an_indicator_without_groups_says_to_track_the_headline() -> None:
+    (c,) = compare_results(_summary("fair_sa", 0.3), _summary("fair_sa", 0.9), {"gap": 0.01})
+    assert c.regressed and "fair_sa has no gap, track its headline (L1 of AUCs)" in c.notes[0]
+
+
+def test_headline_of_group_indicators_is_the_gap() -> None:
+    base = summarize(result({"a": 0.8, "b": 0.7}))
+    now = summarize(result({"a": 0.8, "b": 0.5}))
+    (c,) = compare_results(base, now, {"headline": 0.05})
+    assert c.regressed and c.baseline == pytest.approx(0.1) and c.now == pytest.approx(0.3)
 
 
 def test_params_change_is_noted() -> None:

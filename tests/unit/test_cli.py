@@ -47,7 +47,8 @@ def test_compare_exit_codes(history: Path, tmp_path: Path,
     h = ["--history", str(history)]
     assert main([*h, "compare", "epoch1", "epoch2"]) == 1
     out = capsys.readouterr().out
-    assert "REGRESSED: group_metrics (accuracy): gap baseline 0.1 → now 0.3" in out
+    assert ("REGRESSED: group_metrics (accuracy): headline (gap (DA)) baseline 0.1 → now 0.3"
+            in out)
     assert "← worse" in out
     assert main([*h, "compare", "epoch2", "epoch1"]) == 0
     assert main([*h, "compare", "1", "2", "--fail", "gap:0.25"]) == 0

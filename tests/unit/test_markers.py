@@ -196,10 +196,10 @@ def test_no_regression_returns_the_regression_mark() -> None:
 
 def test_no_regression_defaults() -> None:
     assert fairness.no_regression().mark.kwargs == {}
-    assert validate_regression((), {}) == {"tolerance": 0.0, "metric": "gap"}
+    assert validate_regression((), {}) == {"tolerance": 0.0, "metric": "headline"}
 
 
-@pytest.mark.parametrize("metric", ["value", "gap", "ratio", "worst"])
+@pytest.mark.parametrize("metric", ["headline", "value", "gap", "ratio", "worst"])
 def test_no_regression_metrics(metric: str) -> None:
     assert validate_regression((), {"metric": metric})["metric"] == metric
 
@@ -213,7 +213,7 @@ def test_no_regression_metrics(metric: str) -> None:
      ((), {"tolerance": "0.1"}, r"tolerance must be a number; got tolerance='0\.1'"),
      ((), {"tolerance": True}, r"tolerance must be a number; got tolerance=True"),
      ((), {"tolerance": math.nan}, r"tolerance must be a number, not NaN"),
-     ((), {"metric": "auc"}, r"metric must be one of 'value', 'gap', 'ratio', 'worst'; "
+     ((), {"metric": "auc"}, r"metric must be one of 'headline', 'gap', 'ratio', 'value', 'worst'; "
                              r"got metric='auc'")],
     ids=["positional", "unknown", "negative", "str", "bool", "nan", "metric"],
 )

@@ -28,7 +28,7 @@ def test_compare_fail_parses_pairs() -> None:
         ("", "expected metric:tolerance pairs"),
         ("gap:0.01,,value:0.1", "empty item"),
         ("gap", r"'gap' has no tolerance; write metric:tolerance, e\.g\. gap:0\.01"),
-        ("size:0.1", r"unknown metric 'size'.*metrics: gap, ratio, value, worst"),
+        ("size:0.1", r"unknown metric 'size'.*metrics: headline, gap, ratio, value, worst"),
         ("gap:0.1,gap:0.2", "metric 'gap' is given twice"),
         ("gap:abc", r"gap: a tolerance must be a number >= 0.*got 'abc'"),
         ("gap:-0.1", r"gap: a tolerance must be a finite number >= 0.*got '-0\.1'"),
