@@ -7,8 +7,9 @@ baseline policy, reports), kept in ``config.stash``.
 
 How a fairness test flows:
 
-1. ``pytest_collection_modifyitems`` gives every test with a threshold or regression marker
-   the plain ``fairness`` marker, and skips fairness tests unless ``--fairness`` is on.
+1. ``pytest_collection_modifyitems`` gives every test with a threshold or regression marker,
+   or that calls ``fairness.check`` in its body (unless marked ``fairness_unit``), the plain
+   ``fairness`` marker, and skips fairness tests unless ``--fairness`` is on.
 2. ``pytest_runtest_setup`` validates the markers (hand-written ones included).
 3. ``pytest_runtest_protocol`` (a wrapper) sends the progress of the extractions the test
    runs to pytest's terminal writer (:class:`~pytest_fairness.session.ProgressWriter`).
@@ -41,6 +42,8 @@ from pytest_fairness.markers import (
     MARKER_LINES,
     MARKER_REGRESSION,
     MARKER_THRESHOLD,
+    MARKER_UNIT,
+    calls_inline_check,
     is_fairness_item,
     validate_regression,
     validate_threshold,
@@ -91,7 +94,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark threshold/regression tests as fairness tests; skip them all unless enabled.
+    """Mark threshold/regression/inline-check tests as fairness tests; skip them unless enabled.
 
     ``tryfirst`` so that ``-m fairness`` (applied by pytest's own implementation of this
     hook) already sees the added marker.
@@ -101,6 +104,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if not is_fairness_item(item) and (
             item.get_closest_marker(MARKER_THRESHOLD) or item.get_closest_marker(MARKER_REGRESSION)
+            or (isinstance(item, pytest.Function) and not item.get_closest_marker(MARKER_UNIT)
+                and calls_inline_check(item.obj))
         ):
             item.add_marker(MARKER_FAIRNESS)
         if not enabled and is_fairness_item(item):

@@ -199,12 +199,16 @@ def junit_properties(record: TestRecord) -> list[tuple[str, object]]:
         props.append((f"{PROPERTY_PREFIX}metric{suffix}", data["metric"]))
         props.append((f"{PROPERTY_PREFIX}value{suffix}", summary["value"]))
         props.append((f"{PROPERTY_PREFIX}gap{suffix}", summary["gap"]))
+        metrics = {data["metric"], *(s.get("metric") for s in data.get("slices", ()))}
         for check in record.checks:
-            if check["indicator"] == data["name"] and check["metric"] == data["metric"]:
+            if (check["key"], check["indicator"]) == (data.get("key"), data["name"]) and (
+                    check["metric"] in metrics):
                 verdict = "passed" if check["passed"] else "failed"
-                props.append((f"{PROPERTY_PREFIX}limit{suffix}",
-                              f"{check['limit']}={check['threshold']:g} "
-                              f"observed={check['observed']} {verdict}"))
+                prop = (f"{PROPERTY_PREFIX}limit{suffix}",
+                        f"{check['limit']}={check['threshold']:g} "
+                        f"observed={check['observed']} {verdict}")
+                if prop not in props:  # a marker and an inline check that agree: once
+                    props.append(prop)
         for c in record.regressions:
             if c["result"] == result_id(data):
                 verdict = "regressed" if c["regressed"] else "ok"
@@ -550,8 +554,9 @@ class FairnessSession:
         from pytest_fairness.report.terminal import report_section
 
         page = str(Path(self.report_dir, "report.html")) if self.report_dir else None
+        violated = excinfo is not None and isinstance(excinfo.value, FairnessViolation)
         text = report_section(record.to_dict(), baseline_source=self.baseline_source,
-                              report_page=page)
+                              report_page=page, in_message=violated)
         if text:
             report.sections.append(("fairness", text))
         if excinfo is not None and excinfo.value is item.stash.get(MARKER_ERROR_KEY, None):
