@@ -25,3 +25,13 @@ def _single_thread_torch() -> None:
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(1)
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Keep the suite's tests ordinary: they exercise fairness.check as a library function.
+
+    Without the marker, a test calling ``fairness.check`` would count as a fairness test and
+    be skipped (the suite runs without ``--fairness``). Pytester runs are not affected.
+    """
+    if "tests" in item.path.relative_to(item.config.rootpath).parts[:1]:
+        item.add_marker("fairness_unit")

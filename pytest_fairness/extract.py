@@ -27,6 +27,7 @@ Precomputed features (``.npy``, ``.npz``, ``.parquet``) are read by
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import inspect
 import json
@@ -40,9 +41,11 @@ import warnings
 import weakref
 import zipfile
 import zlib
-from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, final
 
 from pytest_fairness.errors import FairnessConfigError, FairnessError, InvalidDataError
 
@@ -55,13 +58,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DefaultTransform",
+    "ExtractionProgress",
     "Features",
+    "ProgressSink",
     "cache_key",
     "callable_fingerprint",
     "extract_features",
     "forward_batches",
     "load_precomputed",
     "model_fingerprint",
+    "progress_to",
 ]
 
 #: Bumped when the cache layout or the meaning of an entry changes (2: entries carry a
@@ -359,30 +365,149 @@ def _as_outputs(value: Any) -> dict[str, Any]:
     )
 
 
-class _Progress:
-    """A one-line progress bar on stderr, shown only when stderr is a terminal."""
+@final
+@dataclass(frozen=True)
+class ExtractionProgress:
+    """Where one extraction stands; sent when it starts, after every batch, and at its end.
 
-    def __init__(self, label: str, total: int, enabled: bool | None) -> None:
-        stream = sys.stderr
-        self.enabled = stream.isatty() if enabled is None else enabled
-        self.label, self.total, self.done = label, total, 0
+    Parameters
+    ----------
+    dataset : str
+        The dataset's name.
+    perturbation : str or None
+        The perturbation applied (``"gaussian_blur 0.5"``), or None for clean images.
+    done, total : int
+        Images extracted so far, and in all.
+    elapsed : float
+        Seconds since the extraction started.
+    finished : bool
+        True on the last event of an extraction.
+
+    Examples
+    --------
+    >>> p = ExtractionProgress("faces", None, done=50, total=100, elapsed=2.0)
+    >>> p.rate, p.eta
+    (25.0, 2.0)
+    """
+
+    dataset: str
+    perturbation: str | None
+    done: int
+    total: int
+    elapsed: float
+    finished: bool = False
+
+    @property
+    def rate(self) -> float | None:
+        """Images per second so far (None before the first batch)."""
+        return self.done / self.elapsed if self.done and self.elapsed > 0 else None
+
+    @property
+    def eta(self) -> float | None:
+        """Seconds left at the current rate (None before the first batch)."""
+        rate = self.rate
+        return None if rate is None else max(self.total - self.done, 0) / rate
+
+
+#: Receives the :class:`ExtractionProgress` events of extractions.
+ProgressSink = Callable[[ExtractionProgress], None]
+
+_SINK: contextvars.ContextVar[ProgressSink | None] = contextvars.ContextVar(
+    "pytest_fairness_progress", default=None
+)
+
+
+@contextmanager
+def progress_to(sink: ProgressSink | None) -> Iterator[None]:
+    """Send the progress of extractions run in the block (``progress=None``) to ``sink``.
+
+    The pytest plugin wraps each fairness test in it, so that extraction progress reaches
+    pytest's terminal writer.
+    """
+    token = _SINK.set(sink)
+    try:
+        yield
+    finally:
+        _SINK.reset(token)
+
+
+def _stderr_bar(event: ExtractionProgress) -> None:
+    """The stand-alone progress bar: one line on stderr, rewritten in place."""
+    width = 30
+    filled = int(width * event.done / max(event.total, 1))
+    what = event.dataset + (f" ({event.perturbation})" if event.perturbation else "")
+    rate = "" if event.rate is None else f" ({event.rate:.0f}/s)"
+    sys.stderr.write(f"\rfairness: extracting {what} [{'#' * filled}{'.' * (width - filled)}] "
+                     f"{event.done}/{event.total} images{rate}")
+    if event.finished:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
+class _Progress:
+    """Sends the :class:`ExtractionProgress` of one extraction to its sink.
+
+    ``progress`` is the keyword of :func:`extract_features`: a sink, True (the stderr bar),
+    False (nothing), or None: the sink set by :func:`progress_to`, else the stderr bar when
+    stderr is a terminal.
+    """
+
+    def __init__(self, dataset: str, perturbation: str | None, total: int,
+                 progress: bool | ProgressSink | None) -> None:
+        sink: ProgressSink | None
+        if progress is None:
+            sink = _SINK.get() or (_stderr_bar if sys.stderr.isatty() else None)
+        elif progress is True:
+            sink = _stderr_bar
+        elif progress is False:
+            sink = None
+        elif callable(progress):
+            sink = progress
+        else:
+            raise FairnessConfigError(
+                "progress must be True, False, None or a callable taking ExtractionProgress; "
+                f"got progress={progress!r}."
+            )
+        self.sink = sink
+        self.dataset, self.perturbation, self.total = dataset, perturbation, total
+        self.done = 0
         self.start = time.perf_counter()
 
+    def _send(self, finished: bool = False) -> None:
+        if self.sink is not None:
+            self.sink(ExtractionProgress(self.dataset, self.perturbation, self.done, self.total,
+                                         time.perf_counter() - self.start, finished))
+
+    def begin(self) -> None:
+        """The extraction starts (a forward pass will run)."""
+        self.done = 0
+        self.start = time.perf_counter()
+        self._send()
+
     def update(self, n: int) -> None:
+        """``n`` more images are done."""
         self.done += n
-        if not self.enabled:
-            return
-        width = 30
-        filled = int(width * self.done / max(self.total, 1))
-        rate = self.done / max(time.perf_counter() - self.start, 1e-9)
-        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] "
-                         f"{self.done}/{self.total} images ({rate:.0f}/s)")
-        sys.stderr.flush()
+        self._send()
 
     def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
+        """The extraction ended."""
+        self._send(finished=True)
+
+
+def _perturbation_label(perturbation: Any) -> str | None:
+    """How progress lines name a perturbation: ``"gaussian_blur 0.5"``."""
+    if perturbation is None:
+        return None
+    if isinstance(perturbation, tuple) and perturbation and isinstance(perturbation[0], str):
+        label = " ".join([perturbation[0], *(f"{v:g}" if isinstance(v, float) else str(v)
+                                             for v in perturbation[1:2])])
+        if len(perturbation) == 3 and perturbation[2]:
+            label += f" seed={perturbation[2]}"
+        return label
+    text = repr(perturbation)
+    if " at 0x" in text or len(text) > 60:
+        text = getattr(perturbation, "__name__", type(perturbation).__name__)
+    return text
 
 
 def _resolve_device(device: Any) -> torch.device:
@@ -454,7 +579,7 @@ def extract_features(
     cache_dir: str | os.PathLike[str] | None = None,
     model_id: str | None = None,
     module: str | None = None,
-    progress: bool | None = None,
+    progress: bool | ProgressSink | None = None,
     memory: MutableMapping[str, Features] | None = None,
 ) -> Features:
     r"""Run ``model`` over every image of ``dataset`` in batches; cache the outputs on disk.
@@ -496,8 +621,11 @@ def extract_features(
         e.g. ``"backbone"``) and return its outputs. The cache is keyed by that sub-module's
         weights alone, so a model with a new head and the same backbone reuses the cached
         backbone features: no forward pass runs. ``layers`` are then names within it.
-    progress : bool, optional
-        Show a progress bar; default only when stderr is a terminal.
+    progress : bool or callable, optional
+        Where progress goes: a callable receiving :class:`ExtractionProgress` events, True
+        (a bar on stderr) or False (nowhere). By default the sink set by
+        :func:`progress_to` (under pytest, the plugin shows it through pytest's terminal
+        writer), else the bar when stderr is a terminal.
     memory : mutable mapping, optional
         An in-process memo (cache key → Features) checked before the disk, so repeated
         calls in one session skip even the file read. Used only with ``cache_dir``.
@@ -549,6 +677,7 @@ def extract_features(
     norm, norm_spec = _normalizer(normalize)
     perturb_fn, perturb_spec = _perturbation(perturbation)
     torch_device = _resolve_device(device)
+    bar = _Progress(dataset.name, _perturbation_label(perturbation), len(dataset), progress)
 
     key = entry = None
     if cache_dir is not None:
@@ -566,12 +695,12 @@ def extract_features(
         entry = Path(cache_dir) / key[:2] / f"{key}.npz"
         features = _cached_or_extract(entry, key, model, dataset, transform, norm, perturb_fn,
                                       layers, batch_size, num_workers, torch_device, amp,
-                                      progress)
+                                      bar)
         if memory is not None:
             memory[key] = features
         return features
     outputs = _run(model, dataset, transform, norm, perturb_fn, layers, batch_size,
-                   num_workers, torch_device, amp, progress)
+                   num_workers, torch_device, amp, bar)
     return Features(dataset, outputs, key=None, from_cache=False)
 
 
@@ -595,7 +724,7 @@ def _submodule(model: Any, name: str) -> Any:
 def _cached_or_extract(entry: Path, key: str, model: Any, dataset: FairnessDataset,
                        transform: Any, norm: Any, perturb_fn: Any, layers: Sequence[str],
                        batch_size: int, num_workers: int, torch_device: torch.device,
-                       amp: bool, progress: bool | None) -> Features:
+                       amp: bool, bar: _Progress) -> Features:
     """Read the entry, or extract under the entry's file lock and write it atomically."""
     cached = _read_entry(entry, dataset)
     if cached is not None:
@@ -608,14 +737,14 @@ def _cached_or_extract(entry: Path, key: str, model: Any, dataset: FairnessDatas
         if cached is not None:
             return Features(dataset, cached, key=key, from_cache=True)
         outputs = _run(model, dataset, transform, norm, perturb_fn, layers, batch_size,
-                       num_workers, torch_device, amp, progress)
+                       num_workers, torch_device, amp, bar)
         _write_entry(entry, outputs, dataset)
     return Features(dataset, outputs, key=key, from_cache=False)
 
 
 def _run(model: Any, dataset: FairnessDataset, transform: Any, norm: Any, perturb_fn: Any,
          layers: Sequence[str], batch_size: int, num_workers: int, device: torch.device,
-         amp: bool, progress: bool | None) -> dict[str, NDArray[Any]]:
+         amp: bool, bar: _Progress) -> dict[str, NDArray[Any]]:
     import torch
 
     loader: Any = torch.utils.data.DataLoader(
@@ -657,7 +786,7 @@ def _run(model: Any, dataset: FairnessDataset, transform: Any, norm: Any, pertur
     was_training = module.training if module is not None else False
     if module is not None:
         module.eval()
-    bar = _Progress(f"fairness: extracting {dataset.name}", len(dataset), progress)
+    bar.begin()
     try:
         return forward_batches(
             model, ((images, index.tolist()) for images, index in loader), device=device,

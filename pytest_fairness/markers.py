@@ -39,7 +39,9 @@ __all__ = [
     "MARKER_LINES",
     "MARKER_REGRESSION",
     "MARKER_THRESHOLD",
+    "MARKER_UNIT",
     "REGRESSION_METRICS",
+    "calls_inline_check",
     "check",
     "fairness",
     "is_fairness_item",
@@ -50,6 +52,7 @@ __all__ = [
 MARKER_FAIRNESS: Final = "fairness"
 MARKER_THRESHOLD: Final = "fairness_threshold"
 MARKER_REGRESSION: Final = "fairness_regression"
+MARKER_UNIT: Final = "fairness_unit"
 #: The ``markers`` ini lines that register them (``--strict-markers`` needs them).
 MARKER_LINES: Final = (
     f"{MARKER_FAIRNESS}: a fairness test (skipped unless --fairness is given).",
@@ -57,6 +60,8 @@ MARKER_LINES: Final = (
     "use fairness.threshold(...) to write it.",
     f"{MARKER_REGRESSION}(tolerance=0.0, metric='headline'): fail when the results are worse "
     "than the baseline (--fairness-baseline); use fairness.no_regression(...) to write it.",
+    f"{MARKER_UNIT}: a unit test of fairness code (of fairness.check itself, say), not a "
+    "fairness test: it runs without --fairness even when it calls fairness.check.",
 )
 
 _THRESHOLD_OPTIONS: Final = ("at", "confidence", "result", "metric")
@@ -198,6 +203,45 @@ def validate_regression(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dic
 def is_fairness_item(item: pytest.Item) -> bool:
     """Whether the test is a fairness test (it carries the ``fairness`` marker)."""
     return item.get_closest_marker(MARKER_FAIRNESS) is not None
+
+
+def calls_inline_check(function: Any) -> bool:
+    """Whether a test function calls ``fairness.check`` (or ``check``) in its own body.
+
+    Read from the compiled code, nested functions and comprehensions included: a global it
+    names is this module's :func:`check` (under any name), or the code names ``check`` and
+    one of its globals is the ``fairness`` namespace or the ``pytest_fairness`` package.
+    The plugin gives such tests the ``fairness`` marker, so that, like marked tests, they
+    run only with ``--fairness`` and are recorded; mark a test ``fairness_unit`` to keep it
+    an ordinary test. A check hidden in a helper function is not seen.
+
+    Examples
+    --------
+    >>> from pytest_fairness import fairness
+    >>> def test_inline(result=None):
+    ...     fairness.check(result, max_gap=0.1)
+    >>> calls_inline_check(test_inline), calls_inline_check(lambda: None)
+    (True, False)
+    """
+    import inspect
+    import sys
+    import types
+
+    function = inspect.unwrap(function)
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return False
+    names: set[str] = set()
+    pending = [code]
+    while pending:
+        current = pending.pop()
+        names.update(current.co_names)
+        pending.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    namespace = getattr(function, "__globals__", {})
+    if any(namespace.get(name) is check for name in names):  # check(...), under any name
+        return True
+    owners = [o for o in (fairness, sys.modules.get("pytest_fairness")) if o is not None]
+    return "check" in names and any(namespace.get(name) is o for name in names for o in owners)
 
 
 def check(results: Any, **limits: Any) -> tuple[CheckOutcome, ...]:

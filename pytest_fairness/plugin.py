@@ -7,12 +7,15 @@ baseline policy, reports), kept in ``config.stash``.
 
 How a fairness test flows:
 
-1. ``pytest_collection_modifyitems`` gives every test with a threshold or regression marker
-   the plain ``fairness`` marker, and skips fairness tests unless ``--fairness`` is on.
+1. ``pytest_collection_modifyitems`` gives every test with a threshold or regression marker,
+   or that calls ``fairness.check`` in its body (unless marked ``fairness_unit``), the plain
+   ``fairness`` marker, and skips fairness tests unless ``--fairness`` is on.
 2. ``pytest_runtest_setup`` validates the markers (hand-written ones included).
-3. ``pytest_pyfunc_call`` (a wrapper) captures what the test returns and the results of
+3. ``pytest_runtest_protocol`` (a wrapper) sends the progress of the extractions the test
+   runs to pytest's terminal writer (:class:`~pytest_fairness.session.ProgressWriter`).
+4. ``pytest_pyfunc_call`` (a wrapper) captures what the test returns and the results of
    inline ``fairness.check`` calls; the session checks them against the markers.
-4. ``pytest_runtest_makereport`` attaches the test's record to the report; it crosses the
+5. ``pytest_runtest_makereport`` attaches the test's record to the report; it crosses the
    pytest-xdist boundary with the report, and the session collects it on the controller
    for the end-of-run summary, history and reports.
 
@@ -39,6 +42,8 @@ from pytest_fairness.markers import (
     MARKER_LINES,
     MARKER_REGRESSION,
     MARKER_THRESHOLD,
+    MARKER_UNIT,
+    calls_inline_check,
     is_fairness_item,
     validate_regression,
     validate_threshold,
@@ -46,6 +51,7 @@ from pytest_fairness.markers import (
 from pytest_fairness.options import add_options
 from pytest_fairness.session import (
     CAPTURE_KEY,
+    PROGRESS_ATTRIBUTE,
     SESSION_KEY,
     Capture,
     FairnessSession,
@@ -88,7 +94,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark threshold/regression tests as fairness tests; skip them all unless enabled.
+    """Mark threshold/regression/inline-check tests as fairness tests; skip them unless enabled.
 
     ``tryfirst`` so that ``-m fairness`` (applied by pytest's own implementation of this
     hook) already sees the added marker.
@@ -98,6 +104,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if not is_fairness_item(item) and (
             item.get_closest_marker(MARKER_THRESHOLD) or item.get_closest_marker(MARKER_REGRESSION)
+            or (isinstance(item, pytest.Function) and not item.get_closest_marker(MARKER_UNIT)
+                and calls_inline_check(item.obj))
         ):
             item.add_marker(MARKER_FAIRNESS)
         if not enabled and is_fairness_item(item):
@@ -132,6 +140,23 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 # -- running a test ---------------------------------------------------------------------------
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
+    """Show the progress of extractions the test runs (fixtures included), without ``-s``.
+
+    For fairness tests and tests that use ``fairness_features``; other tests' extractions
+    (``extract_features`` called directly) keep its default, a bar on a terminal's stderr.
+    """
+    if not (is_fairness_item(item) or "fairness_features" in getattr(item, "fixturenames", ())):
+        return (yield)
+    session = session_of(item.config)
+    from pytest_fairness.extract import progress_to
+
+    with progress_to(session.progress):
+        return (yield)
+
 
 
 @pytest.hookimpl(wrapper=True)
@@ -180,6 +205,9 @@ def pytest_runtest_makereport(
     report = yield
     if record is not None:
         session.attach(report, record, call.excinfo, item)
+    if session.is_worker and session.progress.pending:
+        # A worker has no terminal: the controller prints these when the report arrives.
+        setattr(report, PROGRESS_ATTRIBUTE, session.progress.take())
     return report
 
 

@@ -25,9 +25,10 @@ Importing this module is cheap: everything heavy loads inside the methods that n
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Final, final
@@ -55,15 +56,18 @@ from pytest_fairness.options import (
 if TYPE_CHECKING:
     from pytest_fairness.baseline import Comparison
     from pytest_fairness.checks import CheckOutcome, InlineCheck
+    from pytest_fairness.extract import ExtractionProgress
 
 __all__ = [
     "CAPTURE_KEY",
     "MARKER_ERROR_KEY",
+    "PROGRESS_ATTRIBUTE",
     "RECORD_KEY",
     "REPORT_ATTRIBUTE",
     "SESSION_KEY",
     "Capture",
     "FairnessSession",
+    "ProgressWriter",
     "TestRecord",
     "identity_of",
     "junit_properties",
@@ -72,6 +76,10 @@ __all__ = [
 
 #: Name of the report attribute that carries a test's record (its JSON form).
 REPORT_ATTRIBUTE: Final = "fairness"
+#: Name of the report attribute that carries a worker's finished-extraction lines.
+PROGRESS_ATTRIBUTE: Final = "fairness_progress"
+#: Seconds between two rewrites of the live progress line.
+LIVE_INTERVAL: Final = 0.1
 #: Prefix of the JUnit XML properties (``item.user_properties``) of fairness tests.
 PROPERTY_PREFIX: Final = "fairness."
 
@@ -191,12 +199,16 @@ def junit_properties(record: TestRecord) -> list[tuple[str, object]]:
         props.append((f"{PROPERTY_PREFIX}metric{suffix}", data["metric"]))
         props.append((f"{PROPERTY_PREFIX}value{suffix}", summary["value"]))
         props.append((f"{PROPERTY_PREFIX}gap{suffix}", summary["gap"]))
+        metrics = {data["metric"], *(s.get("metric") for s in data.get("slices", ()))}
         for check in record.checks:
-            if check["indicator"] == data["name"] and check["metric"] == data["metric"]:
+            if (check["key"], check["indicator"]) == (data.get("key"), data["name"]) and (
+                    check["metric"] in metrics):
                 verdict = "passed" if check["passed"] else "failed"
-                props.append((f"{PROPERTY_PREFIX}limit{suffix}",
-                              f"{check['limit']}={check['threshold']:g} "
-                              f"observed={check['observed']} {verdict}"))
+                prop = (f"{PROPERTY_PREFIX}limit{suffix}",
+                        f"{check['limit']}={check['threshold']:g} "
+                        f"observed={check['observed']} {verdict}")
+                if prop not in props:  # a marker and an inline check that agree: once
+                    props.append(prop)
         for c in record.regressions:
             if c["result"] == result_id(data):
                 verdict = "regressed" if c["regressed"] else "ok"
@@ -260,6 +272,100 @@ def _cache_dir(config: pytest.Config) -> Path | None:
     return config.rootpath / DEFAULT_CACHE_DIR
 
 
+class ProgressWriter:
+    """Shows extraction progress through pytest's terminal writer, without ``-s``.
+
+    It is the sink (:func:`pytest_fairness.extract.progress_to`) of every extraction a
+    fairness test runs, and picks one of four modes when the run starts:
+
+    * ``live``: on a terminal, one line per extraction (dataset, perturbation, images/s,
+      ETA) rewritten in place, at most every :data:`LIVE_INTERVAL` seconds;
+    * ``lines``: in CI logs (stdout not a terminal), one line when an extraction starts and
+      one when it ends, never one per batch;
+    * ``off``: with ``-q`` (or without a terminal reporter);
+    * ``collect``: in a pytest-xdist worker, which has no terminal. The end line of every
+      extraction is kept and attached to the test's report
+      (:data:`PROGRESS_ATTRIBUTE`); the controller prints it when the report arrives (one
+      line per extraction, once the test phase that ran it is over).
+
+    Lines are written with pytest's capture suspended, as live logging does.
+    """
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.pending: list[str] = []  # a worker's end lines, until the next report
+        self._last = 0.0
+        self._mode: str | None = None
+
+    @property
+    def mode(self) -> str:
+        """``"live"``, ``"lines"``, ``"off"`` or ``"collect"`` (decided once, when first needed)."""
+        if self._mode is None:
+            reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+            if hasattr(self.config, "workerinput"):
+                self._mode = "collect"
+            elif reporter is None or self.config.get_verbosity() < 0:
+                self._mode = "off"
+            else:
+                self._mode = "live" if reporter.isatty() else "lines"
+        return self._mode
+
+    def __call__(self, event: ExtractionProgress) -> None:
+        """Show one progress event (see the modes above)."""
+        mode = self.mode
+        if mode == "off" or (mode != "live" and not event.finished and event.done):
+            return  # outside a terminal: nothing per batch
+        from pytest_fairness.report.terminal import progress_line
+
+        if mode == "collect":
+            if event.finished:
+                self.pending.append(progress_line(event))
+            return
+        now = time.perf_counter()
+        if mode == "live" and event.done and not event.finished and (
+                now - self._last < LIVE_INTERVAL):
+            return
+        self._last = now
+        line = progress_line(event)
+        with self._uncaptured() as reporter:
+            if mode == "lines":
+                reporter.write_line(line)
+                return
+            writer = self.config.get_terminal_writer()
+            if not event.done and not event.finished:  # a new extraction: a line of its own
+                reporter.ensure_newline()
+                if writer.width_of_current_line:
+                    reporter.write("\n")
+            # Longer than the terminal, the line would wrap and \r could not rewrite it.
+            reporter.rewrite(line[: max(writer.fullwidth - 1, 20)], erase=True)
+            if event.finished:
+                reporter.write("\n")
+            reporter.flush()
+
+    def take(self) -> list[str]:
+        """A worker's end lines since the last call (to attach to a report)."""
+        lines, self.pending = self.pending, []
+        return lines
+
+    def show(self, lines: Sequence[str], worker: str = "") -> None:
+        """On the controller: print the end lines a worker attached to a report."""
+        if self.mode == "off" or not lines:
+            return
+        prefix = f"[{worker}] " if worker else ""
+        with self._uncaptured() as reporter:
+            for line in lines:
+                reporter.write_line(prefix + line)
+
+    @contextlib.contextmanager
+    def _uncaptured(self) -> Iterator[pytest.TerminalReporter]:
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        assert reporter is not None  # the mode is "off" without one
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+        with (capture.global_and_fixture_disabled() if capture is not None
+              else contextlib.nullcontext()):
+            yield reporter
+
+
 class FairnessSession:
     """Per-run state: options, data settings, the baseline, and the records of the run."""
 
@@ -286,6 +392,7 @@ class FairnessSession:
             for c in config.getoption("fairness_checkpoint") or ()
         ]
         self.memory: dict[str, Any] = {}  # features by cache key, for this process
+        self.progress = ProgressWriter(config)
         self.datasets: dict[str, Any] = {}
         # what the run produced
         self.records: list[TestRecord] = []
@@ -447,8 +554,9 @@ class FairnessSession:
         from pytest_fairness.report.terminal import report_section
 
         page = str(Path(self.report_dir, "report.html")) if self.report_dir else None
+        violated = excinfo is not None and isinstance(excinfo.value, FairnessViolation)
         text = report_section(record.to_dict(), baseline_source=self.baseline_source,
-                              report_page=page)
+                              report_page=page, in_message=violated)
         if text:
             report.sections.append(("fairness", text))
         if excinfo is not None and excinfo.value is item.stash.get(MARKER_ERROR_KEY, None):
@@ -458,9 +566,14 @@ class FairnessSession:
 
     # -- the controller ---------------------------------------------------------------------
 
-    @pytest.hookimpl
+    @pytest.hookimpl(tryfirst=True)  # a worker's progress lines before the test's outcome
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Collect the record of each test; on the xdist controller, of every worker."""
+        lines = getattr(report, PROGRESS_ATTRIBUTE, None)
+        if lines and not self.is_worker:
+            node = getattr(report, "node", None)
+            self.progress.show(lines, worker=str(getattr(getattr(node, "gateway", None), "id",
+                                                         "")))
         data = getattr(report, REPORT_ATTRIBUTE, None)
         if report.when == "call" and data:
             self.records.append(TestRecord.from_dict({**data, "nodeid": report.nodeid,

@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_fairness.baseline import Comparison
 from pytest_fairness.checks import LIMITS, CheckOutcome
 from pytest_fairness.results import IndicatorResult, group_label
+
+if TYPE_CHECKING:
+    from pytest_fairness.extract import ExtractionProgress
 
 __all__ = [
     "comparison_group_lines",
     "comparison_lines",
     "format_number",
     "group_table_lines",
+    "progress_line",
     "regression_message",
     "report_section",
     "result_lines",
@@ -37,6 +41,42 @@ def format_number(x: float | None, digits: int = 4) -> str:
     if isinstance(x, float) and math.isinf(x):
         return "inf" if x > 0 else "-inf"
     return f"{x:.{digits}g}" if abs(x) >= 1e-3 or x == 0 else f"{x:.3e}"
+
+
+def _seconds(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(int(round(seconds)), 60)
+    return f"{minutes} min {rest:02d} s"
+
+
+def progress_line(event: ExtractionProgress) -> str:
+    """One line of extraction progress: what is extracted, how far, how fast, how long left.
+
+    Examples
+    --------
+    >>> from pytest_fairness.extract import ExtractionProgress
+    >>> progress_line(ExtractionProgress("faces", "gaussian_blur 0.5", 0, 100, 0.0))
+    'fairness: extracting faces (gaussian_blur 0.5): 100 images'
+    >>> progress_line(ExtractionProgress("faces", None, 40, 100, 2.0))
+    'fairness: extracting faces: 40/100 images, 20 images/s, ETA 3.0 s'
+    >>> progress_line(ExtractionProgress("faces", None, 100, 100, 4.0, finished=True))
+    'fairness: extracted faces: 100 images in 4.0 s (25 images/s)'
+    """
+    what = event.dataset + (f" ({event.perturbation})" if event.perturbation else "")
+    rate = event.rate
+    speed = "" if rate is None else f"{rate:.3g} images/s"
+    if event.finished:
+        if event.done < event.total:
+            return (f"fairness: extraction of {what} stopped after {event.done}/{event.total} "
+                    f"images ({_seconds(event.elapsed)})")
+        return (f"fairness: extracted {what}: {event.total} images in "
+                f"{_seconds(event.elapsed)}" + (f" ({speed})" if speed else ""))
+    if not event.done:
+        return f"fairness: extracting {what}: {event.total} images"
+    eta = event.eta
+    return (f"fairness: extracting {what}: {event.done}/{event.total} images, {speed}"
+            + ("" if eta is None else f", ETA {_seconds(eta)}"))
 
 
 def _interval(interval: Sequence[float] | None) -> str:
@@ -60,15 +100,34 @@ def text_table(
     return lines
 
 
+def groups_are_compared(result: IndicatorResult) -> bool:
+    """Whether a gap (and a best and worst group) across the result's groups means anything.
+
+    Not for iEAT, whose groups are the concept sets X and Y (and their value the set's mean
+    association), not groups of people.
+    """
+    return result.name != "ieat"
+
+
+def _group_value_label(result: IndicatorResult) -> str:
+    return result.metric if groups_are_compared(result) else "mean association"
+
+
 def group_table_lines(result: IndicatorResult, highlight: str = "") -> list[str]:
-    """The per-group table: group, n, value, Δ to the best group, interval, excluded."""
+    """The per-group table: group, n, value, Δ to the best group, interval, excluded.
+
+    For results whose groups are not compared (:func:`groups_are_compared`), the value is
+    labelled as what it is and there is no Δ best and no worst group.
+    """
     if not result.groups:
         return []
-    best = result.best_group
-    worst = result.worst_group
+    compared = groups_are_compared(result)
+    best = result.best_group if compared else None
+    worst = result.worst_group if compared else None
     stat_names = sorted({k for g in result.groups for k in g.stats})
     with_interval = any(g.interval is not None for g in result.groups)
-    header = ["group", "n", result.metric, "Δ best", *(["interval"] if with_interval else []),
+    header = ["group" if compared else "set", "n", _group_value_label(result),
+              *(["Δ best"] if compared else []), *(["interval"] if with_interval else []),
               *stat_names, ""]
     rows = []
     for g in result.groups:
@@ -80,19 +139,23 @@ def group_table_lines(result: IndicatorResult, highlight: str = "") -> list[str]
             marker = "  ← violates"
         excluded = f"excluded (n < {result.min_group_size})" if g.excluded else ""
         rows.append(
-            [g.label, str(g.n), format_number(g.value), delta,
+            [g.label, str(g.n), format_number(g.value), *([delta] if compared else []),
              *([_interval(g.interval)] if with_interval else []),
              *(format_number(g.stats.get(s)) for s in stat_names), excluded + marker]
         )
     return text_table(header, rows)
 
 
-def result_lines(result: IndicatorResult) -> list[str]:
-    """A result in a few lines: headline, gap, stats, per-group table and notes."""
+def result_lines(result: IndicatorResult, *, details: bool = True) -> list[str]:
+    """A result in a few lines: headline, gap, stats, per-group table and notes.
+
+    ``details=False`` leaves out the per-group table and the notes (a failure message
+    already shows them).
+    """
     where = f" at {result.at:g}" if result.at is not None else ""
     lines = [f"{result.name} ({result.metric}){where}: value {format_number(result.value)}"
              + (f" {_interval(result.intervals['value'])}" if "value" in result.intervals else "")]
-    if len(result.included_groups) >= 2:
+    if len(result.included_groups) >= 2 and groups_are_compared(result):
         gap = f"gap {format_number(result.gap)}"
         if "gap" in result.intervals:
             gap += f" {_interval(result.intervals['gap'])}"
@@ -104,8 +167,9 @@ def result_lines(result: IndicatorResult) -> list[str]:
     if result.stats:
         shown = ", ".join(f"{k} {format_number(v)}" for k, v in result.stats.items())
         lines.append(f"  stats: {shown}")
-    lines.extend(group_table_lines(result))
-    lines.extend(f"  note: {note}" for note in result.notes)
+    if details:
+        lines.extend(group_table_lines(result))
+        lines.extend(f"  note: {note}" for note in result.notes)
     return lines
 
 
@@ -132,12 +196,13 @@ def violation_message(outcomes: Sequence[CheckOutcome]) -> str:
     failed = [o for o in outcomes if not o.passed]
     broken = "; ".join(f"{o.limit}={format_number(o.threshold)} ({_observed(o)})" for o in failed)
     lines = [f"{len(failed)} fairness limit{'s' if len(failed) > 1 else ''} broken: {broken}"]
-    seen: list[int] = []
+    seen: set[tuple[Any, ...]] = set()
     for outcome in outcomes:
-        if id(outcome.result) in seen:
+        # Each result slice once, however many limits or markers checked it.
+        if _slice_id(outcome) in seen:
             continue
-        seen.append(id(outcome.result))
-        mine = [o for o in outcomes if o.result is outcome.result]
+        seen.add(_slice_id(outcome))
+        mine = [o for o in outcomes if _slice_id(o) == _slice_id(outcome)]
         if all(o.passed for o in mine):
             continue
         lines.append("")
@@ -149,13 +214,33 @@ def violation_message(outcomes: Sequence[CheckOutcome]) -> str:
     return "\n".join(lines)
 
 
+def _slice_id(outcome: CheckOutcome) -> tuple[Any, ...]:
+    r = outcome.result
+    return (outcome.key, r.name, r.metric, r.at)
+
+
 def _checks_of(
     data: Mapping[str, Any], result: IndicatorResult, checks: Sequence[Mapping[str, Any]]
 ) -> list[Mapping[str, Any]]:
-    """The verdicts that belong to one recorded result (same key, indicator and metric)."""
+    """The verdicts that belong to one recorded result.
+
+    Same key and indicator, and the metric of the result or of one of its slices
+    (``precision@5`` when ``at=5`` picked it).
+    """
+    metrics = {result.metric, *(s.metric for s in result.slices)}
     return [c for c in checks
-            if (c["key"], c["indicator"], c["metric"]) == (data.get("key"), result.name,
-                                                           result.metric)]
+            if c["key"] == data.get("key") and c["indicator"] == result.name
+            and c["metric"] in metrics]
+
+
+def _limit_texts(checks: Iterable[Mapping[str, Any]]) -> list[str]:
+    """``max_gap=0.1`` (and ``FAIL``) per verdict, each once.
+
+    A marker and an inline check that agree are one limit.
+    """
+    return list(dict.fromkeys(
+        f"{c['limit']}={format_number(c['threshold'])}" + ("" if c["passed"] else " FAIL")
+        for c in checks))
 
 
 def _slice(result: IndicatorResult, at: Any) -> IndicatorResult:
@@ -178,13 +263,10 @@ def summary_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
             # One row per coordinate that was gated (e.g. at=0 of a τ sweep), else the headline.
             for at in list(dict.fromkeys(c["at"] for c in mine)) or [result.at]:
                 shown = _slice(result, at)
-                limits = "; ".join(
-                    f"{c['limit']}={format_number(c['threshold'])}"
-                    + ("" if c["passed"] else " FAIL")
-                    for c in mine if c["at"] == at
-                ) or "-"
-                gap = format_number(shown.gap) if len(shown.included_groups) >= 2 else "-"
-                worst = shown.worst_group
+                limits = "; ".join(_limit_texts(c for c in mine if c["at"] == at)) or "-"
+                compared = groups_are_compared(shown) and len(shown.included_groups) >= 2
+                gap = format_number(shown.gap) if compared else "-"
+                worst = shown.worst_group if compared else None
                 where = "" if shown.at is None else f" at {shown.at:g}"
                 rows.append([
                     record["nodeid"],
@@ -201,43 +283,59 @@ def summary_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
                   rows, indent="")
 
 
-def section_text(record: Mapping[str, Any]) -> str:
-    """The report section of one test: every result in detail, then every verdict."""
+def _section_result(shown: IndicatorResult, failed: set[tuple[Any, str]]) -> list[str]:
+    """A result in the section; without the group table the failure message already shows."""
+    if (shown.at, shown.metric) in failed:
+        return [*result_lines(shown, details=False), "  groups: in the failure message above"]
+    return result_lines(shown)
+
+
+def section_text(record: Mapping[str, Any], *, in_message: bool = False) -> str:
+    """The report section of one test: every result in detail, then every verdict.
+
+    ``in_message``: the test failed with the violation message of its failed checks, which
+    already shows those results' group tables; the section leaves them out.
+    """
     lines: list[str] = []
+    checks = record.get("checks", [])
     for data in record.get("results", []):
         result = IndicatorResult.from_dict(data)
+        mine = _checks_of(data, result, checks)
+        failed = {(c["at"], c["metric"]) for c in mine if not c["passed"]} if in_message else set()
         if lines:
             lines.append("")
         if data.get("key") is not None:
             lines.append(f"[{data['key']}]")
-        lines.extend(result_lines(result))
-        for at in dict.fromkeys(c["at"] for c in _checks_of(data, result,
-                                                            record.get("checks", []))):
+        lines.extend(_section_result(result, failed))
+        for at in dict.fromkeys(c["at"] for c in mine):
             if at is not None and at != result.at:
                 lines.append("")
-                lines.extend(result_lines(result.select(at)))
-    checks = record.get("checks", [])
+                lines.extend(_section_result(result.select(at), failed))
     if checks:
         lines.append("")
         lines.append("limits:")
+        verdicts = []
         for c in checks:
             op = "<=" if LIMITS[c["limit"]].bound == "max" else ">="
             at = "" if c["at"] is None else f" at {c['at']:g}"
             where = f" ({c['where']})" if c["where"] else ""
-            lines.append(
+            verdicts.append(
                 f"  {'ok  ' if c['passed'] else 'FAIL'} {c['indicator']}{at}: {c['limit']} "
                 f"observed {format_number(c['observed'])}{where}, needs {op} "
                 f"{format_number(c['threshold'])}"
             )
+        lines.extend(dict.fromkeys(verdicts))  # a marker and an inline check that agree: once
     return "\n".join(lines)
 
 
 def report_section(
-    record: Mapping[str, Any], *, baseline_source: str = "", report_page: str | None = None
+    record: Mapping[str, Any], *, baseline_source: str = "", report_page: str | None = None,
+    in_message: bool = False,
 ) -> str:
     """The ``fairness`` section of a test's report: results, verdicts, notes, baseline, link.
 
-    ``record`` is a test record in its JSON form (``TestRecord.to_dict()``).
+    ``record`` is a test record in its JSON form (``TestRecord.to_dict()``);
+    ``in_message`` as in :func:`section_text`.
     """
     extra = [f"note: {note}" for note in record.get("notes", [])]
     if record.get("regressions"):
@@ -247,7 +345,8 @@ def report_section(
                          comparison_lines(Comparison.from_dict(data), groups=False))
     if report_page:
         extra.append(f"HTML report with plots: {report_page}")
-    return "\n".join(part for part in (section_text(record), *extra) if part)
+    return "\n".join(part for part in (section_text(record, in_message=in_message), *extra)
+                     if part)
 
 
 # -- baseline comparisons ---------------------------------------------------------------------

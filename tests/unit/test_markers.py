@@ -233,3 +233,54 @@ def test_no_regression_rejects_non_str_result() -> None:
 
 def test_namespace_repr_names_the_verbs() -> None:
     assert "threshold()" in repr(fairness) and "no_regression()" in repr(fairness)
+
+
+# -- calls_inline_check: which unmarked tests are fairness tests -----------------------------
+
+import pytest_fairness  # noqa: E402
+from pytest_fairness import check as bare_check  # noqa: E402
+from pytest_fairness.markers import calls_inline_check  # noqa: E402
+
+
+class _Other:
+    def check(self, *args: object, **kwargs: object) -> None:
+        pass
+
+
+other = _Other()
+
+
+def _via_namespace() -> None:
+    fairness.check(None, max_gap=0.1)
+
+
+def _via_bare_name() -> None:
+    bare_check(None, max_gap=0.1)
+
+
+def _via_package() -> None:
+    pytest_fairness.fairness.check(None, max_gap=0.1)
+
+
+def _in_a_nested_function() -> None:
+    def inner() -> None:
+        fairness.check(None, max_gap=0.1)
+
+    inner()
+
+
+def _another_check() -> None:
+    other.check(None)
+
+
+def _hidden_in_a_helper() -> None:
+    _via_namespace()
+
+
+@pytest.mark.parametrize("function, expected", [
+    (_via_namespace, True), (_via_bare_name, True), (_via_package, True),
+    (_in_a_nested_function, True), (_another_check, False), (_hidden_in_a_helper, False),
+    (len, False),
+])
+def test_calls_inline_check(function: object, expected: bool) -> None:
+    assert calls_inline_check(function) is expected

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -190,3 +192,69 @@ def test_summary_lines_keep_verdicts_with_their_result() -> None:
     ok_row, bad_row = lines[1:]
     assert "FAIL" not in ok_row
     assert "FAIL" in bad_row
+
+
+# -- output polish: each table once, each limit once, slices and iEAT sets -----------------------
+
+
+def sweep() -> IndicatorResult:
+    """Precision@K at K = 10 (the headline) and K = 5, whose metric names its K."""
+    def at(k: int, b: float) -> IndicatorResult:
+        return IndicatorResult("precision_at_k", f"precision@{k}", 0.5, at=k, min_group_size=1,
+                               groups=(GroupStat("a", 40, 0.5), GroupStat("b", 40, b)))
+
+    return replace(at(10, 0.45), slices=(at(5, 0.25),))
+
+
+def ieat_result() -> IndicatorResult:
+    return IndicatorResult(
+        "ieat", "effect_size", 0.69, higher_is_better=False, min_group_size=1,
+        groups=(GroupStat("brighter faces", 50, 0.012), GroupStat("darker faces", 50, -0.004)),
+        stats={"effect_size": 0.69, "p_value": 0.01},
+    )
+
+
+def test_violation_message_shows_each_group_table_once() -> None:
+    # Two markers gating the same slice select it twice: still one table.
+    checks = [*outcomes(sweep(), max_gap=0.1, at=5), *outcomes(sweep(), min_value=0.3, at=5)]
+    message = violation_message(checks)
+    assert len(re.findall(r"group +n +precision@5", message)) == 1
+    assert "FAIL max_gap=0.1" in message and "FAIL min_value=0.3" in message
+
+
+def test_section_leaves_out_the_tables_the_failure_message_shows() -> None:
+    checks = outcomes({"p": sweep()}, max_gap=0.1, at=5)
+    data = record({"p": sweep()}, checks, "failed")
+    assert len(re.findall(r"group +n +precision@", section_text(data))) == 2  # both slices
+    text = section_text(data, in_message=True)
+    assert len(re.findall(r"group +n +precision@10", text)) == 1  # the passing headline's
+    assert not re.search(r"group +n +precision@5", text)  # the failed slice's is in the message
+    assert "precision_at_k (precision@5) at 5: value 0.5" in text
+    assert "groups: in the failure message above" in text
+
+
+def test_summary_shows_a_limit_with_the_slice_at_picked() -> None:
+    checks = outcomes({"p": sweep()}, max_gap=0.1, at=5)
+    (_, row) = summary_lines([record({"p": sweep()}, checks, "failed")])
+    assert "precision_at_k (precision@5) at 5" in row
+    assert row.split()[-3:] == ["max_gap=0.1", "FAIL", "failed"]  # not "-"
+
+
+def test_summary_and_section_list_agreeing_limits_once() -> None:
+    # A marker and an inline fairness.check with the same limit.
+    checks = [*outcomes({"p": sweep()}, max_gap=0.1), *outcomes({"p": sweep()}, max_gap=0.1)]
+    data = record({"p": sweep()}, checks, "passed")
+    (_, row) = summary_lines([data])
+    assert row.count("max_gap=0.1") == 1
+    assert section_text(data).count("max_gap observed") == 1
+
+
+def test_ieat_sets_are_mean_associations_without_gap_or_worst_group() -> None:
+    lines = result_lines(ieat_result())
+    text = "\n".join(lines)
+    assert lines[1].split() == ["stats:", "effect_size", "0.69,", "p_value", "0.01"]
+    assert "gap" not in text and "worst" not in text and "Δ best" not in text
+    assert lines[2].split() == ["set", "n", "mean", "association"]
+    checks = outcomes({"x": ieat_result()}, max_effect_size=1.0)
+    (_, row) = summary_lines([record({"x": ieat_result()}, checks, "passed")])
+    assert row.split()[-5:] == ["0.69", "-", "-", "max_effect_size=1", "passed"]

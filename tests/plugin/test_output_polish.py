@@ -1,0 +1,80 @@
+"""End to end: what a failing or inline-checked fairness test prints.
+
+The group table appears once per failure, a limit once per summary row, and a test that
+only calls ``fairness.check`` is a fairness test like a marked one.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+HEADER = "from pytest_fairness import fairness, indicators as ind\nimport pytest\n"
+
+INLINE_ONLY = """
+def test_inline_only():
+    fairness.check(ind.group_metrics(Y, P, groups=G, min_group_size=1), max_gap=0.3)
+
+def test_inline_in_a_comprehension():
+    r = ind.group_metrics(Y, P, groups=G, min_group_size=1)
+    assert all(o[0].passed for o in [fairness.check(r, min_ratio=0.5) for _ in range(1)])
+
+def test_plain():
+    pass
+
+@pytest.mark.fairness_unit
+def test_of_the_check_itself():
+    with pytest.raises(AssertionError):
+        fairness.check(ind.group_metrics(Y, P, groups=G, min_group_size=1), max_gap=0.1)
+"""
+
+
+def test_inline_check_without_marker_is_skipped_without_fairness(
+        pytester: pytest.Pytester, data_source: str) -> None:
+    pytester.makepyfile(HEADER + data_source + INLINE_ONLY)
+    result = pytester.runpytest("-rs", "--strict-markers")
+    result.assert_outcomes(passed=2, skipped=2)  # fairness_unit keeps a test ordinary
+    result.stdout.fnmatch_lines(["*run with `pytest --fairness`*"])
+
+
+def test_inline_check_without_marker_is_recorded_and_selected(
+        pytester: pytest.Pytester, data_source: str, xdist_args: list[str]) -> None:
+    pytester.makepyfile(HEADER + data_source + INLINE_ONLY)
+    result = pytester.runpytest("--fairness", "-m", "fairness", *xdist_args)
+    result.assert_outcomes(passed=2)  # -m fairness: test_plain is deselected
+    result.stdout.fnmatch_lines(["*fairness summary*"])
+    for test, limit in (("test_inline_only", "max_gap=0.3"),
+                        ("test_inline_in_a_comprehension", "min_ratio=0.5")):
+        result.stdout.fnmatch_lines([f"*::{test} *group_metrics (accuracy)*{limit}*passed"])
+
+
+def test_failure_prints_the_group_table_once(pytester: pytest.Pytester, data_source: str,
+                                             xdist_args: list[str]) -> None:
+    pytester.makepyfile(HEADER + data_source + """
+@fairness.threshold(max_gap=0.1)
+@fairness.threshold(min_ratio=0.9)
+def test_gap():
+    return ind.group_metrics(Y, P, groups=G, min_group_size=1)
+""")
+    result = pytester.runpytest("--fairness", *xdist_args)
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert len(re.findall(r"group +n +accuracy +Δ best", out)) == 1, out
+    result.stdout.fnmatch_lines(["*2 fairness limits broken*", "*- fairness -*",
+                                 "*groups: in the failure message above*"])
+
+
+def test_agreeing_marker_and_inline_check_are_one_limit(
+        pytester: pytest.Pytester, data_source: str) -> None:
+    pytester.makepyfile(HEADER + data_source + """
+@fairness.threshold(max_gap=0.3)
+def test_both():
+    r = ind.group_metrics(Y, P, groups=G, min_group_size=1)
+    fairness.check(r, max_gap=0.3)
+    return r
+""")
+    result = pytester.runpytest("--fairness")
+    result.assert_outcomes(passed=1)
+    (row,) = [line for line in result.outlines if "::test_both" in line and "accuracy" in line]
+    assert row.count("max_gap=0.3") == 1, row
