@@ -94,6 +94,9 @@ class Headline:
         target sets, not groups of people) and for results whose groups are cells.
     secondary : tuple of str
         Stats shown beside it (iEAT's ``p_value``, the amplification ``variance``).
+    group_value : str
+        What a group's value is, when groups are not compared (iEAT: each target set's
+        mean association); empty to use the result's metric.
     """
 
     metric: str
@@ -102,6 +105,7 @@ class Headline:
     magnitude: bool = False
     has_gap: bool = True
     secondary: tuple[str, ...] = ()
+    group_value: str = ""
 
     def read(self, value: float | None, gap: float | None) -> float | None:
         """The headline number from a result's ``value`` and ``gap`` (None if undefined).
@@ -200,7 +204,7 @@ _TRAIN = "train_attrs, train_groups: 0/1 training attributes (n, a) and groups"
 _TEST = "test_attrs, test_groups: 0/1 test attributes and groups (ground truth)"
 _PRED = "pred_attrs, pred_groups: predicted attributes and groups, or a list of runs"
 _IEAT = Headline("effect_size", "|effect size|", magnitude=True, has_gap=False,
-                 secondary=("p_value",))
+                 secondary=("p_value",), group_value="mean association")
 _IEAT_METRICS = ("effect_size", "p_value", "statistic", "mean_association_x",
                  "mean_association_y", "std_association")
 _AMP = Headline("amplification", "amplification", has_gap=False, secondary=("variance",))

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_fairness.baseline import Comparison
 from pytest_fairness.checks import LIMITS, CheckOutcome
+from pytest_fairness.indicators import headline
 from pytest_fairness.results import IndicatorResult, group_label
 
 if TYPE_CHECKING:
@@ -103,14 +104,37 @@ def text_table(
 def groups_are_compared(result: IndicatorResult) -> bool:
     """Whether a gap (and a best and worst group) across the result's groups means anything.
 
-    Not for iEAT, whose groups are the concept sets X and Y (and their value the set's mean
-    association), not groups of people.
+    The indicator's headline says (:func:`pytest_fairness.indicators.headline`): not for
+    iEAT, whose groups are the target sets X and Y, nor where the headline is another
+    number (Fair SA's L1, the amplification).
     """
-    return result.name != "ieat"
+    return headline(result.name).has_gap
 
 
 def _group_value_label(result: IndicatorResult) -> str:
-    return result.metric if groups_are_compared(result) else "mean association"
+    return headline(result.name).group_value or result.metric
+
+
+def headline_text(result: IndicatorResult) -> str:
+    """The number the result is judged on, with its interval and secondary stats.
+
+    Examples
+    --------
+    >>> r = IndicatorResult("ieat", "effect_size", -0.8, stats={"effect_size": -0.8,
+    ...                     "p_value": 0.004})
+    >>> headline_text(r)
+    '|effect size| 0.8, p_value 0.004'
+    """
+    head = headline(result.name)
+    compared = len(result.included_groups) >= 2
+    number = head.read(result.value, result.gap if compared else None)
+    interval = result.intervals.get("gap" if head.metric == "gap" else head.metric)
+    text = f"{head.label} {format_number(number)}"
+    if interval is not None and not head.magnitude:
+        text += f" {_interval(interval)}"
+    extra = [f"{name} {format_number(result.stats[name])}" for name in head.secondary
+             if name in result.stats]
+    return ", ".join([text, *extra])
 
 
 def group_table_lines(result: IndicatorResult, highlight: str = "") -> list[str]:
@@ -126,7 +150,8 @@ def group_table_lines(result: IndicatorResult, highlight: str = "") -> list[str]
     worst = result.worst_group if compared else None
     stat_names = sorted({k for g in result.groups for k in g.stats})
     with_interval = any(g.interval is not None for g in result.groups)
-    header = ["group" if compared else "set", "n", _group_value_label(result),
+    header = ["set" if headline(result.name).group_value else "group", "n",
+              _group_value_label(result),
               *(["Δ best"] if compared else []), *(["interval"] if with_interval else []),
               *stat_names, ""]
     rows = []
@@ -206,7 +231,10 @@ def violation_message(outcomes: Sequence[CheckOutcome]) -> str:
         if all(o.passed for o in mine):
             continue
         lines.append("")
-        lines.append(outcome.label)
+        shown = outcome.label
+        if headline(outcome.result.name).metric != "gap":
+            shown += f": {headline_text(outcome.result)}"
+        lines.append(shown)
         lines.extend(f"  {_verdict_line(o)}" for o in mine)
         highlight = next((o.where for o in mine if not o.passed and o.where), "")
         lines.extend(group_table_lines(outcome.result, highlight))
@@ -265,21 +293,21 @@ def summary_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
                 shown = _slice(result, at)
                 limits = "; ".join(_limit_texts(c for c in mine if c["at"] == at)) or "-"
                 compared = groups_are_compared(shown) and len(shown.included_groups) >= 2
-                gap = format_number(shown.gap) if compared else "-"
                 worst = shown.worst_group if compared else None
                 where = "" if shown.at is None else f" at {shown.at:g}"
                 rows.append([
                     record["nodeid"],
                     f"{shown.name} ({shown.metric}){where}",
                     format_number(shown.value),
-                    gap,
+                    headline_text(shown),
                     "-" if worst is None else group_label(worst.group),
                     limits,
                     record.get("outcome", ""),
                 ])
     if not rows:
         return []
-    return text_table(["test", "indicator", "value", "gap", "worst group", "limits", "outcome"],
+    return text_table(["test", "indicator", "value", "headline", "worst group", "limits",
+                       "outcome"],
                   rows, indent="")
 
 

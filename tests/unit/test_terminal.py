@@ -161,10 +161,10 @@ def test_summary_lines_one_row_per_result() -> None:
     checks = outcomes({"acc": accuracy(), "p@10": retrieval()}, max_gap=0.1)
     lines = summary_lines([record({"acc": accuracy(), "p@10": retrieval()}, checks, "failed")])
     header, acc, p10 = lines
-    assert header.split() == ["test", "indicator", "value", "gap", "worst", "group", "limits",
-                              "outcome"]
+    assert header.split() == ["test", "indicator", "value", "headline", "worst", "group",
+                              "limits", "outcome"]
     assert acc.split("  ")[0] == "tests/test_fair.py::test_model"
-    for fragment in ("group_metrics (accuracy)", "0.8125", "0.125", "female × dark",
+    for fragment in ("group_metrics (accuracy)", "0.8125", "gap (DA) 0.125", "female × dark",
                      "max_gap=0.1 FAIL", "failed"):
         assert fragment in acc
     assert "max_gap=0.1 " in p10 + " " and "FAIL" not in p10 and "0.0625" in p10
@@ -174,7 +174,8 @@ def test_summary_lines_without_checks_or_groups() -> None:
     r = IndicatorResult("ieat", "association", 0.25)
     (_, row) = summary_lines([record({"x": r}, [], "passed")])
     cells = row.split()
-    assert cells[-1] == "passed" and cells.count("-") == 3  # gap, worst group, limits
+    assert cells[-1] == "passed" and cells.count("-") == 2  # worst group, limits
+    assert "|effect size| 0.25" in row  # its headline, not a gap
 
 
 def test_summary_lines_empty() -> None:
@@ -257,4 +258,6 @@ def test_ieat_sets_are_mean_associations_without_gap_or_worst_group() -> None:
     assert lines[2].split() == ["set", "n", "mean", "association"]
     checks = outcomes({"x": ieat_result()}, max_effect_size=1.0)
     (_, row) = summary_lines([record({"x": ieat_result()}, checks, "passed")])
-    assert row.split()[-5:] == ["0.69", "-", "-", "max_effect_size=1", "passed"]
+    cells = [c.strip() for c in re.split(r"\s{2,}", row)]
+    assert cells[-5:] == ["0.69", "|effect size| 0.69, p_value 0.01", "-", "max_effect_size=1",
+                          "passed"]
