@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+from pytest_fairness import fairness
+from pytest_fairness.errors import FairnessConfigError, FairnessViolation
 from pytest_fairness.indicators.amplification import (
     bias_amp,
     directional_bias_amp,
@@ -128,3 +131,118 @@ def test_default_numbers_are_pinned_to_the_bit(name):
     assert dict(r.stats) == stats
     assert dict(r.intervals) == intervals
     assert [g.value for g in r.groups] == groups
+
+
+# -- bootstrap intervals ----------------------------------------------------------------------
+
+
+def _moderate(seed=3, n=300):
+    """Two groups, five attributes tied to them; a model that amplifies the ties."""
+    rng = np.random.default_rng(seed)
+    p = np.array([[0.3, 0.5, 0.2, 0.4, 0.25], [0.5, 0.3, 0.35, 0.2, 0.25]])
+
+    def draw(size):
+        g = rng.integers(0, 2, size)
+        x = (rng.random((size, 5)) < p[g]).astype(int)
+        pred = np.where(x == 1, rng.random(x.shape) < 0.85, rng.random(x.shape) < 0.1 + 0.1 * (
+            p[g] > p[1 - g])).astype(int)
+        return x, g, pred, np.where(rng.random(size) < 0.1, 1 - g, g)
+
+    train, g_train, _, _ = draw(2 * n)
+    return (train, g_train, *draw(n))
+
+
+CALLS = {
+    "bias_amp": lambda tr, gtr, x, g, p, pg, **kw: bias_amp(tr, gtr, p, pg, **ONE, **kw),
+    "directional_bias_amp": lambda tr, gtr, x, g, p, pg, **kw: directional_bias_amp(
+        tr, gtr, x, g, p, direction="G->M", **ONE, **kw),
+    "multi_mals": lambda tr, gtr, x, g, p, pg, **kw: multi_mals(
+        tr, gtr, x, g, p, pg, max_size=2, **ONE, **kw),
+    "multi_directional": lambda tr, gtr, x, g, p, pg, **kw: multi_directional(
+        tr, gtr, x, g, pred_groups=pg, direction="M->G", max_size=2, **ONE, **kw),
+}
+
+
+@pytest.mark.parametrize("name", CALLS)
+def test_intervals_hold_the_estimate_and_leave_the_numbers_alone(name):
+    data = _moderate()
+    plain = CALLS[name](*data)
+    r = CALLS[name](*data, n_bootstrap=300, seed=0)
+    assert (r.value, dict(r.stats), [g.value for g in r.groups]) == (
+        plain.value, dict(plain.stats), [g.value for g in plain.groups])
+    assert r.intervals["value"] == r.intervals["amplification"]
+    for key, estimate in (("value", r.value), ("variance", r.stats["variance"])):
+        low, high = r.intervals[key]
+        assert low < estimate < high, key
+    assert r.params | {"n_bootstrap": 0} == plain.params | {
+        "seed": 0, "confidence_level": 0.95, "interval_method": "percentile"}
+
+
+@pytest.mark.parametrize("name", CALLS)
+def test_seed_fixes_the_intervals(name):
+    data = _moderate(seed=4, n=120)
+    a, b, c = (CALLS[name](*data, n_bootstrap=100, seed=s) for s in (1, 1, 2))
+    assert a.intervals == b.intervals
+    assert a.intervals["value"] != c.intervals["value"]
+    assert CALLS[name](*data, n_bootstrap=100).params["seed"] is not None  # drawn, reported
+    generator = CALLS[name](*data, n_bootstrap=100, seed=np.random.default_rng(0))
+    assert generator.params["seed"] is None and "value" in generator.intervals
+
+
+@pytest.mark.parametrize("kwargs", [{"n_bootstrap": 5}, {"n_bootstrap": -1},
+                                    {"n_bootstrap": 100, "confidence_level": 2},
+                                    {"n_bootstrap": 100, "interval_method": "x"},
+                                    {"n_bootstrap": 100, "seed": "x"}])
+@pytest.mark.parametrize("name", CALLS)
+def test_bad_interval_keywords(name, kwargs):
+    with pytest.raises(FairnessConfigError, match=next(iter(kwargs.keys() - {"n_bootstrap"}),
+                                                       "n_bootstrap")):
+        CALLS[name](*_moderate(n=40), **kwargs)
+
+
+def test_runs_share_one_draw_of_test_images():
+    """Identical runs: every replicate's runs agree, so the intervals are one run's."""
+    tr, gtr, x, g, p, pg = _moderate(n=150)
+    for call in (lambda **kw: multi_mals(tr, gtr, x, g, **kw, **ONE),
+                 lambda **kw: directional_bias_amp(tr, gtr, x, g, direction="G->M", **kw, **ONE)):
+        one = call(pred_attrs=p, pred_groups=pg, n_bootstrap=100, seed=5)
+        two = call(pred_attrs=[p, p], pred_groups=[pg, pg], n_bootstrap=100, seed=5)
+        assert two.stats["amplification_std"] == two.stats["variance_std"] == 0.0
+        assert {k: two.intervals[k] for k in one.intervals} == one.intervals
+        assert two.intervals["signed_mean"] == (two.stats["signed_mean"],) * 2  # the runs' spread
+    runs = multi_mals(tr, gtr, x, g, [p, 1 - p], [pg, pg], **ONE)
+    boot = multi_mals(tr, gtr, x, g, [p, 1 - p], [pg, pg], n_bootstrap=100, seed=5, **ONE)
+    assert boot.intervals["abs_mean"] == runs.intervals["abs_mean"]
+    assert boot.intervals["value"] != runs.intervals["value"]
+
+
+@pytest.mark.parametrize("name", CALLS)
+def test_reference_variant_and_bca(name):
+    data = _moderate(n=80)
+    for kw in ({"variant": "reference"}, {"interval_method": "bca"}):
+        r = CALLS[name](*data, n_bootstrap=100, seed=0, **kw)
+        assert r.value == CALLS[name](*data, **kw).value
+        assert r.intervals["value"][0] <= r.intervals["value"][1], kw
+
+
+def test_undefined_replicates_are_left_out_and_noted():
+    # one test image holds the attribute: a replicate without it has no defined cell
+    r = directional_bias_amp([[1], [1], [0], [0]], [0, 1, 0, 1], [[1]] + [[0]] * 5,
+                             [0, 0, 0, 1, 1, 1], pred_groups=[0, 0, 1, 0, 1, 1],
+                             direction="M->G", n_bootstrap=200, seed=0, **ONE)
+    note = next(n for n in r.notes if "bootstrap replicates" in n)
+    lost = int(note.split()[0])
+    assert 30 < lost < 120 and note.startswith(f"{lost} of 200 bootstrap replicates")
+    assert r.intervals["value"] == (r.value, r.value)
+
+
+def test_confidence_gates_on_the_bootstrap_interval():
+    r = CALLS["multi_mals"](*_moderate(), n_bootstrap=200, seed=0)
+    (low, high), v_low = r.intervals["amplification"], r.intervals["variance"][0]
+    fairness.check(r, max_amplification=(low + r.value) / 2, confidence="supported")
+    fairness.check(r, max_variance=(v_low + r.stats["variance"]) / 2, confidence="supported")
+    with pytest.raises(FairnessViolation):
+        fairness.check(r, max_amplification=(r.value + high) / 2, confidence="strict")
+    with pytest.raises(FairnessConfigError, match="needs an interval"):
+        fairness.check(CALLS["multi_mals"](*_moderate()), max_amplification=1.0,
+                       confidence="supported")
