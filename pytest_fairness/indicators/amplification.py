@@ -492,8 +492,8 @@ def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
     intervals |= {"value": intervals["amplification"]} if intervals else {}
     params: dict[str, Any] = {}  # the bootstrap: the runs' mean, one draw of test images
     boot = options.run(lambda w: dict(zip(("value", "variance"), np.array([[np.mean([
-        r[k] for r in score(row)[0]]) for k in ("amplification", "variance")] for row in w]).T)),
-        Units.of(len(test_codes)), params)
+        r[k] for r in runs]) for k in ("amplification", "variance")] for runs in (
+        score(row)[0] for row in w)]).T)), Units.of(len(test_codes)), params)
     lost = 0 if boot is None else int(np.isnan(boot.replicates["value"] + boot.replicates[
         "variance"]).sum())
     if boot is not None:
