@@ -19,10 +19,9 @@ numbers are their means, ``stats[name + "_std"]`` and ``intervals[name]`` (mean 
 ``stats["amplification"]``, beside ``signed_mean``, ``abs_mean`` (mean |Δ|) and ``variance``
 (of Δ); a group's value is its term of X (directional: its mean). ``tables["cells"]`` holds
 the ``TABLE_ROWS`` (100) cells with the largest |Δ|, largest first (undefined last).
-Intervals (``n_bootstrap > 0``) redraw the test images with replacement (the rows of the
-test and prediction inputs together, one draw for all runs; BiasAmp: the prediction rows),
-the training statistics, M and y fixed: ``intervals["value"]`` (and ``["amplification"]``)
-and ``["variance"]``, of the runs' mean (replacing its ±1.96·std/√runs).
+Intervals (``n_bootstrap > 0``) redraw the test images (rows of the test and prediction
+inputs, one draw for all runs; BiasAmp: prediction rows), training statistics, M and y fixed:
+``intervals["value"]`` (= ``["amplification"]``) and ``["variance"]``, of the runs' mean.
 
 M: the attribute sets with ``min_size <= |m| <= max_size`` (None: any) that ``min_count``
 training and test images hold (BiasAmp: training only). Images' subsets grow by their own
@@ -349,8 +348,6 @@ def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
     ``y·Δ``); averaging over combinations (BiasAmp, Multi_MALS) or cells; the headline
     (signed or mean |Δ|); whether undefined cells count (released BiasAmp, Multi_MALS).
     """
-    from scipy import sparse
-
     given, a = set(a), dict(a)
     options = IntervalOptions.check(a["n_bootstrap"], a["confidence_level"],
                                     a["interval_method"], a["seed"])
@@ -410,6 +407,7 @@ def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
 
     def tally(hits: _Hits, codes: NDArray[np.intp]) -> Any:
         """``out(w)[i, g]``: images of code ``g`` holding combination ``i``, image j w[j] times."""
+        from scipy import sparse
         m = sparse.csr_matrix((np.ones(len(hits[0])), (hits[1] * n_codes + codes_of[codes][
             hits[0]], hits[0])), shape=(n_combos * n_codes, len(codes)))
         return lambda w: (m @ w).reshape(n_combos, n_codes)
@@ -427,7 +425,7 @@ def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
     test_counts = None if x_test is None else tally(test, test_codes)
     counts = tally(train, train_codes)(np.ones(len(train_codes)))
     train_codes = codes_of[train_codes]
-    truth_train = prob(counts, np.bincount(train_codes, minlength=n_codes))
+    truth_train = prob(counts, np.bincount(train_codes, minlength=n_codes))[:, columns]
     y = kept = None
     if direction:  # y, from the training images that define it
         kept = np.bincount(train_codes[x_train.any(axis=1) | ((train_codes != 0) & multi) | (
@@ -439,13 +437,11 @@ def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
         diff = counts / kept.sum() - (kept / kept.sum())[None, :] * (
             counts.sum(axis=1, keepdims=True) / kept.sum())
         y = (np.sign(diff) if reference else (diff > 0).astype(np.float64))[:, columns]
-    truth_train = truth_train[:, columns]
 
-    def score(w: Any = None) -> tuple[list[dict[str, Any]], Any, Any]:
-        """Δ of every run, n and P_test, the test images weighted by ``w`` (None: once each)."""
+    def score(w: NDArray[np.float64]) -> tuple[list[dict[str, Any]], Any, Any]:
+        """Δ of every run, n and P_test, test image j counted ``w[j]`` times (1: the estimate)."""
         n = np.bincount(train_codes, minlength=n_codes) if x_test is None else np.bincount(
             codes_of[test_codes], w, minlength=n_codes)
-        w = np.ones(len(test_codes)) if w is None else w
         truth_test = None if test_counts is None else prob(test_counts(w), n)[:, columns]
         base = truth_test if truth_test is not None and direction and (
             reference or not multi) else truth_train
@@ -471,7 +467,7 @@ def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
                          "groups": group_values, "undefined": int(undefined.all(axis=1).sum())})
         return runs, n, truth_test
 
-    runs, n, truth_test = score()
+    runs, n, truth_test = score(np.ones(len(test_codes)))
 
     def conf(values: Any) -> tuple[float, float, float]:  # the released conf_interval
         mean, std = float(np.mean(values)), float(np.std(values))
@@ -494,11 +490,16 @@ def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
     boot = options.run(lambda w: dict(zip(("value", "variance"), np.array([[np.mean([
         r[k] for r in runs]) for k in ("amplification", "variance")] for runs in (
         score(row)[0] for row in w)]).T)), Units.of(len(test_codes)), params)
-    lost = 0 if boot is None else int(np.isnan(boot.replicates["value"] + boot.replicates[
-        "variance"]).sum())
-    if boot is not None:
-        intervals |= boot.defined("value", "variance")
-        intervals |= {"amplification": intervals["value"]} if "value" in intervals else {}
+    if boot is not None:  # notes after notes[0], the template of the undefined cells' note
+        intervals |= (found := boot.defined("value", "variance")) | (
+            {"amplification": found["value"]} if "value" in found else {})
+        lost = int(np.isnan(boot.replicates["value"] + boot.replicates["variance"]).sum())
+        low, high = found.get("value", (stats["amplification"],) * 2)
+        notes += [f"{lost} of {options.n_bootstrap} bootstrap replicates drew test images that "
+                  "leave no cell defined; they are left out of the intervals."] * bool(lost) + [
+            f"the value lies outside its bootstrap interval [{low:.4g}, {high:.4g}]: resampling "
+            "inflates |Δ| of cells with few test images; raise min_count."] * (
+            not low <= stats["amplification"] <= high)
     per_run = np.array([r["groups"] for r in runs])
     groups = make_group_stats(shown, n[columns], per_run.mean(axis=0), intervals=None if len(
         runs) == 1 else [(m - h, m + h) for m, _, h in map(conf, per_run.T)],
@@ -521,9 +522,7 @@ def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
                 None if v != v else v for v in values[ii, jj].tolist()]
     rows = [dict(zip(table, values)) for values in zip(*table.values())]
     notes = [f"{runs[0]['undefined']} combination(s) {notes[0]}."] * bool(
-        runs[0]["undefined"]) + notes[1:] + [
-        f"{lost} of {options.n_bootstrap} bootstrap replicates drew test images that leave "
-        "no cell defined; they are left out of the intervals."] * bool(lost)
+        runs[0]["undefined"]) + notes[1:]
     if [r for r in rows[:N_NOTED] if r["delta"]]:
         notes.append("most amplified: " + "; ".join(
             f"{r['group']} × {r['attributes']}: Δ={r['delta']:+.4f} (train {r['train']:.3f} → "

@@ -246,3 +246,15 @@ def test_confidence_gates_on_the_bootstrap_interval():
     with pytest.raises(FairnessConfigError, match="needs an interval"):
         fairness.check(CALLS["multi_mals"](*_moderate()), max_amplification=1.0,
                        confidence="supported")
+
+
+def test_a_value_outside_its_interval_is_noted():
+    """Mean |Δ| over many rare combinations: resampling inflates every |Δ|."""
+    rng = np.random.default_rng(0)
+    x, g = (rng.random((200, 10)) < 0.3).astype(int), rng.integers(0, 2, 200)
+    train, g_train = (rng.random((200, 10)) < 0.3).astype(int), rng.integers(0, 2, 200)
+    r = multi_directional(train, g_train, x, g, x, direction="G->M", max_size=3,
+                          n_bootstrap=200, seed=0, **ONE)
+    low, high = r.intervals["value"]
+    assert r.value < low < high
+    assert any(n.startswith("the value lies outside its bootstrap interval") for n in r.notes)
