@@ -8,8 +8,8 @@ it predicts the group wrongly with probability 0.08, or 0.20 when the image hold
 attribute more common in the other group. One training set (5,000 images) is drawn once and
 kept: the bootstrap holds training statistics fixed. Each simulation draws ``N_TEST`` test
 images (with their predictions) and computes the indicator with 1,000 bootstrap replicates;
-the truth is the same indicator on 2,000,000 test images, computed once (its sampling error
-is about 2 % of the interval's half-width).
+the truth is the same indicator on 2,000,000 test images, computed once (its standard error
+is about 2 % of one test set's).
 
 Indicators: ``bias_amp`` (the test images' predictions), ``directional_bias_amp`` (G→M),
 ``multi_mals`` and ``multi_directional`` (M→G), both up to pairs (``max_size=2``: 10
@@ -18,6 +18,22 @@ combinations). Goal: coverage in [93 %, 97 %] at 95 % over 500 simulations.
 Run: ``python benchmarks/_coverage_amplification.py [--sims 500] [--method percentile|bca]
 [--only NAME]``; one line per indicator: coverage, its 95 % (Clopper–Pearson) interval,
 seconds.
+
+Measured (500 simulations each; 95 % binomial intervals; seconds on a shared 2-core machine):
+
+====================  ==========================  ==========================
+indicator             percentile                  bca
+====================  ==========================  ==========================
+bias_amp              96.6 % [94.6, 98.0]  1057 s  96.6 % [94.6, 98.0]   722 s
+directional_bias_amp  93.0 % [90.4, 95.1]  1191 s  93.2 % [90.6, 95.2]   762 s
+multi_mals            95.2 % [92.9, 96.9]   906 s  78.8 % [75.0, 82.3]  1837 s
+multi_directional     90.4 % [87.5, 92.8]   830 s  76.8 % [72.8, 80.4]  1831 s
+====================  ==========================  ==========================
+
+Multi→ misses the band: its value is a mean |Δ|, which is biased upwards where a cell's Δ is
+small beside its noise, and the bootstrap replicates are biased further. BCa corrects for
+that bias as if a normalising transformation existed; |·| has none near 0, and it pulls the
+interval of a low estimate below the truth (Multi_MALS and Multi→ fall to 77-79 %).
 """
 
 from __future__ import annotations
