@@ -19,6 +19,9 @@ numbers are their means, ``stats[name + "_std"]`` and ``intervals[name]`` (mean 
 ``stats["amplification"]``, beside ``signed_mean``, ``abs_mean`` (mean |Δ|) and ``variance``
 (of Δ); a group's value is its term of X (directional: its mean). ``tables["cells"]`` holds
 the ``TABLE_ROWS`` (100) cells with the largest |Δ|, largest first (undefined last).
+Intervals (``n_bootstrap > 0``) redraw the test images (rows of the test and prediction
+inputs, one draw for all runs; BiasAmp: prediction rows), training statistics, M and y fixed:
+``intervals["value"]`` (= ``["amplification"]``) and ``["variance"]``, of the runs' mean.
 
 M: the attribute sets with ``min_size <= |m| <= max_size`` (None: any) that ``min_count``
 training and test images hold (BiasAmp: training only). Images' subsets grow by their own
@@ -61,6 +64,7 @@ from pytest_fairness.indicators._common import (
     sort_keys,
 )
 from pytest_fairness.results import GroupKey, IndicatorResult, group_label
+from pytest_fairness.stats import IntervalOptions, Units
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -345,6 +349,8 @@ def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
     (signed or mean |Δ|); whether undefined cells count (released BiasAmp, Multi_MALS).
     """
     given, a = set(a), dict(a)
+    options = IntervalOptions.check(a["n_bootstrap"], a["confidence_level"],
+                                    a["interval_method"], a["seed"])
     if "direction" in a and a["direction"] not in _DIRECTIONS:
         raise FairnessConfigError(
             "direction must be 'G->M' (the group influences the attribute predictions) or 'M->G' "
@@ -399,28 +405,27 @@ def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
     shown = [shown[c] for c in columns]
     n_combos = sum(map(len, combos.values()))
 
-    def tally(hits: _Hits, codes: NDArray[np.intp]) -> NDArray[np.int64]:
-        """``out[i, g]``: images with code ``g`` that hold the ``i``-th combination."""
-        return np.bincount(hits[1] * n_codes + codes_of[codes][hits[0]],
-                           minlength=n_combos * n_codes).reshape(n_combos, n_codes)
+    def tally(hits: _Hits, codes: NDArray[np.intp]) -> Any:
+        """``out(w)[i, g]``: images of code ``g`` holding combination ``i``, image j w[j] times."""
+        from scipy import sparse
+        m = sparse.csr_matrix((np.ones(len(hits[0])), (hits[1] * n_codes + codes_of[codes][
+            hits[0]], hits[0])), shape=(n_combos * n_codes, len(codes)))
+        return lambda w: (m @ w).reshape(n_combos, n_codes)
 
-    def prob(c: NDArray[np.int64], n: Any) -> NDArray[np.float64]:
+    def prob(c: NDArray[Any], n: Any) -> NDArray[np.float64]:
         """P(m | g) (G→M) or P(g | m), the bias score; NaN where undefined."""
         den = np.broadcast_to(n[None, :] if direction == "G->M" else c.sum(
             axis=1, keepdims=True), c.shape)
         return np.divide(c, den, out=np.full(c.shape, np.nan), where=den > 0)
 
-    if direction == "M->G":  # the test images that truly hold m, by their predicted group
-        preds = [tally(test, c) for c in pred_codes]
-    else:  # predicted attributes, by the test images' true group (G→M) or predicted group
-        preds = [tally(_Labels(x, "pred_attrs").hits(combos), test_codes if direction else c)
-                 for x, c in zip(x_preds, pred_codes or x_preds)]
-    counts, train_codes = tally(train, train_codes), codes_of[train_codes]
-    n = np.bincount(train_codes if x_test is None else codes_of[test_codes], minlength=n_codes)
-    truth_train = prob(counts, np.bincount(train_codes, minlength=n_codes))
-    truth_test = None if x_test is None else prob(tally(test, test_codes), n)[:, columns]
-    base = truth_test if truth_test is not None and direction and (reference or not multi) else (
-        truth_train[:, columns])
+    # M→G: test images truly holding m, by predicted group; else predicted attributes
+    pred_counts = [tally(test, c) for c in pred_codes] if direction == "M->G" else [
+        tally(_Labels(x, "pred_attrs").hits(combos), test_codes if direction else c)
+        for x, c in zip(x_preds, pred_codes or x_preds)]
+    test_counts = None if x_test is None else tally(test, test_codes)
+    counts = tally(train, train_codes)(np.ones(len(train_codes)))
+    train_codes = codes_of[train_codes]
+    truth_train = prob(counts, np.bincount(train_codes, minlength=n_codes))[:, columns]
     y = kept = None
     if direction:  # y, from the training images that define it
         kept = np.bincount(train_codes[x_train.any(axis=1) | ((train_codes != 0) & multi) | (
@@ -432,26 +437,37 @@ def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
         diff = counts / kept.sum() - (kept / kept.sum())[None, :] * (
             counts.sum(axis=1, keepdims=True) / kept.sum())
         y = (np.sign(diff) if reference else (diff > 0).astype(np.float64))[:, columns]
-    truth_train, runs = truth_train[:, columns], []
-    for c in preds:  # Δ per cell (combinations × evaluated groups) and its averages
-        pred = prob(c, n)[:, columns]
-        delta = pred - base
-        if not direction:  # Zhao et al.'s indicator: 1/|G|, or 1/(|G| - 1) in the MBA class
-            delta = np.where(truth_train > 1 / (n_groups - (multi and reference)), delta, 0.0)
-        undefined = np.isnan(pred) | np.isnan(base)
-        counted = np.ones_like(undefined) if reference and not direction else ~undefined
-        cell = delta if y is None else y * delta if reference else y * delta + (1 - y) * -delta
-        total = int(counted.sum()) // (1 if direction else delta.shape[1])
-        finite = delta[counted & ~np.isnan(delta)]
-        with np.errstate(invalid="ignore", divide="ignore"):  # NaN: a group without cells
-            group_values = np.nansum(np.where(counted, abs(delta) if multi else cell, np.nan),
-                                     axis=0) / counted.sum(axis=0)
-        means = [float(np.nansum(v[counted]) / total) if total else math.nan
-                 for v in (cell, abs(delta))]
-        runs.append({"amplification": means[multi], "signed_mean": means[0],
-                     "abs_mean": means[1], "variance": float(np.var(finite)) if finite.size
-                     else math.nan, "pred": pred, "delta": delta, "counted": counted,
-                     "groups": group_values, "undefined": int(undefined.all(axis=1).sum())})
+
+    def score(w: NDArray[np.float64]) -> tuple[list[dict[str, Any]], Any, Any]:
+        """Δ of every run, n and P_test, test image j counted ``w[j]`` times (1: the estimate)."""
+        n = np.bincount(train_codes, minlength=n_codes) if x_test is None else np.bincount(
+            codes_of[test_codes], w, minlength=n_codes)
+        truth_test = None if test_counts is None else prob(test_counts(w), n)[:, columns]
+        base = truth_test if truth_test is not None and direction and (
+            reference or not multi) else truth_train
+        runs = []
+        for count in pred_counts:  # Δ per cell (combinations × evaluated groups), averages
+            pred = prob(count(w), n)[:, columns]
+            delta = pred - base
+            if not direction:  # Zhao et al.'s indicator: 1/|G|, or 1/(|G| - 1) in the MBA class
+                delta = np.where(truth_train > 1 / (n_groups - (multi and reference)), delta, 0.0)
+            undefined = np.isnan(pred) | np.isnan(base)
+            counted = np.ones_like(undefined) if reference and not direction else ~undefined
+            cell = delta if y is None else y * delta if reference else y * delta + (1 - y) * -delta
+            total = int(counted.sum()) // (1 if direction else delta.shape[1])
+            finite = delta[counted & ~np.isnan(delta)]
+            with np.errstate(invalid="ignore", divide="ignore"):  # NaN: a group without cells
+                group_values = np.nansum(np.where(counted, abs(delta) if multi else cell, np.nan),
+                                         axis=0) / counted.sum(axis=0)
+            means = [float(np.nansum(v[counted]) / total) if total else math.nan
+                     for v in (cell, abs(delta))]
+            runs.append({"amplification": means[multi], "signed_mean": means[0],
+                         "abs_mean": means[1], "variance": float(np.var(finite)) if finite.size
+                         else math.nan, "pred": pred, "delta": delta, "counted": counted,
+                         "groups": group_values, "undefined": int(undefined.all(axis=1).sum())})
+        return runs, n, truth_test
+
+    runs, n, truth_test = score(np.ones(len(test_codes)))
 
     def conf(values: Any) -> tuple[float, float, float]:  # the released conf_interval
         mean, std = float(np.mean(values)), float(np.std(values))
@@ -470,6 +486,20 @@ def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
                  runs=float(len(runs)), **{} if kept is None else {"n_train_kept": float(
                      kept.sum())})
     intervals |= {"value": intervals["amplification"]} if intervals else {}
+    params: dict[str, Any] = {}  # the bootstrap: the runs' mean, one draw of test images
+    boot = options.run(lambda w: dict(zip(("value", "variance"), np.array([[np.mean([
+        r[k] for r in runs]) for k in ("amplification", "variance")] for runs in (
+        score(row)[0] for row in w)]).T)), Units.of(len(test_codes)), params)
+    if boot is not None:  # notes after notes[0], the template of the undefined cells' note
+        intervals |= (found := boot.defined("value", "variance")) | (
+            {"amplification": found["value"]} if "value" in found else {})
+        lost = int(np.isnan(boot.replicates["value"] + boot.replicates["variance"]).sum())
+        low, high = found.get("value", (stats["amplification"],) * 2)
+        notes += [f"{lost} of {options.n_bootstrap} bootstrap replicates drew test images that "
+                  "leave no cell defined; they are left out of the intervals."] * bool(lost) + [
+            f"the value lies outside its bootstrap interval [{low:.4g}, {high:.4g}]: resampling "
+            "inflates |Δ| of cells with few test images; raise min_count."] * (
+            not low <= stats["amplification"] <= high)
     per_run = np.array([r["groups"] for r in runs])
     groups = make_group_stats(shown, n[columns], per_run.mean(axis=0), intervals=None if len(
         runs) == 1 else [(m - h, m + h) for m, _, h in map(conf, per_run.T)],
@@ -510,18 +540,31 @@ def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
         min_group_size=a["min_group_size"], notes=(*notes, *exclusion_notes(
             groups, a["min_group_size"])), params={k: a[k] for k in (
                 "direction", "min_size", "max_size", "min_count", "variant", "threshold")
-                if k in given} | {"n_train": len(x_train), "n_test": len(test_codes)})
+                if k in given} | {"n_train": len(x_train), "n_test": len(test_codes)} | params)
 
 
 def bias_amp(train_attrs: Any, train_groups: Any, pred_attrs: Any, pred_groups: Any, *,
              min_count: int = 1, threshold: Any = None, attribute_names: Sequence[str] | None
-             = None, min_group_size: int = 30, variant: str = "paper") -> IndicatorResult:
+             = None, min_group_size: int = 30, variant: str = "paper", n_bootstrap: int = 0,
+             confidence_level: float = 0.95, interval_method: str = "percentile",
+             seed: Any = None) -> IndicatorResult:
     """BiasAmp of "Men Also Like Shopping" (Zhao et al. 2017), signed.
 
     ``(1/|O|) Σ_g Σ_o 1[b_train(o, g) > 1/|G|]·(b_pred(o, g) − b_train(o, g))``: ``b(o, g)``
     is the share of group ``g`` among the images with attribute ``o`` (predictions:
     predicted attribute and group); ``O``: the attributes of ``min_count`` training images;
     never-predicted attributes are left out (noted).
+
+    Parameters
+    ----------
+    n_bootstrap : int, default 0
+        Bootstrap replicates over the prediction rows for intervals; 0 (the default) computes none.
+    confidence_level : float, default 0.95
+        Coverage of the intervals.
+    interval_method : {"percentile", "bca"}
+        Bootstrap interval method.
+    seed : int, Generator or None
+        Seed of the bootstrap; the one used is in ``params``.
 
     Examples
     --------
@@ -536,12 +579,25 @@ def directional_bias_amp(
         train_attrs: Any, train_groups: Any, test_attrs: Any, test_groups: Any,
         pred_attrs: Any = None, pred_groups: Any = None, *, direction: str, min_count: int = 1,
         threshold: Any = None, attribute_names: Sequence[str] | None = None,
-        min_group_size: int = 30, variant: str = "paper") -> IndicatorResult:
+        min_group_size: int = 30, variant: str = "paper", n_bootstrap: int = 0,
+        confidence_level: float = 0.95, interval_method: str = "percentile",
+        seed: Any = None) -> IndicatorResult:
     """BiasAmp→ of "Directional Bias Amplification" (Wang & Russakovsky 2021), signed.
 
     ``mean_{g, m} y_gm·Δ_gm + (1 − y_gm)·(−Δ_gm)``, ``y_gm = 1[P_train(g, m) >
     P_train(g)·P_train(m)]``, ``Δ = P(m̂ | g) − P(m | g)`` (G→M) or ``P(ĝ | m) − P(g | m)``
     (M→G), on the test set: predictions against the test ground truth.
+
+    Parameters
+    ----------
+    n_bootstrap : int, default 0
+        Bootstrap replicates over the test images for intervals; 0 (the default) computes none.
+    confidence_level : float, default 0.95
+        Coverage of the intervals.
+    interval_method : {"percentile", "bca"}
+        Bootstrap interval method.
+    seed : int, Generator or None
+        Seed of the bootstrap; the one used is in ``params``.
 
     Examples
     --------
@@ -558,12 +614,24 @@ def multi_mals(train_attrs: Any, train_groups: Any, test_attrs: Any, test_groups
                pred_attrs: Any, pred_groups: Any, *, min_size: int = 1,
                max_size: int | None = None, min_count: int = 1, threshold: Any = None,
                attribute_names: Sequence[str] | None = None, min_group_size: int = 30,
-               variant: str = "paper") -> IndicatorResult:
+               variant: str = "paper", n_bootstrap: int = 0, confidence_level: float = 0.95,
+               interval_method: str = "percentile", seed: Any = None) -> IndicatorResult:
     """Multi_MALS of "Men Also Do Laundry: Multi-Attribute Bias Amplification".
 
     ``X = (1/|M|) Σ_g Σ_m |Δ_gm|``, ``Δ_gm = 1[b_train(m, g) > 1/|G|]·(b_pred(m, g) −
     b_train(m, g))`` with ``b`` the bias score of :func:`bias_amp` for a set of attributes,
     reported with ``variance(Δ)``; never-predicted combinations are left out (noted).
+
+    Parameters
+    ----------
+    n_bootstrap : int, default 0
+        Bootstrap replicates over the test images for intervals; 0 (the default) computes none.
+    confidence_level : float, default 0.95
+        Coverage of the intervals.
+    interval_method : {"percentile", "bca"}
+        Bootstrap interval method.
+    seed : int, Generator or None
+        Seed of the bootstrap; the one used is in ``params``.
 
     Examples
     --------
@@ -581,13 +649,25 @@ def multi_directional(
         pred_attrs: Any = None, pred_groups: Any = None, *, direction: str, min_size: int = 1,
         max_size: int | None = None, min_count: int = 1, threshold: Any = None,
         attribute_names: Sequence[str] | None = None, min_group_size: int = 30,
-        variant: str = "paper") -> IndicatorResult:
+        variant: str = "paper", n_bootstrap: int = 0, confidence_level: float = 0.95,
+        interval_method: str = "percentile", seed: Any = None) -> IndicatorResult:
     """Multi→ of "Men Also Do Laundry: Multi-Attribute Bias Amplification".
 
     ``X = mean_{g, m} |Δ_gm|``, ``Δ_gm = P_test(m̂ | g) − P_train(m | g)`` (G→M: over the
     test images of each true group) or ``P_test(ĝ | m) − P_train(g | m)`` (M→G: over the
     test images that truly hold ``m``), reported with ``variance(Δ)`` and the signed mean
     of ``y·Δ + (1 − y)(−Δ)`` (y as in :func:`directional_bias_amp`).
+
+    Parameters
+    ----------
+    n_bootstrap : int, default 0
+        Bootstrap replicates over the test images for intervals; 0 (the default) computes none.
+    confidence_level : float, default 0.95
+        Coverage of the intervals.
+    interval_method : {"percentile", "bca"}
+        Bootstrap interval method.
+    seed : int, Generator or None
+        Seed of the bootstrap; the one used is in ``params``.
 
     Examples
     --------
