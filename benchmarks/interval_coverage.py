@@ -22,7 +22,14 @@ ieat                   the stimulus model of ``benchmarks/ieat.py`` at d ≈ 0.7
 =====================  ==============================================================
 
 The amplification and Fair SA simulations live in ``benchmarks/_coverage_amplification.py``
-and ``benchmarks/_coverage_fair_sa.py`` and are run from here.
+and ``benchmarks/_coverage_fair_sa.py`` (their populations are described there) and are
+run from here; each takes 10-20 minutes at 500 simulations.
+
+Measured (500 simulations, percentile): group_metrics 95.0 %, landmark_metrics 94.2 %,
+label_association 95.0 %, geodiversity 94.8 %, precision_at_k 94.8 %, ieat 96.0 %,
+bias_amp 96.6 %, directional_bias_amp 93.0 %, multi_mals 95.2 %, multi_directional
+90.4 % (outside: the mean of |Δ| over noisy cells is biased upwards and the bootstrap adds
+to the bias; BCa is worse, 76.8 %), fair_sa 93.7 % (1,000 simulations at 300 images).
 
 Run: ``python benchmarks/interval_coverage.py [--sims 500] [--only NAME] [--method bca]``
 """
@@ -35,7 +42,7 @@ import math
 import sys
 import time
 from collections.abc import Callable
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -196,7 +203,8 @@ def simulations() -> dict[str, Callable[[np.random.Generator], tuple[Interval, f
     for family in ("_coverage_amplification", "_coverage_fair_sa"):
         if (HERE / f"{family}.py").exists():
             module = _load(family)
-            found.update({name[len("simulate_"):]: getattr(module, name)
+            found.update({name[len("simulate_"):]: partial(getattr(module, name),
+                                                           method=METHOD)
                           for name in dir(module) if name.startswith("simulate_")})
     return found
 
