@@ -48,6 +48,9 @@ BOOTSTRAP_METHODS = ("percentile", "bca")
 #: Kinds pool rows only when there are this many times fewer kinds than rows.
 _POOLING_GAIN = 8
 
+#: Per-cluster totals with at most this many cells are kept dense.
+_DENSE_CELLS = 1_000_000
+
 #: Upper bound on the number of cells (replicates × clusters) held at once.
 _CHUNK_CELLS = 4_000_000
 
@@ -231,12 +234,20 @@ class Units:
                 )
             codes, size = np.zeros(n, dtype=np.int64), 1
             for column in array.reshape(n, -1).T:  # rows as tuples, one column at a time
-                distinct, inverse = np.unique(column, return_inverse=True)
-                if size * distinct.size >= 2**62:  # keep the mixed-radix code in int64
+                low, high = (column.min(), column.max()) if n else (0, 0)
+                if low == high:
+                    continue
+                if column.dtype.kind in "biu" or (
+                        high - low < 2**20 and (column == np.floor(column)).all()):
+                    inverse, distinct = (column - low).astype(np.int64), int(high - low) + 1
+                else:
+                    values, inverse = np.unique(column, return_inverse=True)
+                    inverse, distinct = inverse.reshape(-1), values.size
+                if size * distinct >= 2**62:  # keep the mixed-radix code in int64
                     codes = np.unique(codes, return_inverse=True)[1].reshape(-1)
                     size = int(codes.max()) + 1
-                codes = codes * distinct.size + inverse.reshape(-1)
-                size *= distinct.size
+                codes = codes * distinct + inverse
+                size *= distinct
             codes = np.unique(codes, return_inverse=True)[1].reshape(-1).astype(np.intp)
         n_clusters = int(codes.max()) + 1 if n else 0
         if kinds is not None and n_clusters > n // _POOLING_GAIN:
@@ -260,14 +271,20 @@ class Units:
     def totals(self, data: Any, rows: Any, columns: Any, width: int) -> Any:
         """Per-cluster sums of the entries ``data[i]`` at ``(rows[i], columns[i])``.
 
-        Returns a sparse (n_clusters, width) matrix ``T``: a replicate with cluster weights
-        ``w`` (r, n_clusters) has the column sums ``(T.T @ w.T).T``.
+        Returns a (n_clusters, width) matrix ``T``, dense when small (pooled kinds) and
+        sparse otherwise: a replicate with cluster weights ``w`` (r, n_clusters) has the
+        column sums ``(T.T @ w.T).T``.
         """
         import numpy as np
         from scipy import sparse
 
-        return sparse.csr_matrix((np.asarray(data, dtype=np.float64),
-                                  (self.codes[np.asarray(rows)], np.asarray(columns))),
+        cells = self.codes[np.asarray(rows)]
+        values = np.asarray(data, dtype=np.float64)
+        if self.n_clusters * width <= _DENSE_CELLS:
+            flat = np.bincount(cells * width + np.asarray(columns), weights=values,
+                               minlength=self.n_clusters * width)
+            return flat.reshape(self.n_clusters, width)
+        return sparse.csr_matrix((values, (cells, np.asarray(columns))),
                                  shape=(self.n_clusters, width))
 
 

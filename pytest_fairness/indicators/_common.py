@@ -598,7 +598,7 @@ def group_table(
             slices[name] = (start, m)
             start += 2 * k * m
         totals = units.totals(np.concatenate(data), np.concatenate(rows),
-                              np.concatenate(cells), start).tocsc()
+                              np.concatenate(cells), start)
         head = next(iter(columns))
 
         def statistic(w: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
