@@ -25,7 +25,7 @@ from pytest_fairness.checks import LIMITS
 from pytest_fairness.errors import FairnessConfigError
 from pytest_fairness.report import figures
 from pytest_fairness.report.json_report import atomic_write_text
-from pytest_fairness.report.terminal import format_number
+from pytest_fairness.report.terminal import format_number, groups_are_compared, headline_text
 from pytest_fairness.results import IndicatorResult, group_label, result_id
 
 __all__ = ["render_html", "write_html"]
@@ -127,9 +127,7 @@ def _summary_rows(tests: Sequence[Mapping[str, Any]]) -> list[list[str]]:
         if not test.get("checks") and not test.get("regressions"):
             for data in test.get("results", []):
                 result = IndicatorResult.from_dict(data)
-                observed = f"value {_num(result.value)}"
-                if len(result.included_groups) >= 2:
-                    observed += f", gap {_num(result.gap)}"
+                observed = f"value {_num(result.value)}; {_e(headline_text(result))}"
                 outcome = str(test.get("outcome") or "")
                 rows.append([link, _e(f"{result.name} ({result.metric})"), "–", observed,
                              f'<span class="{_e(outcome)}">{_e(outcome)}</span>'])
@@ -140,8 +138,9 @@ def _summary_rows(tests: Sequence[Mapping[str, Any]]) -> list[list[str]]:
 
 
 def _groups_table(result: Any) -> str:
-    best = result.best_group
-    worst = result.worst_group
+    compared = groups_are_compared(result)
+    best = result.best_group if compared else None
+    worst = result.worst_group if compared else None
     rows = []
     for g in result.groups:
         delta = "" if best is None or g.excluded else f"{g.value - best.value:+.4g}"
@@ -215,8 +214,10 @@ def _result_html(data: Mapping[str, Any], draw: bool) -> str:
     if "value" in result.intervals:
         low, high = result.intervals["value"]
         head += f" [{_num(low)}, {_num(high)}]"
-    if len(result.included_groups) >= 2:
+    if len(result.included_groups) >= 2 and groups_are_compared(result):
         head += f"; gap {_num(result.gap)}; ratio {_num(result.ratio)}"
+    else:
+        head += f"; {_e(headline_text(result))}"
     head += f"; {'higher' if result.higher_is_better else 'lower'} is better"
     parts.append(f"<p>{head}</p>")
     if result.stats:

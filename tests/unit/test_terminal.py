@@ -261,3 +261,27 @@ def test_ieat_sets_are_mean_associations_without_gap_or_worst_group() -> None:
     cells = [c.strip() for c in re.split(r"\s{2,}", row)]
     assert cells[-5:] == ["0.69", "|effect size| 0.69, p_value 0.01", "-", "max_effect_size=1",
                           "passed"]
+
+
+def fair_sa_result() -> IndicatorResult:
+    return IndicatorResult(
+        "fair_sa", "auc_l1 (self-matching)", 0.42, higher_is_better=False, min_group_size=1,
+        groups=(GroupStat("old", 40, 0.42), GroupStat("young", 40, 0.0)),
+        stats={"l1": 0.42, "max_abs_auc": 0.42}, intervals={"l1": (0.3, 0.55)},
+    )
+
+
+@pytest.mark.parametrize(("result", "headline_text"), [
+    (ieat_result(), "|effect size| 0.69, p_value 0.01"),
+    (fair_sa_result(), "L1 of AUCs 0.42 [0.3, 0.55], max_abs_auc 0.42"),
+])
+def test_failure_message_and_summary_row_show_the_headline(result: IndicatorResult,
+                                                           headline_text: str) -> None:
+    limit = {"max_l1": 0.1} if result.name == "fair_sa" else {"max_effect_size": 0.1}
+    checks = outcomes({"x": result}, **limit)
+    message = violation_message(checks)
+    assert f"x: {result.name} ({result.metric}): {headline_text}" in message
+    assert "Δ best" not in message and "← worst" not in message
+    (_, row) = summary_lines([record({"x": result}, checks, "failed")])
+    cells = [c.strip() for c in re.split(r"\s{2,}", row)]
+    assert cells[3] == headline_text and cells[4] == "-"  # no worst group
