@@ -596,18 +596,29 @@ class FairnessSession:
         if self.save_baseline:
             from pytest_fairness.baseline import save_baseline
 
-            path = save_baseline(self.save_baseline, records, metadata={
-                k: metadata.get(k) for k in ("label", "checkpoint", "git_commit")
-            })
-            self.lines.append(f"fairness baseline saved: {path}")
+            try:
+                path = save_baseline(self.save_baseline, records, metadata={
+                    k: metadata.get(k) for k in ("label", "checkpoint", "git_commit")
+                })
+            except (OSError, FairnessError) as error:
+                self.lines.append(f"fairness baseline NOT saved to {str(self.save_baseline)!r}: "
+                                  f"{error}. Pass a file you can write.")
+            else:
+                self.lines.append(f"fairness baseline saved: {path}")
         if self.report_dir:
             from pytest_fairness.report.html import write_html
             from pytest_fairness.report.json_report import build_report, write_json
 
             document = build_report(records, run=metadata)
-            write_json(document, self.report_dir)
-            page = write_html(document, self.report_dir, trends=trends)
-            self.lines.append(f"fairness report: {page}")
+            try:
+                write_json(document, self.report_dir)
+                page = write_html(document, self.report_dir, trends=trends)
+            except (OSError, FairnessError) as error:
+                self.lines.append(f"fairness report NOT written to {str(self.report_dir)!r}: "
+                                  f"{error}. Pass a folder you can write, e.g. "
+                                  "--fairness-report fairness-report.")
+            else:
+                self.lines.append(f"fairness report: {page}")
 
     def _write_history(
         self, metadata: dict[str, Any], records: Sequence[Mapping[str, Any]]

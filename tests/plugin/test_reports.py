@@ -114,3 +114,20 @@ def test_junit_properties(pytester: pytest.Pytester, data_source: str, mode: lis
     assert ("fairness.limit", "max_gap=0.3 observed=0.25 passed") in props["test_pass"]
     assert ("fairness.value[first]", "0.625") in props["test_two"]
     assert ("fairness.gap[second]", "0.25") in props["test_two"]
+
+
+def test_unwritable_report_folder_is_a_clear_line_not_an_internal_error(
+        pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("""
+from pytest_fairness import fairness, indicators
+
+@fairness.threshold(max_gap=0.5)
+def test_gap():
+    return indicators.group_metrics([1, 0, 1, 0], [1, 0, 1, 1], groups=["a", "a", "b", "b"],
+                                    min_group_size=1)
+""")
+    result = pytester.runpytest("--fairness", "--fairness-report", "/proc/fairness-x")
+    result.assert_outcomes(passed=1)
+    assert result.ret == 0 and "INTERNALERROR" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["fairness report NOT written to '/proc/fairness-x': *"
+                                 "Pass a folder you can write*"])
