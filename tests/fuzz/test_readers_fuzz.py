@@ -15,7 +15,7 @@ class index of 5000, ...).
 
 The default run tries 25 inputs per reader; the slow tier (marked ``slow``, deselected with
 ``-m "not slow"``) tries 100 per reader and prints the table of outcomes.
-``python tests/fuzz/test_readers_fuzz.py --examples N [READER ...]`` prints the same table
+``python -m tests.fuzz.test_readers_fuzz --examples N [READER ...]`` prints the same table
 without pytest, for deeper runs.
 """
 
@@ -53,6 +53,7 @@ from pytest_fairness.data import (
 from pytest_fairness.data.ieat_stimuli import IEATStimuli, load_ieat_stimuli
 from pytest_fairness.data.jsonfile import DEFAULT_MAX_DEPTH, read_json
 from pytest_fairness.errors import FairnessError
+from tests.fuzz import harness
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 DEFAULT_EXAMPLES = 25
@@ -557,11 +558,7 @@ def fuzz(name: str, examples: int) -> None:
 
 def table(names: list[str] | None = None) -> str:
     """The counts as a Markdown table."""
-    rows = [f"| reader | {' | '.join(OUTCOMES)} |", "|---" * (len(OUTCOMES) + 1) + "|"]
-    for name in names or list(READERS):
-        counts = COUNTS[name]
-        rows.append(f"| {name} | " + " | ".join(str(counts[o]) for o in OUTCOMES) + " |")
-    return "\n".join(rows)
+    return harness.table(COUNTS, OUTCOMES, names)
 
 
 # -- tests ----------------------------------------------------------------------------------
@@ -572,14 +569,7 @@ def test_damaged_input_gives_a_clear_error_or_a_sound_result(name: str) -> None:
 
 @pytest.mark.slow
 def test_slow_tier_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
-    for name in READERS:
-        COUNTS[name].clear()
-    failed: list[str] = []
-    for name in READERS:
-        try:
-            fuzz(name, SLOW_EXAMPLES)
-        except AssertionError:
-            failed.append(name)
+    failed = harness.run_every_reader(fuzz, COUNTS, SLOW_EXAMPLES)
     with capsys.disabled():
         print("\n" + table())
     assert not failed, {name: FAILURES[name][-1] for name in failed}

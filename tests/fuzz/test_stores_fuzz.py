@@ -23,7 +23,7 @@ file, a non-finite or mistyped number, a result that does not rebuild, a store t
 read-only command wrote to).
 
 The default run tries 25 inputs per reader; the slow tier (marked ``slow``) tries 200 per
-reader and prints the table. ``python tests/fuzz/test_stores_fuzz.py --examples N`` prints
+reader and prints the table. ``python -m tests.fuzz.test_stores_fuzz --examples N`` prints
 the same table without pytest.
 """
 
@@ -62,6 +62,7 @@ from pytest_fairness.extract import DefaultTransform, extract_features, load_pre
 from pytest_fairness.history import HistoryStore
 from pytest_fairness.report import figures
 from pytest_fairness.results import GroupStat, IndicatorResult
+from tests.fuzz import harness
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 DEFAULT_EXAMPLES = 25
@@ -517,11 +518,7 @@ def fuzz(name: str, examples: int) -> None:
 
 def table(names: list[str] | None = None) -> str:
     """The counts as a Markdown table."""
-    rows = [f"| reader | {' | '.join(OUTCOMES)} |", "|---" * (len(OUTCOMES) + 1) + "|"]
-    for name in names or list(READERS):
-        counts = COUNTS[name]
-        rows.append(f"| {name} | " + " | ".join(str(counts[o]) for o in OUTCOMES) + " |")
-    return "\n".join(rows)
+    return harness.table(COUNTS, OUTCOMES, names)
 
 
 # -- tests ----------------------------------------------------------------------------------------
@@ -532,14 +529,7 @@ def test_damaged_store_gives_a_clear_error_or_the_documented_recovery(name: str)
 
 @pytest.mark.slow
 def test_slow_tier_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
-    for name in READERS:
-        COUNTS[name].clear()
-    failed: list[str] = []
-    for name in READERS:
-        try:
-            fuzz(name, SLOW_EXAMPLES)
-        except AssertionError:
-            failed.append(name)
+    failed = harness.run_every_reader(fuzz, COUNTS, SLOW_EXAMPLES)
     with capsys.disabled():
         print("\n" + table())
     assert not failed, {name: FAILURES[name][-1] for name in failed}
