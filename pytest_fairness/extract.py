@@ -940,7 +940,7 @@ def _read_arrays(file: Path) -> dict[str, NDArray[Any]]:
         with zipfile.ZipFile(file) as archive:
             for info in archive.infolist():
                 name = info.filename
-                if info.is_dir() or not name.endswith(".npy"):
+                if not name.endswith(".npy") or info.is_dir():  # is_dir fails on an empty name
                     raise _Damaged(f"member {name!r} is not an .npy array")
                 key = name[:-4]
                 if key in arrays:

@@ -202,3 +202,12 @@ def test_parquet_id_that_is_not_utf8(dataset: FairnessDataset, tmp_path: Path) -
     file.write_bytes(raw.replace(b"img002", b"\xffmg002"))
     with pytest.raises(InvalidDataError, match=r"f\.parquet' are damaged .*write the file again"):
         load_precomputed(file, dataset)
+
+
+def test_member_with_an_empty_name(dataset: FairnessDataset, tmp_path: Path) -> None:
+    """zipfile's is_dir() raises IndexError on an empty member name; the reader must not."""
+    file = tmp_path / "features.npz"
+    with zipfile.ZipFile(file, "w") as archive:
+        archive.writestr(zipfile.ZipInfo(""), b"\x93NUMPY")
+    with pytest.raises(InvalidDataError, match=r"member '' is not an \.npy array"):
+        load_precomputed(file, dataset)
