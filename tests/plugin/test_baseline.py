@@ -261,3 +261,64 @@ def test_bad_baseline_value_fails_naming_the_key(
     assert line.startswith("ERROR: --fairness-baseline=base.json: ")
     assert fragment in line and "--fairness-save-baseline" in line
 
+
+# -- the pytest run and `pytest-fairness compare` count alike -------------------------------------
+
+
+INLINE = HEADER + """
+Y = [1, 0, 1, 1, 0, 1, 0, 0] * 5
+G = ["a", "a", "a", "a", "b", "b", "b", "b"] * 5
+
+def predictions(name):
+    if name in os.environ.get("WORSE", "").split(","):
+        return [1, 0, 1, 0, 1, 0, 0, 1] * 5
+    return [1, 0, 1, 0, 0, 0, 0, 1] * 5
+
+@pytest.mark.fairness
+def test_one():
+    return ind.group_metrics(Y, predictions("one"), groups=G, min_group_size=1)
+
+@pytest.mark.fairness
+def test_two():
+    return ind.group_metrics(Y, predictions("two"), groups=G, min_group_size=1)
+
+@pytest.mark.fairness
+def test_inline():
+    result = ind.group_metrics(Y, predictions("inline"), groups=G, min_group_size=1)
+    fairness.check(result, max_gap=0.3)  # raises when the gap is 0.5
+    return result
+"""
+
+
+@pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["no_xdist", "xdist_two"])
+def test_inline_check_that_raised_is_compared_like_the_cli(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, mode: list[str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A test whose inline fairness.check raised before it returned is still compared.
+
+    The pytest run and ``pytest-fairness compare`` of the same two runs, with the same
+    tolerance, print the same count.
+    """
+    from pytest_fairness.cli import main
+
+    pytester.makepyfile(test_mod=INLINE)
+    pytester.runpytest("--fairness", "--fairness-run-label", "good", "--fairness-save-baseline",
+                       "base.json", *mode).assert_outcomes(passed=3)
+    monkeypatch.setenv("WORSE", "one,inline")
+    result = pytester.runpytest("--fairness", "--fairness-run-label", "bad",
+                                "--fairness-baseline", "base.json", "--fairness-compare-fail",
+                                "gap:0.01", "-rA", *mode)
+    result.assert_outcomes(passed=1, failed=2)
+    tally = "2 regressions in 2 tests (3 comparisons)"
+    result.stdout.fnmatch_lines([
+        "*REGRESSED: group_metrics (accuracy): gap baseline 0.25 → now 0.5*",  # test_inline
+        f"fairness baseline matched 3/3 tests of this run (base.json); {tally}",
+    ])
+    history = str(pytester.path / ".fairness" / "history.sqlite")
+    capsys.readouterr()
+    assert main(["compare", "good", "bad", "--fail", "gap:0.01", "--history", history]) == 1
+    out = capsys.readouterr().out
+    assert f"baseline matched 3/3 tests; {tally}" in out
+    assert "REGRESSED: test_mod.py::test_inline :: group_metrics (accuracy): gap" in out
+    assert "REGRESSED: test_mod.py::test_one :: group_metrics (accuracy): gap" in out
