@@ -59,9 +59,12 @@ __all__ = [
     "dump_baseline",
     "find_entry",
     "load_baseline",
+    "match_baseline",
+    "regression_tally",
     "resolve_baseline",
     "save_baseline",
     "strip_param",
+    "unmatched_message",
     "validate_baseline",
 ]
 
@@ -332,6 +335,111 @@ def find_entry(
     wanted = test or nodeid
     matches = [entry for entry in tests.values() if entry.get("test") == wanted]
     return matches[0] if len(matches) == 1 else None
+
+
+def match_baseline(
+    baseline: Mapping[str, Any], tests: Iterable[tuple[str, str | None]]
+) -> tuple[list[str], list[str]]:
+    """Which tests of a run the baseline has an entry for (:func:`find_entry`).
+
+    ``tests`` are ``(nodeid, test)`` pairs, ``test`` being the node id without the
+    checkpoint parameter. Returns the node ids matched and those not, each once.
+
+    Examples
+    --------
+    >>> base = {"tests": {"t.py::a": {"test": "t.py::a", "results": {}}}}
+    >>> match_baseline(base, [("t.py::a", None), ("t.py::b", None)])
+    (['t.py::a'], ['t.py::b'])
+    """
+    matched: list[str] = []
+    unmatched: list[str] = []
+    for nodeid, test in dict.fromkeys(tests):
+        (matched if find_entry(baseline, nodeid, test) is not None else unmatched).append(nodeid)
+    return matched, unmatched
+
+
+def _few(ids: Sequence[str], count: int = 3) -> str:
+    shown = ", ".join(ids[:count])
+    return shown + (f" (and {len(ids) - count} more)" if len(ids) > count else "")
+
+
+def _moved_prefix(run_ids: Sequence[str], baseline_ids: Sequence[str]) -> str | None:
+    """A path prefix that one side's ids have and the other's lack (the rootdir moved)."""
+    for longer, shorter in ((run_ids, baseline_ids), (baseline_ids, run_ids)):
+        for long_id in longer:
+            for short_id in shorter:
+                if long_id.endswith("/" + short_id):
+                    return long_id[: -len(short_id)]
+    return None
+
+
+def unmatched_message(
+    baseline: Mapping[str, Any],
+    run_ids: Sequence[str],
+    *,
+    source: str,
+    rootdir: str = "",
+    spaced: bool = False,
+) -> str:
+    """Why no test of a run matched the baseline: a few ids of each side and the likely cause.
+
+    Parameters
+    ----------
+    baseline : mapping
+        The baseline document.
+    run_ids : sequence of str
+        The node ids of the run's fairness tests that produced results.
+    source : str
+        Where the baseline came from.
+    rootdir : str
+        The run's rootdir (test ids are relative to it).
+    spaced : bool
+        True when the baseline was given as ``--fairness-baseline PATH`` (a space, no
+        ``=``): pytest chooses the rootdir before it knows the option, and takes ``PATH``
+        for a test path.
+    """
+    base_ids = list(baseline.get("tests", {}))
+    lines = [
+        f"no fairness test of this run matched the baseline {source} (0/{len(run_ids)} "
+        "matched): nothing was compared with it.",
+        f"  the baseline has: {_few(base_ids) or 'no tests'}",
+        f"  this run has:     {_few(list(run_ids))}",
+    ]
+    prefix = _moved_prefix(list(run_ids), base_ids)
+    where = f" (now {rootdir})" if rootdir else ""
+    if prefix is not None:
+        lines.append(f"  likely cause: the rootdir moved{where}: one side's test ids start with "
+                     f"{prefix!r} and the other's do not. Test ids are relative to the rootdir.")
+    else:
+        lines.append(f"  likely causes: the rootdir moved{where} (test ids are relative to it), "
+                     "or the tests were renamed or moved.")
+    if spaced:
+        lines.append("  `--fairness-baseline PATH` with a space: pytest chooses the rootdir "
+                     "before it knows this option, takes PATH for a test path, and a PATH "
+                     "outside the project moves the rootdir. Write --fairness-baseline=PATH "
+                     "(or pass --rootdir).")
+    lines.append("  If the tests were renamed on purpose, save a new baseline with "
+                 "--fairness-save-baseline FILE.json.")
+    return "\n".join(lines)
+
+
+def regression_tally(comparisons: Sequence[Comparison]) -> str:
+    """How many comparisons regressed, in how many tests: the same count everywhere.
+
+    The pytest run's summary and ``pytest-fairness compare`` both print it.
+
+    Examples
+    --------
+    >>> regression_tally([])
+    'no regression in 0 comparisons'
+    """
+    regressed = [c for c in comparisons if c.regressed]
+    total = f"{len(comparisons)} comparison{'s' if len(comparisons) != 1 else ''}"
+    if not regressed:
+        return f"no regression in {total}"
+    tests = len({c.test for c in regressed})
+    return (f"{len(regressed)} regression{'s' if len(regressed) != 1 else ''} in {tests} "
+            f"test{'s' if tests != 1 else ''} ({total})")
 
 
 # -- comparison ---------------------------------------------------------------------------------

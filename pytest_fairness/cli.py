@@ -2,15 +2,20 @@
 
 ::
 
+    pytest-fairness runs [--last 20]                          # the runs, with their labels
     pytest-fairness history [--metric gap] [--last 20]        # tests × checkpoints table
     pytest-fairness compare A B [--fail gap:0.01,value:0.02]  # exit 1 on a regression
     pytest-fairness report RUN --html DIR                     # rebuild a run's report
 
 ``A``, ``B`` and ``RUN`` are baseline JSON files (or ``report.json`` files), run ids, run
-labels or checkpoint names in the history store (``--history PATH``, default
-``.fairness/history.sqlite``). ``compare`` is a CI merge gate that runs no tests: exit 0
-when nothing regressed, 1 when something did, 2 on a usage error (a missing, damaged or
-unreadable store or baseline, an output folder that cannot be written).
+labels or checkpoint names in the history store (``--history PATH``, before or after the
+command). Without ``--history``, the store is ``.fairness/history.sqlite`` in the nearest
+folder, from the current one up, that holds a ``.fairness/`` folder; the search stops at the
+project's top (a folder with ``.git``), and the default is then next to the nearest
+``pytest.ini``, ``pyproject.toml``, ``setup.cfg`` or ``tox.ini``, as pytest's rootdir.
+``compare`` is a CI merge gate that runs no tests: exit 0 when nothing regressed, 1 when
+something did, 2 on a usage error (a missing, damaged or unreadable store or baseline, no
+test of B in A, an output folder that cannot be written).
 
 The command only reads the store: it opens it read-only, never switches it to WAL or
 migrates it, so a store on a read-only disk or owned by another user can be read.
@@ -28,11 +33,42 @@ from pytest_fairness.errors import FairnessConfigError, FairnessError
 from pytest_fairness.indicators import headline
 from pytest_fairness.options import COMPARE_METRICS, parse_compare_fail, parse_run_ref
 
-__all__ = ["main"]
+__all__ = ["ROOT_MARKERS", "find_history", "main"]
 
 EXIT_OK: Final = 0
 EXIT_REGRESSION: Final = 1
 EXIT_USAGE: Final = 2
+
+
+#: Files that mark a project's top for pytest's rootdir (``.git``: the search stops there).
+ROOT_MARKERS: Final = ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", ".git")
+_HISTORY_HELP: Final = ("history store (default: .fairness/history.sqlite of the project, "
+                        "found from the current folder up)")
+
+
+def find_history(start: Path | None = None) -> Path:
+    """The default history store, found from ``start`` (the current folder) up.
+
+    The nearest folder that holds ``.fairness/`` wins, looking no higher than the project's
+    top: the folder with ``.git``, else the outermost folder with a rootdir marker
+    (:data:`ROOT_MARKERS`), else ``start`` itself. With no ``.fairness/`` found, the store
+    is placed next to the nearest marker (where pytest's rootdir would be), else in ``start``.
+    """
+    here = (start or Path.cwd()).resolve()
+    chain: list[Path] = []
+    marked: list[Path] = []
+    for folder in (here, *here.parents):
+        chain.append(folder)
+        if any((folder / name).exists() for name in ROOT_MARKERS):
+            marked.append(folder)
+        if (folder / ".git").exists():
+            break
+    else:  # no .git: the project ends at its outermost marker
+        chain = chain[: chain.index(marked[-1]) + 1] if marked else [here]
+    for folder in chain:
+        if (folder / ".fairness").is_dir():
+            return folder / ".fairness" / "history.sqlite"
+    return (marked[0] if marked else here) / ".fairness" / "history.sqlite"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -40,18 +76,27 @@ def _parser() -> argparse.ArgumentParser:
         prog="pytest-fairness",
         description="Read pytest-fairness history and baselines without running tests.",
     )
-    parser.add_argument("--history", metavar="PATH",
-                        default=str(Path(".fairness", "history.sqlite")),
-                        help="history store (default: %(default)s)")
+    parser.add_argument("--history", metavar="PATH", default=None, help=_HISTORY_HELP)
+    # The same option after the command (`compare A B --history PATH`); SUPPRESS keeps the
+    # value given before the command when it is not repeated.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--history", metavar="PATH", default=argparse.SUPPRESS,
+                        help=_HISTORY_HELP)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    history = commands.add_parser("history", help="table of tests × checkpoints (runs)")
+    runs = commands.add_parser("runs", parents=[common],
+                               help="the runs in the history: id, label, checkpoints")
+    runs.add_argument("--last", type=int, default=20, metavar="N",
+                      help="show the last N runs (default: %(default)s)")
+
+    history = commands.add_parser("history", parents=[common],
+                                  help="table of tests × checkpoints (runs)")
     history.add_argument("--metric", choices=COMPARE_METRICS, default="headline",
                          help="number shown per cell (default: %(default)s)")
     history.add_argument("--last", type=int, default=20, metavar="N",
                          help="show the last N runs (default: %(default)s)")
 
-    compare = commands.add_parser("compare",
+    compare = commands.add_parser("compare", parents=[common],
                                   help="compare B with baseline A; exit 1 on a regression")
     compare.add_argument("a", type=parse_run_ref, metavar="A", help="the baseline")
     compare.add_argument("b", type=parse_run_ref, metavar="B", help="the candidate")
@@ -60,7 +105,8 @@ def _parser() -> argparse.ArgumentParser:
                          help="what counts as a regression: a tolerance on each "
                               "indicator's headline, or metric:tolerance pairs (default: 0)")
 
-    report = commands.add_parser("report", help="write report.json and report.html of a run")
+    report = commands.add_parser("report", parents=[common],
+                                 help="write report.json and report.html of a run")
     report.add_argument("run", type=parse_run_ref, metavar="RUN",
                         help="run id, label or checkpoint in the history")
     report.add_argument("--html", required=True, metavar="DIR", help="output directory")
@@ -80,11 +126,16 @@ def _history(args: argparse.Namespace) -> int:
         print(f"no fairness results in {path}")
         return EXIT_OK
     columns: list[tuple[int, str]] = []
+    run_labels: dict[int, str] = {}
     for row in rows:
         if (row["run_id"], row["column"]) not in columns:
             columns.append((row["run_id"], row["column"]))
+        if row["label"] and row["label"] != row["column"]:
+            run_labels[row["run_id"]] = row["label"]
+    columns.sort(key=lambda column: column[0])  # run ids in numeric order, stable within a run
     names = [c for _, c in columns]
-    labels = [c if names.count(c) == 1 else f"{c}#{r}" for r, c in columns]
+    labels = [(c if names.count(c) == 1 else f"{c}#{r}")
+              + (f" [{run_labels[r]}]" if r in run_labels else "") for r, c in columns]
     field = {"worst": "worst_value"}.get(args.metric, args.metric)
     cells: dict[str, dict[int, str]] = {}
     for row in rows:
@@ -105,14 +156,43 @@ def _history(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _history_of(args: argparse.Namespace) -> Path:
+    """``--history``, else the project's store found from the current folder up."""
+    return Path(args.history) if args.history is not None else find_history()
+
+
 def _store_path(args: argparse.Namespace) -> Path:
-    path = Path(args.history)
+    path = _history_of(args)
     if not path.is_file():
+        searched = "" if args.history is not None else (
+            f" (searched from {Path.cwd()} up to the project's top for a .fairness/ folder)")
         raise FairnessConfigError(
-            f"no history store at {str(path)!r}; run `pytest --fairness` first, or pass "
-            "--history PATH."
+            f"no history store at {str(path)!r}{searched}; run `pytest --fairness` first, or "
+            "pass --history PATH."
         )
     return path
+
+
+def _runs(args: argparse.Namespace) -> int:
+    from pytest_fairness.history import HistoryStore
+    from pytest_fairness.report.terminal import text_table
+
+    path = _store_path(args)
+    if args.last < 1:
+        raise FairnessConfigError(f"--last must be >= 1; got --last={args.last}.")
+    with HistoryStore(path, read_only=True) as store:
+        runs = sorted(store.runs(), key=lambda run: int(run["id"]))[-args.last:]
+    if not runs:
+        print(f"no runs in {path}")
+        return EXIT_OK
+    table = [[str(run["id"]), run["started"] or "-", run["label"] or "-",
+              run["checkpoint"] or "-", (run["git_commit"] or "-")[:10], str(run["n_results"]),
+              "-" if run["exitstatus"] is None else str(run["exitstatus"])] for run in runs]
+    print(f"runs in {path}: refer to one by its id, label or checkpoint")
+    for line in text_table(["run", "started", "label", "checkpoint", "commit", "results",
+                            "exit"], table, indent=""):
+        print(line)
+    return EXIT_OK
 
 
 def _output_folder(text: str) -> Path:
@@ -135,19 +215,30 @@ def _baseline(ref: str, history: str) -> tuple[dict[str, Any], str]:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from pytest_fairness.baseline import compare_baselines
+    from pytest_fairness.baseline import (
+        compare_baselines,
+        match_baseline,
+        regression_tally,
+        unmatched_message,
+    )
     from pytest_fairness.report.terminal import regression_message
 
-    base, base_source = _baseline(args.a, args.history)
-    now, now_source = _baseline(args.b, args.history)
+    history = str(_history_of(args))
+    base, base_source = _baseline(args.a, history)
+    now, now_source = _baseline(args.b, history)
+    tests = [(nodeid, entry.get("test")) for nodeid, entry in now.get("tests", {}).items()]
+    matched, _ = match_baseline(base, tests)
+    if tests and not matched:
+        raise FairnessConfigError(unmatched_message(base, [t for t, _ in tests],
+                                                    source=base_source))
     comparisons, missing = compare_baselines(base, now, args.fail)
     tolerances = ", ".join(f"{k}:{v:g}" for k, v in args.fail.items())
     print(f"compare {now_source} with the baseline {base_source} ({tolerances})")
     for line in missing:
         print(f"  {line}")
-    regressed = [c for c in comparisons if c.regressed]
-    if regressed:
-        print(regression_message(comparisons, source=base_source))
+    print(f"baseline matched {len(matched)}/{len(tests)} tests; {regression_tally(comparisons)}")
+    if any(c.regressed for c in comparisons):
+        print(regression_message(comparisons, source=base_source, with_test=True))
         return EXIT_REGRESSION
     print(f"no regression: {len(comparisons)} comparison{'s' if len(comparisons) != 1 else ''} "
           "within tolerance")
@@ -187,6 +278,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
+        if args.command == "runs":
+            return _runs(args)
         if args.command == "history":
             return _history(args)
         if args.command == "compare":

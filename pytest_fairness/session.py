@@ -544,7 +544,15 @@ class FairnessSession:
         record = item.stash.get(RECORD_KEY, None)
         capture = item.stash.get(CAPTURE_KEY, None)
         if record is None and capture is not None and capture.inline:
+            # An inline check raised before the test returned: its results are still
+            # compared with the baseline, as `pytest-fairness compare` compares them later.
             record = _record(item, [], capture.inline)
+            try:
+                comparisons, notes = self._compare(item, record)
+            except FairnessError as error:  # a bad marker: the setup already reported it
+                comparisons, notes = [], [str(error)]
+            record = replace(record, regressions=tuple(c.to_dict() for c in comparisons),
+                             notes=tuple(notes))
         return record
 
     def attach(self, report: pytest.TestReport, record: TestRecord,
@@ -584,6 +592,7 @@ class FairnessSession:
         from pytest_fairness.history import collect_metadata
 
         records = [r.to_dict() for r in self.records]
+        exitstatus = self._check_baseline_match(exitstatus)
         metadata = collect_metadata(
             records, root=self.config.rootpath, label=self.label,
             checkpoints=list(self.config.getoption("fairness_checkpoint", None) or []),
@@ -619,6 +628,51 @@ class FairnessSession:
                                   "--fairness-report fairness-report.")
             else:
                 self.lines.append(f"fairness report: {page}")
+
+    def _check_baseline_match(self, exitstatus: int) -> int:
+        """How many tests of the run the baseline matched; none at all fails the run.
+
+        A partial match is a summary line (``baseline matched 7/9``). No match means
+        nothing was compared, which must not pass silently: the message names a few ids of
+        each side and the likely cause, and the run's exit status becomes a usage error.
+        Returns the (possibly changed) exit status.
+        """
+        if self.baseline is None:
+            return exitstatus
+        from pytest_fairness.baseline import (
+            Comparison,
+            match_baseline,
+            regression_tally,
+            unmatched_message,
+        )
+
+        ran = [(r.nodeid, r.test) for r in self.records if r.results]
+        if not ran:
+            return exitstatus
+        matched, unmatched = match_baseline(self.baseline, ran)
+        if not matched:
+            args = list(self.config.invocation_params.args)
+            message = unmatched_message(
+                self.baseline, [nodeid for nodeid, _ in ran], source=self.baseline_source,
+                rootdir=str(self.config.rootpath), spaced="--fairness-baseline" in args,
+            )
+            self.lines.append(f"fairness baseline ERROR: {message}")
+            status = pytest.ExitCode.USAGE_ERROR
+            session = self.config.pluginmanager.get_plugin("session")
+            if session is not None and int(session.exitstatus) in (pytest.ExitCode.OK,
+                                                                   pytest.ExitCode.TESTS_FAILED):
+                session.exitstatus = status
+            return int(status) if int(exitstatus) in (0, 1) else exitstatus
+        line = (f"fairness baseline matched {len(matched)}/{len(ran)} tests of this run "
+                f"({self.baseline_source})")
+        if unmatched:
+            line += f"; not in the baseline: {', '.join(unmatched[:3])}"
+            line += f" (and {len(unmatched) - 3} more)" if len(unmatched) > 3 else ""
+        comparisons = [Comparison.from_dict(c) for r in self.records for c in r.regressions]
+        if comparisons:
+            line += f"; {regression_tally(comparisons)}"
+        self.lines.append(line)
+        return exitstatus
 
     def _write_history(
         self, metadata: dict[str, Any], records: Sequence[Mapping[str, Any]]

@@ -380,8 +380,14 @@ def report_section(
 # -- baseline comparisons ---------------------------------------------------------------------
 
 
-def comparison_lines(comparison: Comparison, *, groups: bool = True) -> list[str]:
-    """Lines of one comparison: the verdict, then baseline and now, group by group."""
+def comparison_lines(
+    comparison: Comparison, *, groups: bool = True, with_test: bool = False
+) -> list[str]:
+    """Lines of one comparison: the verdict, then baseline and now, group by group.
+
+    ``with_test`` names the test before the result (``t.py::test_a :: group_metrics
+    (accuracy)``), for output that covers many tests.
+    """
     c = comparison
     fmt = format_number
     status = "REGRESSED" if c.regressed else "ok"
@@ -389,7 +395,8 @@ def comparison_lines(comparison: Comparison, *, groups: bool = True) -> list[str
     delta = "n/a" if worse is None else f"{'+' if worse >= 0 else ''}{fmt(worse)} worse"
     direction = "lower is better" if c.lower_is_better else "higher is better"
     where = f" ({c.where})" if c.where else ""
-    lines = [f"{status}: {c.result}: {c.metric}{where} baseline {fmt(c.baseline)} → now "
+    name = f"{c.test} :: {c.result}" if with_test and c.test else c.result
+    lines = [f"{status}: {name}: {c.metric}{where} baseline {fmt(c.baseline)} → now "
              f"{fmt(c.now)} ({delta}, tolerance {fmt(c.tolerance)}, {direction})"]
     if groups:
         lines.extend(comparison_group_lines(c))
@@ -412,16 +419,20 @@ def comparison_group_lines(comparison: Comparison) -> list[str]:
     return text_table(["group", "baseline", "now", "Δ", ""], rows, indent="    ")
 
 
-def regression_message(comparisons: Sequence[Comparison], *, source: str = "") -> str:
+def regression_message(
+    comparisons: Sequence[Comparison], *, source: str = "", with_test: bool = False
+) -> str:
     """The failure message of regressions: which metrics got worse, then each in detail.
 
     Every metric of a result that regressed is listed, and the result's groups once.
+    ``with_test`` names the test of each result (for comparisons of many tests).
     """
     fmt = format_number
     failed = [c for c in comparisons if c.regressed]
     against = f" against the baseline {source}" if source else " against the baseline"
-    heads = "; ".join(f"{c.result}: {c.metric} {fmt(c.baseline)} → {fmt(c.now)}"
-                      for c in failed)
+    heads = "; ".join(
+        f"{f'{c.test} :: ' if with_test and c.test else ''}{c.result}: {c.metric} "
+        f"{fmt(c.baseline)} → {fmt(c.now)}" for c in failed)
     lines = [f"{len(failed)} fairness regression{'s' if len(failed) != 1 else ''}{against}: "
              f"{heads}"]
     shown = {(c.test, c.result) for c in failed} or {(c.test, c.result) for c in comparisons}
@@ -431,6 +442,7 @@ def regression_message(comparisons: Sequence[Comparison], *, source: str = "") -
         mine = [c for c in comparisons if (c.test, c.result) == key]
         lines.append("")
         for c in mine:
-            lines.extend("  " + line for line in comparison_lines(c, groups=False))
+            lines.extend("  " + line for line in comparison_lines(c, groups=False,
+                                                                  with_test=with_test))
         lines.extend(comparison_group_lines(mine[0]))
     return "\n".join(lines)

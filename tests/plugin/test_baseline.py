@@ -143,3 +143,182 @@ def test_usage_errors(pytester: pytest.Pytester, args: list[str], fragment: str)
     result = pytester.runpytest("--fairness", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([fragment])
+
+
+# -- the baseline must match the run -------------------------------------------------------------
+
+
+@pytest.fixture
+def trap(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """A project in ``repo/`` with a baseline saved outside it, in ``other/base.json``.
+
+    Commands run from ``repo/``; the pytester folder above holds both.
+    """
+    repo = pytester.mkdir("repo")
+    pytester.mkdir("other")
+    (repo / "test_mod.py").write_text(TESTS)
+    monkeypatch.chdir(repo)
+    pytester.runpytest("--fairness", f"--fairness-save-baseline={pytester.path}/other/base.json",
+                       "--fairness-no-history").assert_outcomes(passed=3)
+    return pytester
+
+
+def test_rootdir_trap_fails_the_run(trap: pytest.Pytester, xdist_args: list[str]) -> None:
+    """``--fairness-baseline PATH`` (a space, PATH outside the project) moves the rootdir.
+
+    No test id matches the baseline any more: the run fails with a usage error naming a few
+    ids of each side and the cause, rather than "3 passed" with nothing compared.
+    """
+    outside = str(trap.path / "other" / "base.json")
+    result = trap.runpytest("--fairness", "--fairness-baseline", outside,
+                            "--fairness-no-history", *xdist_args)
+    result.assert_outcomes(passed=3)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stdout.fnmatch_lines([
+        f"fairness baseline ERROR: no fairness test of this run matched the baseline {outside} "
+        "(0/3 matched): nothing was compared with it.",
+        "  the baseline has: test_mod.py::test_marked, test_mod.py::test_one, "
+        "test_mod.py::test_two",
+        "  this run has:     repo/test_mod.py::test_*, repo/test_mod.py::test_*, "
+        "repo/test_mod.py::test_*",
+        f"  likely cause: the rootdir moved (now {trap.path}): one side's test ids start with "
+        "'repo/' and the other's do not.*",
+        "  `--fairness-baseline PATH` with a space: *Write --fairness-baseline=PATH*",
+    ])
+    # With '=', pytest keeps the rootdir: every test matches.
+    result = trap.runpytest("--fairness", f"--fairness-baseline={outside}",
+                            "--fairness-no-history", *xdist_args)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines([
+        f"fairness baseline matched 3/3 tests of this run ({outside}); "
+        "no regression in 1 comparison",
+    ])
+    assert "fairness baseline ERROR" not in result.stdout.str()
+
+
+def test_renamed_tests_fail_the_run(saved: pytest.Pytester) -> None:
+    """Every test renamed: the same error, without a rootdir prefix to point at."""
+    (saved.path / "test_mod.py").unlink()
+    saved.makepyfile(test_renamed=TESTS)
+    result = saved.runpytest("--fairness", "--fairness-baseline", "base.json",
+                             "--fairness-no-history")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stdout.fnmatch_lines([
+        "fairness baseline ERROR: no fairness test of this run matched the baseline base.json*",
+        "  this run has:     test_renamed.py::test_*",
+        "  likely causes: the rootdir moved (now *) (test ids are relative to it), or the "
+        "tests were renamed or moved.",
+    ])
+
+
+@pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["no_xdist", "xdist_two"])
+def test_partial_match_is_in_the_summary(saved: pytest.Pytester, mode: list[str]) -> None:
+    """Some tests not in the baseline: the run passes and the summary says how many matched."""
+    saved.makepyfile(test_new=TESTS.replace("def test_one", "def test_brand_new"))
+    result = saved.runpytest("--fairness", "--fairness-baseline", "base.json", *ALL,
+                             "--fairness-no-history", *mode)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines([
+        "fairness baseline matched 3/6 tests of this run (base.json); not in the baseline: "
+        "test_new.py::test_*, test_new.py::test_*, test_new.py::test_*; no regression in 13 "
+        "comparisons",
+    ])
+
+
+@pytest.mark.parametrize(
+    ("edit", "fragment"),
+    [
+        ('"gap": "abc"', "['tests']['test_mod.py::test_one']['results']['group_metrics "
+                         "(accuracy)']['gap'] is 'abc', not a finite number or null"),
+        ('"gap": 1e400', "'base.json' contains the number '1e400'"),
+        ("", "['tests']['test_mod.py::test_one']['results']['group_metrics (accuracy)'] has "
+             "no 'gap' (expected a finite number or null)"),
+    ],
+    ids=["non_numeric", "non_finite", "missing"],
+)
+def test_bad_baseline_value_fails_naming_the_key(
+    pytester: pytest.Pytester, xdist_args: list[str], edit: str, fragment: str
+) -> None:
+    """A baseline value that is not a finite number, or is missing, is a usage error."""
+    from pytest_fairness.baseline import build_baseline
+    from pytest_fairness.results import GroupStat, IndicatorResult
+
+    pytester.makepyfile(test_mod=TESTS)
+    result = IndicatorResult("group_metrics", "accuracy", 0.625, min_group_size=1,
+                             groups=(GroupStat("a", 20, 0.75), GroupStat("b", 20, 0.5)))
+    document = build_baseline([{"nodeid": "test_mod.py::test_one", "outcome": "passed",
+                                "results": [{**result.to_dict(), "key": None}]}])
+    saved, path = pytester, pytester.path / "base.json"
+    summary = document["tests"]["test_mod.py::test_one"]["results"]["group_metrics (accuracy)"]
+    summary["gap"] = "__GAP__"
+    text = json.dumps(document, indent=2, sort_keys=True)
+    path.write_text(text.replace('"gap": "__GAP__"', edit) if edit else
+                    text.replace('"gap": "__GAP__",', ""))
+    result = saved.runpytest("--fairness", "--fairness-baseline", "base.json",
+                             "--fairness-no-history", *xdist_args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    (line,) = [line for line in result.stderr.lines if line.startswith("ERROR:")]
+    assert line.startswith("ERROR: --fairness-baseline=base.json: ")
+    assert fragment in line and "--fairness-save-baseline" in line
+
+
+# -- the pytest run and `pytest-fairness compare` count alike -------------------------------------
+
+
+INLINE = HEADER + """
+Y = [1, 0, 1, 1, 0, 1, 0, 0] * 5
+G = ["a", "a", "a", "a", "b", "b", "b", "b"] * 5
+
+def predictions(name):
+    if name in os.environ.get("WORSE", "").split(","):
+        return [1, 0, 1, 0, 1, 0, 0, 1] * 5
+    return [1, 0, 1, 0, 0, 0, 0, 1] * 5
+
+@pytest.mark.fairness
+def test_one():
+    return ind.group_metrics(Y, predictions("one"), groups=G, min_group_size=1)
+
+@pytest.mark.fairness
+def test_two():
+    return ind.group_metrics(Y, predictions("two"), groups=G, min_group_size=1)
+
+@pytest.mark.fairness
+def test_inline():
+    result = ind.group_metrics(Y, predictions("inline"), groups=G, min_group_size=1)
+    fairness.check(result, max_gap=0.3)  # raises when the gap is 0.5
+    return result
+"""
+
+
+@pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["no_xdist", "xdist_two"])
+def test_inline_check_that_raised_is_compared_like_the_cli(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, mode: list[str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A test whose inline fairness.check raised before it returned is still compared.
+
+    The pytest run and ``pytest-fairness compare`` of the same two runs, with the same
+    tolerance, print the same count.
+    """
+    from pytest_fairness.cli import main
+
+    pytester.makepyfile(test_mod=INLINE)
+    pytester.runpytest("--fairness", "--fairness-run-label", "good", "--fairness-save-baseline",
+                       "base.json", *mode).assert_outcomes(passed=3)
+    monkeypatch.setenv("WORSE", "one,inline")
+    result = pytester.runpytest("--fairness", "--fairness-run-label", "bad",
+                                "--fairness-baseline", "base.json", "--fairness-compare-fail",
+                                "gap:0.01", "-rA", *mode)
+    result.assert_outcomes(passed=1, failed=2)
+    tally = "2 regressions in 2 tests (3 comparisons)"
+    result.stdout.fnmatch_lines([
+        "*REGRESSED: group_metrics (accuracy): gap baseline 0.25 → now 0.5*",  # test_inline
+        f"fairness baseline matched 3/3 tests of this run (base.json); {tally}",
+    ])
+    history = str(pytester.path / ".fairness" / "history.sqlite")
+    capsys.readouterr()
+    assert main(["compare", "good", "bad", "--fail", "gap:0.01", "--history", history]) == 1
+    out = capsys.readouterr().out
+    assert f"baseline matched 3/3 tests; {tally}" in out
+    assert "REGRESSED: test_mod.py::test_inline :: group_metrics (accuracy): gap" in out
+    assert "REGRESSED: test_mod.py::test_one :: group_metrics (accuracy): gap" in out

@@ -47,8 +47,8 @@ def test_compare_exit_codes(history: Path, tmp_path: Path,
     h = ["--history", str(history)]
     assert main([*h, "compare", "epoch1", "epoch2"]) == 1
     out = capsys.readouterr().out
-    assert ("REGRESSED: group_metrics (accuracy): headline (gap (DA)) baseline 0.1 → now 0.3"
-            in out)
+    assert ("REGRESSED: t.py::a :: group_metrics (accuracy): headline (gap (DA)) baseline 0.1 "
+            "→ now 0.3" in out)
     assert "← worse" in out
     assert main([*h, "compare", "epoch2", "epoch1"]) == 0
     assert main([*h, "compare", "1", "2", "--fail", "gap:0.25"]) == 0
@@ -103,3 +103,122 @@ def test_console_script_is_installed() -> None:
 
     (script,) = [e for e in entry_points(group="console_scripts") if e.name == "pytest-fairness"]
     assert script.load() is main
+
+
+def test_options_after_the_command(history: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--history is accepted after the command too, as `compare A B --history PATH`."""
+    assert main(["compare", "epoch1", "epoch2", "--history", str(history)]) == 1
+    assert main(["compare", "epoch1", "epoch2", "--fail", "gap:0.25",
+                 "--history", str(history)]) == 0
+    assert main(["history", "--history", str(history), "--last", "5"]) == 0
+    assert main(["runs", "--history", str(history)]) == 0
+    assert main(["report", "2", "--history", str(history), "--html",
+                 str(history.parent / "out")]) == 0
+    # Before the command, and repeated after it: the one after wins.
+    assert main(["--history", str(history.parent / "none.sqlite"), "runs",
+                 "--history", str(history)]) == 0
+    capsys.readouterr()
+
+
+def test_compare_names_each_test_and_counts(history: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Every REGRESSED line and the headline list name the test; one count line, as pytest's."""
+    assert main(["--history", str(history), "compare", "epoch1", "epoch2",
+                 "--fail", "gap:0,worst:0"]) == 1
+    out = capsys.readouterr().out
+    assert "baseline matched 2/2 tests; 2 regressions in 1 test (4 comparisons)" in out
+    assert ": t.py::a :: group_metrics (accuracy): gap 0.1 → 0.3; t.py::a :: " in out
+    assert "REGRESSED: t.py::a :: group_metrics (accuracy): gap baseline 0.1 → now 0.3" in out
+    assert "REGRESSED: t.py::a :: group_metrics (accuracy): worst (group b)" in out
+    assert "ok: t.py::b" not in out  # only results that regressed are detailed
+
+
+def test_compare_with_no_test_in_common_is_an_error(
+    history: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """B's tests all missing from A: exit 2 with a few ids of each and the likely cause."""
+    base = save_baseline(tmp_path / "base.json", [record("sub/t.py::a", 0.7)])
+    assert main(["--history", str(history), "compare", str(base), "epoch2"]) == 2
+    err = capsys.readouterr().err
+    assert "no fairness test of this run matched the baseline" in err
+    assert "the baseline has: sub/t.py::a" in err and "this run has:     t.py::a, t.py::b" in err
+    assert "likely cause: the rootdir moved: one side's test ids start with 'sub/'" in err
+
+
+def labelled_store(path: Path, runs: int = 11) -> Path:
+    with HistoryStore(path) as store:
+        for i in range(1, runs + 1):
+            store.record_run({"label": f"epoch{i}"}, [record("t.py::a", 0.5 + i / 100)])
+    return path
+
+
+def test_runs_sorted_numerically_with_labels(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """`runs` lists run ids in numeric order (10 after 9) with their labels."""
+    path = labelled_store(tmp_path / "h.sqlite")
+    assert main(["runs", "--history", str(path)]) == 0
+    rows = capsys.readouterr().out.splitlines()[2:]
+    assert [row.split()[0] for row in rows] == [str(i) for i in range(1, 12)]
+    assert [row.split()[2] for row in rows] == [f"epoch{i}" for i in range(1, 12)]
+    assert main(["runs", "--last", "3", "--history", str(path)]) == 0
+    assert [r.split()[0] for r in capsys.readouterr().out.splitlines()[2:]] == ["9", "10", "11"]
+
+
+def test_history_columns_show_labels_in_run_order(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A run with a checkpoint and a label: the column shows both; columns by run id."""
+    path = tmp_path / "h.sqlite"
+    with HistoryStore(path) as store:
+        for i in range(1, 12):
+            store.record_run({"label": f"l{i}", "checkpoint": f"/c/e{i}.pt"},
+                             [record("t.py::a", 0.7)])
+    assert main(["history", "--history", str(path)]) == 0
+    header = capsys.readouterr().out.splitlines()[1]
+    assert header.split("  ")[0] == "test"
+    assert [h for h in header.split() if h.startswith("[")] == [f"[l{i}]" for i in range(1, 12)]
+    assert "e2.pt [l2]" in header and header.index("e9.pt") < header.index("e10.pt")
+
+
+def test_store_found_from_a_subdirectory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """Without --history, the project's .fairness/ is found from any folder below it."""
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("")
+    labelled_store(project / ".fairness" / "history.sqlite", runs=2)
+    deep = project / "tests" / "unit"
+    (deep / "sub").mkdir(parents=True)
+    (project / "tests" / "pyproject.toml").write_text("")  # a nested marker: keep looking
+    monkeypatch.chdir(deep / "sub")
+    assert main(["runs"]) == 0
+    assert main(["compare", "epoch1", "epoch2"]) == 0
+    assert main(["history"]) == 0
+    assert str(project / ".fairness" / "history.sqlite") in capsys.readouterr().out
+
+
+def test_find_history_stops_at_the_project_top(tmp_path: Path) -> None:
+    """A .fairness/ above the project (.git, else the outermost marker) is not used."""
+    from pytest_fairness.cli import find_history
+
+    (tmp_path / ".fairness").mkdir()  # outside the project
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "a" / "b").mkdir(parents=True)
+    (repo / "a" / "setup.cfg").write_text("")
+    assert find_history(repo / "a" / "b") == repo / "a" / ".fairness" / "history.sqlite"
+    plain = tmp_path / "plain" / "x"  # no .git: up to the outermost marker only
+    plain.mkdir(parents=True)
+    (tmp_path / "plain" / "pytest.ini").write_text("")
+    assert find_history(plain) == tmp_path / "plain" / ".fairness" / "history.sqlite"
+    (tmp_path / "plain" / ".fairness").mkdir()
+    assert find_history(plain) == tmp_path / "plain" / ".fairness" / "history.sqlite"
+    bare = tmp_path / "bare"  # no marker at all: the folder itself
+    bare.mkdir()
+    assert find_history(bare) == bare / ".fairness" / "history.sqlite"
+
+
+def test_missing_store_says_where_it_looked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["runs"]) == 2
+    assert "searched from" in capsys.readouterr().err
