@@ -538,9 +538,10 @@ class HistoryStore:
 
     def _unknown(self, ref: str) -> str:
         runs = self.runs()
-        names = sorted({str(r["id"]) for r in runs[-10:]}
-                       | {n for r in runs for n in (r["checkpoint"], r["label"]) if n}
-                       | set(self._result_checkpoints()))
+        ids = sorted({int(r["id"]) for r in runs})[-10:]
+        names = [str(i) for i in ids] + sorted(
+            {n for r in runs for n in (r["checkpoint"], r["label"]) if n}
+            | set(self._result_checkpoints()))
         known = ", ".join(names[:30]) or "none (the store is empty)"
         return (f"no run {ref!r} in the history {str(self.path)!r}; give a run id, a checkpoint "
                 f"or a run label (known: {known}), or a baseline .json file.")

@@ -211,3 +211,13 @@ def test_two_writers_at_once_lose_nothing(tmp_path: Path) -> None:
     labels = {r["label"] for r in runs}
     assert labels == {f"{t}-{n}" for t in "xy" for n in range(15)}
     assert sum(r["n_results"] for r in runs) == 30 * 20
+
+
+def test_unknown_run_lists_run_ids_in_numeric_order(tmp_path: Path) -> None:
+    from pytest_fairness.history import HistoryStore
+
+    with HistoryStore(tmp_path / "h.sqlite") as store:
+        for _ in range(11):
+            store.record_run({"exitstatus": 0}, [])
+        with pytest.raises(FairnessConfigError, match=r"known: 2, 3, 4, 5, 6, 7, 8, 9, 10, 11\)"):
+            store.resolve("nope")
