@@ -21,6 +21,7 @@ without pytest, for deeper runs.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -36,7 +37,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_fairness.data import (
@@ -543,21 +543,9 @@ def attempt(reader: Reader, data: st.DataObject) -> str:
 
 
 def fuzz(name: str, examples: int, *, explore: bool = False) -> None:
-    """Run ``examples`` damaged inputs through one reader; fail on a traceback or wrong result.
-
-    Under pytest the inputs are the same every run (``derandomize``), so CI never fails on
-    a draw it has not seen before; ``explore=True`` (the command line) draws new ones.
-    """
-    reader = READERS[name]
-
-    @settings(max_examples=examples, deadline=None, database=None, derandomize=not explore,
-              suppress_health_check=list(HealthCheck))
-    @given(st.data())
-    def run(data: st.DataObject) -> None:
-        outcome = attempt(reader, data)
-        assert outcome not in ("traceback", "silent wrong"), FAILURES[name][-1]
-
-    run()
+    """Run ``examples`` damaged inputs through one reader (see :func:`harness.fuzz`)."""
+    harness.fuzz(functools.partial(attempt, READERS[name]), FAILURES[name], examples,
+                 explore=explore)
 
 
 def table(names: list[str] | None = None) -> str:
@@ -573,10 +561,7 @@ def test_damaged_input_gives_a_clear_error_or_a_sound_result(name: str) -> None:
 
 @pytest.mark.slow
 def test_slow_tier_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
-    failed = harness.run_every_reader(fuzz, COUNTS, SLOW_EXAMPLES)
-    with capsys.disabled():
-        print("\n" + table())
-    assert not failed, {name: FAILURES[name][-1] for name in failed}
+    harness.slow_tier(fuzz, COUNTS, OUTCOMES, FAILURES, SLOW_EXAMPLES, capsys)
 
 
 def test_undamaged_replicas_are_valid() -> None:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import hashlib
 import io
 import json
@@ -51,7 +52,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from pytest_fairness.baseline import compare_baselines, load_baseline, save_baseline
@@ -500,24 +500,10 @@ def attempt(reader: Reader, data: st.DataObject) -> str:
 
 
 def fuzz(name: str, examples: int, *, explore: bool = False) -> None:
-    """Run ``examples`` damaged inputs through one reader; fail on a traceback or wrong result.
-
-    Under pytest the inputs are the same every run (``derandomize``), so CI never fails on
-    a draw it has not seen before; ``explore=True`` (the command line) draws new ones.
-    """
-    reader = READERS[name]
-
-    # No shrinking: a damaged store takes minutes to shrink, and the failure message is the
-    # first failing input's traceback, which names the damage.
-    @settings(max_examples=examples, deadline=None, database=None, derandomize=not explore,
-              suppress_health_check=list(HealthCheck),
-              phases=(Phase.explicit, Phase.reuse, Phase.generate))
-    @given(st.data())
-    def run(data: st.DataObject) -> None:
-        outcome = attempt(reader, data)
-        assert outcome not in ("traceback", "silent wrong"), FAILURES[name][-1]
-
-    run()
+    """Run ``examples`` damaged inputs through one reader (see :func:`harness.fuzz`)."""
+    harness.fuzz(functools.partial(attempt, READERS[name]), FAILURES[name], examples,
+                 explore=explore,
+                 shrink=False)
 
 
 def table(names: list[str] | None = None) -> str:
@@ -533,10 +519,7 @@ def test_damaged_store_gives_a_clear_error_or_the_documented_recovery(name: str)
 
 @pytest.mark.slow
 def test_slow_tier_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
-    failed = harness.run_every_reader(fuzz, COUNTS, SLOW_EXAMPLES)
-    with capsys.disabled():
-        print("\n" + table())
-    assert not failed, {name: FAILURES[name][-1] for name in failed}
+    harness.slow_tier(fuzz, COUNTS, OUTCOMES, FAILURES, SLOW_EXAMPLES, capsys)
 
 
 def test_undamaged_files_are_read_as_written() -> None:
