@@ -290,49 +290,24 @@ def fairness_features(request: pytest.FixtureRequest, fairness_model: Any,
     return session_of(request.config).features(fairness_model)
 
 
-@pytest.fixture(scope="session")
-def utkface(request: pytest.FixtureRequest) -> Any:
-    """UTKFace (``--fairness-data utkface=PATH``)."""
-    return session_of(request.config).dataset("utkface")
+def _dataset_fixture(fixture: str, dataset: str, what: str) -> Any:
+    """A session fixture loading ``dataset`` from its ``--fairness-data`` root."""
+
+    def load(request: pytest.FixtureRequest) -> Any:
+        return session_of(request.config).dataset(dataset)
+
+    load.__name__ = fixture
+    load.__doc__ = f"{what} (``--fairness-data {dataset}=PATH``)."
+    return pytest.fixture(scope="session", name=fixture)(load)
 
 
-@pytest.fixture(scope="session")
-def celeba(request: pytest.FixtureRequest) -> Any:
-    """CelebA (``--fairness-data celeba=PATH``)."""
-    return session_of(request.config).dataset("celeba")
-
-
-@pytest.fixture(scope="session")
-def casual_conversations(request: pytest.FixtureRequest) -> Any:
-    """Casual Conversations v1 (``--fairness-data casual_conversations=PATH``)."""
-    return session_of(request.config).dataset("casual_conversations")
-
-
-@pytest.fixture(scope="session")
-def miap(request: pytest.FixtureRequest) -> Any:
-    """Open Images MIAP test boxes (``--fairness-data miap=PATH``)."""
-    return session_of(request.config).dataset("miap")
-
-
-@pytest.fixture(scope="session")
-def dollar_street(request: pytest.FixtureRequest) -> Any:
-    """Dollar Street (``--fairness-data dollar_street=PATH``)."""
-    return session_of(request.config).dataset("dollar_street")
-
-
-@pytest.fixture(scope="session")
-def fairface(request: pytest.FixtureRequest) -> Any:
-    """FairFace validation split (``--fairness-data fairface=PATH``)."""
-    return session_of(request.config).dataset("fairface")
-
-
-@pytest.fixture(scope="session")
-def fitzpatrick17k(request: pytest.FixtureRequest) -> Any:
-    """Fitzpatrick17k (``--fairness-data fitzpatrick17k=PATH``)."""
-    return session_of(request.config).dataset("fitzpatrick17k")
-
-
-@pytest.fixture(scope="session")
-def fairness_manifest(request: pytest.FixtureRequest) -> Any:
-    """Your own manifest (``--fairness-data manifest=PATH`` to a CSV/Parquet file)."""
-    return session_of(request.config).dataset("manifest")
+utkface = _dataset_fixture("utkface", "utkface", "UTKFace")
+celeba = _dataset_fixture("celeba", "celeba", "CelebA")
+casual_conversations = _dataset_fixture("casual_conversations", "casual_conversations",
+                                        "Casual Conversations v1")
+miap = _dataset_fixture("miap", "miap", "Open Images MIAP test boxes")
+dollar_street = _dataset_fixture("dollar_street", "dollar_street", "Dollar Street")
+fairface = _dataset_fixture("fairface", "fairface", "FairFace validation split")
+fitzpatrick17k = _dataset_fixture("fitzpatrick17k", "fitzpatrick17k", "Fitzpatrick17k")
+fairness_manifest = _dataset_fixture("fairness_manifest", "manifest",
+                                     "Your own manifest, a CSV or Parquet file")
