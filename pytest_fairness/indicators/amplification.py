@@ -557,14 +557,9 @@ def bias_amp(train_attrs: Any, train_groups: Any, pred_attrs: Any, pred_groups: 
 
     Parameters
     ----------
-    n_bootstrap : int, default 0
-        Bootstrap replicates over the prediction rows for intervals; 0 (the default) computes none.
-    confidence_level : float, default 0.95
-        Coverage of the intervals.
-    interval_method : {"percentile", "bca"}
-        Bootstrap interval method.
-    seed : int, Generator or None
-        Seed of the bootstrap; the one used is in ``params``.
+    n_bootstrap, confidence_level, interval_method, seed
+        Bootstrap intervals over the prediction rows (0 replicates, the default: none),
+        as the module docstring says; the seed used is in ``params``.
 
     Examples
     --------
@@ -590,14 +585,9 @@ def directional_bias_amp(
 
     Parameters
     ----------
-    n_bootstrap : int, default 0
-        Bootstrap replicates over the test images for intervals; 0 (the default) computes none.
-    confidence_level : float, default 0.95
-        Coverage of the intervals.
-    interval_method : {"percentile", "bca"}
-        Bootstrap interval method.
-    seed : int, Generator or None
-        Seed of the bootstrap; the one used is in ``params``.
+    n_bootstrap, confidence_level, interval_method, seed
+        Bootstrap intervals over the test images (0 replicates, the default: none),
+        as the module docstring says; the seed used is in ``params``.
 
     Examples
     --------
@@ -624,14 +614,9 @@ def multi_mals(train_attrs: Any, train_groups: Any, test_attrs: Any, test_groups
 
     Parameters
     ----------
-    n_bootstrap : int, default 0
-        Bootstrap replicates over the test images for intervals; 0 (the default) computes none.
-    confidence_level : float, default 0.95
-        Coverage of the intervals.
-    interval_method : {"percentile", "bca"}
-        Bootstrap interval method.
-    seed : int, Generator or None
-        Seed of the bootstrap; the one used is in ``params``.
+    n_bootstrap, confidence_level, interval_method, seed
+        Bootstrap intervals over the test images (0 replicates, the default: none),
+        as the module docstring says; the seed used is in ``params``.
 
     Examples
     --------
@@ -660,14 +645,9 @@ def multi_directional(
 
     Parameters
     ----------
-    n_bootstrap : int, default 0
-        Bootstrap replicates over the test images for intervals; 0 (the default) computes none.
-    confidence_level : float, default 0.95
-        Coverage of the intervals.
-    interval_method : {"percentile", "bca"}
-        Bootstrap interval method.
-    seed : int, Generator or None
-        Seed of the bootstrap; the one used is in ``params``.
+    n_bootstrap, confidence_level, interval_method, seed
+        Bootstrap intervals over the test images (0 replicates, the default: none),
+        as the module docstring says; the seed used is in ``params``.
 
     Examples
     --------
