@@ -40,7 +40,7 @@ import fnmatch
 import math
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final, final
 
 from pytest_fairness.errors import FairnessConfigError, InsufficientDataError
@@ -287,24 +287,27 @@ def _observe_metric(
         interval = result.intervals.get(stat)
         return observed, _bounded(limit, observed, interval, confidence), interval, stat
     assert per_group is not None
-    values = [(g.stats[per_group], g) for g in _needs_groups(limit, result)
-              if per_group in g.stats and not math.isnan(g.stats[per_group])]
+    _needs_groups(limit, result)
+    # The result as if the per-group stat were the group values: its gap, ratio, groups.
+    view = replace(result, groups=tuple(
+        replace(g, value=g.stats.get(per_group, math.nan), interval=None)
+        for g in result.groups))
+    values = view.included_groups
     if len(values) < (2 if limit in ("max_gap", "min_ratio") else 1):
         raise InsufficientDataError(
             f"{limit}: {per_group!r} is defined for {len(values)} included group(s) of "
             f"{result.name!r}; pass a smaller min_group_size or add data."
         )
     if limit in ("min_value", "max_value"):
-        observed, group = (min if limit == "min_value" else max)(values, key=lambda v: v[0])
-        return observed, _bounded(limit, observed, None, confidence), None, (
+        group = (min if limit == "min_value" else max)(values, key=lambda g: g.value)
+        return group.value, _bounded(limit, group.value, None, confidence), None, (
             f"group {group.label} {per_group}")
-    high, low = max(v for v, _ in values), min(v for v, _ in values)
     if limit == "max_gap":
         interval = result.intervals.get(f"gap:{per_group}")
-        observed = high - low
+        observed = view.gap
     else:
         interval = None
-        observed = 1.0 if high == 0 else low / high if low >= 0 else math.nan
+        observed = view.ratio
         if math.isnan(observed):
             raise InsufficientDataError(
                 f"min_ratio: the ratio of {per_group!r} is undefined for negative values; "
