@@ -437,8 +437,6 @@ class GroupTable:
         Units per group (a unit counted once per row it has in the group).
     values : mapping of str to ndarray, shape (groups, m)
         Per-group value of each column: the ratio of its per-unit sums.
-    overall : mapping of str to ndarray, shape (m,)
-        The same ratio over all units.
     derived : mapping of str to ndarray, shape (m,)
         What the indicator's ``derive`` computed from the per-group values.
     included : ndarray of bool
@@ -451,7 +449,6 @@ class GroupTable:
     keys: list[GroupKey]
     counts: NDArray[np.intp]
     values: Mapping[str, NDArray[np.float64]]
-    overall: Mapping[str, NDArray[np.float64]]
     derived: Mapping[str, NDArray[np.float64]]
     included: NDArray[np.bool_]
     min_group_size: int
@@ -572,7 +569,6 @@ def group_table(
                              for j in range(a.shape[1])], axis=1)
 
     values = {name: per_group(a, b) for name, (a, b) in ratios.items()}
-    overall = {name: a.sum(axis=0) / b.sum(axis=0) for name, (a, b) in ratios.items()}
     derived = {} if derive is None else {
         name: np.asarray(v, dtype=np.float64)[0]
         for name, v in derive({c: v[None] for c, v in values.items()}, included).items()}
@@ -620,4 +616,4 @@ def group_table(
             return out
 
     boot = options.run(statistic, units, params)
-    return GroupTable(keys, counts, values, overall, derived, included, min_group_size, boot)
+    return GroupTable(keys, counts, values, derived, included, min_group_size, boot)
