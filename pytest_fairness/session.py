@@ -567,10 +567,21 @@ class FairnessSession:
                               report_page=page, in_message=violated)
         if text:
             report.sections.append(("fairness", text))
-        if excinfo is not None and excinfo.value is item.stash.get(MARKER_ERROR_KEY, None):
+        if excinfo is None:
+            return
+        text = f"{type(excinfo.value).__name__}: {excinfo.value}"
+        if excinfo.value is item.stash.get(MARKER_ERROR_KEY, None):
             # The failure comes from the marker, not from a line of the test: the traceback
             # would only show plugin frames, so the message is the whole story.
-            report.longrepr = f"{type(excinfo.value).__name__}: {excinfo.value}"
+            longrepr = excinfo.getrepr(style="value")
+            longrepr.reprtraceback.reprentries[-1].lines = text.split("\n")
+            longrepr.reprcrash.message = text  # type: ignore[union-attr]
+            report.longrepr = longrepr
+        crash = getattr(report.longrepr, "reprcrash", None)
+        if violated and crash is not None:
+            # pytest's short summary repeats the crash message whole in CI and under -vv;
+            # its first line says which limits broke, the table is in the failure above.
+            crash.message = crash.message.split("\n", 1)[0]
 
     # -- the controller ---------------------------------------------------------------------
 

@@ -49,18 +49,36 @@ def test_inline_check_without_marker_is_recorded_and_selected(
         result.stdout.fnmatch_lines([f"*::{test} *group_metrics (accuracy)*{limit}*passed"])
 
 
+@pytest.mark.parametrize("on_ci", [False, True], ids=["terminal", "ci"])
 def test_failure_prints_the_group_table_once(pytester: pytest.Pytester, data_source: str,
-                                             xdist_args: list[str]) -> None:
+                                             xdist_args: list[str], on_ci: bool,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # On CI (and under -vv) pytest's short summary prints the crash message whole.
+    if on_ci:
+        monkeypatch.setenv("CI", "true")
+    else:
+        monkeypatch.delenv("CI", raising=False)
+        monkeypatch.delenv("BUILD_NUMBER", raising=False)
     pytester.makepyfile(HEADER + data_source + """
 @fairness.threshold(max_gap=0.1)
 @fairness.threshold(min_ratio=0.9)
 def test_gap():
     return ind.group_metrics(Y, P, groups=G, min_group_size=1)
+
+def test_inline():
+    fairness.check(ind.group_metrics(Y, P, groups=G, min_group_size=1), max_gap=0.1)
 """)
     result = pytester.runpytest("--fairness", *xdist_args)
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(failed=2)
     out = result.stdout.str()
-    assert len(re.findall(r"group +n +accuracy +Δ best", out)) == 1, out
+    assert len(re.findall(r"group +n +accuracy +Δ best", out)) == 2, out
+    if on_ci:  # whole first lines; on a terminal pytest cuts them to its width
+        result.stdout.fnmatch_lines([
+            "FAILED *::test_gap - FairnessViolation: 2 fairness limits broken: max_gap=0.1"
+            " (gap 0.25); min_ratio=0.9 (ratio 0.6667)",
+            "FAILED *::test_inline - *FairnessViolation: 1 fairness limit broken: max_gap=0.1"
+            " (gap 0.25)",
+            "*= 2 failed in *"], consecutive=True)
     result.stdout.fnmatch_lines(["*2 fairness limits broken*", "*- fairness -*",
                                  "*groups: in the failure message above*"])
 
