@@ -16,6 +16,17 @@ import pytest
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
+try:  # the test extras have hypothesis; the demo (examples/) does not need it
+    from hypothesis import settings
+except ImportError:  # pragma: no cover
+    pass
+else:
+    # The same examples every run, so CI fails on a change, never on a lucky draw; a new
+    # draw is one `--hypothesis-profile=explore` (or `--hypothesis-seed=N`) away.
+    settings.register_profile("suite", derandomize=True, database=None)
+    settings.register_profile("explore", derandomize=False)
+    settings.load_profile("suite")
+
 
 @pytest.fixture(autouse=True)
 def _single_thread_torch() -> None:

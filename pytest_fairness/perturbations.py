@@ -219,6 +219,8 @@ def _conv_cols(images: torch.Tensor, kernel: torch.Tensor) -> torch.Tensor:
 def _gaussian_kernel(sigma: float) -> torch.Tensor:
     radius = max(1, math.ceil(3 * sigma))
     x = torch.arange(-radius, radius + 1, dtype=torch.float64)
+    if sigma <= 0:  # a level so small that sigma underflows: no blur, not 0 / 0
+        return (x == 0).to(torch.float64)
     kernel = torch.exp(-0.5 * (x / sigma) ** 2)
     return kernel / kernel.sum()
 
