@@ -34,8 +34,10 @@ __all__ = [
     "group_label",
     "iter_results",
     "normalize_group",
+    "pack_replicates",
     "result_id",
     "summarize",
+    "unpack_replicates",
 ]
 
 #: Version of the dictionary layout written by :meth:`IndicatorResult.to_dict`.
@@ -90,6 +92,43 @@ def finite_or_none(x: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return None if math.isnan(value) else value
+
+
+def pack_replicates(values: Iterable[float]) -> str:
+    """Bootstrap replicates as text: little-endian float32, base64 (NaN kept).
+
+    Four bytes a replicate keep 1,000 of them in 5.4 kB of JSON, and float32's seven
+    digits are far finer than any interval they give.
+
+    Examples
+    --------
+    >>> unpack_replicates(pack_replicates([0.5, float("nan")]))
+    (0.5, nan)
+    """
+    import base64
+    import struct
+
+    numbers = [float(v) for v in values]
+    return base64.b64encode(struct.pack(f"<{len(numbers)}f", *numbers)).decode("ascii")
+
+
+def unpack_replicates(text: Any, *, where: str = "replicates") -> tuple[float, ...]:
+    """Read :func:`pack_replicates` text; FairnessConfigError naming ``where`` if damaged."""
+    import base64
+    import binascii
+    import struct
+
+    try:
+        raw = base64.b64decode(text, validate=True) if isinstance(text, str) else None
+    except (binascii.Error, ValueError):
+        raw = None
+    if raw is None or len(raw) % 4:
+        shown = repr(text) if len(repr(text)) <= 40 else repr(text)[:37] + "..."
+        raise FairnessConfigError(
+            f"{where} is {shown}, not bootstrap replicates (base64 of little-endian "
+            "float32); regenerate the file that holds it."
+        )
+    return tuple(struct.unpack(f"<{len(raw) // 4}f", raw))
 
 
 def _decode_float(x: Any) -> float:
@@ -408,6 +447,12 @@ class IndicatorResult:
         The same indicator at other coordinates; see :meth:`select`.
     notes : tuple of str
         Remarks for reports (e.g. rows dropped while validating).
+    replicates : mapping of str to tuple of float
+        Bootstrap replicates of ``"value"``, ``"gap"`` and ``"ratio"`` (those the
+        indicator resamples), in draw order. Two results with the same ``seed`` and
+        ``bootstrap_plan`` in their params were drawn on the same resampled units, so a
+        regression check pairs them: the change is bootstrapped, not each side alone.
+        Kept to float32 precision and left out of ``==`` (a replicate may be NaN).
     """
 
     name: str
@@ -425,9 +470,12 @@ class IndicatorResult:
     at: float | int | None = None
     slices: tuple[IndicatorResult, ...] = ()
     notes: tuple[str, ...] = ()
+    replicates: Mapping[str, tuple[float, ...]] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "value", float(_scalar(self.value)))
+        object.__setattr__(self, "replicates", {  # float32, as stored: exact round trips
+            str(k): unpack_replicates(pack_replicates(v)) for k, v in self.replicates.items()})
         object.__setattr__(self, "groups", tuple(self.groups))
         object.__setattr__(
             self, "stats", {str(k): float(_scalar(v)) for k, v in self.stats.items()}
@@ -576,6 +624,8 @@ class IndicatorResult:
             "params": _jsonable(dict(self.params)),
             "slices": [s.to_dict() for s in self.slices],
             "notes": list(self.notes),
+            **({"replicates": {k: pack_replicates(v) for k, v in self.replicates.items()}}
+               if self.replicates else {}),
         }
 
     @classmethod
@@ -609,6 +659,8 @@ class IndicatorResult:
             params=data.get("params", {}),
             slices=tuple(cls.from_dict(s) for s in data.get("slices", ())),
             notes=tuple(data.get("notes", ())),
+            replicates={k: unpack_replicates(v, where=f"replicates[{k!r}]")
+                        for k, v in data.get("replicates", {}).items()},
         )
 
     def frame(self) -> pd.DataFrame:
@@ -686,8 +738,9 @@ def summarize(data: Mapping[str, Any]) -> dict[str, Any]:
     """The headline numbers of one result, from :meth:`IndicatorResult.to_dict` output.
 
     Keeps the headline value, gap, ratio, worst group, every group's ``n``/value/interval
-    and the params (to warn when a baseline was computed differently). Baselines store
-    it; the history keeps its value, gap, ratio and worst group in columns.
+    and the params (to warn when a baseline was computed differently), and the packed
+    bootstrap replicates a paired regression check needs. Baselines store it; the history
+    keeps its value, gap, ratio and worst group in columns.
     """
     result = IndicatorResult.from_dict(data)
     worst = result.worst_group
@@ -713,4 +766,5 @@ def summarize(data: Mapping[str, Any]) -> dict[str, Any]:
             for g in result.groups
         },
         "params": dict(result.params),
+        **({"replicates": dict(data["replicates"])} if data.get("replicates") else {}),
     }

@@ -188,8 +188,12 @@ class Units:
     A replicate draws, within each stratum, as many clusters as it has, with replacement;
     a row's weight is the number of times its cluster was drawn. Rows that contribute
     identically to a statistic can be pooled into *kinds* (:meth:`of` with ``kinds=``):
-    a replicate then draws the number of units of each kind from a multinomial, which is
-    the same resampling distribution at a cost independent of the number of rows.
+    rows are still drawn one by one, but the statistic sees one weight per kind.
+
+    Draws depend only on the seed and on which rows form clusters and strata
+    (:attr:`plan`), never on the data: two results over the same units with the same
+    seed are resampled alike, which pairs their replicates (the change between two
+    checkpoints is then bootstrapped on the same resampled units).
 
     Attributes
     ----------
@@ -198,7 +202,8 @@ class Units:
     n_clusters : int
         Number of clusters or kinds.
     strata : tuple of ndarray of intp
-        The clusters of each stratum (one stratum holding every cluster by default).
+        What each stratum draws: its clusters (one stratum holding every cluster by
+        default), or, with kinds, the rows.
     sizes : ndarray of float64 or None
         Units pooled in each kind; None when every cluster is drawn on its own.
     """
@@ -253,10 +258,13 @@ class Units:
         if kinds is not None and n_clusters > n // _POOLING_GAIN:
             # A multinomial over nearly as many kinds as rows costs more than drawing rows.
             return cls.of(n, strata=strata)
-        sizes = None if kinds is None else np.bincount(codes, minlength=n_clusters).astype(
-            np.float64)
+        if kinds is not None:  # rows are drawn, each adding to its kind
+            if strata is not None:
+                raise FairnessConfigError("Units.of takes strata or kinds, not both.")
+            return cls(codes, n_clusters, (np.arange(n, dtype=np.intp),),
+                       np.bincount(codes, minlength=n_clusters).astype(np.float64))
         if strata is None:
-            return cls(codes, n_clusters, (np.arange(n_clusters, dtype=np.intp),), sizes)
+            return cls(codes, n_clusters, (np.arange(n_clusters, dtype=np.intp),))
         stratum = np.unique(np.asarray(strata), return_inverse=True)[1].reshape(-1)
         of_cluster = np.zeros(n_clusters, dtype=np.intp)
         of_cluster[codes] = stratum
@@ -266,7 +274,27 @@ class Units:
                 "cluster's rows the same stratum."
             )
         return cls(codes, n_clusters, tuple(np.flatnonzero(of_cluster == s).astype(np.intp)
-                                            for s in range(int(stratum.max()) + 1)), sizes)
+                                            for s in range(int(stratum.max()) + 1)))
+
+    @property
+    def plan(self) -> str:
+        """A digest of what is resampled: the unit of each row and the strata.
+
+        Examples
+        --------
+        >>> Units.of(4).plan == Units.of(4, kinds=[0, 0, 1, 1]).plan != Units.of(5).plan
+        True
+        """
+        import hashlib
+
+        import numpy as np
+
+        n = self.codes.size
+        unit = np.arange(n) if self.sizes is not None else self.codes
+        digest = hashlib.sha256(np.asarray(unit, dtype=np.int64).tobytes())
+        for members in self.strata:
+            digest.update(b"|" + np.asarray(members, dtype=np.int64).tobytes())
+        return digest.hexdigest()[:16]
 
     def totals(self, data: Any, rows: Any, columns: Any, width: int) -> Any:
         """Per-cluster sums of the entries ``data[i]`` at ``(rows[i], columns[i])``.
@@ -295,7 +323,8 @@ class Bootstrap:
 
     Every mapping has one array per statistic: ``estimate[name]`` of shape ``(1, *s)``,
     ``replicates[name]`` ``(n_bootstrap, *s)``, ``intervals[name]`` ``(1, *s, 2)`` with
-    NaN where an interval cannot be computed.
+    NaN where an interval cannot be computed. ``plan`` is the resampled units'
+    :attr:`Units.plan`.
     """
 
     estimate: Mapping[str, NDArray[np.float64]]
@@ -304,10 +333,20 @@ class Bootstrap:
     n_bootstrap: int
     confidence_level: float
     method: str
+    plan: str = ""
 
     def interval(self, name: str, *index: int) -> tuple[float, float] | None:
         """The interval of statistic ``name`` (at ``index`` for array statistics)."""
         return _pair(self.intervals[name][(0, *index)])
+
+    def draws(self, names: Mapping[str, str], *index: int) -> dict[str, tuple[float, ...]]:
+        """Replicates of statistics (``{shown: name}``) at ``index``, in draw order.
+
+        What a result keeps as its ``replicates`` for paired regression checks.
+        """
+        at: Any = (slice(None), *index)
+        return {shown: tuple(self.replicates[name][at].tolist())
+                for shown, name in names.items() if name in self.replicates}
 
     def defined(self, *names: str) -> dict[str, tuple[float, float]]:
         """``{name: interval}`` of the scalar statistics named, those defined only."""
@@ -335,7 +374,7 @@ class IntervalOptions:
     >>> x = np.arange(10.0)
     >>> b = options.run(lambda w: {"mean": w @ x / w.sum(axis=1)}, Units.of(10), params)
     >>> sorted(params), b.confidence_level
-    (['confidence_level', 'interval_method', 'n_bootstrap', 'seed'], 0.9)
+    (['bootstrap_plan', 'confidence_level', 'interval_method', 'n_bootstrap', 'seed'], 0.9)
     >>> IntervalOptions.check(0, 0.95, "percentile", None).run(None, None, {})  # no intervals
     """
 
@@ -357,34 +396,42 @@ class IntervalOptions:
         """Bootstrap ``statistic`` over ``units``; None when ``n_bootstrap`` is 0.
 
         Records ``n_bootstrap`` in ``params`` and, when intervals are drawn, the seed used
-        (None for a Generator), ``confidence_level`` and ``interval_method``.
+        (None for a Generator), ``confidence_level``, ``interval_method`` and the
+        ``bootstrap_plan`` (:attr:`Units.plan`): replicates of two results with the same
+        seed and plan were drawn on the same resampled units.
         """
         params["n_bootstrap"] = self.n_bootstrap
         if not self.n_bootstrap:
             return None
         assert units is not None
         rng, used = resolve_seed(self.seed)
-        params.update(seed=used, confidence_level=self.confidence_level,
-                      interval_method=self.method)
-        return bootstrap(statistic, units, n_bootstrap=self.n_bootstrap,
+        boot = bootstrap(statistic, units, n_bootstrap=self.n_bootstrap,
                          confidence_level=self.confidence_level, method=self.method, seed=rng)
+        params.update(seed=used, confidence_level=self.confidence_level,
+                      interval_method=self.method, bootstrap_plan=boot.plan)
+        return boot
 
 
 def _draw(units: Units, r: int, rng: np.random.Generator) -> NDArray[np.float64]:
-    """Cluster weights (r, n_clusters) of r replicates, stratum by stratum."""
+    """Cluster (or kind) weights (r, n_clusters) of r replicates, stratum by stratum.
+
+    Each stratum draws as many of its units (clusters, or rows when pooled into kinds)
+    as it has, so the draws depend on the seed and the plan only (see :class:`Units`).
+    """
     import numpy as np
 
-    weights = np.empty((r, units.n_clusters))
+    weights = np.zeros((r, units.n_clusters))
     for members in units.strata:
         c = members.size
-        if units.sizes is not None:
-            sizes = units.sizes[members]
-            total = int(sizes.sum())
-            weights[:, members] = rng.multinomial(total, sizes / total, size=r) / sizes
+        draws = rng.integers(0, c, size=(r, c), dtype=np.int32)
+        if units.sizes is not None:  # rows drawn; a kind's weight is its rows' mean count
+            kinds = units.codes[members][draws]
+            for i in range(r):
+                weights[i] = np.bincount(kinds[i], minlength=units.n_clusters)
+            weights /= units.sizes
             continue
         # One bincount per replicate keeps its counts in cache (a single bincount over
         # r * c bins is several times slower at 10^4 clusters).
-        draws = rng.integers(0, c, size=(r, c), dtype=np.int32)
         counts = np.empty((r, c))
         for i in range(r):
             counts[i] = np.bincount(draws[i], minlength=c)
@@ -445,7 +492,8 @@ def bootstrap(
     estimate = {k: np.asarray(v, dtype=np.float64)
                 for k, v in statistic(np.ones((1, c))).items()}
     parts: dict[str, list[NDArray[np.float64]]] = {k: [] for k in estimate}
-    chunk = max(1, min(n_bootstrap, _CHUNK_CELLS // max(c, 1)))
+    drawn = sum(members.size for members in units.strata)
+    chunk = max(1, min(n_bootstrap, _CHUNK_CELLS // max(drawn, c, 1)))
     done = 0
     while done < n_bootstrap:
         r = min(chunk, n_bootstrap - done)
@@ -483,4 +531,5 @@ def bootstrap(
     splits = np.cumsum([math.prod(shape) for shape in shapes])[:-1]
     intervals = {k: part.reshape(1, *shape, 2)
                  for k, shape, part in zip(names, shapes, np.split(flat, splits))}
-    return Bootstrap(estimate, replicates, intervals, n_bootstrap, confidence_level, method)
+    return Bootstrap(estimate, replicates, intervals, n_bootstrap, confidence_level, method,
+                     units.plan)

@@ -503,6 +503,13 @@ class GroupTable:
                 out[shown] = pair
         return out
 
+    def replicates(self, j: int = 0) -> dict[str, tuple[float, ...]]:
+        """Replicates of ``value``, ``gap`` and ``ratio`` at entry ``j`` (none without)."""
+        if self.boot is None:
+            return {}
+        return self.boot.draws({"value": "value", "gap": f"gap:{self.headline}",
+                                "ratio": "ratio"}, j)
+
     def notes(self) -> tuple[str, ...]:
         """Which groups are left out of the gap (see :func:`exclusion_notes`)."""
         return exclusion_notes(self.group_stats(), self.min_group_size)

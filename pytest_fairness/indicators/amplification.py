@@ -540,7 +540,8 @@ def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
         min_group_size=a["min_group_size"], notes=(*notes, *exclusion_notes(
             groups, a["min_group_size"])), params={k: a[k] for k in (
                 "direction", "min_size", "max_size", "min_count", "variant", "threshold")
-                if k in given} | {"n_train": len(x_train), "n_test": len(test_codes)} | params)
+                if k in given} | {"n_train": len(x_train), "n_test": len(test_codes)} | params,
+        replicates={} if boot is None else boot.draws({"value": "value"}))
 
 
 def bias_amp(train_attrs: Any, train_groups: Any, pred_attrs: Any, pred_groups: Any, *,

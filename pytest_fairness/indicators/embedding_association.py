@@ -484,6 +484,8 @@ def ieat(
                      "reproducible from the result.")
     intervals: dict[str, tuple[float, float]] = {}
     group_intervals: tuple[tuple[float, float] | None, ...] = (None, None)
+    plan: dict[str, str] = {}
+    replicates: dict[str, tuple[float, ...]] = {}
     if boot_rng is not None:
         found = _replicate_intervals(sets, tol, n_bootstrap=n_bootstrap,
                                      confidence_level=confidence_level,
@@ -495,6 +497,7 @@ def ieat(
         if "effect_size" in intervals:
             intervals["value"] = intervals["effect_size"]
         group_intervals = (found.interval("mean_x"), found.interval("mean_y"))
+        plan, replicates = {"bootstrap_plan": found.plan}, found.draws({"value": "effect_size"})
         undefined = int(np.isnan(found.replicates["effect_size"]).sum())
         if undefined:
             notes.append(f"{undefined} of {n_bootstrap} bootstrap replicates drew "
@@ -533,10 +536,12 @@ def ieat(
             "n_bootstrap": n_bootstrap,
             "confidence_level": confidence_level,
             "interval_method": interval_method,
+            **plan,
         },
         higher_is_better=False,
         min_group_size=2,
         notes=tuple(notes),
+        replicates=replicates,
     )
 
 

@@ -363,6 +363,7 @@ def geodiversity(
         stats={"hit_rate": float(unit_value.mean()), "households": float(len(hh_keys)),
                "images": float(n_img)},
         intervals=table.intervals(),
+        replicates=table.replicates(),
         tables={"households": households, "breakdown": tuple(breakdown)},
         params=params,
         higher_is_better=True,

@@ -356,6 +356,7 @@ def label_association(
             groups=group_stats,
             stats={f"{t}_hit_rate": float(overall[i, j]) for i, t in enumerate(all_types)},
             intervals=table.intervals(j),
+            replicates=table.replicates(j),
             curves=curves if j == headline_j else {},
             tables={"sweep": sweep} if j == headline_j else {},
             params={**params, "tau": float(tau)},

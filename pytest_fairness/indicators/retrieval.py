@@ -377,6 +377,7 @@ def precision_at_k(
             name="precision_at_k", metric=f"precision@{kk}", value=float(overall[j]),
             groups=group_stats, stats=stats,
             intervals=table.intervals(j),
+            replicates=table.replicates(j),
             params={**params, "at_k": kk}, higher_is_better=True,
             min_group_size=min_group_size, at=kk,
             notes=(*table.notes(), *notes),

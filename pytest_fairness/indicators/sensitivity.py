@@ -1011,6 +1011,7 @@ def fair_sa(
         matrices=matrices,
         tables={"cells": tuple(cells), "curves": tuple(index_rows)},
         params=params,
+        replicates={} if boot is None else boot.draws({"value": "l1"}),
         higher_is_better=False,
         min_group_size=min_group_size,
         notes=(*exclusion_notes(group_stats, min_group_size), *notes),

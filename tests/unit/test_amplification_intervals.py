@@ -175,7 +175,8 @@ def test_intervals_hold_the_estimate_and_leave_the_numbers_alone(name):
         low, high = r.intervals[key]
         assert low < estimate < high, key
     assert r.params | {"n_bootstrap": 0} == plain.params | {
-        "seed": 0, "confidence_level": 0.95, "interval_method": "percentile"}
+        "seed": 0, "confidence_level": 0.95, "interval_method": "percentile",
+        "bootstrap_plan": r.params["bootstrap_plan"]}
 
 
 @pytest.mark.parametrize("name", CALLS)

@@ -60,7 +60,7 @@ def test_intervals_contain_estimates(method: str) -> None:
     assert v[0] < 55 / 120 < v[1]
     assert set(intervals) == {"value", "gap", "ratio"}
     assert params == {"n_bootstrap": 400, "seed": 3, "confidence_level": 0.95,
-                      "interval_method": method}
+                      "interval_method": method, "bootstrap_plan": params["bootstrap_plan"]}
 
 
 def test_seed_reproducible_and_varies() -> None:

@@ -1,0 +1,90 @@
+"""Replicates drawn on the same units: what makes a regression check paired.
+
+The rows a replicate resamples depend only on the seed and the units (rows, clusters,
+strata), never on the predictions, so two checkpoints evaluated on the same images with
+the same seed are resampled alike, whether or not their rows pool into kinds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_fairness import indicators as ind
+from pytest_fairness.results import IndicatorResult, pack_replicates, unpack_replicates
+
+N, B = 60, 200
+
+
+def _data(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, N)
+    pred = np.where(rng.random(N) < 0.7, y, 1 - y)
+    groups = np.repeat(["a", "b", "c"], N // 3)
+    return y, pred, groups
+
+
+def test_one_flipped_prediction_moves_each_replicate_by_its_draw_count() -> None:
+    y, pred, groups = _data()
+    j = int(np.flatnonzero(pred != y)[0])
+    fixed = pred.copy()
+    fixed[j] = y[j]
+    kw = {"groups": groups, "min_group_size": 1, "n_bootstrap": B, "seed": 7}
+    before = ind.group_metrics(y, pred, **kw)
+    after = ind.group_metrics(y, fixed, **kw)
+    assert before.params["bootstrap_plan"] == after.params["bootstrap_plan"]
+    # Row j is drawn count_j times in replicate b: accuracy rises by exactly count_j / N.
+    draws = np.random.default_rng(7).integers(0, N, size=(B, N), dtype=np.int32)
+    count_j = (draws == j).sum(axis=1)
+    change = np.subtract(after.replicates["value"], before.replicates["value"])
+    np.testing.assert_allclose(change, count_j / N, atol=1e-6)
+
+
+def test_pooled_kinds_draw_the_rows_that_rows_drawn_alone_draw() -> None:
+    y, pred, groups = _data(1)
+    kw = {"groups": groups, "min_group_size": 1, "n_bootstrap": B, "seed": 3}
+    pooled = ind.group_metrics(y, pred, **kw)  # 12 kinds for 60 rows: pooled
+    alone = ind.group_metrics(y, pred, clusters=np.arange(N), **kw)  # each row a cluster
+    assert pooled.params["bootstrap_plan"] == alone.params["bootstrap_plan"]
+    for name in ("value", "gap", "ratio"):
+        np.testing.assert_allclose(pooled.replicates[name], alone.replicates[name],
+                                   atol=1e-6)
+    assert pooled.intervals["gap"] == pytest.approx(alone.intervals["gap"], abs=1e-6)
+
+
+def test_clusters_change_the_plan_and_no_bootstrap_keeps_no_replicates() -> None:
+    y, pred, groups = _data()
+    kw = {"groups": groups, "min_group_size": 1, "n_bootstrap": B, "seed": 3}
+    rows = ind.group_metrics(y, pred, **kw)
+    households = ind.group_metrics(y, pred, clusters=np.arange(N) // 2, **kw)
+    assert rows.params["bootstrap_plan"] != households.params["bootstrap_plan"]
+    plain = ind.group_metrics(y, pred, groups=groups, min_group_size=1)
+    assert plain.replicates == {} and "bootstrap_plan" not in plain.params
+    assert "replicates" not in plain.to_dict()
+
+
+def test_replicates_round_trip_and_stay_out_of_equality() -> None:
+    y, pred, groups = _data()
+    r = ind.group_metrics(y, pred, groups=groups, min_group_size=1, n_bootstrap=B, seed=1)
+    back = IndicatorResult.from_dict(r.to_dict())
+    assert back == r and back.replicates == r.replicates
+    assert set(r.replicates) == {"value", "gap", "ratio"}
+    assert all(len(v) == B for v in r.replicates.values())
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.floats(allow_nan=True, allow_infinity=True, width=32), max_size=50))
+def test_packing_keeps_float32_values(values: list[float]) -> None:
+    back = unpack_replicates(pack_replicates(values))
+    np.testing.assert_array_equal(np.array(back, dtype=np.float32),
+                                  np.array(values, dtype=np.float32))
+
+
+@pytest.mark.parametrize("text", ["not base64!", "QUJD", 5, None])
+def test_damaged_replicates_are_named(text: object) -> None:
+    from pytest_fairness.errors import FairnessConfigError
+
+    with pytest.raises(FairnessConfigError, match=r"replicates\['gap'\] is .*regenerate"):
+        unpack_replicates(text, where="replicates['gap']")
