@@ -27,10 +27,20 @@ or by ``indicator (metric)`` and the coordinate).
 Comparison knows each metric's direction (:data:`pytest_fairness.options.COMPARE_METRICS`):
 a **gap** is worse when it grows, a **ratio** when it shrinks, the headline **value** and
 the **worst** group's value by the result's ``higher_is_better``. A signed effect size
-(iEAT's d) compares by magnitude: a strong reverse association is not an improvement. A
-result regresses on a metric when it is worse than the baseline by more than the tolerance.
+(iEAT's d) compares by magnitude: a strong reverse association is not an improvement.
 
-This module uses only the standard library; it is imported when a baseline is used.
+A result regresses on a metric when it is worse than the baseline by more than the
+tolerance, judged by the ``confidence`` rule: ``"point"`` on the change itself,
+``"supported"`` only when the whole interval of the change lies beyond the tolerance,
+``"strict"`` when any of it does. The interval comes from the two results' bootstrap
+replicates. When both were drawn on the same units (same seed and
+``params["bootstrap_plan"]``: the same images, households or stimuli), the comparison is
+**paired**: replicate b of each side resampled the same units, so the change is
+bootstrapped as one statistic and the noise both sides share cancels. Otherwise the two
+bootstraps are independent and the interval is the wider, unpaired one; the comparison
+says which.
+
+Only the comparison of replicates imports numpy; the rest is the standard library.
 """
 
 from __future__ import annotations
@@ -215,7 +225,7 @@ def load_baseline(path: str | os.PathLike[str]) -> dict[str, Any]:
 _SUMMARY_FIELDS: Final = {
     "value": "num?!", "gap": "num?!", "ratio": "num?!", "indicator": "str", "metric": "str",
     "higher_is_better": "bool", "at": "num?", "min_group_size": "num?", "worst": "worst?",
-    "groups": "dict", "params": "dict",
+    "groups": "dict", "params": "dict", "replicates": "dict",
 }
 _GROUP_FIELDS: Final = {
     "n": "num?", "value": "num?!", "interval": "pair?", "excluded": "bool",
@@ -465,7 +475,16 @@ class Comparison:
     groups : tuple of (label, baseline value, now value)
         Every group of either side, for the group-by-group table.
     notes : tuple of str
-        Caveats (changed params, metric not comparable).
+        Caveats (changed params, metric not comparable, how the interval was drawn).
+    where : str
+        Which group ``worst`` refers to, or how ``headline`` was read.
+    confidence : str
+        The rule: ``"point"``, ``"supported"`` or ``"strict"`` (see the module docstring).
+    interval : (float, float) or None
+        Interval of :attr:`worse_by`, from the bootstrap replicates of both sides.
+    paired : bool or None
+        Whether the interval is paired (both sides drawn on the same units); None
+        without an interval.
     """
 
     test: str
@@ -479,6 +498,9 @@ class Comparison:
     groups: tuple[tuple[str, float | None, float | None], ...] = ()
     notes: tuple[str, ...] = field(default=())
     where: str = ""
+    confidence: str = "point"
+    interval: tuple[float, float] | None = None
+    paired: bool | None = None
 
     @property
     def worse_by(self) -> float | None:
@@ -492,11 +514,20 @@ class Comparison:
     def regressed(self) -> bool:
         """True when now is worse than the baseline by more than the tolerance.
 
-        A metric undefined on either side cannot show a regression, so it counts as one:
-        a tolerance is never silently ignored.
+        ``"point"`` judges the change, ``"supported"`` the interval's lower end (the data
+        show a regression), ``"strict"`` its upper end (they do not rule one out). A
+        metric undefined on either side, or an interval a rule needs and cannot have,
+        counts as a regression: a tolerance is never silently ignored.
         """
         worse = self.worse_by
-        return worse is None or worse > self.tolerance + _EPS
+        if worse is None:
+            return True
+        if self.confidence == "point":
+            return worse > self.tolerance + _EPS
+        if self.interval is None:
+            return True
+        low, high = self.interval
+        return (low if self.confidence == "supported" else high) > self.tolerance + _EPS
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-serialisable dictionary."""
@@ -514,6 +545,9 @@ class Comparison:
             "groups": [list(g) for g in self.groups],
             "notes": list(self.notes),
             "where": self.where,
+            "confidence": self.confidence,
+            "interval": None if self.interval is None else list(self.interval),
+            "paired": self.paired,
         }
 
     @classmethod
@@ -526,6 +560,10 @@ class Comparison:
             higher_is_better_groups=data.get("higher_is_better_groups", True),
             groups=tuple((g[0], g[1], g[2]) for g in data.get("groups", [])),
             notes=tuple(data.get("notes", [])), where=data.get("where", ""),
+            confidence=data.get("confidence") or "point",
+            interval=None if data.get("interval") is None else (
+                float(data["interval"][0]), float(data["interval"][1])),
+            paired=data.get("paired"),
         )
 
 
@@ -562,9 +600,15 @@ def _direction(metric: str, higher_is_better: bool, indicator: str) -> bool:
     return not higher_is_better
 
 
+#: Params of the bootstrap: a change in them is the pairing note's business, not a change
+#: in how the number was computed.
+_BOOTSTRAP_PARAMS: Final = frozenset({"seed", "n_bootstrap", "confidence_level",
+                                      "interval_method", "bootstrap_plan"})
+
+
 def _param_notes(base: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
     base_params, now_params = base.get("params") or {}, now.get("params") or {}
-    changed = sorted(k for k in set(base_params) | set(now_params)
+    changed = sorted(k for k in (set(base_params) | set(now_params)) - _BOOTSTRAP_PARAMS
                      if base_params.get(k) != now_params.get(k))
     if not changed:
         return []
@@ -574,6 +618,67 @@ def _param_notes(base: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
             "not be like for like"]
 
 
+def _replicates(summary: Mapping[str, Any], metric: str, where: str) -> Any:
+    """The replicates of ``metric`` (read as :func:`_observe` reads it), or None."""
+    packed = summary.get("replicates")
+    if metric == "worst" or not isinstance(packed, Mapping):
+        return None
+    magnitude = metric == "value" and summary.get("metric") in _MAGNITUDE_METRICS
+    name = metric
+    if metric == "headline":
+        head = headline(str(summary.get("indicator")))
+        name, magnitude = ("gap" if head.metric == "gap" else "value"), head.magnitude
+    if name not in packed:
+        return None
+    import numpy as np
+
+    from pytest_fairness.results import unpack_replicates
+
+    values = np.array(unpack_replicates(packed[name], where=f"{where}['replicates'][{name!r}]"))
+    return np.abs(values) if magnitude else values
+
+
+def _pairing(base: Mapping[str, Any], now: Mapping[str, Any]) -> tuple[bool, str]:
+    """Whether two results' replicates were drawn on the same units, and how to say it."""
+    b, n = base.get("params") or {}, now.get("params") or {}
+    if b.get("bootstrap_plan") is None or b.get("bootstrap_plan") != n.get("bootstrap_plan"):
+        return False, ("unpaired: the two results resampled different units (other images, "
+                       "clusters or an older baseline); the interval adds both bootstraps' noise")
+    if b.get("seed") is None or b.get("seed") != n.get("seed"):
+        return False, (f"unpaired: drawn with different seeds ({b.get('seed')} and "
+                       f"{n.get('seed')}); pass the same seed= (e.g. fairness_seed) to pair "
+                       "them and narrow the interval")
+    return True, (f"paired: both resampled the same units (seed {n.get('seed')}, "
+                  f"{n.get('n_bootstrap')} replicates)")
+
+
+def _change_interval(
+    base: Mapping[str, Any], now: Mapping[str, Any], metric: str, lower_is_better: bool,
+    where: str,
+) -> tuple[tuple[float, float] | None, bool | None, str]:
+    """The interval of how much worse ``now`` is, whether it is paired, and a note."""
+    import numpy as np
+
+    before, after = _replicates(base, metric, where), _replicates(now, metric, where)
+    if before is None or after is None:
+        side = "baseline" if before is None else "run"
+        return None, None, (f"no bootstrap replicates of {metric} in the {side}: compute the "
+                            "indicator with n_bootstrap=1000 and a fixed seed= (and save the "
+                            "baseline again) to judge the change with an interval")
+    paired, note = _pairing(base, now)
+    if not paired:  # independent draws: break any alignment the two orders may share
+        before = before[np.random.default_rng(0).permutation(before.size)]
+    size = min(before.size, after.size)
+    change = after[:size] - before[:size]
+    change = change[~np.isnan(change)]
+    if change.size < 2:
+        return None, None, f"too few defined replicates of {metric} for an interval"
+    level = float((now.get("params") or {}).get("confidence_level") or 0.95)
+    low, high = np.quantile(change if lower_is_better else -change,
+                            [(1 - level) / 2, (1 + level) / 2])
+    return (float(low), float(high)), paired, f"{level:.0%} interval {note}"
+
+
 def compare_results(
     base: Mapping[str, Any],
     now: Mapping[str, Any],
@@ -581,10 +686,13 @@ def compare_results(
     *,
     test: str = "",
     result: str = "",
+    confidence: str | Mapping[str, str] = "point",
 ) -> list[Comparison]:
     """Compare two result summaries on each metric of ``tolerances``.
 
-    The summaries are :func:`pytest_fairness.results.summarize` output.
+    The summaries are :func:`pytest_fairness.results.summarize` output. ``confidence`` is
+    the rule of every metric, or one per metric (default ``"point"``); the interval of
+    the change is computed whenever both summaries carry bootstrap replicates.
 
     Examples
     --------
@@ -623,14 +731,20 @@ def compare_results(
                 "baseline" if before is None else "run")
             mine.append(f"{metric} is undefined in the {side}{hint}: cannot be compared, "
                         "counted as a regression")
-        out.append(Comparison(test, result, metric, before, after, float(tolerance),
-                              _direction(metric, higher, str(now.get("indicator"))), higher,
-                              groups, tuple(mine), where))
+        lower = _direction(metric, higher, str(now.get("indicator")))
+        rule = confidence if isinstance(confidence, str) else confidence.get(metric, "point")
+        interval, paired, note = _change_interval(base, now, metric, lower,
+                                                  f"{test} :: {result}")
+        if interval is not None or rule != "point":
+            mine.append(note)
+        out.append(Comparison(test, result, metric, before, after, float(tolerance), lower,
+                              higher, groups, tuple(mine), where, rule, interval, paired))
     return out
 
 
 def compare_baselines(
-    base: Mapping[str, Any], now: Mapping[str, Any], tolerances: Mapping[str, float]
+    base: Mapping[str, Any], now: Mapping[str, Any], tolerances: Mapping[str, float],
+    *, confidence: str = "point",
 ) -> tuple[list[Comparison], list[str]]:
     """Compare every result present in both documents; also list what only one side has."""
     out: list[Comparison] = []
@@ -645,7 +759,7 @@ def compare_baselines(
                 missing.append(f"new result (not in the baseline): {nodeid} :: {rid}")
                 continue
             out.extend(compare_results(old["results"][rid], summary, tolerances,
-                                       test=nodeid, result=rid))
+                                       test=nodeid, result=rid, confidence=confidence))
     for nodeid, entry in base.get("tests", {}).items():
         if find_entry(now, nodeid, entry.get("test")) is None:
             missing.append(f"missing test (in the baseline only): {nodeid}")
@@ -661,12 +775,15 @@ def compare_test(
     compare_fail: Mapping[str, float],
     marks: Sequence[Mapping[str, Any]],
     source: str = "",
+    compare_confidence: str = "point",
 ) -> tuple[list[Comparison], list[str]]:
     """The regression rule of one test: compare its results with the baseline entry.
 
-    Each result is compared on the metrics of ``--fairness-compare-fail`` and of the
-    test's validated ``fairness.no_regression`` marks (a mark applies to every result, or
-    to the one its ``result`` names; the smaller tolerance wins).
+    Each result is compared on the metrics of ``--fairness-compare-fail`` (judged by
+    ``--fairness-compare-confidence``) and of the test's validated
+    ``fairness.no_regression`` marks (a mark applies to every result, or to the one its
+    ``result`` names). When several rules name a metric, the most demanding wins: the
+    smaller tolerance, then ``strict`` over ``point`` over ``supported``.
 
     Parameters
     ----------
@@ -700,21 +817,27 @@ def compare_test(
     notes: list[str] = []
     for data in results:
         rid = result_id(data)
-        tolerances = dict(compare_fail)
+        rules = {metric: (tolerance, compare_confidence)
+                 for metric, tolerance in compare_fail.items()}
         for mark in marks:
             if mark.get("result") in (None, data.get("key"), data["name"]):
-                metric = mark["metric"]
-                tolerances[metric] = min(tolerances.get(metric, mark["tolerance"]),
-                                         mark["tolerance"])
-        if not tolerances:
+                mine = (mark["tolerance"], mark.get("confidence", "point"))
+                rules[mark["metric"]] = min(rules.get(mark["metric"], mine), mine,
+                                            key=lambda r: (r[0], _LENIENCE[r[1]]))
+        if not rules:
             continue
         old = entry.get("results", {}).get(rid)
         if old is None:
             notes.append(f"{rid}: not in the baseline {source}: not compared.")
             continue
-        comparisons.extend(compare_results(old, summarize(data), tolerances,
-                                           test=nodeid, result=rid))
+        comparisons.extend(compare_results(
+            old, summarize(data), {m: r[0] for m, r in rules.items()}, test=nodeid,
+            result=rid, confidence={m: r[1] for m, r in rules.items()}))
     return comparisons, notes
+
+
+#: How readily each rule accepts a change (lower: more demanding).
+_LENIENCE: Final = {"strict": 0, "point": 1, "supported": 2}
 
 
 def resolve_baseline(

@@ -104,6 +104,12 @@ def _parser() -> argparse.ArgumentParser:
                          metavar="METRIC:TOL[,...]",
                          help="what counts as a regression: a tolerance on each "
                               "indicator's headline, or metric:tolerance pairs (default: 0)")
+    compare.add_argument("--confidence", choices=("point", "supported", "strict"),
+                         default="point",
+                         help="judge each change by itself (point, the default), or by its "
+                              "bootstrap interval: supported fails when all of it exceeds "
+                              "the tolerance, strict when any of it does (as "
+                              "--fairness-compare-confidence)")
 
     report = commands.add_parser("report", parents=[common],
                                  help="write report.json and report.html of a run")
@@ -231,8 +237,10 @@ def _compare(args: argparse.Namespace) -> int:
     if tests and not matched:
         raise FairnessConfigError(unmatched_message(base, [t for t, _ in tests],
                                                     source=base_source))
-    comparisons, missing = compare_baselines(base, now, args.fail)
+    comparisons, missing = compare_baselines(base, now, args.fail, confidence=args.confidence)
     tolerances = ", ".join(f"{k}:{v:g}" for k, v in args.fail.items())
+    if args.confidence != "point":
+        tolerances += f", confidence {args.confidence}"
     print(f"compare {now_source} with the baseline {base_source} ({tolerances})")
     for line in missing:
         print(f"  {line}")

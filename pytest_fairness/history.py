@@ -152,7 +152,7 @@ _COMPARISON_FIELDS: Final = {
     "test": "str?", "result": "str?", "metric": "str?", "where": "str?", "baseline": "num?",
     "now": "num?", "tolerance": "num?", "worse_by": "num?", "regressed": "bool?",
     "lower_is_better": "bool?", "higher_is_better_groups": "bool?", "groups": "groups?",
-    "notes": "strs?",
+    "notes": "strs?", "confidence": "str?", "interval": "pair?", "paired": "bool?",
 }
 _KIND_NAMES: Final = {
     "int": "an integer", "int?": "an integer or NULL", "str": "text", "str?": "text or NULL",

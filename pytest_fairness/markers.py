@@ -58,14 +58,15 @@ MARKER_LINES: Final = (
     f"{MARKER_FAIRNESS}: a fairness test (skipped unless --fairness is given).",
     f"{MARKER_THRESHOLD}(**limits): fail when the returned results break the limits; "
     "use fairness.threshold(...) to write it.",
-    f"{MARKER_REGRESSION}(tolerance=0.0, metric='headline'): fail when the results are worse "
-    "than the baseline (--fairness-baseline); use fairness.no_regression(...) to write it.",
+    f"{MARKER_REGRESSION}(tolerance=0.0, metric='headline', confidence='point'): fail when "
+    "the results are worse than the baseline (--fairness-baseline); use "
+    "fairness.no_regression(...) to write it.",
     f"{MARKER_UNIT}: a unit test of fairness code (of fairness.check itself, say), not a "
     "fairness test: it runs without --fairness even when it calls fairness.check.",
 )
 
 _THRESHOLD_OPTIONS: Final = ("at", "confidence", "result", "metric")
-_REGRESSION_OPTIONS: Final = ("tolerance", "metric", "result")
+_REGRESSION_OPTIONS: Final = ("tolerance", "metric", "result", "confidence")
 #: What ``fairness.no_regression(metric=...)`` may compare with the baseline.
 REGRESSION_METRICS: Final = COMPARE_METRICS
 
@@ -189,7 +190,13 @@ def validate_regression(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dic
             f"metric must be one of {', '.join(map(repr, REGRESSION_METRICS))}; "
             f"got metric={metric!r}."
         )
-    clean: dict[str, Any] = {"tolerance": tolerance, "metric": metric}
+    confidence = kwargs.get("confidence", "point")
+    if confidence not in CONFIDENCE_MODES:
+        raise FairnessConfigError(
+            f"confidence must be one of {', '.join(map(repr, CONFIDENCE_MODES))}; "
+            f"got confidence={confidence!r}."
+        )
+    clean: dict[str, Any] = {"tolerance": tolerance, "metric": metric, "confidence": confidence}
     if "result" in kwargs:
         if not isinstance(kwargs["result"], str):
             raise FairnessConfigError(
@@ -325,12 +332,24 @@ class _FairnessNamespace:
             ``tolerance`` (how much worse is still accepted, default 0), ``metric``
             (``"headline"`` by default: what each indicator is judged on, the gap of group
             indicators, iEAT's |effect size|, the amplification, Fair SA's L1; or
-            ``"gap"``, ``"value"``, ``"ratio"``, ``"worst"``) and ``result``.
+            ``"gap"``, ``"value"``, ``"ratio"``, ``"worst"``), ``result``, and
+            ``confidence``: ``"point"`` (default) judges the change itself;
+            ``"supported"`` fails only when the whole interval of the change lies beyond
+            the tolerance, ``"strict"`` when any of it does. The interval is bootstrapped
+            from both results' replicates (compute the indicator with ``n_bootstrap=1000``
+            and a fixed ``seed``); it is *paired* when both were drawn on the same images,
+            so the noise two checkpoints share on them cancels.
 
         Returns
         -------
         pytest.MarkDecorator
             ``pytest.mark.fairness_regression(**options)``.
+
+        Examples
+        --------
+        >>> from pytest_fairness import fairness
+        >>> fairness.no_regression(tolerance=0.01, confidence="supported").mark.kwargs
+        {'tolerance': 0.01, 'confidence': 'supported'}
         """
         validate_regression((), options)
         return getattr(pytest.mark, MARKER_REGRESSION)(**options)  # type: ignore[no-any-return]

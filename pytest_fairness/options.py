@@ -240,6 +240,16 @@ def add_options(parser: pytest.Parser) -> None:
              "(the gap, iEAT's |effect size|, the amplification, Fair SA's L1); or "
              "metric:tolerance pairs, e.g. gap:0.01,value:0.02 (metrics: headline, gap, "
              "ratio, value, worst; each in its own direction).")
+    add("--fairness-compare-confidence", default="point",
+        choices=("point", "supported", "strict"), dest="fairness_compare_confidence",
+        help="how --fairness-compare-fail judges a change: point (default) on the change "
+             "itself; supported when its whole bootstrap interval exceeds the tolerance "
+             "(paired when both sides resampled the same images); strict when any of it "
+             "does. Needs indicators computed with n_bootstrap and a fixed seed.")
+    add("--fairness-reference-checkpoint", metavar="NAME", default=None,
+        dest="fairness_reference_checkpoint",
+        help="with several --fairness-checkpoint: compare each with this one (by path or "
+             "file name; default the first).")
     add("--fairness-run-label", metavar="LABEL", default=None, dest="fairness_run_label",
         help="name this run in the history (e.g. a checkpoint or an experiment).")
     add("--fairness-seed", metavar="INT", default=None, dest="fairness_seed", type=parse_seed,

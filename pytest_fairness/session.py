@@ -537,7 +537,9 @@ class FairnessSession:
 
         return compare_test(self.baseline, nodeid=item.nodeid, test=record.test,
                             results=record.results, compare_fail=self.compare_fail,
-                            marks=marks, source=self.baseline_source)
+                            marks=marks, source=self.baseline_source,
+                            compare_confidence=self.config.getoption(
+                                "fairness_compare_confidence", "point"))
 
     def record_for(self, item: pytest.Item) -> TestRecord | None:
         """The record of a test that ran: checked, or with inline checks only; else None."""

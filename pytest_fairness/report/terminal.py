@@ -396,12 +396,22 @@ def comparison_lines(
     direction = "lower is better" if c.lower_is_better else "higher is better"
     where = f" ({c.where})" if c.where else ""
     name = f"{c.test} :: {c.result}" if with_test and c.test else c.result
+    rule = "" if c.confidence == "point" else f" {c.confidence}"
+    spread = "" if c.interval is None else (
+        f", interval [{fmt_signed(c.interval[0])}, {fmt_signed(c.interval[1])}]"
+        f"{' paired' if c.paired else ' unpaired'}")
     lines = [f"{status}: {name}: {c.metric}{where} baseline {fmt(c.baseline)} → now "
-             f"{fmt(c.now)} ({delta}, tolerance {fmt(c.tolerance)}, {direction})"]
+             f"{fmt(c.now)} ({delta}{spread}, tolerance {fmt(c.tolerance)}{rule}, "
+             f"{direction})"]
     if groups:
         lines.extend(comparison_group_lines(c))
     lines.extend(f"    note: {note}" for note in c.notes)
     return lines
+
+
+def fmt_signed(x: float) -> str:
+    """A change with its sign: ``+0.012``, ``-0.003``."""
+    return f"{'+' if x >= 0 else ''}{format_number(x)}"
 
 
 def comparison_group_lines(comparison: Comparison) -> list[str]:

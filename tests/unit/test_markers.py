@@ -196,7 +196,8 @@ def test_no_regression_returns_the_regression_mark() -> None:
 
 def test_no_regression_defaults() -> None:
     assert fairness.no_regression().mark.kwargs == {}
-    assert validate_regression((), {}) == {"tolerance": 0.0, "metric": "headline"}
+    assert validate_regression((), {}) == {"tolerance": 0.0, "metric": "headline",
+                                           "confidence": "point"}
 
 
 @pytest.mark.parametrize("metric", ["headline", "value", "gap", "ratio", "worst"])
@@ -208,7 +209,7 @@ def test_no_regression_metrics(metric: str) -> None:
     "args, kwargs, fragment",
     [((0.1,), {}, r"no_regression takes keyword arguments only; got positional \(0\.1,\)"),
      ((), {"tol": 0.1}, r"unknown keyword tol=0\.1\. Allowed keywords: tolerance, metric, "
-                        r"result\."),
+                        r"result, confidence\."),
      ((), {"tolerance": -0.01}, r"tolerance must be >= 0.*got tolerance=-0\.01"),
      ((), {"tolerance": "0.1"}, r"tolerance must be a number; got tolerance='0\.1'"),
      ((), {"tolerance": True}, r"tolerance must be a number; got tolerance=True"),
