@@ -64,6 +64,7 @@ __all__ = [
     "Comparison",
     "build_baseline",
     "compare_baselines",
+    "compare_checkpoints",
     "compare_results",
     "compare_test",
     "dump_baseline",
@@ -657,14 +658,14 @@ def _change_interval(
     where: str,
 ) -> tuple[tuple[float, float] | None, bool | None, str]:
     """The interval of how much worse ``now`` is, whether it is paired, and a note."""
-    import numpy as np
-
     before, after = _replicates(base, metric, where), _replicates(now, metric, where)
     if before is None or after is None:
         side = "baseline" if before is None else "run"
         return None, None, (f"no bootstrap replicates of {metric} in the {side}: compute the "
                             "indicator with n_bootstrap=1000 and a fixed seed= (and save the "
                             "baseline again) to judge the change with an interval")
+    import numpy as np
+
     paired, note = _pairing(base, now)
     if not paired:  # independent draws: break any alignment the two orders may share
         before = before[np.random.default_rng(0).permutation(before.size)]
@@ -838,6 +839,55 @@ def compare_test(
 
 #: How readily each rule accepts a change (lower: more demanding).
 _LENIENCE: Final = {"strict": 0, "point": 1, "supported": 2}
+
+
+def compare_checkpoints(
+    records: Iterable[Mapping[str, Any]],
+    reference: str,
+    tolerances: Mapping[str, float],
+    *,
+    confidence: str = "point",
+) -> list[Comparison]:
+    """Compare each checkpoint of a run with the ``reference`` checkpoint, test by test.
+
+    The records are the plugin's (``nodeid``, ``test``, ``checkpoint``, ``results``); a
+    test's record at the reference checkpoint is the baseline of its records at every
+    other checkpoint, result by result (:func:`compare_results`). Both were evaluated on
+    the same images, so with intervals drawn under one seed every change is paired.
+
+    Examples
+    --------
+    >>> def rec(ckpt, gap):
+    ...     return {"nodeid": f"t.py::test[{ckpt}]", "test": "t.py::test", "checkpoint": ckpt,
+    ...             "results": [{"name": "x", "metric": "m", "value": 0.5, "schema": 1,
+    ...                          "key": None, "groups": [
+    ...                              {"group": "a", "n": 50, "value": 0.5},
+    ...                              {"group": "b", "n": 50, "value": 0.5 - gap}]}]}
+    >>> [(c.test, c.worse_by) for c in compare_checkpoints(
+    ...     [rec("e1", 0.1), rec("e2", 0.25)], "e1", {"gap": 0.0})]
+    [('t.py::test[e2]', 0.15)]
+    """
+    by_test: dict[str, dict[str, Mapping[str, Any]]] = {}
+    for record in records:
+        if record.get("checkpoint") is not None and record.get("results"):
+            by_test.setdefault(str(record.get("test") or record["nodeid"]), {})[
+                str(record["checkpoint"])] = record
+    out: list[Comparison] = []
+    for runs in by_test.values():
+        base = runs.get(reference)
+        if base is None:
+            continue
+        before = {result_id(d): summarize(d) for d in base["results"]}
+        for checkpoint, record in runs.items():
+            if checkpoint == reference:
+                continue
+            for data in record["results"]:
+                rid = result_id(data)
+                if rid in before:
+                    out.extend(compare_results(before[rid], summarize(data), tolerances,
+                                               test=str(record["nodeid"]), result=rid,
+                                               confidence=confidence))
+    return out
 
 
 def resolve_baseline(

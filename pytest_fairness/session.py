@@ -399,11 +399,13 @@ class FairnessSession:
         self.lines: list[str] = []  # what the end of the run wrote, for the summary
         self.baseline: dict[str, Any] | None = None
         self.baseline_source = ""
-        if self.compare_fail and not self.baseline_ref:
+        if self.compare_fail and not self.baseline_ref and len(self.checkpoints) < 2:
             raise pytest.UsageError(
-                "--fairness-compare-fail needs a baseline to compare with; add "
-                "--fairness-baseline FILE.json|RUN_ID|CHECKPOINT."
+                "--fairness-compare-fail needs something to compare with: add "
+                "--fairness-baseline FILE.json|RUN_ID|CHECKPOINT, or give two or more "
+                "--fairness-checkpoint to compare them with the first."
             )
+        self.reference_checkpoint = _reference_checkpoint(config, self.checkpoints)
         if self.baseline_ref and self.enabled:
             from pytest_fairness.baseline import resolve_baseline
 
@@ -531,7 +533,7 @@ class FairnessSession:
         """The baseline comparisons of a test (--fairness-compare-fail and its markers)."""
         marks = [validate_regression(m.args, m.kwargs)
                  for m in item.iter_markers(MARKER_REGRESSION)]
-        if not marks and not self.compare_fail:
+        if not marks and not (self.compare_fail and self.baseline_ref):
             return [], []
         from pytest_fairness.baseline import compare_test
 
@@ -606,6 +608,9 @@ class FairnessSession:
 
         records = [r.to_dict() for r in self.records]
         exitstatus = self._check_baseline_match(exitstatus)
+        checkpoints = self._compare_checkpoints(records)
+        if any(c.regressed for c in checkpoints) and self.compare_fail:
+            exitstatus = self._fail_run(exitstatus, pytest.ExitCode.TESTS_FAILED)
         metadata = collect_metadata(
             records, root=self.config.rootpath, label=self.label,
             checkpoints=list(self.config.getoption("fairness_checkpoint", None) or []),
@@ -632,6 +637,8 @@ class FairnessSession:
             from pytest_fairness.report.json_report import build_report, write_json
 
             document = build_report(records, run=metadata)
+            if checkpoints:
+                document["checkpoint_comparisons"] = [c.to_dict() for c in checkpoints]
             try:
                 write_json(document, self.report_dir)
                 page = write_html(document, self.report_dir, trends=trends)
@@ -670,12 +677,7 @@ class FairnessSession:
                 rootdir=str(self.config.rootpath), spaced="--fairness-baseline" in args,
             )
             self.lines.append(f"fairness baseline ERROR: {message}")
-            status = pytest.ExitCode.USAGE_ERROR
-            session = self.config.pluginmanager.get_plugin("session")
-            if session is not None and int(session.exitstatus) in (pytest.ExitCode.OK,
-                                                                   pytest.ExitCode.TESTS_FAILED):
-                session.exitstatus = status
-            return int(status) if int(exitstatus) in (0, 1) else exitstatus
+            return self._fail_run(exitstatus, pytest.ExitCode.USAGE_ERROR)
         line = (f"fairness baseline matched {len(matched)}/{len(ran)} tests of this run "
                 f"({self.baseline_source})")
         if unmatched:
@@ -686,6 +688,34 @@ class FairnessSession:
             line += f"; {regression_tally(comparisons)}"
         self.lines.append(line)
         return exitstatus
+
+    def _fail_run(self, exitstatus: int, status: pytest.ExitCode) -> int:
+        """Make the run exit with ``status`` unless it already fails worse."""
+        session = self.config.pluginmanager.get_plugin("session")
+        if session is not None and int(session.exitstatus) in (pytest.ExitCode.OK,
+                                                               pytest.ExitCode.TESTS_FAILED):
+            session.exitstatus = max(int(session.exitstatus), int(status))
+        return max(int(exitstatus), int(status)) if int(exitstatus) in (0, 1) else exitstatus
+
+    def _compare_checkpoints(self, records: Sequence[Mapping[str, Any]]) -> list[Comparison]:
+        """Each checkpoint against the reference one, with summary lines (2+ checkpoints).
+
+        Judged by ``--fairness-compare-fail`` when given (a regression fails the run), else
+        shown on each result's headline without a verdict.
+        """
+        if self.reference_checkpoint is None:
+            return []
+        from pytest_fairness.baseline import compare_checkpoints
+        from pytest_fairness.report.terminal import checkpoint_lines
+
+        judged = bool(self.compare_fail)
+        comparisons = compare_checkpoints(
+            records, self.reference_checkpoint, self.compare_fail or {"headline": 0.0},
+            confidence=self.config.getoption("fairness_compare_confidence", "point"))
+        if comparisons:
+            self.lines.extend(checkpoint_lines(
+                comparisons, reference=Path(self.reference_checkpoint).name, judged=judged))
+        return comparisons
 
     def _write_history(
         self, metadata: dict[str, Any], records: Sequence[Mapping[str, Any]]
@@ -705,6 +735,29 @@ class FairnessSession:
             self.lines.append(f"fairness history NOT written to {self.history_path}: {error} "
                               "(use --fairness-history PATH or --fairness-no-history)")
             return None
+
+
+def _reference_checkpoint(config: pytest.Config, checkpoints: Sequence[str]) -> str | None:
+    """The checkpoint the others are compared with: named, or the first (2+ only)."""
+    name = config.getoption("fairness_reference_checkpoint", None)
+    if len(checkpoints) < 2:
+        if name is not None:
+            raise pytest.UsageError(
+                "--fairness-reference-checkpoint needs two or more --fairness-checkpoint to "
+                f"compare; got {len(checkpoints)}."
+            )
+        return None
+    if name is None:
+        return checkpoints[0]
+    found = [c for c in checkpoints if name in (c, Path(c).name)]
+    if len(found) != 1:
+        raise pytest.UsageError(
+            f"--fairness-reference-checkpoint={name!r} names "
+            f"{'none' if not found else 'more than one'} of the --fairness-checkpoint: "
+            f"{', '.join(Path(c).name or c for c in checkpoints)}. Give one of them (a path or "
+            "a file name)."
+        )
+    return found[0]
 
 
 SESSION_KEY: Final = pytest.StashKey[FairnessSession]()

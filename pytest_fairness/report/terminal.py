@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "comparison_group_lines",
+    "checkpoint_lines",
     "comparison_lines",
     "format_number",
     "group_table_lines",
@@ -427,6 +428,31 @@ def comparison_group_lines(comparison: Comparison) -> list[str]:
             mark = "← worse" if got_worse else ""
         rows.append([label, format_number(before), format_number(after), diff, mark])
     return text_table(["group", "baseline", "now", "Δ", ""], rows, indent="    ")
+
+
+def checkpoint_lines(
+    comparisons: Sequence[Comparison], *, reference: str, judged: bool
+) -> list[str]:
+    """The run's checkpoints against its reference one: one line per test and result.
+
+    ``judged`` adds each verdict (``--fairness-compare-fail`` was given) and a tally.
+    """
+    from pytest_fairness.baseline import regression_tally
+
+    fmt = format_number
+    rule = next((c.confidence for c in comparisons), "point")
+    lines = [f"fairness checkpoints: each compared with {reference}"
+             + (f" ({regression_tally(comparisons)}, confidence {rule})" if judged else "")]
+    for c in comparisons:
+        worse = "n/a" if c.worse_by is None else f"{fmt_signed(c.worse_by)} worse"
+        spread = "" if c.interval is None else (
+            f" [{fmt_signed(c.interval[0])}, {fmt_signed(c.interval[1])}]"
+            f"{' paired' if c.paired else ' unpaired'}")
+        verdict = ("REGRESSED " if c.regressed else "ok ") if judged else ""
+        where = f" ({c.where})" if c.where else ""
+        lines.append(f"  {verdict}{c.test} :: {c.result}: {c.metric}{where} {fmt(c.baseline)} "
+                     f"→ {fmt(c.now)} ({worse}{spread})")
+    return lines
 
 
 def regression_message(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy  # noqa: F401  (pytester forgets what a run imported; numpy loads once a process)
 import pytest
 
 MODES = {"no_xdist": ["-p", "no:xdist"], "xdist_zero": ["-n", "0"], "xdist_two": ["-n", "2"]}

@@ -131,7 +131,8 @@ def test_baseline_from_history_by_label(pytester: pytest.Pytester,
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        (["--fairness-compare-fail", "gap:0.1"], "*--fairness-compare-fail needs a baseline*"),
+        (["--fairness-compare-fail", "gap:0.1"],
+         "*--fairness-compare-fail needs something to compare with*"),
         (["--fairness-baseline", "missing.json"], "*baseline file 'missing.json' does not exist*"),
         (["--fairness-baseline", "ckpt9"], "*'ckpt9' is not a file, and there is no history*"),
         (["--fairness-baseline", "b.json", "--fairness-compare-fail", "gap:x"],
