@@ -11,6 +11,7 @@ from typing import Any
 from pytest_fairness import indicators
 from pytest_fairness.checks import CheckOutcome
 from pytest_fairness.errors import (
+    CheckpointIgnoredError,
     FairnessConfigError,
     FairnessError,
     FairnessViolation,
@@ -23,6 +24,7 @@ from pytest_fairness.results import Curve, GroupStat, IndicatorResult, Matrix
 
 __all__ = [
     "CheckOutcome",
+    "CheckpointIgnoredError",
     "Curve",
     "FairnessConfigError",
     "FairnessError",

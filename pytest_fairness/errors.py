@@ -7,6 +7,7 @@
     ├── InvalidDataError (ValueError)        malformed data: NaN, mismatched lengths, bad files
     │   └── InsufficientDataError            too little data for a number (empty, one group)
     ├── MissingDependencyError (ImportError) an optional package is absent; names the pip extra
+    ├── CheckpointIgnoredError               two checkpoints of a test gave the same features
     └── FairnessViolation (AssertionError)   a result breaks a limit; pytest reports a failure
 
 Every message names the parameter, column or file, the offending value, and the fix.
@@ -17,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "CheckpointIgnoredError",
     "FairnessConfigError",
     "FairnessError",
     "FairnessViolation",
@@ -44,6 +46,14 @@ class InsufficientDataError(InvalidDataError):
 
 class MissingDependencyError(FairnessError, ImportError):
     """An optional dependency is not installed; the message names the pip extra."""
+
+
+class CheckpointIgnoredError(FairnessError):
+    """Two checkpoints of one test gave the same features: the model ignores its checkpoint.
+
+    The ``fairness_model`` override must request ``fairness_checkpoint`` and load it (and a
+    ``model_id`` must name the checkpoint); the message shows how.
+    """
 
 
 class FairnessViolation(FairnessError, AssertionError):

@@ -28,6 +28,7 @@ Precomputed features (``.npy``, ``.npz``, ``.parquet``) are read by
 from __future__ import annotations
 
 import contextvars
+import functools
 import hashlib
 import inspect
 import json
@@ -172,6 +173,15 @@ class Features:
     def logits(self) -> NDArray[Any]:
         """The ``"logits"`` output."""
         return self["logits"]
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """sha256 of the outputs (names, dtypes, shapes and values), computed once.
+
+        Equal digests mean equal features: two checkpoints whose features share a digest
+        measured the same model.
+        """
+        return _arrays_digest(self.outputs)
 
     def groups(self, by: str | Sequence[str]) -> Any:
         """Group labels from the dataset frame (see :meth:`FairnessDataset.groups`)."""

@@ -10,8 +10,9 @@ or the ``fairness_history`` ini option to move it, ``--fairness-no-history`` to 
   stores in place when they are opened (inside a write transaction, so two processes
   opening an old store migrate it once).
 * One row per **run** (time, label, checkpoint, git commit, model and dataset fingerprints,
-  seed, versions, exit status) and one per **result** (test, indicator, metric, headline
-  numbers, verdict, and the full result JSON so reports can be rebuilt from the store).
+  seed, versions, exit status) and one per **result** (test, checkpoint, the model and
+  dataset fingerprints of its test, indicator, metric, headline numbers, verdict, and the
+  full result JSON so reports can be rebuilt from the store).
 
 * **Checked when opened** (``PRAGMA quick_check``) and when read: a damaged file, a row
   whose JSON column is not valid JSON or not what pytest-fairness wrote, or a column of the
@@ -98,6 +99,11 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     CREATE INDEX results_test ON results(test, result_id);
     CREATE INDEX runs_checkpoint ON runs(checkpoint);
     """,
+    # 2 → 3: the model and dataset fingerprints of each result's test (one per checkpoint).
+    """
+    ALTER TABLE results ADD COLUMN model_fingerprint TEXT;
+    ALTER TABLE results ADD COLUMN dataset_fingerprint TEXT;
+    """,
 )
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 
@@ -125,7 +131,8 @@ class RunStore(Protocol):
 
 _RESULT_COLUMNS: Final = ("id", "run_id", "nodeid", "test", "checkpoint", "result_id",
                           "indicator", "metric", "value", "gap", "ratio", "worst_group",
-                          "worst_value", "outcome", "data")
+                          "worst_value", "outcome", "data", "model_fingerprint",
+                          "dataset_fingerprint")
 _RUN_KINDS: Final = {
     "id": "int", "started": "str?", "finished": "str?", "label": "str?", "checkpoint": "str?",
     "git_commit": "str?", "model_fingerprint": "str?", "dataset_fingerprint": "str?",
@@ -140,6 +147,7 @@ _RESULT_KINDS: Final = {
     "run_id": "int", "nodeid": "str", "test": "str?", "checkpoint": "str?", "result_id": "str",
     "indicator": "str", "metric": "str", "value": "num?", "gap": "num?", "ratio": "num?",
     "worst_group": "str?", "worst_value": "num?", "outcome": "str?",
+    "model_fingerprint": "str?", "dataset_fingerprint": "str?",
 }
 #: The fields of a stored check (``CheckOutcome.to_dict``) and comparison
 #: (``Comparison.to_dict``) that reports read, with their kinds; "!" marks required ones.
@@ -482,6 +490,7 @@ class HistoryStore:
                     finite_or_none(summary["ratio"]),
                     worst.get("group"), finite_or_none(worst.get("value")), record.get("outcome"),
                     json.dumps(payload, sort_keys=True, allow_nan=False),
+                    record.get("model_fingerprint"), record.get("dataset_fingerprint"),
                 ))
         with self._guard(writing=True), self._write() as conn:
             cursor = conn.execute(
@@ -501,8 +510,9 @@ class HistoryStore:
             run_id = int(cursor.lastrowid or 0)
             conn.executemany(
                 "INSERT INTO results (run_id, nodeid, test, checkpoint, result_id, indicator, "
-                "metric, value, gap, ratio, worst_group, worst_value, outcome, data) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "metric, value, gap, ratio, worst_group, worst_value, outcome, data, "
+                "model_fingerprint, dataset_fingerprint) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(run_id, *row) for row in rows],
             )
         return run_id
@@ -598,6 +608,8 @@ class HistoryStore:
             record = by_test.setdefault(row["nodeid"], {
                 "nodeid": row["nodeid"], "test": row["test"], "checkpoint": row["checkpoint"],
                 "outcome": row["outcome"], "results": [], "checks": [], "regressions": [],
+                "model_fingerprint": row["model_fingerprint"],
+                "dataset_fingerprint": row["dataset_fingerprint"],
             })
             record["results"].append(payload["result"])
             record["checks"].extend(payload.get("checks", []))
@@ -672,17 +684,12 @@ def _versions() -> dict[str, str]:
 
 
 def _distinct(records: Iterable[Mapping[str, Any]], names: Sequence[str]) -> str | None:
-    seen: list[str] = []
-    for record in records:
-        for data in record.get("results", []):
-            params = data.get("params") or {}
-            for name in names:
-                value = params.get(name)
-                if value is not None and str(value) not in seen:
-                    seen.append(str(value))
-    if not seen:
-        return None
-    return ",".join(seen)
+    """The distinct values of ``names`` in the records' extractions and results' params."""
+    from pytest_fairness.provenance import joined
+
+    return joined([source for record in records for source in (
+        *record.get("extractions", ()),
+        *(data.get("params") or {} for data in record.get("results", [])))], names)
 
 
 def collect_metadata(
@@ -697,9 +704,11 @@ def collect_metadata(
 ) -> dict[str, Any]:
     """The metadata of a run: time, label, checkpoint(s), git commit, fingerprints, seed, versions.
 
-    Fingerprints and the seed come from the results' params (``model_fingerprint``,
-    ``dataset_fingerprint``, ``seed``) when the option does not give a seed; several
-    distinct values are joined with commas.
+    Fingerprints come from what produced the tests' features (the records'
+    ``extractions``) and from the results' params (``model_fingerprint``,
+    ``dataset_fingerprint``); the seed from the params when the option does not give one.
+    Several distinct values are joined with commas (e.g. one model fingerprint per
+    checkpoint).
     """
     names = [Path(c).name or c for c in checkpoints]
     return {

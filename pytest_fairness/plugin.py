@@ -92,6 +92,24 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(session, "fairness-session")
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """pytest-xdist: tell each worker where the run's extractions meet (other checkpoints)."""
+    from pytest_fairness.provenance import WORKER_INPUT
+
+    folder = session_of(node.config).features_dir
+    if folder is not None:
+        node.workerinput[WORKER_INPUT] = str(folder)
+
+
+@pytest.hookimpl
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Remove what the run kept on disk for itself."""
+    state = config.stash.get(SESSION_KEY, None)
+    if state is not None:
+        state.close()
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark threshold/regression/inline-check tests as fairness tests; skip them unless enabled.
@@ -286,8 +304,12 @@ def fairness_features(request: pytest.FixtureRequest, fairness_model: Any,
     ``--fairness-device``, cached on disk (``--fairness-cache-dir``, off with
     ``--fairness-no-cache``) and in memory for the session. ``precomputed=PATH`` reads
     ``.npy``/``.npz``/``.parquet`` features instead of running the model.
+
+    With several ``--fairness-checkpoint``, a test whose checkpoints give identical
+    features from the same model fails with ``CheckpointIgnoredError``: the
+    ``fairness_model`` override ignores ``fairness_checkpoint``.
     """
-    return session_of(request.config).features(fairness_model)
+    return session_of(request.config).features(fairness_model, request.node)
 
 
 def _dataset_fixture(fixture: str, dataset: str, what: str) -> Any:

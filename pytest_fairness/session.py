@@ -27,6 +27,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -60,6 +62,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CAPTURE_KEY",
+    "EXTRACTIONS_KEY",
     "MARKER_ERROR_KEY",
     "PROGRESS_ATTRIBUTE",
     "RECORD_KEY",
@@ -107,6 +110,9 @@ class TestRecord:
         ``Comparison.to_dict()`` of each comparison with the baseline.
     notes : tuple of str
         What could not be compared, and why.
+    extractions : tuple of dict
+        What produced each of the test's features (``fairness_features`` calls): dataset,
+        dataset and model fingerprints, features digest (see :mod:`pytest_fairness.provenance`).
     """
 
     __test__: ClassVar[bool] = False  # a dataclass, not a test class for pytest to collect
@@ -119,6 +125,21 @@ class TestRecord:
     checks: tuple[dict[str, Any], ...] = ()
     regressions: tuple[dict[str, Any], ...] = ()
     notes: tuple[str, ...] = ()
+    extractions: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def model_fingerprint(self) -> str | None:
+        """The fingerprint of the model the test's features came from (comma-joined if several)."""
+        from pytest_fairness.provenance import joined
+
+        return joined(self.extractions, ("model_fingerprint",))
+
+    @property
+    def dataset_fingerprint(self) -> str | None:
+        """The fingerprint of the datasets the test extracted features of (comma-joined)."""
+        from pytest_fairness.provenance import joined
+
+        return joined(self.extractions, ("dataset_fingerprint",))
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: it crosses the xdist boundary; history, baselines, reports read it."""
@@ -131,6 +152,9 @@ class TestRecord:
             "checks": list(self.checks),
             "regressions": list(self.regressions),
             "notes": list(self.notes),
+            "model_fingerprint": self.model_fingerprint,
+            "dataset_fingerprint": self.dataset_fingerprint,
+            "extractions": list(self.extractions),
         }
 
     @classmethod
@@ -141,6 +165,7 @@ class TestRecord:
             checkpoint=data.get("checkpoint"), outcome=data.get("outcome") or "",
             results=tuple(data.get("results", ())), checks=tuple(data.get("checks", ())),
             regressions=tuple(data.get("regressions", ())), notes=tuple(data.get("notes", ())),
+            extractions=tuple(data.get("extractions", ())),
         )
 
 
@@ -180,8 +205,10 @@ def _record(
                 results.append({**result.to_dict(), "key": key})
         checks.extend(o.to_dict() for o in inline_outcomes)
     test, checkpoint = identity_of(item)
+    extractions: list[dict[str, Any]] = item.stash.get(EXTRACTIONS_KEY, [])
     return TestRecord(nodeid=item.nodeid, test=test, checkpoint=checkpoint,
-                      results=tuple(results), checks=tuple(checks))
+                      results=tuple(results), checks=tuple(checks),
+                      extractions=tuple(extractions))
 
 
 def junit_properties(record: TestRecord) -> list[tuple[str, object]]:
@@ -260,6 +287,21 @@ def _roots(config: pytest.Config) -> dict[str, Path]:
     for name, path in config.getoption("fairness_data") or ():
         roots[name] = _absolute(path, Path.cwd())  # the command line wins over the ini file
     return roots
+
+
+def _features_dir(config: pytest.Config, checkpoints: Sequence[str]) -> Path | None:
+    """The folder where the run's extractions meet (see :func:`pytest_fairness.provenance.publish`).
+
+    The controller makes one when there are several checkpoints and hands it to the
+    pytest-xdist workers in their ``workerinput``.
+    """
+    from pytest_fairness.provenance import WORKER_INPUT
+
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        folder = workerinput.get(WORKER_INPUT)
+        return None if folder is None else Path(folder)
+    return Path(tempfile.mkdtemp(prefix="pytest-fairness-")) if len(checkpoints) > 1 else None
 
 
 def _cache_dir(config: pytest.Config) -> Path | None:
@@ -391,6 +433,7 @@ class FairnessSession:
             str(_absolute(c, Path.cwd())) if _absolute(c, Path.cwd()).exists() else c
             for c in config.getoption("fairness_checkpoint") or ()
         ]
+        self.features_dir = _features_dir(config, self.checkpoints)
         self.memory: dict[str, Any] = {}  # features by cache key, for this process
         self.progress = ProgressWriter(config)
         self.datasets: dict[str, Any] = {}
@@ -445,8 +488,11 @@ class FairnessSession:
         self.datasets[name] = dataset
         return dataset
 
-    def features(self, model: Any) -> Callable[..., Any]:
-        """The ``fairness_features`` function for ``model``, with this run's settings."""
+    def features(self, model: Any, item: pytest.Item) -> Callable[..., Any]:
+        """The ``fairness_features`` function of ``item`` for ``model``, with this run's settings.
+
+        Each extraction is noted on the item (:meth:`note_features`).
+        """
 
         def features(dataset: Any, *, transform: Any = None, perturbation: Any = None,
                      batch_size: int | None = None, normalize: Any = "imagenet",
@@ -458,7 +504,7 @@ class FairnessSession:
 
             if precomputed is not None:
                 return load_precomputed(precomputed, dataset)
-            return extract_features(
+            extracted = extract_features(
                 model, dataset, transform=transform, perturbation=perturbation,
                 normalize=normalize, layers=layers,
                 batch_size=self.batch_size if batch_size is None else batch_size,
@@ -466,8 +512,32 @@ class FairnessSession:
                 cache_dir=self.cache_dir, model_id=model_id, module=module,
                 memory=self.memory if self.cache_dir is not None else None,
             )
+            self.note_features(item, extracted, model, model_id=model_id)
+            return extracted
 
         return features
+
+    def note_features(self, item: pytest.Item, features: Any, model: Any, *,
+                      model_id: str | None) -> None:
+        """Record what produced ``features`` on ``item``; fail if another checkpoint matches.
+
+        Raises
+        ------
+        CheckpointIgnoredError
+            When another checkpoint of the same test gave the same features from a model
+            with the same fingerprint (:func:`pytest_fairness.provenance.publish`).
+        """
+        __tracebackhide__ = True
+        from pytest_fairness.extract import model_fingerprint
+        from pytest_fairness.provenance import extraction, publish
+
+        # The whole model, also under module=: checkpoints may share only a backbone.
+        entry = extraction(features, model_fingerprint=model_fingerprint(model,
+                                                                         model_id=model_id))
+        item.stash.setdefault(EXTRACTIONS_KEY, []).append(entry)
+        test, checkpoint = identity_of(item)
+        if self.features_dir is not None and checkpoint is not None:
+            publish(self.features_dir, test=test, checkpoint=checkpoint, entry=entry)
 
     # -- one test -------------------------------------------------------------------------
 
@@ -547,9 +617,11 @@ class FairnessSession:
         """The record of a test that ran: checked, or with inline checks only; else None."""
         record = item.stash.get(RECORD_KEY, None)
         capture = item.stash.get(CAPTURE_KEY, None)
-        if record is None and capture is not None and capture.inline:
+        if record is None and capture is not None and (
+                capture.inline or item.stash.get(EXTRACTIONS_KEY, None)):
             # An inline check raised before the test returned: its results are still
             # compared with the baseline, as `pytest-fairness compare` compares them later.
+            # Features extracted before an error are kept for the end-of-run checks.
             record = _record(item, [], capture.inline)
             try:
                 comparisons, notes = self._compare(item, record)
@@ -608,6 +680,7 @@ class FairnessSession:
 
         records = [r.to_dict() for r in self.records]
         exitstatus = self._check_baseline_match(exitstatus)
+        exitstatus = self._check_checkpoints(records, exitstatus)
         checkpoints = self._compare_checkpoints(records)
         if any(c.regressed for c in checkpoints) and self.compare_fail:
             exitstatus = self._fail_run(exitstatus, pytest.ExitCode.TESTS_FAILED)
@@ -717,6 +790,28 @@ class FairnessSession:
                 comparisons, reference=Path(self.reference_checkpoint).name, judged=judged))
         return comparisons
 
+    def _check_checkpoints(self, records: Sequence[Mapping[str, Any]], exitstatus: int) -> int:
+        """Name every test whose checkpoints gave the same features; they fail the run.
+
+        The later test of each pair already failed (:meth:`note_features`); the earlier one
+        may have passed, and under pytest-xdist both may have run at once.
+        Returns the (possibly changed) exit status.
+        """
+        from pytest_fairness.provenance import same_features
+
+        found = same_features(records)
+        for same in found:
+            self.lines.append(f"fairness checkpoint ERROR in {', '.join(same.nodeids)}: "
+                              f"{same.message}")
+        if not found:
+            return exitstatus
+        return self._fail_run(exitstatus, pytest.ExitCode.TESTS_FAILED)
+
+    def close(self) -> None:
+        """Remove the folder the run's extractions met in (controller)."""
+        if self.features_dir is not None and not self.is_worker:
+            shutil.rmtree(self.features_dir, ignore_errors=True)
+
     def _write_history(
         self, metadata: dict[str, Any], records: Sequence[Mapping[str, Any]]
     ) -> list[dict[str, Any]] | None:
@@ -763,6 +858,8 @@ def _reference_checkpoint(config: pytest.Config, checkpoints: Sequence[str]) -> 
 SESSION_KEY: Final = pytest.StashKey[FairnessSession]()
 CAPTURE_KEY: Final = pytest.StashKey[Capture]()
 RECORD_KEY: Final = pytest.StashKey[TestRecord]()
+#: What produced each of a test's features (:func:`pytest_fairness.provenance.extraction`).
+EXTRACTIONS_KEY: Final = pytest.StashKey[list[dict[str, Any]]]()
 #: The error a test's markers raised (a violation or a bad marker), to report it plainly.
 MARKER_ERROR_KEY: Final = pytest.StashKey[BaseException]()
 

@@ -15,7 +15,7 @@ an import of ``x.y``. Three rules are checked:
    6     entry points                         ``plugin``, ``cli``
    5     the run                              ``session``, ``markers``, ``hookspec``
    4     semantics, persistence, rendering    ``checks``, ``report/*``, ``baseline``,
-                                              ``history``
+                                              ``history``, ``provenance``
    3     computation and inputs               ``indicators/*``, ``extract``, ``data/*``,
                                               ``perturbations``
    2     values                               ``stats``, ``results``, ``options``,
@@ -52,7 +52,8 @@ SOURCE = Path(__file__).resolve().parents[1] / PACKAGE
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("entry points", ("plugin", "cli")),
     ("the run", ("session", "markers", "hookspec")),
-    ("semantics, persistence, rendering", ("checks", "report", "baseline", "history")),
+    ("semantics, persistence, rendering", ("checks", "report", "baseline", "history",
+                                           "provenance")),
     ("computation and inputs", ("indicators", "extract", "data", "perturbations")),
     ("values", ("stats", "results", "options", "_optional")),
     ("errors", ("errors",)),

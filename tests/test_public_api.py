@@ -11,6 +11,7 @@ from pytest_fairness import indicators
 
 PUBLIC = [
     "CheckOutcome",
+    "CheckpointIgnoredError",
     "Curve",
     "FairnessConfigError",
     "FairnessError",

@@ -11,7 +11,10 @@ Layout (``schema`` 1)::
         {"nodeid": ..., "test": ..., "checkpoint": ..., "outcome": "failed",
          "results": [IndicatorResult.to_dict() + {"key": ...}, ...],   # groups, intervals,
          "checks": [CheckOutcome.to_dict(), ...],                       # curves, matrices,
-         "regressions": [Comparison.to_dict(), ...]}                     # tables, slices
+         "regressions": [Comparison.to_dict(), ...],                     # tables, slices
+         "model_fingerprint": ..., "dataset_fingerprint": ...,    # of the test's features
+         "extractions": [{"dataset": ..., "dataset_fingerprint": ...,
+                          "model_fingerprint": ..., "features_digest": ...}, ...]}
       ]
     }
 
@@ -57,6 +60,9 @@ def _test(record: Mapping[str, Any]) -> dict[str, Any]:
         "checks": list(record.get("checks", [])),
         "regressions": list(record.get("regressions", [])),
         "notes": list(record.get("notes", [])),
+        "model_fingerprint": record.get("model_fingerprint"),
+        "dataset_fingerprint": record.get("dataset_fingerprint"),
+        "extractions": list(record.get("extractions", [])),
     }
 
 

@@ -1,0 +1,179 @@
+"""What produced a test's features, and the check that each checkpoint produced its own.
+
+With ``--fairness-checkpoint A --fairness-checkpoint B`` a test that uses
+``fairness_features`` runs once per checkpoint. Every extraction leaves an entry in the
+test's record (:func:`extraction`): the dataset, its fingerprint, the fingerprint of the
+model and a sha256 of the features. Two checkpoints of one test whose entries have the
+same model fingerprint and the same features measured one model twice: the
+``fairness_model`` override ignores ``fairness_checkpoint``, or names every checkpoint
+with one ``model_id`` (so the feature cache returns one checkpoint's features for all).
+A model whose checkpoints share only a backbone (``module="backbone"``) is not flagged:
+the whole model's fingerprint differs.
+
+Two places notice it:
+
+* in the test: :func:`publish` writes the entry to a folder the run shares with its
+  pytest-xdist workers, and raises :class:`~pytest_fairness.errors.CheckpointIgnoredError`
+  when another checkpoint of the test wrote the same one, so the later test of a pair fails;
+* at the end of the run: :func:`same_features` over every record, so the summary names
+  each affected test, an earlier one that passed included, and the run fails.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, final
+
+from pytest_fairness.errors import CheckpointIgnoredError
+
+if TYPE_CHECKING:
+    from pytest_fairness.extract import Features
+
+__all__ = [
+    "WORKER_INPUT",
+    "SameFeatures",
+    "extraction",
+    "joined",
+    "publish",
+    "same_features",
+    "same_features_message",
+]
+
+#: The ``workerinput`` key that gives pytest-xdist workers the run's shared folder.
+WORKER_INPUT: Final = "fairness_features_dir"
+
+FIX: Final = """\
+The `fairness_model` override in conftest.py must request `fairness_checkpoint` and load it:
+
+    @pytest.fixture(scope="session")
+    def fairness_model(fairness_checkpoint):
+        return load_my_model(fairness_checkpoint).eval()"""
+
+
+def extraction(features: Features, *, model_fingerprint: str) -> dict[str, Any]:
+    """The record entry of one extraction: dataset, fingerprints and the features' digest."""
+    return {
+        "dataset": features.dataset.name,
+        "dataset_fingerprint": features.dataset.fingerprint,
+        "model_fingerprint": model_fingerprint,
+        "features_digest": features.digest,
+    }
+
+
+def joined(sources: Iterable[Mapping[str, Any]], names: Sequence[str]) -> str | None:
+    """The distinct values of ``names`` in ``sources``, in order, joined by commas; or None.
+
+    Examples
+    --------
+    >>> joined([{"a": "x"}, {"a": "y"}, {"b": "x"}], ("a", "b"))
+    'x,y'
+    """
+    seen = dict.fromkeys(str(source[name]) for source in sources for name in names
+                         if source.get(name) is not None)
+    return ",".join(seen) or None
+
+
+def _label(checkpoint: str) -> str:
+    """A checkpoint as its test ids show it (the file name)."""
+    return Path(checkpoint).name or checkpoint
+
+
+def same_features_message(test: str, checkpoints: Sequence[str], model_fingerprint: str) -> str:
+    """Why checkpoints of ``test`` that gave the same features fail, and how to fix it.
+
+    Examples
+    --------
+    >>> print(same_features_message("t.py::test_gap", ["a.pt", "b.pt"], "state:1f3a")
+    ...       .splitlines()[0])
+    checkpoints a.pt and b.pt gave identical features in t.py::test_gap: ...
+    """
+    names = [_label(c) for c in checkpoints]
+    listed = ", ".join(names[:-1]) + f" and {names[-1]}"
+    shown = model_fingerprint if len(model_fingerprint) <= 40 else model_fingerprint[:40] + "..."
+    message = (f"checkpoints {listed} gave identical features in {test}: the model under "
+               f"test was the same for each (fingerprint {shown}).\n{FIX}")
+    if model_fingerprint.startswith("id:"):
+        message += (
+            f"\nThe model is also named {model_fingerprint[3:]!r} at every checkpoint "
+            "(model_id= or a fairness_fingerprint attribute), so the feature cache returns "
+            "one checkpoint's features for all: put the checkpoint in the name, e.g. "
+            'model_id=f"my-model@{fairness_checkpoint}".'
+        )
+    return message
+
+
+def publish(directory: Path, *, test: str, checkpoint: str, entry: Mapping[str, Any]) -> None:
+    """Write ``entry`` of ``test`` at ``checkpoint`` to the run's shared ``directory``.
+
+    Raises
+    ------
+    CheckpointIgnoredError
+        When another checkpoint of ``test`` already wrote the same model fingerprint and
+        features digest (in this process or another pytest-xdist worker).
+    """
+    __tracebackhide__ = True
+    from pytest_fairness.report.json_report import atomic_write_text
+
+    same = "\0".join((test, entry["model_fingerprint"], entry["features_digest"]))
+    key = hashlib.sha256(same.encode()).hexdigest()[:32]
+    mine = f"{key}-{hashlib.sha256(checkpoint.encode()).hexdigest()[:16]}"
+    atomic_write_text(directory / mine, checkpoint)  # whole or absent for other readers
+    others = sorted(path.read_text(encoding="utf-8") for path in directory.glob(f"{key}-*")
+                    if path.name != mine)
+    if others:
+        raise CheckpointIgnoredError(
+            same_features_message(test, sorted([*others, checkpoint]),
+                                  entry["model_fingerprint"]))
+
+
+@final
+@dataclass(frozen=True)
+class SameFeatures:
+    """Checkpoints of one test that gave the same features (see :func:`same_features`).
+
+    Parameters
+    ----------
+    test : str
+        The test id without the checkpoint parameter.
+    nodeids : tuple of str
+        The affected test ids, one per checkpoint.
+    message : str
+        What happened and how to fix it (:func:`same_features_message`).
+    """
+
+    test: str
+    nodeids: tuple[str, ...]
+    message: str
+
+
+def same_features(records: Iterable[Mapping[str, Any]]) -> list[SameFeatures]:
+    """The tests of a run whose checkpoints gave the same features, one entry per test.
+
+    ``records`` are the plugin's per-test records (``TestRecord.to_dict()``): ``test``,
+    ``nodeid``, ``checkpoint`` and ``extractions`` (entries of :func:`extraction`).
+
+    Examples
+    --------
+    >>> entry = {"model_fingerprint": "state:1f3a", "features_digest": "9c0d"}
+    >>> records = [{"test": "t.py::g", "nodeid": f"t.py::g[{c}]", "checkpoint": c,
+    ...             "extractions": [entry]} for c in ("a.pt", "b.pt")]
+    >>> [found.nodeids for found in same_features(records)]
+    [('t.py::g[a.pt]', 't.py::g[b.pt]')]
+    """
+    by_key: dict[tuple[str, str, str], dict[str, str]] = {}  # → checkpoint → nodeid
+    for record in records:
+        if record.get("checkpoint") is None:
+            continue
+        for entry in record.get("extractions", ()):
+            key = (record["test"], entry["model_fingerprint"], entry["features_digest"])
+            by_key.setdefault(key, {}).setdefault(record["checkpoint"], record["nodeid"])
+    found: dict[str, tuple[dict[str, str], str]] = {}  # test → (checkpoint → nodeid, model)
+    for (test, model, _), nodeids in by_key.items():
+        if len(nodeids) > 1:
+            found.setdefault(test, ({}, model))[0].update(nodeids)
+    return [SameFeatures(test, tuple(nodeids[c] for c in sorted(nodeids)),
+                         same_features_message(test, sorted(nodeids), model))
+            for test, (nodeids, model) in found.items()]
