@@ -260,6 +260,29 @@ def _result_html(data: Mapping[str, Any], draw: bool) -> str:
     return "\n".join(parts)
 
 
+def _change(c: Mapping[str, Any]) -> str:
+    """``+0.02 worse, interval [...] paired, `` of a comparison (empty parts left out)."""
+    text = "" if c.get("worse_by") is None else f"{c['worse_by']:+.4g} worse, "
+    interval = c.get("interval")
+    if interval:
+        text += (f"interval [{interval[0]:+.4g}, {interval[1]:+.4g}] "
+                 f"{'paired' if c.get('paired') else 'unpaired'}, ")
+    rule = c.get("confidence") or "point"
+    return text + ("" if rule == "point" else f"{_e(rule)}, ")
+
+
+def _checkpoints_html(comparisons: Sequence[Mapping[str, Any]]) -> str:
+    """Each checkpoint against the reference one (``checkpoint_comparisons``)."""
+    if not comparisons:
+        return ""
+    rows = [[_e(c.get("test")), _e(c.get("result")), _e(c.get("metric")),
+             _num(c.get("baseline")), _num(c.get("now")), _e(_change(c).rstrip(", "))]
+            for c in comparisons]
+    return ("<h2>Checkpoints compared with the reference</h2>"
+            + _table(["test", "result", "metric", "reference", "this checkpoint", "change"],
+                     rows, raw=True))
+
+
 def _regressions_html(comparisons: Sequence[Mapping[str, Any]]) -> str:
     if not comparisons:
         return ""
@@ -271,7 +294,8 @@ def _regressions_html(comparisons: Sequence[Mapping[str, Any]]) -> str:
         parts.append(
             f'<p><span class="{verdict}">{verdict}</span> {_e(c.get("result"))}: '
             f"{_e(c.get('metric'))}{where} baseline {_num(c.get('baseline'))} → now "
-            f"{_num(c.get('now'))} (tolerance {_num(c.get('tolerance'))}, {direction})</p>"
+            f"{_num(c.get('now'))} ({_change(c)}tolerance {_num(c.get('tolerance'))}, "
+            f"{direction})</p>"
         )
         rows = []
         higher = c.get("higher_is_better_groups", True)
@@ -382,6 +406,7 @@ def render_html(
     parts.append("<h2>Summary</h2>")
     parts.append(_table(["test", "indicator", "limit", "observed", "verdict"],
                         _summary_rows(tests), raw=True))
+    parts.append(_checkpoints_html(document.get("checkpoint_comparisons", [])))
     for index, test in enumerate(tests):
         outcome = str(test.get("outcome") or "")
         checkpoint = test.get("checkpoint")
