@@ -21,6 +21,7 @@ PUBLIC = [
     "InvalidDataError",
     "Matrix",
     "MissingDependencyError",
+    "MissingFeaturesError",
     "__version__",
     "check",
     "fairness",
