@@ -154,7 +154,7 @@ def _key(**parts: Any) -> str:
 
 
 def _receipt(shard: Path) -> Path:
-    return shard.with_suffix(_RECEIPT_SUFFIX)
+    return shard.with_name("_" + shard.with_suffix(_RECEIPT_SUFFIX).name)
 
 
 def _kept(shard: Path, key: str) -> dict[str, Any] | None:
@@ -358,7 +358,8 @@ def _remove_stale(out: Path, manifest: dict[str, Any]) -> None:
     """Remove shards (and receipts) of earlier jobs from the extractions' directories."""
     listed = {shard["file"] for e in manifest["extractions"] for shard in e["shards"]}
     for extraction in manifest["extractions"]:
-        for path in (out / extraction["directory"]).glob("part-*"):
-            relative = f"{extraction['directory']}/{path.with_suffix('.parquet').name}"
+        for path in (out / extraction["directory"]).glob("*part-*"):
+            name = path.with_suffix(".parquet").name.lstrip("_")
+            relative = f"{extraction['directory']}/{name}"
             if relative not in listed:
                 path.unlink(missing_ok=True)

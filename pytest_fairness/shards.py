@@ -5,7 +5,7 @@ perturbation at each level), one Parquet file per process (rank) that extracted 
 the images, and a manifest written last::
 
     features/
-      manifest.json
+      _manifest.json
       clean/part-00000-of-00002.parquet
       clean/part-00001-of-00002.parquet
       gaussian_blur-0.5/part-00000-of-00002.parquet
@@ -60,9 +60,11 @@ __all__ = [
 
 FORMAT: Final = "pytest-fairness-features"
 FORMAT_VERSION: Final = 1
-MANIFEST: Final = "manifest.json"
+#: Names starting with ``_`` are skipped by ``pyarrow.dataset``, so ``dataset(DIR/clean)``
+#: reads only the shards.
+MANIFEST: Final = "_manifest.json"
 #: Written when an extraction starts, removed with the manifest's arrival: the command.
-JOB_FILE: Final = "extract-command.txt"
+JOB_FILE: Final = "_extract-command.txt"
 ID_COLUMN: Final = "image_id"
 CLEAN: Final = "clean"
 _CHUNK: Final = 1 << 20
