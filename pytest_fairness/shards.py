@@ -281,9 +281,28 @@ def read_shards(
         files.append(path)
     outputs = {str(k): v for k, v in manifest["outputs"].items()}
     if cache_dir is None:
-        _check_sums(folder, extraction, command)
-        return _decode(files, dataset, outputs, folder, None)
+        return _checked_decode(folder, extraction, files, dataset, outputs, command, None)
     return _cached(folder, extraction, files, dataset, outputs, command, Path(cache_dir))
+
+
+def _checked_decode(folder: Path, extraction: Mapping[str, Any], files: Sequence[Path],
+                    dataset: FairnessDataset, outputs: Mapping[str, Any], command: str,
+                    entry: Path | None) -> dict[str, NDArray[Any]]:
+    """Decode while a thread checks the sha256s (hashlib releases the GIL).
+
+    A checksum error wins over what decoding a damaged shard raised.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        sums = pool.submit(_check_sums, folder, extraction, command)
+        try:
+            matrices = _decode(files, dataset, outputs, folder, entry)
+        except MissingFeaturesError:
+            sums.result()
+            raise
+        sums.result()
+    return matrices
 
 
 def _check_sums(folder: Path, extraction: Mapping[str, Any], command: str) -> None:
@@ -326,8 +345,7 @@ def _cached(folder: Path, extraction: Mapping[str, Any], files: Sequence[Path],
     with FileLock(str(entry) + ".lock"):
         arrays = mapped()  # another worker may have decoded it meanwhile
         if arrays is None:
-            _check_sums(folder, extraction, command)
-            _decode(files, dataset, outputs, folder, entry)
+            _checked_decode(folder, extraction, files, dataset, outputs, command, entry)
             arrays = mapped()
     assert arrays is not None
     return arrays
@@ -355,8 +373,9 @@ def _decode(files: Sequence[Path], dataset: FairnessDataset, outputs: Mapping[st
                                                        dtype=dtype, shape=shape)
     index = pd.Index(dataset.image_ids)
     seen = np.zeros(n, dtype=bool)
+    # One shard and one batch ahead: more readahead only holds more decoded pages in memory.
     scanner = pads.dataset([str(f) for f in files], format="parquet").scanner(
-        columns=[ID_COLUMN, *outputs])
+        columns=[ID_COLUMN, *outputs], batch_readahead=1, fragment_readahead=1)
     try:
         for batch in scanner.to_batches():
             ids = batch.column(ID_COLUMN).to_numpy(zero_copy_only=False)
