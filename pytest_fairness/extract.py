@@ -1134,7 +1134,7 @@ def load_precomputed(path: str | os.PathLike[str], dataset: FairnessDataset, *,
     import numpy as np
 
     file = Path(path)
-    if file.is_dir():
+    if file.is_dir() and file.suffix.lower() not in (".npy", ".npz", ".parquet"):
         from pytest_fairness.shards import read_shards
 
         return Features(dataset, read_shards(
