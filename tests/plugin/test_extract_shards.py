@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 # Import the heavy modules once, before pytester (see test_integration_fair_sa.py).
-pytest.importorskip("pyarrow")
+pads = pytest.importorskip("pyarrow.dataset")
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
@@ -302,8 +302,6 @@ def test_torchrun_two_ranks_match_one_process_and_gate(model_path: Path, tmp_pat
     for extraction in manifest["extractions"]:
         assert [s["rows"] for s in extraction["shards"]] == [8, 8]
         assert len(list((out / extraction["directory"]).glob("*.parquet"))) == 2
-    import pyarrow.dataset as pads
-
     ids = pads.dataset(str(out / "clean"), format="parquet").to_table().column("image_id")
     assert sorted(ids.to_pylist()) == sorted(load_manifest(DATA).image_ids)
     for perturbation in (None, *PERTURBATIONS):
