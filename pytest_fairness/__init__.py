@@ -18,6 +18,7 @@ from pytest_fairness.errors import (
     InsufficientDataError,
     InvalidDataError,
     MissingDependencyError,
+    MissingFeaturesError,
 )
 from pytest_fairness.markers import check, fairness
 from pytest_fairness.results import Curve, GroupStat, IndicatorResult, Matrix
@@ -35,6 +36,7 @@ __all__ = [
     "InvalidDataError",
     "Matrix",
     "MissingDependencyError",
+    "MissingFeaturesError",
     "__version__",
     "check",
     "fairness",

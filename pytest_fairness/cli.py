@@ -6,6 +6,7 @@
     pytest-fairness history [--metric gap] [--last 20]        # tests × checkpoints table
     pytest-fairness compare A B [--fail gap:0.01,value:0.02]  # exit 1 on a regression
     pytest-fairness report RUN --html DIR                     # rebuild a run's report
+    pytest-fairness extract --model PKG.MOD:FN --data NAME=PATH --out DIR [--fair-sa 5]
 
 ``A``, ``B`` and ``RUN`` are baseline JSON files (or ``report.json`` files), run ids, run
 labels or checkpoint names in the history store (``--history PATH``, before or after the
@@ -17,7 +18,12 @@ project's top (a folder with ``.git``), and the default is then next to the near
 something did, 2 on a usage error (a missing, damaged or unreadable store or baseline, no
 test of B in A, an output folder that cannot be written).
 
-The command only reads the store: it opens it read-only, never switches it to WAL or
+``extract`` runs a model over a dataset (clean and perturbed) and writes the features as
+Parquet shards with a manifest; under ``torchrun --nproc-per-node N`` each process extracts
+a part. ``pytest --fairness-features DIR`` then gates on them without the model (see
+docs/scale.md).
+
+The other commands only read the store: it opens it read-only, never switches it to WAL or
 migrates it, so a store on a read-only disk or owned by another user can be read.
 """
 
@@ -31,7 +37,16 @@ from typing import Any, Final
 
 from pytest_fairness.errors import FairnessConfigError, FairnessError
 from pytest_fairness.indicators import headline
-from pytest_fairness.options import COMPARE_METRICS, parse_compare_fail, parse_run_ref
+from pytest_fairness.options import (
+    COMPARE_METRICS,
+    parse_batch_size,
+    parse_compare_fail,
+    parse_data_item,
+    parse_levels,
+    parse_perturbation_item,
+    parse_run_ref,
+    parse_seed,
+)
 
 __all__ = ["ROOT_MARKERS", "find_history", "main"]
 
@@ -74,7 +89,8 @@ def find_history(start: Path | None = None) -> Path:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pytest-fairness",
-        description="Read pytest-fairness history and baselines without running tests.",
+        description="Read pytest-fairness history and baselines without running tests; "
+                    "extract features for them.",
     )
     parser.add_argument("--history", metavar="PATH", default=None, help=_HISTORY_HELP)
     # The same option after the command (`compare A B --history PATH`); SUPPRESS keeps the
@@ -116,6 +132,40 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("run", type=parse_run_ref, metavar="RUN",
                         help="run id, label or checkpoint in the history")
     report.add_argument("--html", required=True, metavar="DIR", help="output directory")
+
+    extract = commands.add_parser(
+        "extract", help="run a model over a dataset; write its features as Parquet shards",
+        description="Run a model over a dataset, clean and perturbed, and write the features "
+                    "as Parquet shards under --out. Under `torchrun --nproc-per-node N` each "
+                    "process extracts a part. Run again to resume: shards whose checksums "
+                    "match are kept.")
+    extract.add_argument("--model", required=True, metavar="PKG.MODULE:FUNCTION",
+                         help="factory returning the model (called with checkpoint=PATH when "
+                              "--checkpoint is given)")
+    extract.add_argument("--checkpoint", default=None, metavar="PATH",
+                         help="passed to the factory as checkpoint=PATH")
+    extract.add_argument("--data", "--fairness-data", dest="data", required=True,
+                         type=parse_data_item, metavar="NAME=PATH",
+                         help="the dataset, as pytest's --fairness-data NAME=PATH")
+    extract.add_argument("--out", required=True, metavar="DIR", help="features directory")
+    extract.add_argument("--perturbation", action="append", default=[],
+                         type=parse_perturbation_item, metavar="NAME:LEVEL",
+                         help="also extract this perturbation at this level (repeatable)")
+    extract.add_argument("--fair-sa", type=parse_levels, default=None, metavar="LEVELS",
+                         help="also extract every perturbation at LEVELS evenly spaced levels "
+                              "(as fair_sa(levels=LEVELS))")
+    extract.add_argument("--seed", type=parse_seed, default=0,
+                         help="seed of the random perturbations (default: %(default)s)")
+    extract.add_argument("--image-size", type=parse_batch_size, default=224, metavar="N",
+                         help="resize images to N×N (default: %(default)s)")
+    extract.add_argument("--normalize", choices=("imagenet", "none"), default="imagenet",
+                         help="per-channel normalisation (default: %(default)s)")
+    extract.add_argument("--batch-size", type=parse_batch_size, default=64, metavar="N",
+                         help="images per forward pass (default: %(default)s)")
+    extract.add_argument("--num-workers", type=int, default=0, metavar="N",
+                         help="DataLoader worker processes per rank (default: %(default)s)")
+    extract.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                         help="auto: each rank's GPU if any, else the CPU")
     return parser
 
 
@@ -281,6 +331,49 @@ def _report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _extract(args: argparse.Namespace) -> int:
+    import shlex
+
+    import numpy as np
+
+    from pytest_fairness.extract_job import ExtractJob, run_job
+    from pytest_fairness.perturbations import PERTURBATIONS
+
+    name, root = args.data
+    root, out = str(Path(root).resolve()), Path(args.out).resolve()
+    perturbations = [(n, level, args.seed) for n, level in args.perturbation]
+    words = ["pytest-fairness", "extract", "--model", args.model, "--data", f"{name}={root}",
+             "--out", str(out)]
+    if args.checkpoint is not None:
+        words += ["--checkpoint", str(Path(args.checkpoint).resolve())
+                  if Path(args.checkpoint).exists() else args.checkpoint]
+    for n, level in args.perturbation:
+        words += ["--perturbation", f"{n}:{level:g}"]
+    if args.fair_sa is not None:
+        words += ["--fair-sa", str(args.fair_sa)]
+        perturbations += [(n, float(level), args.seed) for n in PERTURBATIONS
+                          for level in np.linspace(0.0, 1.0, args.fair_sa)[1:]
+                          if (n, float(level), args.seed) not in perturbations]
+    if args.seed:
+        words += ["--seed", str(args.seed)]
+    if args.image_size != 224:
+        words += ["--image-size", str(args.image_size)]
+    if args.normalize != "imagenet":
+        words += ["--normalize", args.normalize]
+    job = ExtractJob(model=args.model, dataset=name, root=root, out=out,
+                     perturbations=tuple(perturbations), checkpoint=args.checkpoint,
+                     image_size=args.image_size, normalize=args.normalize,
+                     batch_size=args.batch_size, num_workers=args.num_workers,
+                     device=args.device, command=shlex.join(words))
+    summary = run_job(job, log=lambda line: print(line, flush=True))
+    where = f"[rank {summary.rank}/{summary.world_size}] " if summary.world_size > 1 else ""
+    print(f"{where}extracted {len(summary.extracted)} shard(s), kept {len(summary.kept)} "
+          "whose checksums matched", flush=True)
+    if summary.manifest is not None:
+        print(f"features written: {summary.manifest}", flush=True)
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit status (0 ok, 1 regression, 2 usage error)."""
     parser = _parser()
@@ -292,6 +385,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _history(args)
         if args.command == "compare":
             return _compare(args)
+        if args.command == "extract":
+            return _extract(args)
         return _report(args)
     except FairnessError as error:  # a bad argument, or a missing or damaged store or file
         print(f"pytest-fairness {args.command}: error: {error}", file=sys.stderr)

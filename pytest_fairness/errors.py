@@ -5,7 +5,8 @@
     FairnessError
     ├── FairnessConfigError (ValueError)     bad marker, option or indicator argument
     ├── InvalidDataError (ValueError)        malformed data: NaN, mismatched lengths, bad files
-    │   └── InsufficientDataError            too little data for a number (empty, one group)
+    │   ├── InsufficientDataError            too little data for a number (empty, one group)
+    │   └── MissingFeaturesError             extracted features incomplete, damaged or not these
     ├── MissingDependencyError (ImportError) an optional package is absent; names the pip extra
     ├── CheckpointIgnoredError               two checkpoints of a test gave the same features
     └── FairnessViolation (AssertionError)   a result breaks a limit; pytest reports a failure
@@ -25,6 +26,7 @@ __all__ = [
     "InsufficientDataError",
     "InvalidDataError",
     "MissingDependencyError",
+    "MissingFeaturesError",
 ]
 
 
@@ -42,6 +44,14 @@ class InvalidDataError(FairnessError, ValueError):
 
 class InsufficientDataError(InvalidDataError):
     """There is too little data to compute the requested number."""
+
+
+class MissingFeaturesError(InvalidDataError):
+    """Extracted features are incomplete, damaged, of another dataset or lack a perturbation.
+
+    The message names what is missing and the ``pytest-fairness extract`` command that
+    produces it.
+    """
 
 
 class MissingDependencyError(FairnessError, ImportError):

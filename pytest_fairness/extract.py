@@ -65,6 +65,7 @@ __all__ = [
     "cache_key",
     "callable_fingerprint",
     "extract_features",
+    "extract_rows",
     "forward_batches",
     "load_precomputed",
     "model_fingerprint",
@@ -754,11 +755,15 @@ def _cached_or_extract(entry: Path, key: str, model: Any, dataset: FairnessDatas
 
 def _run(model: Any, dataset: FairnessDataset, transform: Any, norm: Any, perturb_fn: Any,
          layers: Sequence[str], batch_size: int, num_workers: int, device: torch.device,
-         amp: bool, bar: _Progress) -> dict[str, NDArray[Any]]:
+         amp: bool, bar: _Progress, rows: Sequence[int] | None = None
+         ) -> dict[str, NDArray[Any]]:
     import torch
 
+    source: Any = _ImageRows(dataset, transform)
+    if rows is not None:  # a part of the dataset; batches keep the dataset's row numbers
+        source = torch.utils.data.Subset(source, list(rows))
     loader: Any = torch.utils.data.DataLoader(
-        _ImageRows(dataset, transform),  # type: ignore[arg-type]
+        source,
         batch_size=batch_size,
         shuffle=False,
         num_workers=num_workers,
@@ -808,6 +813,40 @@ def _run(model: Any, dataset: FairnessDataset, transform: Any, norm: Any, pertur
             handle.remove()
         if module is not None:
             module.train(was_training)
+
+
+def extract_rows(
+    model: Any,
+    dataset: FairnessDataset,
+    rows: Sequence[int],
+    *,
+    transform: Callable[[Any], Any] | None = None,
+    normalize: Any = "imagenet",
+    perturbation: Any = None,
+    batch_size: int = 64,
+    num_workers: int = 0,
+    device: Any = "cpu",
+    progress: bool | ProgressSink | None = None,
+) -> dict[str, NDArray[Any]]:
+    """Run ``model`` over the given rows of ``dataset`` only: one part of a sharded job.
+
+    The same forward pass as :func:`extract_features` (same arguments, no cache), over the
+    images ``rows`` (row numbers of ``dataset``, in that order). Perturbation noise is keyed
+    by those row numbers, so the parts of a split extraction, stacked, equal the whole.
+
+    Returns
+    -------
+    dict of str to ndarray
+        Every output, one row per entry of ``rows``.
+    """
+    _check_positive("batch_size", batch_size)
+    _check_positive("num_workers", num_workers, 0)
+    transform = DefaultTransform() if transform is None else transform
+    norm, _ = _normalizer(normalize)
+    perturb_fn, _ = _perturbation(perturbation)
+    bar = _Progress(dataset.name, _perturbation_label(perturbation), len(rows), progress)
+    return _run(model, dataset, transform, norm, perturb_fn, (), batch_size, num_workers,
+                _resolve_device(device), False, bar, rows=rows)
 
 
 def forward_batches(
@@ -1057,12 +1096,17 @@ def _write_entry(entry: Path, outputs: Mapping[str, NDArray[Any]], dataset: Fair
 
 # -- precomputed features ------------------------------------------------------------------
 def load_precomputed(path: str | os.PathLike[str], dataset: FairnessDataset, *,
-                     id_column: str = "image_id") -> Features:
+                     id_column: str = "image_id", perturbation: Any = None,
+                     transform: Any = None, normalize: Any = None,
+                     cache_dir: str | os.PathLike[str] | None = None) -> Features:
     """Read features computed elsewhere and align them with ``dataset``'s rows.
 
     Parameters
     ----------
     path : str or Path
+        * a directory written by ``pytest-fairness extract`` (Parquet shards and their
+          manifest, see :mod:`pytest_fairness.shards`): the manifest is checked (dataset
+          fingerprint, every id once, each shard's sha256) and one extraction read;
         * ``.npy``: one 2-D array, rows in the dataset's order (no ids to check against).
         * ``.npz``: named 2-D arrays (``embeddings``, ``logits``, …) and optionally an
           ``id_column`` array of image ids; with ids, rows are matched by id.
@@ -1074,6 +1118,14 @@ def load_precomputed(path: str | os.PathLike[str], dataset: FairnessDataset, *,
         dataset missing from the file are an error.
     id_column : str
         Name of the id array/column.
+    perturbation : None, (name, level) or (name, level, seed)
+        Directories only: which extraction to read (default: the clean images).
+    transform, normalize : optional
+        Directories only: when given, the extraction must have used the same transform
+        and normalisation (as :func:`extract_features` takes them).
+    cache_dir : str or Path, optional
+        Directories only: keep the decoded matrices there and memory-map them, so
+        processes (pytest-xdist workers) share one copy.
 
     Returns
     -------
@@ -1092,10 +1144,17 @@ def load_precomputed(path: str | os.PathLike[str], dataset: FairnessDataset, *,
     import numpy as np
 
     file = Path(path)
+    if file.is_dir() and file.suffix.lower() not in (".npy", ".npz", ".parquet"):
+        from pytest_fairness.shards import read_shards
+
+        return Features(dataset, read_shards(
+            file, dataset, perturbation=perturbation, cache_dir=cache_dir,
+            transform=None if transform is None else callable_fingerprint(transform),
+            normalize=None if normalize is None else _normalizer(normalize)[1]))
     if not file.is_file():
         raise InvalidDataError(
             f"precomputed features {str(file)!r} do not exist; pass a .npy, .npz or .parquet "
-            "file."
+            "file, or a directory written by `pytest-fairness extract`."
         )
     suffix = file.suffix.lower()
     if suffix not in (".npy", ".npz", ".parquet"):

@@ -34,6 +34,8 @@ __all__ = [
     "parse_compare_fail",
     "parse_data_item",
     "parse_device",
+    "parse_levels",
+    "parse_perturbation_item",
     "parse_run_ref",
     "parse_seed",
     "parse_tolerance",
@@ -173,6 +175,46 @@ def parse_data_item(value: str) -> tuple[str, str]:
     return name, path
 
 
+def parse_perturbation_item(value: str) -> tuple[str, float]:
+    """Parse ``NAME:LEVEL`` (``pytest-fairness extract --perturbation``), level in (0, 1].
+
+    Examples
+    --------
+    >>> parse_perturbation_item("gaussian_blur:0.5")
+    ('gaussian_blur', 0.5)
+    """
+    name, sep, level = value.partition(":")
+    try:
+        number = float(level)
+    except ValueError:
+        number = math.nan
+    if not sep or not name.strip() or not 0 < number <= 1:
+        raise argparse.ArgumentTypeError(
+            f"expected NAME:LEVEL with a level in (0, 1] (e.g. gaussian_blur:0.5); got "
+            f"{value!r}"
+        )
+    return name.strip(), number
+
+
+def parse_levels(value: str) -> int:
+    """Parse ``--fair-sa LEVELS``: an int >= 2, that many evenly spaced levels in [0, 1].
+
+    Examples
+    --------
+    >>> parse_levels("5")
+    5
+    """
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 2:
+        raise argparse.ArgumentTypeError(
+            f"levels must be an int >= 2 (as fair_sa's levels=, 0 included); got {value!r}"
+        )
+    return number
+
+
 def parse_batch_size(value: str) -> int:
     """Parse ``--fairness-batch-size``: a positive int."""
     try:
@@ -266,6 +308,9 @@ def add_options(parser: pytest.Parser) -> None:
         help=f"feature cache directory (default {DEFAULT_CACHE_DIR} under rootdir).")
     add("--fairness-no-cache", action="store_true", default=False,
         help="neither read nor write the feature cache.")
+    add("--fairness-features", default=None, metavar="DIR", dest="fairness_features",
+        help="read features from DIR, written by `pytest-fairness extract`, instead of "
+             "running the model (fairness_features then needs no fairness_model).")
     add("--fairness-checkpoint", action="append", default=[], metavar="PATH",
         help="model checkpoint (repeatable): tests using it run once per checkpoint.")
     add("--fairness-batch-size", default=DEFAULT_BATCH_SIZE, type=parse_batch_size,

@@ -296,20 +296,24 @@ def fairness_model() -> Any:
 
 
 @pytest.fixture
-def fairness_features(request: pytest.FixtureRequest, fairness_model: Any,
+def fairness_features(request: pytest.FixtureRequest,
                       fairness_checkpoint: str | None) -> Callable[..., Any]:
     """``fairness_features(dataset, *, transform=None, perturbation=None, ...)`` → Features.
 
     Extracts the model's outputs for every row of ``dataset`` in batches, on
     ``--fairness-device``, cached on disk (``--fairness-cache-dir``, off with
     ``--fairness-no-cache``) and in memory for the session. ``precomputed=PATH`` reads
-    ``.npy``/``.npz``/``.parquet`` features instead of running the model.
+    ``.npy``/``.npz``/``.parquet`` features instead of running the model. With
+    ``--fairness-features DIR`` every call reads what ``pytest-fairness extract`` wrote
+    there, and ``fairness_model`` is not requested: no model, no GPU.
 
     With several ``--fairness-checkpoint``, a test whose checkpoints give identical
     features from the same model fails with ``CheckpointIgnoredError``: the
     ``fairness_model`` override ignores ``fairness_checkpoint``.
     """
-    return session_of(request.config).features(fairness_model, request.node)
+    ahead = request.config.getoption("fairness_features", None) is not None
+    model = None if ahead else request.getfixturevalue("fairness_model")
+    return session_of(request.config).features(model, request.node)
 
 
 def _dataset_fixture(fixture: str, dataset: str, what: str) -> Any:

@@ -500,10 +500,19 @@ class FairnessSession:
                      precomputed: str | os.PathLike[str] | None = None,
                      model_id: str | None = None, module: str | None = None) -> Any:
             __tracebackhide__ = True
-            from pytest_fairness.extract import extract_features, load_precomputed
+            from pytest_fairness.extract import (
+                DefaultTransform,
+                extract_features,
+                load_precomputed,
+            )
 
             if precomputed is not None:
                 return load_precomputed(precomputed, dataset)
+            if self.config.getoption("fairness_features", None) is not None:  # extracted ahead
+                return load_precomputed(
+                    self.config.getoption("fairness_features"), dataset,
+                    perturbation=perturbation, normalize=normalize, cache_dir=self.cache_dir,
+                    transform=DefaultTransform() if transform is None else transform)
             extracted = extract_features(
                 model, dataset, transform=transform, perturbation=perturbation,
                 normalize=normalize, layers=layers,

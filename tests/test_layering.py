@@ -15,9 +15,9 @@ an import of ``x.y``. Three rules are checked:
    6     entry points                         ``plugin``, ``cli``
    5     the run                              ``session``, ``markers``, ``hookspec``
    4     semantics, persistence, rendering    ``checks``, ``report/*``, ``baseline``,
-                                              ``history``, ``provenance``
-   3     computation and inputs               ``indicators/*``, ``extract``, ``data/*``,
-                                              ``perturbations``
+                                              ``history``, ``provenance``, ``extract_job``
+   3     computation and inputs               ``indicators/*``, ``extract``, ``shards``,
+                                              ``data/*``, ``perturbations``
    2     values                               ``stats``, ``results``, ``options``,
                                               ``_optional``
    1     errors                               ``errors``
@@ -53,8 +53,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("entry points", ("plugin", "cli")),
     ("the run", ("session", "markers", "hookspec")),
     ("semantics, persistence, rendering", ("checks", "report", "baseline", "history",
-                                           "provenance")),
-    ("computation and inputs", ("indicators", "extract", "data", "perturbations")),
+                                           "provenance", "extract_job")),
+    ("computation and inputs", ("indicators", "extract", "shards", "data", "perturbations")),
     ("values", ("stats", "results", "options", "_optional")),
     ("errors", ("errors",)),
 )

@@ -22,6 +22,7 @@ PUBLIC = [
     "InvalidDataError",
     "Matrix",
     "MissingDependencyError",
+    "MissingFeaturesError",
     "__version__",
     "check",
     "fairness",

@@ -1,0 +1,365 @@
+"""``pytest-fairness extract``: a model over a dataset, written as Parquet shards.
+
+The job runs as one process, or as several under ``torchrun --nproc-per-node N``
+(``torch.distributed``: gloo on CPU, nccl on GPUs). Rank ``r`` of ``W`` takes the images
+``[r·n/W, (r+1)·n/W)``: disjoint parts, no image padded or repeated. For every extraction
+(the clean images, then each perturbation), each rank writes its own shard
+(:mod:`pytest_fairness.shards` describes the layout) and, next to it, a receipt: the shard's
+sha256, row count and the key of what it holds (model, checkpoint, dataset, transform,
+normalisation, perturbation, rows). When every rank is done, rank 0 writes the manifest,
+atomically.
+
+Running the same command again resumes: a shard whose receipt has the same key and whose
+bytes still match the receipt's sha256 is kept; the others are extracted again. The
+manifest is removed when a job starts, so a job that stops part-way (a rank killed, a node
+lost) leaves none, and readers refuse the directory until the job is run to its end.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import inspect
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, final
+
+from pytest_fairness.errors import FairnessConfigError
+from pytest_fairness.report.json_report import atomic_write_text
+from pytest_fairness.shards import (
+    FORMAT,
+    FORMAT_VERSION,
+    ID_COLUMN,
+    JOB_FILE,
+    MANIFEST,
+    file_sha256,
+    perturbation_dir,
+    perturbation_key,
+    perturbation_label,
+    shard_name,
+)
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from pytest_fairness.data.dataset import FairnessDataset
+    from pytest_fairness.extract import ExtractionProgress
+
+__all__ = ["ExtractJob", "ExtractSummary", "load_model", "run_job"]
+
+_RECEIPT_SUFFIX: Final = ".json"
+
+
+@final
+@dataclass(frozen=True)
+class ExtractJob:
+    """What ``pytest-fairness extract`` was asked to do (its parsed arguments).
+
+    Parameters
+    ----------
+    model : str
+        ``package.module:function``, a factory returning the model.
+    dataset, root : str
+        The dataset's name (as in ``--fairness-data NAME=PATH``) and root.
+    out : Path
+        The features directory.
+    perturbations : tuple of (name, level, seed)
+        The perturbed extractions, after the clean one.
+    checkpoint : str, optional
+        Passed to the factory as ``checkpoint=``.
+    image_size : int
+        Side of the default transform (resize to a square, values in [0, 1]).
+    normalize : str
+        ``"imagenet"`` or ``"none"``.
+    batch_size, num_workers : int
+        DataLoader settings.
+    device : str
+        ``auto`` (each rank's GPU if there are any, else the CPU), ``cpu``, ``cuda``.
+    command : str
+        The command line, recorded in the manifest and quoted in error messages.
+    """
+
+    model: str
+    dataset: str
+    root: str
+    out: Path
+    perturbations: tuple[tuple[str, float, int], ...] = ()
+    checkpoint: str | None = None
+    image_size: int = 224
+    normalize: str = "imagenet"
+    batch_size: int = 64
+    num_workers: int = 0
+    device: str = "auto"
+    command: str = ""
+
+
+@final
+@dataclass(frozen=True)
+class ExtractSummary:
+    """What one rank did: shards kept (their checksums matched) and extracted."""
+
+    rank: int
+    world_size: int
+    kept: tuple[str, ...] = ()
+    extracted: tuple[str, ...] = ()
+    manifest: Path | None = field(default=None)
+
+
+def load_model(spec: str, checkpoint: str | None = None) -> Any:
+    """Call the factory ``package.module:function`` (with ``checkpoint=`` when given).
+
+    Examples
+    --------
+    >>> load_model("collections:OrderedDict")
+    OrderedDict()
+    """
+    module_name, sep, name = spec.partition(":")
+    if not sep or not module_name or not name:
+        raise FairnessConfigError(
+            f"--model must be package.module:function (a factory returning the model); got "
+            f"{spec!r}."
+        )
+    try:
+        factory = getattr(importlib.import_module(module_name), name)
+    except (ImportError, AttributeError) as error:
+        raise FairnessConfigError(
+            f"--model {spec}: cannot load it ({type(error).__name__}: {error}); check the "
+            "module is importable from here (PYTHONPATH) and defines the function."
+        ) from None
+    if checkpoint is None:
+        return factory()
+    parameters = inspect.signature(factory).parameters
+    if "checkpoint" not in parameters and not any(
+            p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        raise FairnessConfigError(
+            f"--checkpoint {checkpoint} given, but the factory {spec} takes no `checkpoint` "
+            "argument; add one (def factory(checkpoint=None): ...) or drop --checkpoint."
+        )
+    return factory(checkpoint=checkpoint)
+
+
+def _checkpoint_fingerprint(checkpoint: str | None) -> str | None:
+    if checkpoint is None:
+        return None
+    path = Path(checkpoint)
+    return f"sha256:{file_sha256(path)}" if path.is_file() else f"name:{checkpoint}"
+
+
+def _key(**parts: Any) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+def _receipt(shard: Path) -> Path:
+    return shard.with_name("_" + shard.with_suffix(_RECEIPT_SUFFIX).name)
+
+
+def _kept(shard: Path, key: str) -> dict[str, Any] | None:
+    """The shard's record when its receipt has ``key`` and its bytes its sha256; else None."""
+    try:
+        receipt = json.loads(_receipt(shard).read_text(encoding="utf-8"))
+        if receipt.get("key") == key and file_sha256(shard) == receipt.get("sha256"):
+            return dict(receipt["record"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    return None
+
+
+def _write_shard(shard: Path, ids: Sequence[str], outputs: dict[str, NDArray[Any]],
+                 metadata: dict[str, Any]) -> dict[str, Any]:
+    """Write one shard atomically; return its record (file, rows, sha256, outputs)."""
+    import numpy as np
+
+    from pytest_fairness._optional import require
+
+    pa = require("pyarrow", package="pytest-fairness[scale]", purpose="writing features")
+    pq = require("pyarrow.parquet", package="pytest-fairness[scale]",
+                 purpose="writing features")
+
+    columns: dict[str, Any] = {ID_COLUMN: pa.array(list(ids), pa.string())}
+    specs = {}
+    for name, array in outputs.items():
+        array = np.ascontiguousarray(array)
+        columns[name] = pa.FixedSizeListArray.from_arrays(pa.array(array.reshape(-1)),
+                                                          array.shape[1])
+        specs[name] = {"dtype": array.dtype.name, "width": int(array.shape[1])}
+    table = pa.table(columns).replace_schema_metadata(
+        {"pytest_fairness": json.dumps(metadata, sort_keys=True)})
+    shard.parent.mkdir(parents=True, exist_ok=True)
+    tmp = shard.with_name(f".{shard.name}.tmp")
+    # Features barely compress; uncompressed pages are the fastest to read back.
+    pq.write_table(table, tmp, compression="none")
+    os.replace(tmp, shard)
+    return {"rows": len(ids), "sha256": file_sha256(shard), "outputs": specs}
+
+
+def _progress(rank: int, world_size: int, log: Callable[[str], None]) -> Any:
+    """Progress as pytest shows it: a live bar on a terminal, else start and end lines."""
+    from pytest_fairness.report.terminal import progress_line
+
+    if world_size == 1 and sys.stderr.isatty():
+        return True
+    prefix = f"[rank {rank}/{world_size}] " if world_size > 1 else ""
+
+    def lines(event: ExtractionProgress) -> None:
+        if event.finished or not event.done:
+            log(prefix + progress_line(event))
+
+    return lines
+
+
+def _device(device: str) -> Any:
+    import torch
+
+    if device == "auto":
+        if torch.cuda.is_available():
+            local = int(os.environ.get("LOCAL_RANK", "0"))
+            torch.cuda.set_device(local)
+            return torch.device("cuda", local)
+        return torch.device("cpu")
+    return torch.device(device)
+
+
+def run_job(job: ExtractJob, *, log: Callable[[str], None] = print) -> ExtractSummary:
+    """Run this process's part of ``job``; on rank 0, write the manifest at the end.
+
+    Under ``torchrun`` (``WORLD_SIZE`` > 1) the process group is set up here and torn down
+    at the end; alone, the process is rank 0 of 1.
+    """
+    import torch.distributed as dist
+
+    from pytest_fairness.perturbations import PERTURBATIONS
+
+    unknown = sorted({name for name, _, _ in job.perturbations} - set(PERTURBATIONS))
+    if unknown:
+        raise FairnessConfigError(
+            f"--perturbation: unknown name(s) {unknown}; known: {', '.join(PERTURBATIONS)}."
+        )
+    device = _device(job.device)
+    distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
+    if distributed and not dist.is_initialized():
+        dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
+    try:
+        rank = dist.get_rank() if distributed else 0
+        world_size = dist.get_world_size() if distributed else 1
+        return _run(job, rank, world_size, device, log)
+    finally:
+        if distributed and dist.is_initialized():
+            dist.destroy_process_group()
+
+
+def _run(job: ExtractJob, rank: int, world_size: int, device: Any,
+         log: Callable[[str], None]) -> ExtractSummary:
+    import torch.distributed as dist
+
+    from pytest_fairness.data import LOADERS
+    from pytest_fairness.extract import (
+        DefaultTransform,
+        callable_fingerprint,
+        extract_rows,
+        model_fingerprint,
+    )
+
+    out = Path(job.out)
+    if rank == 0:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / MANIFEST).unlink(missing_ok=True)  # a job that stops part-way leaves none
+        atomic_write_text(out / JOB_FILE, job.command + "\n")
+    dataset: FairnessDataset = LOADERS[job.dataset](job.root)
+    n = len(dataset)
+    if n < world_size:
+        raise FairnessConfigError(
+            f"dataset {dataset.name!r} has {n} images for {world_size} processes; run fewer."
+        )
+    start, stop = rank * n // world_size, (rank + 1) * n // world_size
+    rows = list(range(start, stop))
+    ids = dataset.image_ids[start:stop]
+    model = load_model(job.model, job.checkpoint)
+    if hasattr(model, "to"):
+        model = model.to(device)
+    transform = DefaultTransform(job.image_size)
+    normalize = "imagenet" if job.normalize == "imagenet" else None
+    described = {
+        "model": {"factory": job.model, "fingerprint": model_fingerprint(model),
+                  "checkpoint": job.checkpoint,
+                  "checkpoint_fingerprint": _checkpoint_fingerprint(job.checkpoint)},
+        "dataset": {"name": dataset.name, "fingerprint": dataset.fingerprint, "rows": n},
+        "transform": callable_fingerprint(transform),
+        "normalize": "imagenet" if normalize else "None",
+    }
+    progress = _progress(rank, world_size, log)
+    kept: list[str] = []
+    extracted: list[str] = []
+    records: list[dict[str, Any]] = []
+    for spec in (None, *job.perturbations):
+        key = perturbation_key(spec)
+        relative = f"{perturbation_dir(key)}/{shard_name(rank, world_size)}"
+        shard = out / relative
+        shard_key = _key(**described, perturbation=key, rows=[start, stop])
+        record = _kept(shard, shard_key)
+        if record is None:
+            outputs = extract_rows(model, dataset, rows, transform=transform,
+                                   normalize=normalize, perturbation=spec,
+                                   batch_size=job.batch_size, num_workers=job.num_workers,
+                                   device=device, progress=progress)
+            record = _write_shard(shard, ids, outputs, {"key": shard_key, "perturbation": key,
+                                                         "dataset": dataset.fingerprint})
+            atomic_write_text(_receipt(shard), json.dumps(
+                {"key": shard_key, "sha256": record["sha256"], "record": record}) + "\n")
+            extracted.append(relative)
+        else:
+            kept.append(relative)
+            log((f"[rank {rank}/{world_size}] " if world_size > 1 else "")
+                + f"fairness: kept {relative} ({perturbation_label(key)}, {record['rows']} "
+                "images): its checksum matches")
+        records.append({"perturbation": key, "file": relative, **record})
+    gathered = [records]
+    if world_size > 1:
+        gathered = [[] for _ in range(world_size)]
+        dist.all_gather_object(gathered, records)
+    if rank != 0:
+        return ExtractSummary(rank, world_size, tuple(kept), tuple(extracted))
+    manifest = _manifest(job, described, gathered)
+    path = atomic_write_text(out / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True)
+                             + "\n")
+    _remove_stale(out, manifest)
+    (out / JOB_FILE).unlink(missing_ok=True)
+    return ExtractSummary(rank, world_size, tuple(kept), tuple(extracted), path)
+
+
+def _manifest(job: ExtractJob, described: dict[str, Any],
+              gathered: Sequence[Sequence[dict[str, Any]]]) -> dict[str, Any]:
+    """The manifest from every rank's shard records (rank order, extraction order)."""
+    first = gathered[0][0]["outputs"]
+    extractions = []
+    for i, record in enumerate(gathered[0]):
+        shards = []
+        for rank_records in gathered:
+            shard = rank_records[i]
+            if shard["outputs"] != first:
+                raise FairnessConfigError(
+                    f"shard {shard['file']} has outputs {shard['outputs']}, the first shard "
+                    f"{first}: the model's outputs changed between ranks or extractions."
+                )
+            shards.append({"file": shard["file"], "rows": shard["rows"],
+                           "sha256": shard["sha256"]})
+        extractions.append({"perturbation": record["perturbation"],
+                            "directory": perturbation_dir(record["perturbation"]),
+                            "shards": shards})
+    return {"format": FORMAT, "version": FORMAT_VERSION, "command": job.command,
+            **described, "outputs": first, "id_column": ID_COLUMN,
+            "extractions": extractions}
+
+
+def _remove_stale(out: Path, manifest: dict[str, Any]) -> None:
+    """Remove shards (and receipts) of earlier jobs from the extractions' directories."""
+    listed = {shard["file"] for e in manifest["extractions"] for shard in e["shards"]}
+    for extraction in manifest["extractions"]:
+        for path in (out / extraction["directory"]).glob("*part-*"):
+            name = path.with_suffix(".parquet").name.lstrip("_")
+            relative = f"{extraction['directory']}/{name}"
+            if relative not in listed:
+                path.unlink(missing_ok=True)

@@ -1,0 +1,423 @@
+"""Features as Parquet shards: the layout ``pytest-fairness extract`` writes, and its reader.
+
+A features directory holds one sub-directory per extraction (the clean images, and each
+perturbation at each level), one Parquet file per process (rank) that extracted a part of
+the images, and a manifest written last::
+
+    features/
+      _manifest.json
+      clean/part-00000-of-00002.parquet
+      clean/part-00001-of-00002.parquet
+      gaussian_blur-0.5/part-00000-of-00002.parquet
+      ...
+
+Each shard has a string column ``image_id`` and one ``fixed_size_list<float32>[width]``
+column per model output (``embeddings``, ``logits``, or a dict model's keys). The manifest
+(JSON) lists the format and its version, the model (factory, checkpoint, fingerprints), the
+dataset (name, fingerprint, rows), the transform and normalisation, the outputs (dtype and
+width), the command that wrote it, and every extraction with its perturbation and shards
+(file, rows and sha256). The manifest exists only once every shard is written: a directory
+without one is an extraction that has not finished.
+
+:func:`read_shards` checks the manifest against the dataset (fingerprint, every id exactly
+once across the shards, each shard's sha256), reads the shards through
+``pyarrow.dataset`` one record batch at a time into one matrix per output, in the
+dataset's row order. With a ``cache_dir`` the matrices are written there once, as ``.npy``
+files, and memory-mapped: pytest-xdist workers then share one decoded copy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from pytest_fairness.errors import FairnessConfigError, MissingFeaturesError
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from pytest_fairness.data.dataset import FairnessDataset
+
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "ID_COLUMN",
+    "JOB_FILE",
+    "MANIFEST",
+    "file_sha256",
+    "perturbation_dir",
+    "perturbation_key",
+    "perturbation_label",
+    "read_manifest",
+    "read_shards",
+    "shard_name",
+]
+
+FORMAT: Final = "pytest-fairness-features"
+FORMAT_VERSION: Final = 1
+#: Names starting with ``_`` are skipped by ``pyarrow.dataset``, so ``dataset(DIR/clean)``
+#: reads only the shards.
+MANIFEST: Final = "_manifest.json"
+#: Written when an extraction starts, removed with the manifest's arrival: the command.
+JOB_FILE: Final = "_extract-command.txt"
+ID_COLUMN: Final = "image_id"
+CLEAN: Final = "clean"
+_CHUNK: Final = 1 << 20
+
+
+# -- names -------------------------------------------------------------------------------------
+
+
+def perturbation_key(perturbation: Any) -> dict[str, Any] | None:
+    """The manifest's form of a perturbation: None (clean) or ``{name, level, seed}``.
+
+    ``perturbation`` is what ``fairness_features`` takes: None, ``(name, level)`` or
+    ``(name, level, seed)``; level 0 is the clean image.
+
+    Examples
+    --------
+    >>> perturbation_key(("gaussian_blur", 0.5))
+    {'name': 'gaussian_blur', 'level': 0.5, 'seed': 0}
+    >>> perturbation_key(None) is None
+    True
+    """
+    if perturbation is None:
+        return None
+    if (isinstance(perturbation, Mapping) and set(perturbation) == {"name", "level", "seed"}):
+        perturbation = (perturbation["name"], perturbation["level"], perturbation["seed"])
+    if not (isinstance(perturbation, tuple) and len(perturbation) in (2, 3)
+            and isinstance(perturbation[0], str)
+            and isinstance(perturbation[1], (int, float))):
+        raise FairnessConfigError(
+            "features read from an extracted directory take a perturbation None, (name, "
+            f"level) or (name, level, seed); got perturbation={perturbation!r}. A callable "
+            "perturbation cannot be extracted ahead: run the model for it instead."
+        )
+    seed = perturbation[2] if len(perturbation) == 3 else 0
+    if float(perturbation[1]) == 0.0:
+        return None
+    return {"name": perturbation[0], "level": float(perturbation[1]), "seed": int(seed)}
+
+
+def perturbation_label(key: Mapping[str, Any] | None) -> str:
+    """``"clean"`` or ``"gaussian_blur 0.5"`` (``" seed=3"`` when not 0), for messages."""
+    if key is None:
+        return CLEAN
+    seed = f" seed={key['seed']}" if key["seed"] else ""
+    return f"{key['name']} {key['level']:g}{seed}"
+
+
+def perturbation_dir(key: Mapping[str, Any] | None) -> str:
+    """The sub-directory of an extraction: ``clean`` or ``gaussian_blur-0.5[-seed3]``."""
+    if key is None:
+        return CLEAN
+    seed = f"-seed{key['seed']}" if key["seed"] else ""
+    return f"{key['name']}-{key['level']:g}{seed}"
+
+
+def shard_name(rank: int, world_size: int) -> str:
+    """``part-00001-of-00002.parquet``: the shard a rank writes."""
+    return f"part-{rank:05d}-of-{world_size:05d}.parquet"
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """The sha256 of a file's bytes, read in 1 MiB chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+# -- the manifest ------------------------------------------------------------------------------
+
+
+def _incomplete(directory: Path) -> str:
+    """The command of an unfinished extraction, or a template of one."""
+    job = directory / JOB_FILE
+    try:
+        return job.read_text(encoding="utf-8").strip()
+    except OSError:
+        return (f"pytest-fairness extract --model PACKAGE.MODULE:FUNCTION --data NAME=PATH "
+                f"--out {directory}")
+
+
+def read_manifest(directory: str | os.PathLike[str]) -> dict[str, Any]:
+    """The manifest of a features directory, checked for format and version.
+
+    Raises
+    ------
+    MissingFeaturesError
+        When there is no manifest (the extraction never ran or did not finish) or it cannot
+        be read; the message gives the command that writes it.
+    """
+    folder = Path(directory)
+    path = folder / MANIFEST
+    if not path.is_file():
+        started = (folder / JOB_FILE).is_file()
+        what = ("the extraction started there has not finished (a process stopped, or it is "
+                "still running)" if started else "no extraction has finished there")
+        raise MissingFeaturesError(
+            f"features directory {str(folder)!r} has no {MANIFEST}: {what}. Run "
+            f"`{_incomplete(folder)}` (shards already written are kept)."
+        )
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise MissingFeaturesError(
+            f"features manifest {str(path)!r} cannot be read ({error}); run "
+            f"`{_incomplete(folder)}` again to rewrite it."
+        ) from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise MissingFeaturesError(
+            f"{str(path)!r} is not a pytest-fairness features manifest (no format "
+            f"{FORMAT!r}); point at a directory written by `pytest-fairness extract`."
+        )
+    if manifest.get("version") != FORMAT_VERSION:
+        raise MissingFeaturesError(
+            f"features manifest {str(path)!r} has version {manifest.get('version')!r}; this "
+            f"pytest-fairness reads version {FORMAT_VERSION}. Run `{manifest.get('command')}` "
+            "again with this version."
+        )
+    return manifest
+
+
+def _extraction(manifest: Mapping[str, Any], key: Mapping[str, Any] | None) -> Any:
+    for extraction in manifest["extractions"]:
+        found = extraction["perturbation"]
+        if (found is None) == (key is None) and (key is None or (
+                found["name"] == key["name"] and found["seed"] == key["seed"]
+                and math.isclose(found["level"], key["level"], abs_tol=1e-9))):
+            return extraction
+    return None
+
+
+# -- the reader --------------------------------------------------------------------------------
+
+
+def read_shards(
+    directory: str | os.PathLike[str],
+    dataset: FairnessDataset,
+    *,
+    perturbation: Any = None,
+    transform: str | None = None,
+    normalize: str | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> dict[str, NDArray[Any]]:
+    """Read one extraction of a features directory, aligned with ``dataset``'s rows.
+
+    Parameters
+    ----------
+    directory : str or Path
+        Written by ``pytest-fairness extract`` (or a tool writing the same format).
+    dataset : FairnessDataset
+        The images; its fingerprint must be the manifest's, and every one of its ids must
+        be in exactly one shard.
+    perturbation : None, (name, level) or (name, level, seed)
+        Which extraction: the clean images, or a perturbation at a level.
+    transform, normalize : str, optional
+        When given, the fingerprint of the transform and the normalisation the caller
+        expects; features extracted with others are refused.
+    cache_dir : str or Path, optional
+        Where to keep the decoded matrices as ``.npy`` files, memory-mapped on every later
+        read (by this process or another).
+
+    Returns
+    -------
+    dict of str to ndarray
+        Each output ``(len(dataset), width)``.
+
+    Raises
+    ------
+    MissingFeaturesError
+        For an unfinished directory, a missing or damaged shard, another dataset's features,
+        or a perturbation that was not extracted; the message gives the command to run.
+    """
+    folder = Path(directory)
+    manifest = read_manifest(folder)
+    command = str(manifest.get("command") or _incomplete(folder))
+    recorded = manifest["dataset"]
+    if recorded["fingerprint"] != dataset.fingerprint:
+        raise MissingFeaturesError(
+            f"features in {str(folder)!r} are of dataset {recorded['name']!r} "
+            f"({recorded['rows']} images, fingerprint {recorded['fingerprint'][:12]}), not of "
+            f"dataset {dataset.name!r} ({len(dataset)} images, fingerprint "
+            f"{dataset.fingerprint[:12]}): the annotations or the file list differ. Extract "
+            f"this dataset: `pytest-fairness extract ... --data {dataset.name}=PATH --out DIR`."
+        )
+    key = perturbation_key(perturbation)
+    extraction = _extraction(manifest, key)
+    if extraction is None:
+        have = ", ".join(perturbation_label(e["perturbation"]) for e in manifest["extractions"])
+        wanted = "" if key is None else (
+            f" --perturbation {key['name']}:{key['level']:g}"
+            + (f" --seed {key['seed']}" if key["seed"] else ""))
+        raise MissingFeaturesError(
+            f"features in {str(folder)!r} hold {have}; not {perturbation_label(key)}. "
+            f"Extract it: `{command}{wanted}` (the extractions already there are kept)."
+        )
+    for what, expected, given in (("transform", manifest.get("transform"), transform),
+                                  ("normalisation", manifest.get("normalize"), normalize)):
+        if given is not None and expected != given:
+            raise MissingFeaturesError(
+                f"features in {str(folder)!r} were extracted with the {what} {expected}; the "
+                f"test asks for {given}. Extract with the same {what} (`pytest-fairness "
+                "extract --image-size N --normalize imagenet|none`), or pass the recorded one."
+            )
+    files = []
+    for shard in extraction["shards"]:
+        path = folder / shard["file"]
+        if not path.is_file():
+            raise MissingFeaturesError(
+                f"features in {str(folder)!r}: shard {shard['file']!r} "
+                f"({perturbation_label(key)}) is missing. Run `{command}` again: it extracts "
+                "the missing shards and keeps the others."
+            )
+        files.append(path)
+    outputs = {str(k): v for k, v in manifest["outputs"].items()}
+    if cache_dir is None:
+        return _checked_decode(folder, extraction, files, dataset, outputs, command, None)
+    return _cached(folder, extraction, files, dataset, outputs, command, Path(cache_dir))
+
+
+def _checked_decode(folder: Path, extraction: Mapping[str, Any], files: Sequence[Path],
+                    dataset: FairnessDataset, outputs: Mapping[str, Any], command: str,
+                    entry: Path | None) -> dict[str, NDArray[Any]]:
+    """Decode while a thread checks the sha256s (hashlib releases the GIL).
+
+    A checksum error wins over what decoding a damaged shard raised.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        sums = pool.submit(_check_sums, folder, extraction, command)
+        try:
+            matrices = _decode(files, dataset, outputs, folder, entry)
+        except MissingFeaturesError:
+            sums.result()
+            raise
+        sums.result()
+    return matrices
+
+
+def _check_sums(folder: Path, extraction: Mapping[str, Any], command: str) -> None:
+    for shard in extraction["shards"]:
+        if file_sha256(folder / shard["file"]) != shard["sha256"]:
+            raise MissingFeaturesError(
+                f"features in {str(folder)!r}: shard {shard['file']!r} does not match its "
+                "sha256 in the manifest (damaged, or replaced by another extraction's "
+                f"shard). Delete it and run `{command}` again: it re-extracts that shard."
+            )
+
+
+def _cached(folder: Path, extraction: Mapping[str, Any], files: Sequence[Path],
+            dataset: FairnessDataset, outputs: Mapping[str, Any], command: str,
+            cache_dir: Path) -> dict[str, NDArray[Any]]:
+    """Decode once into ``.npy`` files under ``cache_dir``; memory-map them after that."""
+    import numpy as np
+    from filelock import FileLock
+
+    payload = json.dumps({"format": FORMAT_VERSION, "dataset": dataset.fingerprint,
+                          "shards": [s["sha256"] for s in extraction["shards"]],
+                          "outputs": outputs}, sort_keys=True)
+    key = hashlib.sha256(payload.encode()).hexdigest()
+    entry = cache_dir / "shards" / key
+    paths = {name: entry / f"{name}.npy" for name in outputs}
+
+    def mapped() -> dict[str, NDArray[Any]] | None:
+        try:
+            arrays = {name: np.load(path, mmap_mode="c") for name, path in paths.items()}
+        except (OSError, ValueError):
+            return None
+        if all(a.shape == (len(dataset), outputs[n]["width"]) for n, a in arrays.items()):
+            return arrays
+        return None
+
+    arrays = mapped()
+    if arrays is not None:
+        return arrays
+    entry.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(entry) + ".lock"):
+        arrays = mapped()  # another worker may have decoded it meanwhile
+        if arrays is None:
+            _checked_decode(folder, extraction, files, dataset, outputs, command, entry)
+            arrays = mapped()
+    assert arrays is not None
+    return arrays
+
+
+def _decode(files: Sequence[Path], dataset: FairnessDataset, outputs: Mapping[str, Any],
+            folder: Path, entry: Path | None) -> dict[str, NDArray[Any]]:
+    """Scan the shards into one matrix per output, rows placed by id; check every id once."""
+    import numpy as np
+    import pandas as pd
+
+    from pytest_fairness._optional import require
+
+    pads = require("pyarrow.dataset", package="pytest-fairness[scale]",
+                   purpose="reading extracted features")
+
+    n = len(dataset)
+    matrices: dict[str, Any] = {}
+    for name, spec in outputs.items():
+        shape, dtype = (n, int(spec["width"])), np.dtype(spec["dtype"])
+        if entry is None:
+            matrices[name] = np.empty(shape, dtype=dtype)
+        else:  # written in place into the cache, renamed when whole
+            matrices[name] = np.lib.format.open_memmap(entry / f".{name}.npy.tmp", mode="w+",
+                                                       dtype=dtype, shape=shape)
+    index = pd.Index(dataset.image_ids)
+    seen = np.zeros(n, dtype=bool)
+    # One shard and one batch ahead: more readahead only holds more decoded pages in memory.
+    scanner = pads.dataset([str(f) for f in files], format="parquet").scanner(
+        columns=[ID_COLUMN, *outputs], batch_readahead=1, fragment_readahead=1)
+    try:
+        for batch in scanner.to_batches():
+            ids = batch.column(ID_COLUMN).to_numpy(zero_copy_only=False)
+            rows = index.get_indexer(ids)
+            if (rows < 0).any():
+                raise MissingFeaturesError(
+                    f"features in {str(folder)!r} hold id {ids[rows < 0][0]!r}, which is not "
+                    f"in dataset {dataset.name!r}: a shard of another dataset. Extract this "
+                    "dataset again into a clean directory."
+                )
+            if seen[rows].any() or len(np.unique(rows)) != len(rows):
+                raise MissingFeaturesError(
+                    f"features in {str(folder)!r} hold some ids of dataset {dataset.name!r} "
+                    "twice (e.g. shards of two extractions mixed); extract again into a "
+                    "clean directory."
+                )
+            seen[rows] = True
+            for name, matrix in matrices.items():
+                column = batch.column(name)
+                values = column.values.to_numpy(zero_copy_only=False) if column.null_count == 0 \
+                    else None
+                if values is None or values.size != len(rows) * matrix.shape[1]:
+                    raise MissingFeaturesError(
+                        f"features in {str(folder)!r}: output {name!r} is not one list of "
+                        f"{matrix.shape[1]} numbers per row; extract again."
+                    )
+                matrix[rows] = values.reshape(len(rows), matrix.shape[1])
+    except MissingFeaturesError:
+        raise
+    except Exception as error:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError, ...
+        raise MissingFeaturesError(
+            f"features in {str(folder)!r} cannot be read ({type(error).__name__}: {error}); "
+            "extract them again."
+        ) from None
+    if not seen.all():
+        missing = dataset.image_ids[int(np.flatnonzero(~seen)[0])]
+        raise MissingFeaturesError(
+            f"features in {str(folder)!r} lack {int((~seen).sum())} of the {n} images of "
+            f"dataset {dataset.name!r}, e.g. {missing!r}; extract them again."
+        )
+    if entry is not None:
+        for name, matrix in matrices.items():
+            matrix.flush()
+            os.replace(entry / f".{name}.npy.tmp", entry / f"{name}.npy")
+    return matrices
