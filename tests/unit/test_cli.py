@@ -222,3 +222,34 @@ def test_missing_store_says_where_it_looked(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.chdir(tmp_path)
     assert main(["runs"]) == 2
     assert "searched from" in capsys.readouterr().err
+
+
+def test_compare_judges_by_the_paired_interval(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """--confidence supported: a small change inside its interval passes, a large one not."""
+    import numpy as np
+
+    from pytest_fairness import indicators as ind
+
+    rng = np.random.default_rng(0)
+    groups, y = np.repeat(["a", "b"], 500), rng.integers(0, 2, 1000)
+    right = rng.random(1000) < 0.85
+
+    def run(lost: int) -> dict[str, Any]:
+        now = right.copy()
+        now[np.flatnonzero(right & (groups == "b"))[:lost]] = False
+        r = ind.group_metrics(y, np.where(now, y, 1 - y), groups=groups, n_bootstrap=500,
+                              seed=0)
+        return {"nodeid": "t.py::a", "outcome": "passed", "results": [{**r.to_dict(),
+                                                                        "key": None}]}
+
+    path = tmp_path / "h.sqlite"
+    with HistoryStore(path) as store:
+        for label, lost in (("base", 0), ("small", 3), ("large", 60)):
+            store.record_run({"label": label}, [run(lost)])
+    h = ["--history", str(path)]
+    assert main([*h, "compare", "base", "small"]) == 1  # point: any growth regresses
+    assert main([*h, "compare", "base", "small", "--confidence", "supported"]) == 0
+    assert main([*h, "compare", "base", "large", "--confidence", "supported"]) == 1
+    out = capsys.readouterr().out
+    assert "confidence supported" in out and "] paired, tolerance 0 supported" in out
