@@ -75,7 +75,7 @@ def write_shards(folder: Path, n: int, width: int, shards: int) -> None:
                           "embeddings": pa.FixedSizeListArray.from_arrays(
                               pa.array(values.reshape(-1)), width)})
         name = f"clean/part-{rank:05d}-of-{shards:05d}.parquet"
-        pq.write_table(table, folder / name, compression="none")
+        pq.write_table(table, folder / name, compression="none", row_group_size=4096)
         digest = hashlib.sha256((folder / name).read_bytes()).hexdigest()
         records.append({"file": name, "rows": stop - start, "sha256": digest})
     manifest = {"format": "pytest-fairness-features", "version": 1,
@@ -109,7 +109,7 @@ def floor_read(folder: Path) -> Any:
 # -- memory, in child processes -------------------------------------------------------------
 
 CHILD = """
-import os, resource, sys
+import os, sys
 sys.path.insert(0, {root!r})
 sys.path.insert(0, {bench!r})
 import numpy as np, pyarrow.dataset, pandas
@@ -122,7 +122,10 @@ sys.stdin.readline()
 before = int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 features = load_precomputed({folder!r}, ds, cache_dir={cache!r})
 float(features.embeddings.sum())  # touch every page
-print("done", before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, flush=True)
+# VmHWM is this process's own peak; ru_maxrss also counts the parent it was forked from.
+peak = next(int(line.split()[1]) * 1024 for line in open("/proc/self/status")
+            if line.startswith("VmHWM:"))
+print("done", before, peak, flush=True)
 sys.stdin.readline()
 """
 

@@ -52,6 +52,8 @@ if TYPE_CHECKING:
 __all__ = ["ExtractJob", "ExtractSummary", "load_model", "run_job"]
 
 _RECEIPT_SUFFIX: Final = ".json"
+#: Bytes of features per Parquet row group (see :func:`_write_shard`).
+_ROW_GROUP_BYTES: Final = 16 * 2**20
 
 
 @final
@@ -190,8 +192,11 @@ def _write_shard(shard: Path, ids: Sequence[str], outputs: dict[str, NDArray[Any
         {"pytest_fairness": json.dumps(metadata, sort_keys=True)})
     shard.parent.mkdir(parents=True, exist_ok=True)
     tmp = shard.with_name(f".{shard.name}.tmp")
-    # Features barely compress; uncompressed pages are the fastest to read back.
-    pq.write_table(table, tmp, compression="none")
+    # Features barely compress; uncompressed pages are the fastest to read back. Row groups
+    # of about 16 MiB let a reader hold one group at a time, not a whole shard.
+    row_bytes = sum(array.itemsize * array.shape[1] for array in outputs.values())
+    pq.write_table(table, tmp, compression="none",
+                   row_group_size=max(1, _ROW_GROUP_BYTES // max(row_bytes, 1)))
     os.replace(tmp, shard)
     return {"rows": len(ids), "sha256": file_sha256(shard), "outputs": specs}
 

@@ -32,6 +32,7 @@ import hashlib
 import json
 import math
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -361,6 +362,7 @@ def _decode(files: Sequence[Path], dataset: FairnessDataset, outputs: Mapping[st
 
     pads = require("pyarrow.dataset", package="pytest-fairness[scale]",
                    purpose="reading extracted features")
+    pool = sys.modules["pyarrow"].default_memory_pool()
 
     n = len(dataset)
     matrices: dict[str, Any] = {}
@@ -395,7 +397,7 @@ def _decode(files: Sequence[Path], dataset: FairnessDataset, outputs: Mapping[st
             seen[rows] = True
             for name, matrix in matrices.items():
                 column = batch.column(name)
-                values = column.values.to_numpy(zero_copy_only=False) if column.null_count == 0 \
+                values = column.flatten().to_numpy(zero_copy_only=False) if column.null_count == 0 \
                     else None
                 if values is None or values.size != len(rows) * matrix.shape[1]:
                     raise MissingFeaturesError(
@@ -403,6 +405,10 @@ def _decode(files: Sequence[Path], dataset: FairnessDataset, outputs: Mapping[st
                         f"{matrix.shape[1]} numbers per row; extract again."
                     )
                 matrix[rows] = values.reshape(len(rows), matrix.shape[1])
+            # Arrow's allocator keeps freed buffers for reuse; handing them back after each
+            # batch keeps the peak near the matrix's own size (2.3x it otherwise).
+            del batch, column, values
+            pool.release_unused()
     except MissingFeaturesError:
         raise
     except Exception as error:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError, ...
