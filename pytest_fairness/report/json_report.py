@@ -15,8 +15,12 @@ Layout (``schema`` 1)::
          "model_fingerprint": ..., "dataset_fingerprint": ...,    # of the test's features
          "extractions": [{"dataset": ..., "dataset_fingerprint": ...,
                           "model_fingerprint": ..., "features_digest": ...}, ...]}
-      ]
+      ],
+      "checkpoint_comparisons": [Comparison.to_dict(), ...]   # with 2+ --fairness-checkpoint
     }
+
+A result computed with ``n_bootstrap`` also carries ``"replicates"`` (base64 float32, see
+:func:`pytest_fairness.results.pack_replicates`), which a paired regression check reads.
 
 Every result rebuilds with ``IndicatorResult.from_dict``; :func:`load_report` checks the
 format and schema and does that for you in :func:`report_results`.
