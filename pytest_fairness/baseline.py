@@ -843,17 +843,20 @@ _LENIENCE: Final = {"strict": 0, "point": 1, "supported": 2}
 
 def compare_checkpoints(
     records: Iterable[Mapping[str, Any]],
-    reference: str,
+    checkpoints: Sequence[str],
     tolerances: Mapping[str, float],
     *,
+    reference: str | None = None,
     confidence: str = "point",
 ) -> list[Comparison]:
-    """Compare each checkpoint of a run with the ``reference`` checkpoint, test by test.
+    """Compare each checkpoint of a run with the ``reference`` one (default the first).
 
-    The records are the plugin's (``nodeid``, ``test``, ``checkpoint``, ``results``); a
-    test's record at the reference checkpoint is the baseline of its records at every
-    other checkpoint, result by result (:func:`compare_results`). Both were evaluated on
-    the same images, so with intervals drawn under one seed every change is paired.
+    The records are the plugin's (``nodeid``, ``test``, ``checkpoint``, ``results``), in
+    any order (they arrive as tests finish); a test's record at the reference checkpoint is
+    the baseline of its records at every other checkpoint, result by result
+    (:func:`compare_results`). Tests come by id, each test's checkpoints in the order of
+    ``checkpoints``. Both sides were evaluated on the same images, so with intervals drawn
+    under one seed every change is paired.
 
     Examples
     --------
@@ -863,12 +866,17 @@ def compare_checkpoints(
     ...                          "key": None, "groups": [
     ...                              {"group": "a", "n": 50, "value": 0.5},
     ...                              {"group": "b", "n": 50, "value": 0.5 - gap}]}]}
-    >>> [(c.test, c.worse_by) for c in compare_checkpoints(
-    ...     [rec("e1", 0.1), rec("e2", 0.25)], "e1", {"gap": 0.0})]
-    [('t.py::test[e2]', 0.15)]
+    >>> [(c.test, round(c.worse_by, 3)) for c in compare_checkpoints(
+    ...     [rec("e3", 0.05), rec("e2", 0.25), rec("e1", 0.1)], ["e1", "e2", "e3"],
+    ...     {"gap": 0.0})]
+    [('t.py::test[e2]', 0.15), ('t.py::test[e3]', -0.05)]
     """
+    reference = checkpoints[0] if reference is None else reference
+    given = {c: i for i, c in enumerate(checkpoints)}
     by_test: dict[str, dict[str, Mapping[str, Any]]] = {}
-    for record in records:
+    for record in sorted(records, key=lambda r: (str(r.get("test") or r["nodeid"]),
+                                                 given.get(str(r.get("checkpoint")),
+                                                           len(given)))):
         if record.get("checkpoint") is not None and record.get("results"):
             by_test.setdefault(str(record.get("test") or record["nodeid"]), {})[
                 str(record["checkpoint"])] = record

@@ -792,7 +792,8 @@ class FairnessSession:
 
         judged = bool(self.compare_fail)
         comparisons = compare_checkpoints(
-            records, self.reference_checkpoint, self.compare_fail or {"headline": 0.0},
+            records, self.checkpoints, self.compare_fail or {"headline": 0.0},
+            reference=self.reference_checkpoint,
             confidence=self.config.getoption("fairness_compare_confidence", "point"))
         if comparisons:
             self.lines.extend(checkpoint_lines(
