@@ -21,11 +21,18 @@ from html import escape
 from pathlib import Path
 from typing import Any, Final
 
+from pytest_fairness.baseline import Comparison
 from pytest_fairness.checks import LIMITS
 from pytest_fairness.errors import FairnessConfigError
 from pytest_fairness.report import figures
 from pytest_fairness.report.json_report import atomic_write_text
-from pytest_fairness.report.terminal import format_number, groups_are_compared, headline_text
+from pytest_fairness.report.terminal import (
+    fmt_signed,
+    format_number,
+    groups_are_compared,
+    headline_text,
+    interval_text,
+)
 from pytest_fairness.results import IndicatorResult, group_label, result_id
 
 __all__ = ["render_html", "write_html"]
@@ -260,15 +267,13 @@ def _result_html(data: Mapping[str, Any], draw: bool) -> str:
     return "\n".join(parts)
 
 
-def _change(c: Mapping[str, Any]) -> str:
+def _change(data: Mapping[str, Any]) -> str:
     """``+0.02 worse, interval [...] paired, `` of a comparison (empty parts left out)."""
-    text = "" if c.get("worse_by") is None else f"{c['worse_by']:+.4g} worse, "
-    interval = c.get("interval")
-    if interval:
-        text += (f"interval [{interval[0]:+.4g}, {interval[1]:+.4g}] "
-                 f"{'paired' if c.get('paired') else 'unpaired'}, ")
-    rule = c.get("confidence") or "point"
-    return text + ("" if rule == "point" else f"{_e(rule)}, ")
+    c = Comparison.from_dict(data)
+    text = "" if c.worse_by is None else f"{fmt_signed(c.worse_by)} worse, "
+    if c.interval is not None:
+        text += f"interval {interval_text(c)}, "
+    return _e(text + ("" if c.confidence == "point" else f"{c.confidence}, "))
 
 
 def _checkpoints_html(comparisons: Sequence[Mapping[str, Any]]) -> str:
@@ -276,7 +281,7 @@ def _checkpoints_html(comparisons: Sequence[Mapping[str, Any]]) -> str:
     if not comparisons:
         return ""
     rows = [[_e(c.get("test")), _e(c.get("result")), _e(c.get("metric")),
-             _num(c.get("baseline")), _num(c.get("now")), _e(_change(c).rstrip(", "))]
+             _num(c.get("baseline")), _num(c.get("now")), _change(c).rstrip(", ")]
             for c in comparisons]
     return ("<h2>Checkpoints compared with the reference</h2>"
             + _table(["test", "result", "metric", "reference", "this checkpoint", "change"],

@@ -20,11 +20,13 @@ if TYPE_CHECKING:
     from pytest_fairness.extract import ExtractionProgress
 
 __all__ = [
-    "comparison_group_lines",
     "checkpoint_lines",
+    "comparison_group_lines",
     "comparison_lines",
+    "fmt_signed",
     "format_number",
     "group_table_lines",
+    "interval_text",
     "progress_line",
     "regression_message",
     "report_section",
@@ -392,15 +394,12 @@ def comparison_lines(
     c = comparison
     fmt = format_number
     status = "REGRESSED" if c.regressed else "ok"
-    worse = c.worse_by
-    delta = "n/a" if worse is None else f"{'+' if worse >= 0 else ''}{fmt(worse)} worse"
+    delta = "n/a" if c.worse_by is None else f"{fmt_signed(c.worse_by)} worse"
     direction = "lower is better" if c.lower_is_better else "higher is better"
     where = f" ({c.where})" if c.where else ""
     name = f"{c.test} :: {c.result}" if with_test and c.test else c.result
     rule = "" if c.confidence == "point" else f" {c.confidence}"
-    spread = "" if c.interval is None else (
-        f", interval [{fmt_signed(c.interval[0])}, {fmt_signed(c.interval[1])}]"
-        f"{' paired' if c.paired else ' unpaired'}")
+    spread = "" if c.interval is None else f", interval {interval_text(c)}"
     lines = [f"{status}: {name}: {c.metric}{where} baseline {fmt(c.baseline)} → now "
              f"{fmt(c.now)} ({delta}{spread}, tolerance {fmt(c.tolerance)}{rule}, "
              f"{direction})"]
@@ -413,6 +412,15 @@ def comparison_lines(
 def fmt_signed(x: float) -> str:
     """A change with its sign: ``+0.012``, ``-0.003``."""
     return f"{'+' if x >= 0 else ''}{format_number(x)}"
+
+
+def interval_text(comparison: Comparison) -> str:
+    """The interval of a comparison's change and how it was drawn: ``[+0.1, +0.2] paired``."""
+    if comparison.interval is None:
+        return ""
+    low, high = comparison.interval
+    drawn = "paired" if comparison.paired else "unpaired"
+    return f"[{fmt_signed(low)}, {fmt_signed(high)}] {drawn}"
 
 
 def comparison_group_lines(comparison: Comparison) -> list[str]:
@@ -445,9 +453,7 @@ def checkpoint_lines(
              + (f" ({regression_tally(comparisons)}, confidence {rule})" if judged else "")]
     for c in comparisons:
         worse = "n/a" if c.worse_by is None else f"{fmt_signed(c.worse_by)} worse"
-        spread = "" if c.interval is None else (
-            f" [{fmt_signed(c.interval[0])}, {fmt_signed(c.interval[1])}]"
-            f"{' paired' if c.paired else ' unpaired'}")
+        spread = "" if c.interval is None else f" {interval_text(c)}"
         verdict = ("REGRESSED " if c.regressed else "ok ") if judged else ""
         where = f" ({c.where})" if c.where else ""
         lines.append(f"  {verdict}{c.test} :: {c.result}: {c.metric}{where} {fmt(c.baseline)} "
