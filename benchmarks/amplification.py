@@ -24,11 +24,11 @@ Run: ``.venv/bin/python benchmarks/amplification.py [--quick] [--repeat N] [--n-
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
 from functools import partial
 
 import numpy as np
+from _timing import median_time
 
 from pytest_fairness.indicators import (
     bias_amp,
@@ -64,15 +64,6 @@ def make_data(n: int, n_attrs: int = 80, n_scenes: int = 40, core: int = 4,
     pred = np.where(test == 1, noise >= 0.1, noise < 0.005).astype(np.int8)
     pred_g = np.where(rng.random(n) < 0.1, 1 - g_test, g_test)
     return train, g_train, test, g_test, pred, pred_g
-
-
-def median_time(fn, repeat: int):
-    times, out = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), out
 
 
 def main() -> None:

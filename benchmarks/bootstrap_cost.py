@@ -13,14 +13,13 @@ Run: ``python benchmarks/bootstrap_cost.py [--repeat 5] [--only NAME]``
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from _timing import median_time
 
 from pytest_fairness import indicators as ind
 
@@ -85,15 +84,6 @@ PER_IMAGE = {"group_metrics": _group_metrics, "landmark_metrics": _landmark_metr
 OTHERS = {"ieat": _ieat}
 
 
-def _median(fn: Callable[[], Any], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=5)
@@ -106,8 +96,8 @@ def main() -> None:
                 continue
             call = make()
             call(), call(n_bootstrap=1000, seed=0)  # warm up (imports, caches)
-            own = _median(call, args.repeat)
-            total = _median(partial(call, n_bootstrap=1000, seed=0), args.repeat)
+            own = median_time(call, args.repeat)[0]
+            total = median_time(partial(call, n_bootstrap=1000, seed=0), args.repeat)[0]
             extra = total - own
             print(f"{name:<20} {own * 1e3:>7.1f}ms {extra * 1e3:>15.1f}ms {extra / own:>9.2f}x"
                   f"  {goal}")

@@ -13,11 +13,10 @@ are absent. Nothing is downloaded.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 from typing import Any
 
 import torch
+from _timing import median_time
 
 from pytest_fairness.perturbations import PERTURBATIONS, perturb
 
@@ -36,16 +35,6 @@ def load_model() -> tuple[Any, str]:
         return efficientnet_b0(weights=None).eval(), "EfficientNet-B0 (random weights)"
 
 
-def timed(fn: Any, repeat: int) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--batch", type=int, default=16)
@@ -62,14 +51,15 @@ def main() -> None:
         with torch.inference_mode():
             model(normalised)
 
-    t_forward = timed(forward, args.repeat)
+    t_forward = median_time(forward, args.repeat, warm_up=True)[0]
     print(f"{label} forward, batch {args.batch} at 224 px, {args.threads} thread(s): "
           f"{t_forward * 1000:.1f} ms ({t_forward / args.batch * 1000:.2f} ms/image)")
     print(f"{'perturbation':<16} {'ms/batch':>9} {'share':>7}  goal <= 10%")
     index = list(range(args.batch))
     worst = 0.0
     for name in PERTURBATIONS:
-        t = timed(lambda n=name: perturb(images, n, args.level, seed=0, index=index), args.repeat)
+        t = median_time(lambda n=name: perturb(images, n, args.level, seed=0, index=index),
+                        args.repeat, warm_up=True)[0]
         share = t / t_forward
         worst = max(worst, share)
         print(f"{name:<16} {t * 1000:9.2f} {share:7.1%}  {'ok' if share <= 0.10 else 'OVER'}")
