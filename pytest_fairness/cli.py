@@ -366,8 +366,7 @@ def _extract(args: argparse.Namespace) -> int:
                      batch_size=args.batch_size, num_workers=args.num_workers,
                      device=args.device, command=shlex.join(words))
     summary = run_job(job, log=lambda line: print(line, flush=True))
-    where = f"[rank {summary.rank}/{summary.world_size}] " if summary.world_size > 1 else ""
-    print(f"{where}extracted {len(summary.extracted)} shard(s), kept {len(summary.kept)} "
+    print(f"{summary.prefix}extracted {len(summary.extracted)} shard(s), kept {len(summary.kept)} "
           "whose checksums matched", flush=True)
     if summary.manifest is not None:
         print(f"features written: {summary.manifest}", flush=True)

@@ -69,6 +69,7 @@ __all__ = [
     "forward_batches",
     "load_precomputed",
     "model_fingerprint",
+    "normalize_spec",
     "progress_to",
 ]
 
@@ -339,6 +340,11 @@ def model_fingerprint(model: Any, *, model_id: str | None = None) -> str:
     return result
 
 
+def normalize_spec(normalize: Any) -> str:
+    """How a normalisation is recorded: ``"imagenet"``, ``"None"`` or the (mean, std) pair."""
+    return _normalizer(normalize)[1]
+
+
 def cache_key(**parts: Any) -> str:
     """sha256 of the JSON of the named parts (sorted), prefixed by the cache version."""
     payload = json.dumps({"version": CACHE_VERSION, **parts}, sort_keys=True, default=str)
@@ -407,6 +413,11 @@ class ExtractionProgress:
     total: int
     elapsed: float
     finished: bool = False
+
+    @property
+    def milestone(self) -> bool:
+        """The start or the end of an extraction: what a log without a live line shows."""
+        return self.finished or not self.done
 
     @property
     def rate(self) -> float | None:
@@ -1150,7 +1161,7 @@ def load_precomputed(path: str | os.PathLike[str], dataset: FairnessDataset, *,
         return Features(dataset, read_shards(
             file, dataset, perturbation=perturbation, cache_dir=cache_dir,
             transform=None if transform is None else callable_fingerprint(transform),
-            normalize=None if normalize is None else _normalizer(normalize)[1]))
+            normalize=None if normalize is None else normalize_spec(normalize)))
     if not file.is_file():
         raise InvalidDataError(
             f"precomputed features {str(file)!r} do not exist; pass a .npy, .npz or .parquet "

@@ -17,14 +17,13 @@ lost) leaves none, and readers refuse the directory until the job is run to its 
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import inspect
 import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, final
 
@@ -108,7 +107,12 @@ class ExtractSummary:
     world_size: int
     kept: tuple[str, ...] = ()
     extracted: tuple[str, ...] = ()
-    manifest: Path | None = field(default=None)
+    manifest: Path | None = None
+
+    @property
+    def prefix(self) -> str:
+        """``[rank r/W] `` before this rank's lines under torchrun; empty alone."""
+        return f"[rank {self.rank}/{self.world_size}] " if self.world_size > 1 else ""
 
 
 def load_model(spec: str, checkpoint: str | None = None) -> Any:
@@ -151,10 +155,6 @@ def _checkpoint_fingerprint(checkpoint: str | None) -> str | None:
     return f"sha256:{file_sha256(path)}" if path.is_file() else f"name:{checkpoint}"
 
 
-def _key(**parts: Any) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
-
-
 def _receipt(shard: Path) -> Path:
     return shard.with_name("_" + shard.with_suffix(_RECEIPT_SUFFIX).name)
 
@@ -163,7 +163,7 @@ def _kept(shard: Path, key: str) -> dict[str, Any] | None:
     """The shard's record when its receipt has ``key`` and its bytes its sha256; else None."""
     try:
         receipt = json.loads(_receipt(shard).read_text(encoding="utf-8"))
-        if receipt.get("key") == key and file_sha256(shard) == receipt.get("sha256"):
+        if receipt.get("key") == key and file_sha256(shard) == receipt["record"]["sha256"]:
             return dict(receipt["record"])
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass
@@ -201,17 +201,16 @@ def _write_shard(shard: Path, ids: Sequence[str], outputs: dict[str, NDArray[Any
     return {"rows": len(ids), "sha256": file_sha256(shard), "outputs": specs}
 
 
-def _progress(rank: int, world_size: int, log: Callable[[str], None]) -> Any:
+def _progress(world_size: int, log: Callable[[str], None]) -> Any:
     """Progress as pytest shows it: a live bar on a terminal, else start and end lines."""
     from pytest_fairness.report.terminal import progress_line
 
     if world_size == 1 and sys.stderr.isatty():
         return True
-    prefix = f"[rank {rank}/{world_size}] " if world_size > 1 else ""
 
     def lines(event: ExtractionProgress) -> None:
-        if event.finished or not event.done:
-            log(prefix + progress_line(event))
+        if event.milestone:
+            log(progress_line(event))
 
     return lines
 
@@ -250,7 +249,8 @@ def run_job(job: ExtractJob, *, log: Callable[[str], None] = print) -> ExtractSu
     try:
         rank = dist.get_rank() if distributed else 0
         world_size = dist.get_world_size() if distributed else 1
-        return _run(job, rank, world_size, device, log)
+        prefix = ExtractSummary(rank, world_size).prefix
+        return _run(job, rank, world_size, device, lambda line: log(prefix + line))
     finally:
         if distributed and dist.is_initialized():
             dist.destroy_process_group()
@@ -263,12 +263,14 @@ def _run(job: ExtractJob, rank: int, world_size: int, device: Any,
     from pytest_fairness.data import LOADERS
     from pytest_fairness.extract import (
         DefaultTransform,
+        cache_key,
         callable_fingerprint,
         extract_rows,
         model_fingerprint,
+        normalize_spec,
     )
 
-    out = Path(job.out)
+    out = job.out
     if rank == 0:
         out.mkdir(parents=True, exist_ok=True)
         (out / MANIFEST).unlink(missing_ok=True)  # a job that stops part-way leaves none
@@ -293,9 +295,9 @@ def _run(job: ExtractJob, rank: int, world_size: int, device: Any,
                   "checkpoint_fingerprint": _checkpoint_fingerprint(job.checkpoint)},
         "dataset": {"name": dataset.name, "fingerprint": dataset.fingerprint, "rows": n},
         "transform": callable_fingerprint(transform),
-        "normalize": "imagenet" if normalize else "None",
+        "normalize": normalize_spec(normalize),
     }
-    progress = _progress(rank, world_size, log)
+    progress = _progress(world_size, log)
     kept: list[str] = []
     extracted: list[str] = []
     records: list[dict[str, Any]] = []
@@ -303,7 +305,7 @@ def _run(job: ExtractJob, rank: int, world_size: int, device: Any,
         key = perturbation_key(spec)
         relative = f"{perturbation_dir(key)}/{shard_name(rank, world_size)}"
         shard = out / relative
-        shard_key = _key(**described, perturbation=key, rows=[start, stop])
+        shard_key = cache_key(**described, perturbation=key, rows=[start, stop])
         record = _kept(shard, shard_key)
         if record is None:
             outputs = extract_rows(model, dataset, rows, transform=transform,
@@ -313,12 +315,11 @@ def _run(job: ExtractJob, rank: int, world_size: int, device: Any,
             record = _write_shard(shard, ids, outputs, {"key": shard_key, "perturbation": key,
                                                          "dataset": dataset.fingerprint})
             atomic_write_text(_receipt(shard), json.dumps(
-                {"key": shard_key, "sha256": record["sha256"], "record": record}) + "\n")
+                {"key": shard_key, "record": record}) + "\n")
             extracted.append(relative)
         else:
             kept.append(relative)
-            log((f"[rank {rank}/{world_size}] " if world_size > 1 else "")
-                + f"fairness: kept {relative} ({perturbation_label(key)}, {record['rows']} "
+            log(f"fairness: kept {relative} ({perturbation_label(key)}, {record['rows']} "
                 "images): its checksum matches")
         records.append({"perturbation": key, "file": relative, **record})
     gathered = [records]

@@ -97,7 +97,7 @@ def pytest_configure_node(node: Any) -> None:
     """pytest-xdist: tell each worker where the run's extractions meet (other checkpoints)."""
     from pytest_fairness.provenance import WORKER_INPUT
 
-    folder = session_of(node.config).features_dir
+    folder = session_of(node.config).fingerprints_dir
     if folder is not None:
         node.workerinput[WORKER_INPUT] = str(folder)
 
@@ -174,7 +174,6 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object
 
     with progress_to(session.progress):
         return (yield)
-
 
 
 @pytest.hookimpl(wrapper=True)
@@ -311,9 +310,9 @@ def fairness_features(request: pytest.FixtureRequest,
     features from the same model fails with ``CheckpointIgnoredError``: the
     ``fairness_model`` override ignores ``fairness_checkpoint``.
     """
-    ahead = request.config.getoption("fairness_features", None) is not None
-    model = None if ahead else request.getfixturevalue("fairness_model")
-    return session_of(request.config).features(model, request.node)
+    session = session_of(request.config)
+    model = None if session.features_ahead else request.getfixturevalue("fairness_model")
+    return session.features(model, request.node)
 
 
 def _dataset_fixture(fixture: str, dataset: str, what: str) -> Any:

@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 #: The ``workerinput`` key that gives pytest-xdist workers the run's shared folder.
-WORKER_INPUT: Final = "fairness_features_dir"
+WORKER_INPUT: Final = "fairness_fingerprints_dir"
 
 FIX: Final = """\
 The `fairness_model` override in conftest.py must request `fairness_checkpoint` and load it:

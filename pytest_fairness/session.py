@@ -289,7 +289,7 @@ def _roots(config: pytest.Config) -> dict[str, Path]:
     return roots
 
 
-def _features_dir(config: pytest.Config, checkpoints: Sequence[str]) -> Path | None:
+def _fingerprints_dir(config: pytest.Config, checkpoints: Sequence[str]) -> Path | None:
     """The folder where the run's extractions meet (see :func:`pytest_fairness.provenance.publish`).
 
     The controller makes one when there are several checkpoints and hands it to the
@@ -355,7 +355,7 @@ class ProgressWriter:
     def __call__(self, event: ExtractionProgress) -> None:
         """Show one progress event (see the modes above)."""
         mode = self.mode
-        if mode == "off" or (mode != "live" and not event.finished and event.done):
+        if mode == "off" or (mode != "live" and not event.milestone):
             return  # outside a terminal: nothing per batch
         from pytest_fairness.report.terminal import progress_line
 
@@ -433,7 +433,9 @@ class FairnessSession:
             str(_absolute(c, Path.cwd())) if _absolute(c, Path.cwd()).exists() else c
             for c in config.getoption("fairness_checkpoint") or ()
         ]
-        self.features_dir = _features_dir(config, self.checkpoints)
+        self.fingerprints_dir = _fingerprints_dir(config, self.checkpoints)
+        #: ``--fairness-features DIR``: features extracted ahead, read instead of a model.
+        self.features_ahead: str | None = config.getoption("fairness_features", None)
         self.memory: dict[str, Any] = {}  # features by cache key, for this process
         self.progress = ProgressWriter(config)
         self.datasets: dict[str, Any] = {}
@@ -508,9 +510,9 @@ class FairnessSession:
 
             if precomputed is not None:
                 return load_precomputed(precomputed, dataset)
-            if self.config.getoption("fairness_features", None) is not None:  # extracted ahead
+            if self.features_ahead is not None:
                 return load_precomputed(
-                    self.config.getoption("fairness_features"), dataset,
+                    self.features_ahead, dataset,
                     perturbation=perturbation, normalize=normalize, cache_dir=self.cache_dir,
                     transform=DefaultTransform() if transform is None else transform)
             extracted = extract_features(
@@ -545,8 +547,8 @@ class FairnessSession:
                                                                          model_id=model_id))
         item.stash.setdefault(EXTRACTIONS_KEY, []).append(entry)
         test, checkpoint = identity_of(item)
-        if self.features_dir is not None and checkpoint is not None:
-            publish(self.features_dir, test=test, checkpoint=checkpoint, entry=entry)
+        if self.fingerprints_dir is not None and checkpoint is not None:
+            publish(self.fingerprints_dir, test=test, checkpoint=checkpoint, entry=entry)
 
     # -- one test -------------------------------------------------------------------------
 
@@ -819,8 +821,8 @@ class FairnessSession:
 
     def close(self) -> None:
         """Remove the folder the run's extractions met in (controller)."""
-        if self.features_dir is not None and not self.is_worker:
-            shutil.rmtree(self.features_dir, ignore_errors=True)
+        if self.fingerprints_dir is not None and not self.is_worker:
+            shutil.rmtree(self.fingerprints_dir, ignore_errors=True)
 
     def _write_history(
         self, metadata: dict[str, Any], records: Sequence[Mapping[str, Any]]
