@@ -334,9 +334,8 @@ def _report(args: argparse.Namespace) -> int:
 def _extract(args: argparse.Namespace) -> int:
     import shlex
 
-    import numpy as np
-
     from pytest_fairness.extract_job import ExtractJob, run_job
+    from pytest_fairness.indicators.sensitivity import fair_sa_levels
     from pytest_fairness.perturbations import PERTURBATIONS
 
     name, root = args.data
@@ -352,7 +351,7 @@ def _extract(args: argparse.Namespace) -> int:
     if args.fair_sa is not None:
         words += ["--fair-sa", str(args.fair_sa)]
         perturbations += [(n, float(level), args.seed) for n in PERTURBATIONS
-                          for level in np.linspace(0.0, 1.0, args.fair_sa)[1:]
+                          for level in fair_sa_levels(args.fair_sa)[1:]
                           if (n, float(level), args.seed) not in perturbations]
     if args.seed:
         words += ["--seed", str(args.seed)]

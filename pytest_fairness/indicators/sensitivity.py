@@ -73,7 +73,7 @@ from pytest_fairness.stats import IntervalOptions, Units
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["curve_key", "fair_sa"]
+__all__ = ["curve_key", "fair_sa", "fair_sa_levels"]
 
 TASKS = ("self_matching", "verification")
 #: Rows of the pairwise similarity matrix computed at once when deriving a threshold.
@@ -99,7 +99,8 @@ def curve_key(kind: str, perturbation: str, subgroup: GroupKey | None = None) ->
 # -- validation ------------------------------------------------------------------------------
 
 
-def _check_levels(levels: Any) -> NDArray[np.float64]:
+def fair_sa_levels(levels: Any) -> NDArray[np.float64]:
+    """The levels ``fair_sa(levels=...)`` evaluates: an int spreads that many over [0, 1]."""
     if isinstance(levels, (int, np.integer)) and not isinstance(levels, bool):
         if levels < 2:
             raise FairnessConfigError(
@@ -761,7 +762,7 @@ def fair_sa(
             f"task must be 'self_matching' or 'verification'; got task={task!r}."
         )
     min_group_size = check_min_group_size(min_group_size)
-    grid = _check_levels(levels)
+    grid = fair_sa_levels(levels)
     far = _check_probability(far, "far")
     given_threshold = _check_threshold(threshold)
     if task == "verification" and given_threshold is not None:
