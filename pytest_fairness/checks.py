@@ -44,6 +44,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final, final
 
 from pytest_fairness.errors import FairnessConfigError, InsufficientDataError
+from pytest_fairness.options import CONFIDENCE_MODES
 from pytest_fairness.results import (
     GroupStat,
     IndicatorResult,
@@ -65,9 +66,6 @@ __all__ = [
     "evaluate",
 ]
 
-#: How an interval decides a limit: ``point`` ignores it; ``supported`` fails only when the
-#: whole interval is beyond the limit; ``strict`` fails when any part of it is.
-CONFIDENCE_MODES: Final = ("point", "supported", "strict")
 
 
 @final

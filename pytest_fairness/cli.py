@@ -39,6 +39,7 @@ from pytest_fairness.errors import FairnessConfigError, FairnessError
 from pytest_fairness.indicators import headline
 from pytest_fairness.options import (
     COMPARE_METRICS,
+    CONFIDENCE_MODES,
     parse_batch_size,
     parse_compare_fail,
     parse_data_item,
@@ -120,7 +121,7 @@ def _parser() -> argparse.ArgumentParser:
                          metavar="METRIC:TOL[,...]",
                          help="what counts as a regression: a tolerance on each "
                               "indicator's headline, or metric:tolerance pairs (default: 0)")
-    compare.add_argument("--confidence", choices=("point", "supported", "strict"),
+    compare.add_argument("--confidence", choices=CONFIDENCE_MODES,
                          default="point",
                          help="judge each change by itself (point, the default), or by its "
                               "bootstrap interval: supported fails when all of it exceeds "

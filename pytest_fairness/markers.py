@@ -40,7 +40,6 @@ __all__ = [
     "MARKER_REGRESSION",
     "MARKER_THRESHOLD",
     "MARKER_UNIT",
-    "REGRESSION_METRICS",
     "calls_inline_check",
     "check",
     "fairness",
@@ -67,12 +66,21 @@ MARKER_LINES: Final = (
 
 _THRESHOLD_OPTIONS: Final = ("at", "confidence", "result", "metric")
 _REGRESSION_OPTIONS: Final = ("tolerance", "metric", "result", "confidence")
-#: What ``fairness.no_regression(metric=...)`` may compare with the baseline.
-REGRESSION_METRICS: Final = COMPARE_METRICS
 
 
 def _allowed(options: tuple[str, ...]) -> str:
     return ", ".join([*LIMITS, *options])
+
+
+def _confidence(kwargs: Mapping[str, Any]) -> str:
+    """The ``confidence`` keyword of a marker, checked (default ``"point"``)."""
+    confidence = kwargs.get("confidence", "point")
+    if confidence not in CONFIDENCE_MODES:
+        raise FairnessConfigError(
+            f"confidence must be one of {', '.join(map(repr, CONFIDENCE_MODES))}; "
+            f"got confidence={confidence!r}."
+        )
+    return str(confidence)
 
 
 def _number(name: str, value: Any) -> float:
@@ -142,13 +150,7 @@ def validate_threshold(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict
                 f"bounds its own ({LIMITS[other].description}). Put {other} in a separate "
                 "fairness.threshold."
             )
-    confidence = kwargs.get("confidence", "point")
-    if confidence not in CONFIDENCE_MODES:
-        raise FairnessConfigError(
-            f"confidence must be one of {', '.join(map(repr, CONFIDENCE_MODES))}; "
-            f"got confidence={confidence!r}."
-        )
-    clean["confidence"] = confidence
+    clean["confidence"] = _confidence(kwargs)
     if "result" in kwargs:
         if not isinstance(kwargs["result"], str):
             raise FairnessConfigError(
@@ -185,18 +187,13 @@ def validate_regression(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dic
             f"got tolerance={tolerance!r}."
         )
     metric = kwargs.get("metric", "headline")
-    if metric not in REGRESSION_METRICS:
+    if metric not in COMPARE_METRICS:
         raise FairnessConfigError(
-            f"metric must be one of {', '.join(map(repr, REGRESSION_METRICS))}; "
+            f"metric must be one of {', '.join(map(repr, COMPARE_METRICS))}; "
             f"got metric={metric!r}."
         )
-    confidence = kwargs.get("confidence", "point")
-    if confidence not in CONFIDENCE_MODES:
-        raise FairnessConfigError(
-            f"confidence must be one of {', '.join(map(repr, CONFIDENCE_MODES))}; "
-            f"got confidence={confidence!r}."
-        )
-    clean: dict[str, Any] = {"tolerance": tolerance, "metric": metric, "confidence": confidence}
+    clean: dict[str, Any] = {"tolerance": tolerance, "metric": metric,
+                             "confidence": _confidence(kwargs)}
     if "result" in kwargs:
         if not isinstance(kwargs["result"], str):
             raise FairnessConfigError(

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CACHE_DIR_INI",
     "COMPARE_METRICS",
+    "CONFIDENCE_MODES",
     "DATASET_NAMES",
     "DATA_INI",
     "DEFAULT_BATCH_SIZE",
@@ -60,6 +61,10 @@ _DEVICE = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
 #: higher, ``value`` and ``worst`` (the worst group's value) by the result's
 #: ``higher_is_better``. Same names as ``fairness.no_regression(metric=...)``.
 COMPARE_METRICS: Final = ("headline", "gap", "ratio", "value", "worst")
+
+#: How an interval decides a limit or a regression: ``point`` ignores it; ``supported``
+#: fails only when the whole interval is beyond the bound; ``strict`` when any part of it is.
+CONFIDENCE_MODES: Final = ("point", "supported", "strict")
 
 _COMPARE_EXAMPLE: Final = "gap:0.01,value:0.02"
 
@@ -283,7 +288,7 @@ def add_options(parser: pytest.Parser) -> None:
              "metric:tolerance pairs, e.g. gap:0.01,value:0.02 (metrics: headline, gap, "
              "ratio, value, worst; each in its own direction).")
     add("--fairness-compare-confidence", default="point",
-        choices=("point", "supported", "strict"), dest="fairness_compare_confidence",
+        choices=CONFIDENCE_MODES, dest="fairness_compare_confidence",
         help="how --fairness-compare-fail judges a change: point (default) on the change "
              "itself; supported when its whole bootstrap interval exceeds the tolerance "
              "(paired when both sides resampled the same images); strict when any of it "
