@@ -419,6 +419,7 @@ class FairnessSession:
         self.save_baseline: str | None = config.getoption("fairness_save_baseline", None)
         self.baseline_ref: str | None = config.getoption("fairness_baseline", None)
         self.compare_fail: dict[str, float] = config.getoption("fairness_compare_fail", None) or {}
+        self.compare_confidence: str = config.getoption("fairness_compare_confidence", "point")
         self.label: str | None = config.getoption("fairness_run_label", None)
         self.seed = _seed(config)
         self.record_history = not config.getoption("fairness_no_history", False)
@@ -585,9 +586,7 @@ class FairnessSession:
             item.stash[MARKER_ERROR_KEY] = error
             raise
         record = _record(item, returned, capture.inline, outcomes)
-        comparisons, notes = self._compare(item, record)
-        record = replace(record, regressions=tuple(c.to_dict() for c in comparisons),
-                         notes=tuple(notes))
+        record, comparisons = self._compared(item, record)
         item.stash[RECORD_KEY] = record
         if not returned and item.get_closest_marker(MARKER_THRESHOLD) and not capture.inline:
             raise FairnessConfigError(
@@ -608,21 +607,25 @@ class FairnessSession:
             item.stash[MARKER_ERROR_KEY] = violation
             raise violation
 
-    def _compare(
+    def _compared(
         self, item: pytest.Item, record: TestRecord
-    ) -> tuple[list[Comparison], list[str]]:
-        """The baseline comparisons of a test (--fairness-compare-fail and its markers)."""
+    ) -> tuple[TestRecord, list[Comparison]]:
+        """The record with its baseline comparisons and notes, and the comparisons.
+
+        Compared: the metrics of --fairness-compare-fail and of the test's markers.
+        """
         marks = [validate_regression(m.args, m.kwargs)
                  for m in item.iter_markers(MARKER_REGRESSION)]
         if not marks and not (self.compare_fail and self.baseline_ref):
-            return [], []
+            return record, []
         from pytest_fairness.baseline import compare_test
 
-        return compare_test(self.baseline, nodeid=item.nodeid, test=record.test,
-                            results=record.results, compare_fail=self.compare_fail,
-                            marks=marks, source=self.baseline_source,
-                            compare_confidence=self.config.getoption(
-                                "fairness_compare_confidence", "point"))
+        comparisons, notes = compare_test(
+            self.baseline, nodeid=item.nodeid, test=record.test, results=record.results,
+            compare_fail=self.compare_fail, marks=marks, source=self.baseline_source,
+            compare_confidence=self.compare_confidence)
+        return replace(record, regressions=tuple(c.to_dict() for c in comparisons),
+                       notes=tuple(notes)), comparisons
 
     def record_for(self, item: pytest.Item) -> TestRecord | None:
         """The record of a test that ran: checked, or with inline checks only; else None."""
@@ -635,22 +638,21 @@ class FairnessSession:
             # Features extracted before an error are kept for the end-of-run checks.
             record = _record(item, [], capture.inline)
             try:
-                comparisons, notes = self._compare(item, record)
+                record, _ = self._compared(item, record)
             except FairnessError as error:  # a bad marker: the setup already reported it
-                comparisons, notes = [], [str(error)]
-            record = replace(record, regressions=tuple(c.to_dict() for c in comparisons),
-                             notes=tuple(notes))
+                record = replace(record, notes=(str(error),))
         return record
 
     def attach(self, report: pytest.TestReport, record: TestRecord,
                excinfo: pytest.ExceptionInfo[BaseException] | None, item: pytest.Item) -> None:
         """Put the record on the report (for the controller) and its readable section."""
-        setattr(report, REPORT_ATTRIBUTE, record.to_dict())
+        data = record.to_dict()
+        setattr(report, REPORT_ATTRIBUTE, data)
         from pytest_fairness.report.terminal import report_section
 
         page = str(Path(self.report_dir, "report.html")) if self.report_dir else None
         violated = excinfo is not None and isinstance(excinfo.value, FairnessViolation)
-        text = report_section(record.to_dict(), baseline_source=self.baseline_source,
+        text = report_section(data, baseline_source=self.baseline_source,
                               report_page=page, in_message=violated)
         if text:
             report.sections.append(("fairness", text))
@@ -796,7 +798,7 @@ class FairnessSession:
         comparisons = compare_checkpoints(
             records, self.checkpoints, self.compare_fail or {"headline": 0.0},
             reference=self.reference_checkpoint,
-            confidence=self.config.getoption("fairness_compare_confidence", "point"))
+            confidence=self.compare_confidence)
         if comparisons:
             self.lines.extend(checkpoint_lines(
                 comparisons, reference=Path(self.reference_checkpoint).name, judged=judged))
