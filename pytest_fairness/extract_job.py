@@ -250,7 +250,12 @@ def run_job(job: ExtractJob, *, log: Callable[[str], None] = print) -> ExtractSu
         rank = dist.get_rank() if distributed else 0
         world_size = dist.get_world_size() if distributed else 1
         prefix = ExtractSummary(rank, world_size).prefix
-        return _run(job, rank, world_size, device, lambda line: log(prefix + line))
+        summary = _run(job, rank, world_size, device, lambda line: log(prefix + line))
+        if distributed:
+            # Every rank done before any tears the group down: a rank leaving first made
+            # gloo abort another one's exit now and then ("terminate called ...").
+            dist.barrier()
+        return summary
     finally:
         if distributed and dist.is_initialized():
             dist.destroy_process_group()
