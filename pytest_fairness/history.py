@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, Final, Protocol
 
 from pytest_fairness.errors import FairnessConfigError, FairnessError
+from pytest_fairness.options import checkpoint_id
 from pytest_fairness.results import IndicatorResult, finite_or_none, result_id, summarize
 
 __all__ = [
@@ -641,7 +642,7 @@ class HistoryStore:
             del item["id"]
             checkpoint = item.pop("result_checkpoint") or item["checkpoint"]
             if checkpoint:
-                item["column"] = Path(checkpoint).name or checkpoint
+                item["column"] = checkpoint_id(checkpoint)
             else:
                 item["column"] = item["label"] or f"run {item['run_id']}"
             out.append(item)
@@ -710,7 +711,7 @@ def collect_metadata(
     Several distinct values are joined with commas (e.g. one model fingerprint per
     checkpoint).
     """
-    names = [Path(c).name or c for c in checkpoints]
+    names = [checkpoint_id(c) for c in checkpoints]
     return {
         "started": started or _now(),
         "finished": _now(),

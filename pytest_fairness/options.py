@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import math
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ __all__ = [
     "HISTORY_INI",
     "SEED_INI",
     "add_options",
+    "checkpoint_id",
     "parse_batch_size",
     "parse_compare_fail",
     "parse_data_item",
@@ -65,6 +67,17 @@ COMPARE_METRICS: Final = ("headline", "gap", "ratio", "value", "worst")
 #: How an interval decides a limit or a regression: ``point`` ignores it; ``supported``
 #: fails only when the whole interval is beyond the bound; ``strict`` when any part of it is.
 CONFIDENCE_MODES: Final = ("point", "supported", "strict")
+
+
+def checkpoint_id(checkpoint: str) -> str:
+    """A ``--fairness-checkpoint`` as test ids and reports name it: its file name.
+
+    Examples
+    --------
+    >>> checkpoint_id("runs/epoch-3.pt"), checkpoint_id("epoch-3")
+    ('epoch-3.pt', 'epoch-3')
+    """
+    return Path(checkpoint).name or checkpoint
 
 _COMPARE_EXAMPLE: Final = "gap:0.01,value:0.02"
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Generator
-from pathlib import Path
 from typing import Any, Final
 
 import pytest
@@ -48,7 +47,7 @@ from pytest_fairness.markers import (
     validate_regression,
     validate_threshold,
 )
-from pytest_fairness.options import add_options
+from pytest_fairness.options import add_options, checkpoint_id
 from pytest_fairness.session import (
     CAPTURE_KEY,
     PROGRESS_ATTRIBUTE,
@@ -138,7 +137,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     checkpoints = session_of(metafunc.config).checkpoints
     if not checkpoints:
         return
-    ids = [Path(c).name or c for c in checkpoints]
+    ids = [checkpoint_id(c) for c in checkpoints]
     if len(set(ids)) != len(ids):
         ids = [f"{i}-{name}" for i, name in enumerate(ids)]
     metafunc.parametrize("fairness_checkpoint", checkpoints, ids=ids, indirect=True,

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, final
 
 from pytest_fairness.errors import CheckpointIgnoredError
+from pytest_fairness.options import checkpoint_id
 
 if TYPE_CHECKING:
     from pytest_fairness.extract import Features
@@ -76,11 +77,6 @@ def joined(sources: Iterable[Mapping[str, Any]], names: Sequence[str]) -> str | 
     return ",".join(seen) or None
 
 
-def _label(checkpoint: str) -> str:
-    """A checkpoint as its test ids show it (the file name)."""
-    return Path(checkpoint).name or checkpoint
-
-
 def same_features_message(test: str, checkpoints: Sequence[str], model_fingerprint: str) -> str:
     """Why checkpoints of ``test`` that gave the same features fail, and how to fix it.
 
@@ -90,7 +86,7 @@ def same_features_message(test: str, checkpoints: Sequence[str], model_fingerpri
     ...       .splitlines()[0])
     checkpoints a.pt and b.pt gave identical features in t.py::test_gap: ...
     """
-    names = [_label(c) for c in checkpoints]
+    names = [checkpoint_id(c) for c in checkpoints]
     listed = ", ".join(names[:-1]) + f" and {names[-1]}"
     shown = model_fingerprint if len(model_fingerprint) <= 40 else model_fingerprint[:40] + "..."
     message = (f"checkpoints {listed} gave identical features in {test}: the model under "

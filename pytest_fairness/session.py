@@ -51,6 +51,7 @@ from pytest_fairness.options import (
     ENABLE_INI,
     HISTORY_INI,
     SEED_INI,
+    checkpoint_id,
     parse_data_item,
     parse_seed,
 )
@@ -186,7 +187,7 @@ def identity_of(item: pytest.Item) -> tuple[str, str | None]:
     from pytest_fairness.baseline import strip_param
 
     text = str(checkpoint)
-    return strip_param(item.nodeid, Path(text).name or text), text
+    return strip_param(item.nodeid, checkpoint_id(text)), text
 
 
 def _record(
@@ -801,7 +802,7 @@ class FairnessSession:
             confidence=self.compare_confidence)
         if comparisons:
             self.lines.extend(checkpoint_lines(
-                comparisons, reference=Path(self.reference_checkpoint).name, judged=judged))
+                comparisons, reference=checkpoint_id(self.reference_checkpoint), judged=judged))
         return comparisons
 
     def _check_checkpoints(self, records: Sequence[Mapping[str, Any]], exitstatus: int) -> int:
@@ -858,12 +859,12 @@ def _reference_checkpoint(config: pytest.Config, checkpoints: Sequence[str]) -> 
         return None
     if name is None:
         return checkpoints[0]
-    found = [c for c in checkpoints if name in (c, Path(c).name)]
+    found = [c for c in checkpoints if name in (c, checkpoint_id(c))]
     if len(found) != 1:
         raise pytest.UsageError(
             f"--fairness-reference-checkpoint={name!r} names "
             f"{'none' if not found else 'more than one'} of the --fairness-checkpoint: "
-            f"{', '.join(Path(c).name or c for c in checkpoints)}. Give one of them (a path or "
+            f"{', '.join(checkpoint_id(c) for c in checkpoints)}. Give one of them (a path or "
             "a file name)."
         )
     return found[0]
