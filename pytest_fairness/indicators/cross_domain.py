@@ -177,16 +177,12 @@ def group_metrics(
         return {"MGA": best, "mGA": worst, "DA": best - worst, "DEO": deo,
                 "DEOdds": deo + spread(values["fpr"], included), "DTO": dto}
 
-    table = group_table(
-        keys, codes,
-        {"accuracy": (correct, None), "tpr": (pred_pos * is_pos, is_pos),
-         "fpr": (pred_pos * ~is_pos, ~is_pos)},
-        min_group_size=min_group_size, options=options, params=params, derive=derive,
-        clusters=check_clusters(clusters, n))
-    counts = table.counts
-    for i in np.flatnonzero(table.included & (np.isnan(table.values["tpr"][:, 0])
-                                              | np.isnan(table.values["fpr"][:, 0]))):
-        missing = "positive" if np.isnan(table.values["tpr"][i, 0]) else "negative"
+    # Before any bootstrap: a compared group with one class has no TPR or FPR.
+    counts = np.bincount(codes, minlength=len(keys))
+    positives = np.bincount(codes, weights=is_pos, minlength=len(keys))
+    for i in np.flatnonzero((counts >= min_group_size) & ((positives == 0)
+                                                          | (positives == counts))):
+        missing = "positive" if positives[i] == 0 else "negative"
         raise InsufficientDataError(
             f"group {group_label(keys[i])!r} has only one class in y_true (no {missing} "
             f"samples for pos_label={positive!r}), so its "
@@ -194,6 +190,12 @@ def group_metrics(
             f"undefined. Add {missing} samples for that group, or raise min_group_size "
             f"above its size ({int(counts[i])}) to report it without comparing it."
         )
+    table = group_table(
+        keys, codes,
+        {"accuracy": (correct, None), "tpr": (pred_pos * is_pos, is_pos),
+         "fpr": (pred_pos * ~is_pos, ~is_pos)},
+        min_group_size=min_group_size, options=options, params=params, derive=derive,
+        clusters=check_clusters(clusters, n))
     stats = {"accuracy": float(correct.mean()), **table.stats()}
     group_stats = table.group_stats()
     return IndicatorResult(
