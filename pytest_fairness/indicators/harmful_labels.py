@@ -344,6 +344,7 @@ def label_association(
                              label_type in _HIGHER_IS_BETTER))
 
     headline_j = _headline_index(grid)
+    notes = [*table.notes(), *notes]  # the same groups are small at every τ
     slices = []
     for j, tau in enumerate(grid):
         group_stats = table.group_stats(j, stats=[
@@ -363,7 +364,7 @@ def label_association(
             higher_is_better=label_type in _HIGHER_IS_BETTER,
             min_group_size=min_group_size,
             at=float(tau),
-            notes=(*table.notes(), *notes),
+            notes=tuple(notes),
         ))
     head = slices.pop(headline_j)
     return IndicatorResult(**{**_fields(head), "slices": tuple(slices)})

@@ -367,9 +367,9 @@ def precision_at_k(
         "curves": {"precision": Curve(tuple(map(float, ks)), tuple(overall), "K", "precision")},
         "tables": {"groupings": tuple({"group": group_label(key), "by": str(grouping_of[g])}
                                       for g, key in enumerate(keys))}}
-    notes = () if len(specs) == 1 else (
+    notes = table.notes() + (() if len(specs) == 1 else (  # the same small groups at every K
         "groups of several groupings share this result: the gap spans all of them ("
-        + "; ".join(map(str, specs)) + ").",)
+        + "; ".join(map(str, specs)) + ").",))
     results = []
     for j, kk in enumerate(ks):
         group_stats = table.group_stats(j)
@@ -380,6 +380,6 @@ def precision_at_k(
             replicates=table.replicates(j),
             params={**params, "at_k": kk}, higher_is_better=True,
             min_group_size=min_group_size, at=kk,
-            notes=(*table.notes(), *notes),
+            notes=notes,
             **(first if j == 0 else {})))
     return replace(results[0], slices=tuple(results[1:]))
