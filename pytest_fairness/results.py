@@ -13,6 +13,7 @@ fields as read-only.
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, final
@@ -475,7 +476,7 @@ class IndicatorResult:
     def __post_init__(self) -> None:
         object.__setattr__(self, "value", float(_scalar(self.value)))
         object.__setattr__(self, "replicates", {  # float32, as stored: exact round trips
-            str(k): unpack_replicates(pack_replicates(v)) for k, v in self.replicates.items()})
+            str(k): tuple(array("f", map(float, v))) for k, v in self.replicates.items()})
         object.__setattr__(self, "groups", tuple(self.groups))
         object.__setattr__(
             self, "stats", {str(k): float(_scalar(v)) for k, v in self.stats.items()}
