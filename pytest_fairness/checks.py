@@ -60,12 +60,11 @@ __all__ = [
     "CheckOutcome",
     "InlineCheck",
     "LimitSpec",
+    "check_metric_name",
     "collect",
     "collecting",
-    "check_metric_name",
     "evaluate",
 ]
-
 
 
 @final
@@ -384,8 +383,7 @@ def _observe(
                         "images to that subgroup or use confidence='point'."
                     )
                 interval = None if pair is None else _magnitude(pair)
-                decisive = abs(v) if confidence == "point" else _bounded(
-                    limit, abs(v), interval, confidence)
+                decisive = _bounded(limit, abs(v), interval, confidence)
                 cells.append((decisive, abs(v), interval, where))
         if not cells:
             raise InsufficientDataError(f"max_auc: the AUC matrix of {result.name!r} is empty.")

@@ -256,7 +256,7 @@ class Units:
             codes = np.unique(codes, return_inverse=True)[1].reshape(-1).astype(np.intp)
         n_clusters = int(codes.max()) + 1 if n else 0
         if kinds is not None and n_clusters > n // _POOLING_GAIN:
-            # A multinomial over nearly as many kinds as rows costs more than drawing rows.
+            # Nearly as many kinds as rows: pooling would not shrink the statistic's matrix.
             return cls.of(n, strata=strata)
         if kinds is not None:  # rows are drawn, each adding to its kind
             if strata is not None:
