@@ -32,6 +32,7 @@ from pytest_fairness.report.terminal import (
     groups_are_compared,
     headline_text,
     interval_text,
+    shows_gap,
 )
 from pytest_fairness.results import IndicatorResult, group_label, result_id
 
@@ -221,7 +222,7 @@ def _result_html(data: Mapping[str, Any], draw: bool) -> str:
     if "value" in result.intervals:
         low, high = result.intervals["value"]
         head += f" [{_num(low)}, {_num(high)}]"
-    if len(result.included_groups) >= 2 and groups_are_compared(result):
+    if shows_gap(result):
         head += f"; gap {_num(result.gap)}; ratio {_num(result.ratio)}"
     else:
         head += f"; {_e(headline_text(result))}"

@@ -31,6 +31,7 @@ __all__ = [
     "regression_message",
     "report_section",
     "result_lines",
+    "shows_gap",
     "section_text",
     "summary_lines",
     "text_table",
@@ -114,6 +115,15 @@ def groups_are_compared(result: IndicatorResult) -> bool:
     return headline(result.name).has_gap
 
 
+def shows_gap(result: IndicatorResult) -> bool:
+    """Whether reports show the result's gap, best and worst group.
+
+    They do when its groups are compared (:func:`groups_are_compared`) and at least two
+    are large enough.
+    """
+    return groups_are_compared(result) and len(result.included_groups) >= 2
+
+
 def _group_value_label(result: IndicatorResult) -> str:
     return headline(result.name).group_value or result.metric
 
@@ -183,7 +193,7 @@ def result_lines(result: IndicatorResult, *, details: bool = True) -> list[str]:
     where = f" at {result.at:g}" if result.at is not None else ""
     lines = [f"{result.name} ({result.metric}){where}: value {format_number(result.value)}"
              + (f" {_interval(result.intervals['value'])}" if "value" in result.intervals else "")]
-    if len(result.included_groups) >= 2 and groups_are_compared(result):
+    if shows_gap(result):
         gap = f"gap {format_number(result.gap)}"
         if "gap" in result.intervals:
             gap += f" {_interval(result.intervals['gap'])}"
@@ -295,8 +305,7 @@ def summary_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
             for at in list(dict.fromkeys(c["at"] for c in mine)) or [result.at]:
                 shown = _slice(result, at)
                 limits = "; ".join(_limit_texts(c for c in mine if c["at"] == at)) or "-"
-                compared = groups_are_compared(shown) and len(shown.included_groups) >= 2
-                worst = shown.worst_group if compared else None
+                worst = shown.worst_group if shows_gap(shown) else None
                 where = "" if shown.at is None else f" at {shown.at:g}"
                 rows.append([
                     record["nodeid"],
