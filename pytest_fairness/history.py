@@ -134,6 +134,13 @@ _RESULT_COLUMNS: Final = ("id", "run_id", "nodeid", "test", "checkpoint", "resul
                           "indicator", "metric", "value", "gap", "ratio", "worst_group",
                           "worst_value", "outcome", "data", "model_fingerprint",
                           "dataset_fingerprint")
+
+
+def _insert(table: str, columns: Sequence[str]) -> str:
+    """``INSERT INTO table (columns) VALUES (?, ...)``: the columns listed once."""
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+
+
 _RUN_KINDS: Final = {
     "id": "int", "started": "str?", "finished": "str?", "label": "str?", "checkpoint": "str?",
     "git_commit": "str?", "model_fingerprint": "str?", "dataset_fingerprint": "str?",
@@ -495,9 +502,7 @@ class HistoryStore:
                 ))
         with self._guard(writing=True), self._write() as conn:
             cursor = conn.execute(
-                "INSERT INTO runs (started, finished, label, checkpoint, git_commit, "
-                "model_fingerprint, dataset_fingerprint, seed, versions, exitstatus, metadata) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                _insert("runs", _RUN_COLUMNS[1:]),
                 (
                     metadata.get("started") or _now(), metadata.get("finished") or _now(),
                     metadata.get("label"), metadata.get("checkpoint"),
@@ -510,10 +515,7 @@ class HistoryStore:
             )
             run_id = int(cursor.lastrowid or 0)
             conn.executemany(
-                "INSERT INTO results (run_id, nodeid, test, checkpoint, result_id, indicator, "
-                "metric, value, gap, ratio, worst_group, worst_value, outcome, data, "
-                "model_fingerprint, dataset_fingerprint) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                _insert("results", _RESULT_COLUMNS[1:]),  # the row values, in this order
                 [(run_id, *row) for row in rows],
             )
         return run_id
