@@ -574,16 +574,25 @@ class Comparison:
 _MAGNITUDE_METRICS: Final = frozenset({"effect_size"})
 
 
-def _observe(summary: Mapping[str, Any], metric: str) -> tuple[float | None, str]:
+def _reading(summary: Mapping[str, Any], metric: str) -> tuple[str | None, bool, str]:
+    """How ``metric`` is read from a summary, and its replicates.
+
+    Returns the stored number (``value``, ``gap`` or ``ratio``; None for ``worst``),
+    whether it counts by magnitude, and how reports name it.
+    """
     if metric == "headline":
         head = headline(str(summary.get("indicator")))
-        return head.read(finite_or_none(summary.get("value")),
-                         finite_or_none(summary.get("gap"))), head.label
+        return head.field, head.magnitude, head.label
     if metric == "value" and summary.get("metric") in _MAGNITUDE_METRICS:
-        value = finite_or_none(summary.get("value"))
-        return (None if value is None else abs(value)), f"|{summary.get('metric')}|"
-    if metric in ("gap", "ratio", "value"):
-        return finite_or_none(summary.get(metric)), ""
+        return "value", True, f"|{summary.get('metric')}|"
+    return (None if metric == "worst" else metric), False, ""
+
+
+def _observe(summary: Mapping[str, Any], metric: str) -> tuple[float | None, str]:
+    field, magnitude, label = _reading(summary, metric)
+    if field is not None:
+        number = finite_or_none(summary.get(field))
+        return (abs(number) if magnitude and number is not None else number), label
     worst = summary.get("worst")
     if worst is None:  # no groups: the worst "group" is the whole result
         return finite_or_none(summary.get("value")), ""
@@ -622,14 +631,8 @@ def _param_notes(base: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
 def _replicates(summary: Mapping[str, Any], metric: str, where: str) -> Any:
     """The replicates of ``metric`` (read as :func:`_observe` reads it), or None."""
     packed = summary.get("replicates")
-    if metric == "worst" or not isinstance(packed, Mapping):
-        return None
-    magnitude = metric == "value" and summary.get("metric") in _MAGNITUDE_METRICS
-    name = metric
-    if metric == "headline":
-        head = headline(str(summary.get("indicator")))
-        name, magnitude = ("gap" if head.metric == "gap" else "value"), head.magnitude
-    if name not in packed:
+    name, magnitude, _ = _reading(summary, metric)
+    if name is None or not isinstance(packed, Mapping) or name not in packed:
         return None
     import numpy as np
 

@@ -107,6 +107,14 @@ class Headline:
     secondary: tuple[str, ...] = ()
     group_value: str = ""
 
+    @property
+    def field(self) -> str:
+        """Which stored number the headline is: ``"gap"`` or ``"value"``.
+
+        Every indicator's value is its headline stat when the headline is not the gap.
+        """
+        return "gap" if self.metric == "gap" else "value"
+
     def read(self, value: float | None, gap: float | None) -> float | None:
         """The headline number from a result's ``value`` and ``gap`` (None if undefined).
 
@@ -119,7 +127,7 @@ class Headline:
         >>> headline("ieat").read(-0.8, None), headline("group_metrics").read(0.9, 0.05)
         (0.8, 0.05)
         """
-        number = gap if self.metric == "gap" else value
+        number = gap if self.field == "gap" else value
         if number is None or number != number:
             return None
         return abs(number) if self.magnitude else number
