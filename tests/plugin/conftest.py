@@ -5,6 +5,14 @@ from __future__ import annotations
 import numpy  # noqa: F401  (pytester forgets what a run imported; numpy loads once a process)
 import pytest
 
+from pytest_fairness import indicators
+
+# The indicators load their modules on first use and keep the functions; loaded inside a
+# pytester run, the module would be forgotten and loaded again later, and the functions
+# the package kept would no longer be its module's. Load them all before any run.
+for _name in indicators.__all__:
+    getattr(indicators, _name)
+
 MODES = {"no_xdist": ["-p", "no:xdist"], "xdist_zero": ["-n", "0"], "xdist_two": ["-n", "2"]}
 
 
