@@ -568,22 +568,16 @@ class Comparison:
         )
 
 
-#: Headline metrics whose sign is a direction, not better or worse (iEAT's effect size d:
-#: negative is the reverse association). Their value compares by magnitude, as the
-#: ``max_effect_size`` limit gates ``|d|``.
-_MAGNITUDE_METRICS: Final = frozenset({"effect_size"})
-
-
 def _reading(summary: Mapping[str, Any], metric: str) -> tuple[str | None, bool, str]:
     """How ``metric`` is read from a summary, and its replicates.
 
     Returns the stored number (``value``, ``gap`` or ``ratio``; None for ``worst``),
     whether it counts by magnitude, and how reports name it.
     """
+    head = headline(str(summary.get("indicator")))
     if metric == "headline":
-        head = headline(str(summary.get("indicator")))
         return head.field, head.magnitude, head.label
-    if metric == "value" and summary.get("metric") in _MAGNITUDE_METRICS:
+    if metric == "value" and head.magnitude:  # iEAT's d: its sign is a direction
         return "value", True, f"|{summary.get('metric')}|"
     return (None if metric == "worst" else metric), False, ""
 
