@@ -68,6 +68,7 @@ __all__ = [
     "compare_results",
     "compare_test",
     "dump_baseline",
+    "few_ids",
     "find_entry",
     "load_baseline",
     "match_baseline",
@@ -369,7 +370,8 @@ def match_baseline(
     return matched, unmatched
 
 
-def _few(ids: Sequence[str], count: int = 3) -> str:
+def few_ids(ids: Sequence[str], count: int = 3) -> str:
+    """The first ``count`` ids, and how many more: ``a, b, c (and 4 more)``."""
     shown = ", ".join(ids[:count])
     return shown + (f" (and {len(ids) - count} more)" if len(ids) > count else "")
 
@@ -413,8 +415,8 @@ def unmatched_message(
     lines = [
         f"no fairness test of this run matched the baseline {source} (0/{len(run_ids)} "
         "matched): nothing was compared with it.",
-        f"  the baseline has: {_few(base_ids) or 'no tests'}",
-        f"  this run has:     {_few(list(run_ids))}",
+        f"  the baseline has: {few_ids(base_ids) or 'no tests'}",
+        f"  this run has:     {few_ids(list(run_ids))}",
     ]
     prefix = _moved_prefix(list(run_ids), base_ids)
     where = f" (now {rootdir})" if rootdir else ""

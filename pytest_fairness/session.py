@@ -748,6 +748,7 @@ class FairnessSession:
             return exitstatus
         from pytest_fairness.baseline import (
             Comparison,
+            few_ids,
             match_baseline,
             regression_tally,
             unmatched_message,
@@ -768,8 +769,7 @@ class FairnessSession:
         line = (f"fairness baseline matched {len(matched)}/{len(ran)} tests of this run "
                 f"({self.baseline_source})")
         if unmatched:
-            line += f"; not in the baseline: {', '.join(unmatched[:3])}"
-            line += f" (and {len(unmatched) - 3} more)" if len(unmatched) > 3 else ""
+            line += f"; not in the baseline: {few_ids(unmatched)}"
         comparisons = [Comparison.from_dict(c) for r in self.records for c in r.regressions]
         if comparisons:
             line += f"; {regression_tally(comparisons)}"
