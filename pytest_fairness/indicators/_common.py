@@ -467,18 +467,14 @@ class GroupTable:
         Its value is the headline column's, with its interval; the other columns (and
         ``stats[g]`` when given) are its stats.
         """
-        head = self.headline
-        boot = self.boot
-        return tuple(
-            GroupStat(
-                group=key, n=int(self.counts[g]), value=float(self.values[head][g, j]),
-                interval=None if boot is None else boot.interval(f"group:{head}", g, j),
-                excluded=not bool(self.included[g]),
-                stats={**{c: float(v[g, j]) for c, v in self.values.items() if c != head},
-                       **({} if stats is None else stats[g])},
-            )
-            for g, key in enumerate(self.keys)
-        )
+        head, boot, groups = self.headline, self.boot, range(len(self.keys))
+        return make_group_stats(
+            self.keys, self.counts, self.values[head][:, j],
+            min_group_size=self.min_group_size,
+            intervals=None if boot is None else [boot.interval(f"group:{head}", g, j)
+                                                 for g in groups],
+            stats=[{**{c: float(v[g, j]) for c, v in self.values.items() if c != head},
+                    **({} if stats is None else stats[g])} for g in groups])
 
     def stats(self, j: int = 0) -> dict[str, float]:
         """The derived statistics at entry ``j`` as floats."""
