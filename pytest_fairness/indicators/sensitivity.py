@@ -876,11 +876,12 @@ def fair_sa(
             response, overall[j, k] = responses(emb)
             data.append(response)
 
+    match = np.stack(data, axis=1) if task == "self_matching" else None
+
     def curves_of(w: NDArray[np.float64]) -> tuple[Any, Any]:
         """α and the protected side's rate (r, subgroup, perturbation, level) at weights w."""
-        if task == "self_matching":
+        if match is not None:
             image = w[:, units.codes]
-            match = np.stack(data, axis=1)
             with np.errstate(invalid="ignore", divide="ignore"):
                 out = np.stack([(image * side) @ match / (image @ side)[:, None]
                                 for side in sides], axis=1)
