@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_fairness import indicators
-from pytest_fairness.checks import CheckOutcome
 from pytest_fairness.errors import (
     CheckpointIgnoredError,
     FairnessConfigError,
@@ -21,6 +20,7 @@ from pytest_fairness.errors import (
     MissingFeaturesError,
 )
 from pytest_fairness.markers import check, fairness
+from pytest_fairness.records import CheckOutcome
 from pytest_fairness.results import Curve, GroupStat, IndicatorResult, Matrix
 
 __all__ = [

@@ -49,19 +49,18 @@ import json
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, final
+from typing import Any, Final
 
 from pytest_fairness.errors import FairnessConfigError
 from pytest_fairness.indicators import headline
 from pytest_fairness.options import COMPARE_METRICS
+from pytest_fairness.records import Comparison
 from pytest_fairness.results import finite_or_none, result_id, summarize
 
 __all__ = [
     "BASELINE_FORMAT",
     "BASELINE_SCHEMA",
-    "Comparison",
     "build_baseline",
     "compare_baselines",
     "compare_checkpoints",
@@ -83,9 +82,6 @@ __all__ = [
 BASELINE_FORMAT: Final = "pytest-fairness-baseline"
 #: Version of the baseline layout; a newer file than this code understands is refused.
 BASELINE_SCHEMA: Final = 1
-
-#: Float slack so that a value recomputed bit-for-bit differently does not count as worse.
-_EPS: Final = 1e-12
 
 
 # -- baseline documents -------------------------------------------------------------------
@@ -456,118 +452,6 @@ def regression_tally(comparisons: Sequence[Comparison]) -> str:
 
 
 # -- comparison ---------------------------------------------------------------------------------
-
-
-@final
-@dataclass(frozen=True)
-class Comparison:
-    """One metric of one result, baseline against now.
-
-    Parameters
-    ----------
-    test, result : str
-        The test id and the result's name within it.
-    metric : str
-        ``"gap"``, ``"ratio"``, ``"value"`` or ``"worst"``.
-    baseline, now : float or None
-        The two numbers (None when the metric is undefined, e.g. a gap with one group).
-    tolerance : float
-        How much worse is accepted.
-    lower_is_better : bool
-        The metric's direction.
-    groups : tuple of (label, baseline value, now value)
-        Every group of either side, for the group-by-group table.
-    notes : tuple of str
-        Caveats (changed params, metric not comparable, how the interval was drawn).
-    where : str
-        Which group ``worst`` refers to, or how ``headline`` was read.
-    confidence : str
-        The rule: ``"point"``, ``"supported"`` or ``"strict"`` (see the module docstring).
-    interval : (float, float) or None
-        Interval of :attr:`worse_by`, from the bootstrap replicates of both sides.
-    paired : bool or None
-        Whether the interval is paired (both sides drawn on the same units); None
-        without an interval.
-    """
-
-    test: str
-    result: str
-    metric: str
-    baseline: float | None
-    now: float | None
-    tolerance: float
-    lower_is_better: bool
-    higher_is_better_groups: bool = True
-    groups: tuple[tuple[str, float | None, float | None], ...] = ()
-    notes: tuple[str, ...] = field(default=())
-    where: str = ""
-    confidence: str = "point"
-    interval: tuple[float, float] | None = None
-    paired: bool | None = None
-
-    @property
-    def worse_by(self) -> float | None:
-        """How much worse now is than the baseline (negative when better); None if undefined."""
-        if self.baseline is None or self.now is None:
-            return None
-        diff = self.now - self.baseline
-        return diff if self.lower_is_better else -diff
-
-    @property
-    def regressed(self) -> bool:
-        """True when now is worse than the baseline by more than the tolerance.
-
-        ``"point"`` judges the change, ``"supported"`` the interval's lower end (the data
-        show a regression), ``"strict"`` its upper end (they do not rule one out). A
-        metric undefined on either side, or an interval a rule needs and cannot have,
-        counts as a regression: a tolerance is never silently ignored.
-        """
-        worse = self.worse_by
-        if worse is None:
-            return True
-        if self.confidence == "point":
-            return worse > self.tolerance + _EPS
-        if self.interval is None:
-            return True
-        low, high = self.interval
-        return (low if self.confidence == "supported" else high) > self.tolerance + _EPS
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-serialisable dictionary."""
-        return {
-            "test": self.test,
-            "result": self.result,
-            "metric": self.metric,
-            "baseline": self.baseline,
-            "now": self.now,
-            "tolerance": self.tolerance,
-            "lower_is_better": self.lower_is_better,
-            "higher_is_better_groups": self.higher_is_better_groups,
-            "worse_by": self.worse_by,
-            "regressed": self.regressed,
-            "groups": [list(g) for g in self.groups],
-            "notes": list(self.notes),
-            "where": self.where,
-            "confidence": self.confidence,
-            "interval": None if self.interval is None else list(self.interval),
-            "paired": self.paired,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Comparison:
-        """Rebuild a :class:`Comparison` from :meth:`to_dict` output."""
-        return cls(
-            test=data["test"], result=data["result"], metric=data["metric"],
-            baseline=data["baseline"], now=data["now"], tolerance=data["tolerance"],
-            lower_is_better=data["lower_is_better"],
-            higher_is_better_groups=data.get("higher_is_better_groups", True),
-            groups=tuple((g[0], g[1], g[2]) for g in data.get("groups", [])),
-            notes=tuple(data.get("notes", [])), where=data.get("where", ""),
-            confidence=data.get("confidence") or "point",
-            interval=None if data.get("interval") is None else (
-                float(data["interval"][0]), float(data["interval"][1])),
-            paired=data.get("paired"),
-        )
 
 
 def _reading(summary: Mapping[str, Any], metric: str) -> tuple[str | None, bool, str]:

@@ -45,10 +45,10 @@ from typing import Any, Final, final
 
 from pytest_fairness.errors import FairnessConfigError, InsufficientDataError
 from pytest_fairness.options import CONFIDENCE_MODES
+from pytest_fairness.records import CheckOutcome
 from pytest_fairness.results import (
     GroupStat,
     IndicatorResult,
-    encode_float,
     group_label,
     iter_results,
 )
@@ -57,7 +57,6 @@ __all__ = [
     "CONFIDENCE_MODES",
     "LIMITS",
     "METRIC_LIMITS",
-    "CheckOutcome",
     "InlineCheck",
     "LimitSpec",
     "check_metric_name",
@@ -126,70 +125,6 @@ def check_metric_name(metric: Any) -> str:
         f"metric={metric!r} is not a metric any indicator offers. Names by indicator — "
         f"{listing}. Without metric=, limits bound the headline value and groups."
     )
-
-
-@final
-@dataclass(frozen=True)
-class CheckOutcome:
-    """The verdict of one limit on one result.
-
-    Parameters
-    ----------
-    limit : str
-        The keyword (``"max_gap"``).
-    threshold : float
-        The limit's value.
-    observed : float
-        The number the limit bounds.
-    passed : bool
-        The verdict.
-    result : IndicatorResult
-        The result checked (the slice at ``at`` when one was picked).
-    key : str or None
-        The result's key when the test returned a dict.
-    confidence : str
-        ``"point"``, ``"supported"`` or ``"strict"``.
-    interval : (float, float) or None
-        The interval of ``observed`` the verdict used, if any.
-    where : str
-        Which group or cell produced ``observed`` (empty for whole-result numbers).
-    """
-
-    limit: str
-    threshold: float
-    observed: float
-    passed: bool
-    result: IndicatorResult
-    key: str | None = None
-    confidence: str = "point"
-    interval: tuple[float, float] | None = None
-    where: str = ""
-
-    @property
-    def label(self) -> str:
-        """``indicator (metric)`` with the coordinate and key, for reports."""
-        text = f"{self.result.name} ({self.result.metric})"
-        if self.result.at is not None:
-            text += f" at {self.result.at:g}"
-        if self.key is not None:
-            text = f"{self.key}: {text}"
-        return text
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-serialisable summary (the result itself is not repeated)."""
-        return {
-            "limit": self.limit,
-            "threshold": self.threshold,
-            "observed": encode_float(self.observed),
-            "passed": self.passed,
-            "indicator": self.result.name,
-            "metric": self.result.metric,
-            "at": self.result.at,
-            "key": self.key,
-            "confidence": self.confidence,
-            "interval": None if self.interval is None else list(self.interval),
-            "where": self.where,
-        }
 
 
 # -- observations ----------------------------------------------------------------------

@@ -26,13 +26,13 @@ from pytest_fairness.checks import (
     CONFIDENCE_MODES,
     LIMITS,
     METRIC_LIMITS,
-    CheckOutcome,
     check_metric_name,
     collect,
     evaluate,
 )
 from pytest_fairness.errors import FairnessConfigError, FairnessViolation
 from pytest_fairness.options import COMPARE_METRICS
+from pytest_fairness.records import CheckOutcome
 
 __all__ = [
     "MARKER_FAIRNESS",

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 from pytest_fairness.errors import CheckpointIgnoredError
 from pytest_fairness.options import checkpoint_id
+from pytest_fairness.records import Extraction, TestRecord
 
 if TYPE_CHECKING:
     from pytest_fairness.extract import Features
@@ -54,14 +55,10 @@ The `fairness_model` override in conftest.py must request `fairness_checkpoint` 
         return load_my_model(fairness_checkpoint).eval()"""
 
 
-def extraction(features: Features, *, model_fingerprint: str) -> dict[str, Any]:
+def extraction(features: Features, *, model_fingerprint: str) -> Extraction:
     """The record entry of one extraction: dataset, fingerprints and the features' digest."""
-    return {
-        "dataset": features.dataset.name,
-        "dataset_fingerprint": features.dataset.fingerprint,
-        "model_fingerprint": model_fingerprint,
-        "features_digest": features.digest,
-    }
+    return Extraction(features.dataset.name, features.dataset.fingerprint, model_fingerprint,
+                      features.digest)
 
 
 def joined(sources: Iterable[Mapping[str, Any]], names: Sequence[str]) -> str | None:
@@ -101,7 +98,7 @@ def same_features_message(test: str, checkpoints: Sequence[str], model_fingerpri
     return message
 
 
-def publish(directory: Path, *, test: str, checkpoint: str, entry: Mapping[str, Any]) -> None:
+def publish(directory: Path, *, test: str, checkpoint: str, entry: Extraction) -> None:
     """Write ``entry`` of ``test`` at ``checkpoint`` to the run's shared ``directory``.
 
     Raises
@@ -113,7 +110,7 @@ def publish(directory: Path, *, test: str, checkpoint: str, entry: Mapping[str, 
     __tracebackhide__ = True
     from pytest_fairness.report.json_report import atomic_write_text
 
-    same = "\0".join((test, entry["model_fingerprint"], entry["features_digest"]))
+    same = "\0".join((test, entry.model_fingerprint, entry.features_digest))
     key = hashlib.sha256(same.encode()).hexdigest()[:32]
     mine = f"{key}-{hashlib.sha256(checkpoint.encode()).hexdigest()[:16]}"
     atomic_write_text(directory / mine, checkpoint)  # whole or absent for other readers
@@ -122,7 +119,7 @@ def publish(directory: Path, *, test: str, checkpoint: str, entry: Mapping[str, 
     if others:
         raise CheckpointIgnoredError(
             same_features_message(test, sorted([*others, checkpoint]),
-                                  entry["model_fingerprint"]))
+                                  entry.model_fingerprint))
 
 
 @final
@@ -145,27 +142,24 @@ class SameFeatures:
     message: str
 
 
-def same_features(records: Iterable[Mapping[str, Any]]) -> list[SameFeatures]:
+def same_features(records: Iterable[TestRecord]) -> list[SameFeatures]:
     """The tests of a run whose checkpoints gave the same features, one entry per test.
-
-    ``records`` are the plugin's per-test records (``TestRecord.to_dict()``): ``test``,
-    ``nodeid``, ``checkpoint`` and ``extractions`` (entries of :func:`extraction`).
 
     Examples
     --------
-    >>> entry = {"model_fingerprint": "state:1f3a", "features_digest": "9c0d"}
-    >>> records = [{"test": "t.py::g", "nodeid": f"t.py::g[{c}]", "checkpoint": c,
-    ...             "extractions": [entry]} for c in ("a.pt", "b.pt")]
+    >>> entry = Extraction("d", "data:1", "state:1f3a", "9c0d")
+    >>> records = [TestRecord(f"t.py::g[{c}]", "t.py::g", c, extractions=(entry,))
+    ...            for c in ("a.pt", "b.pt")]
     >>> [found.nodeids for found in same_features(records)]
     [('t.py::g[a.pt]', 't.py::g[b.pt]')]
     """
     by_key: dict[tuple[str, str, str], dict[str, str]] = {}  # → checkpoint → nodeid
     for record in records:
-        if record.get("checkpoint") is None:
+        if record.checkpoint is None:
             continue
-        for entry in record.get("extractions", ()):
-            key = (record["test"], entry["model_fingerprint"], entry["features_digest"])
-            by_key.setdefault(key, {}).setdefault(record["checkpoint"], record["nodeid"])
+        for entry in record.extractions:
+            key = (record.test, entry.model_fingerprint, entry.features_digest)
+            by_key.setdefault(key, {}).setdefault(record.checkpoint, record.nodeid)
     found: dict[str, tuple[dict[str, str], str]] = {}  # test → (checkpoint → nodeid, model)
     for (test, model, _), nodeids in by_key.items():
         if len(nodeids) > 1:

@@ -30,6 +30,7 @@ __all__ = [
     "GroupStat",
     "IndicatorResult",
     "Matrix",
+    "decode_float",
     "encode_float",
     "finite_or_none",
     "group_label",
@@ -132,7 +133,8 @@ def unpack_replicates(text: Any, *, where: str = "replicates") -> tuple[float, .
     return tuple(struct.unpack(f"<{len(raw) // 4}f", raw))
 
 
-def _decode_float(x: Any) -> float:
+def decode_float(x: Any) -> float:
+    """The inverse of :func:`encode_float`: NaN for None, infinities for their names."""
     if x is None:
         return math.nan
     return float(x)
@@ -269,10 +271,10 @@ class GroupStat:
         return cls(
             group=normalize_group(data["group"]),
             n=data["n"],
-            value=_decode_float(data["value"]),
-            interval=None if interval is None else tuple(_decode_float(v) for v in interval),  # type: ignore[arg-type]
+            value=decode_float(data["value"]),
+            interval=None if interval is None else tuple(decode_float(v) for v in interval),  # type: ignore[arg-type]
             excluded=data.get("excluded", False),
-            stats={k: _decode_float(v) for k, v in data.get("stats", {}).items()},
+            stats={k: decode_float(v) for k, v in data.get("stats", {}).items()},
         )
 
 
@@ -326,13 +328,13 @@ class Curve:
         """Rebuild a :class:`Curve` from :meth:`to_dict` output."""
         interval = data.get("interval")
         return cls(
-            x=tuple(_decode_float(v) for v in data["x"]),
-            y=tuple(_decode_float(v) for v in data["y"]),
+            x=tuple(decode_float(v) for v in data["x"]),
+            y=tuple(decode_float(v) for v in data["y"]),
             x_label=data.get("x_label", ""),
             y_label=data.get("y_label", ""),
             interval=None
             if interval is None
-            else tuple((_decode_float(a), _decode_float(b)) for a, b in interval),
+            else tuple((decode_float(a), decode_float(b)) for a, b in interval),
         )
 
 
@@ -403,9 +405,9 @@ class Matrix:
         return cls(
             rows=tuple(normalize_group(r) for r in data["rows"]),
             columns=tuple(normalize_group(c) for c in data["columns"]),
-            values=tuple(tuple(_decode_float(v) for v in row) for row in data["values"]),
+            values=tuple(tuple(decode_float(v) for v in row) for row in data["values"]),
             intervals=None if data.get("intervals") is None else tuple(
-                tuple(None if p is None else (_decode_float(p[0]), _decode_float(p[1]))
+                tuple(None if p is None else (decode_float(p[0]), decode_float(p[1]))
                       for p in row) for row in data["intervals"]),
         )
 
@@ -641,14 +643,14 @@ class IndicatorResult:
         return cls(
             name=data["name"],
             metric=data["metric"],
-            value=_decode_float(data["value"]),
+            value=decode_float(data["value"]),
             higher_is_better=data.get("higher_is_better", True),
             min_group_size=data.get("min_group_size", 30),
             at=_decode_cell(data.get("at")),
             groups=tuple(GroupStat.from_dict(g) for g in data.get("groups", ())),
-            stats={k: _decode_float(v) for k, v in data.get("stats", {}).items()},
+            stats={k: decode_float(v) for k, v in data.get("stats", {}).items()},
             intervals={
-                k: (_decode_float(a), _decode_float(b))
+                k: (decode_float(a), decode_float(b))
                 for k, (a, b) in data.get("intervals", {}).items()
             },
             curves={k: Curve.from_dict(c) for k, c in data.get("curves", {}).items()},

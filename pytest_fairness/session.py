@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Final, final
+from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
@@ -55,11 +55,12 @@ from pytest_fairness.options import (
     parse_data_item,
     parse_seed,
 )
+from pytest_fairness.records import Extraction, KeyedResult, TestRecord
 
 if TYPE_CHECKING:
-    from pytest_fairness.baseline import Comparison
-    from pytest_fairness.checks import CheckOutcome, InlineCheck
+    from pytest_fairness.checks import InlineCheck
     from pytest_fairness.extract import ExtractionProgress
+    from pytest_fairness.records import CheckOutcome, Comparison
 
 __all__ = [
     "CAPTURE_KEY",
@@ -72,7 +73,6 @@ __all__ = [
     "Capture",
     "FairnessSession",
     "ProgressWriter",
-    "TestRecord",
     "identity_of",
     "junit_properties",
     "session_of",
@@ -86,88 +86,6 @@ PROGRESS_ATTRIBUTE: Final = "fairness_progress"
 LIVE_INTERVAL: Final = 0.1
 #: Prefix of the JUnit XML properties (``item.user_properties``) of fairness tests.
 PROPERTY_PREFIX: Final = "fairness."
-
-
-@final
-@dataclass(frozen=True)
-class TestRecord:
-    """What one fairness test produced: its results, verdicts, comparisons and notes.
-
-    Parameters
-    ----------
-    nodeid : str
-        The test's node id.
-    test : str
-        The node id without the checkpoint parameter (the same test at every checkpoint).
-    checkpoint : str or None
-        The checkpoint the test ran for (``--fairness-checkpoint``).
-    outcome : str
-        ``"passed"``, ``"failed"`` or ``"skipped"``; set on the controller from the report.
-    results : tuple of dict
-        ``IndicatorResult.to_dict()`` of each result, with the ``key`` the test gave it.
-    checks : tuple of dict
-        ``CheckOutcome.to_dict()`` of each verdict: the markers' first, then inline ones.
-    regressions : tuple of dict
-        ``Comparison.to_dict()`` of each comparison with the baseline.
-    notes : tuple of str
-        What could not be compared, and why.
-    extractions : tuple of dict
-        What produced each of the test's features (``fairness_features`` calls): dataset,
-        dataset and model fingerprints, features digest (see :mod:`pytest_fairness.provenance`).
-    """
-
-    __test__: ClassVar[bool] = False  # a dataclass, not a test class for pytest to collect
-
-    nodeid: str
-    test: str
-    checkpoint: str | None = None
-    outcome: str = ""
-    results: tuple[dict[str, Any], ...] = ()
-    checks: tuple[dict[str, Any], ...] = ()
-    regressions: tuple[dict[str, Any], ...] = ()
-    notes: tuple[str, ...] = ()
-    extractions: tuple[dict[str, Any], ...] = ()
-
-    @property
-    def model_fingerprint(self) -> str | None:
-        """The fingerprint of the model the test's features came from (comma-joined if several)."""
-        from pytest_fairness.provenance import joined
-
-        return joined(self.extractions, ("model_fingerprint",))
-
-    @property
-    def dataset_fingerprint(self) -> str | None:
-        """The fingerprint of the datasets the test extracted features of (comma-joined)."""
-        from pytest_fairness.provenance import joined
-
-        return joined(self.extractions, ("dataset_fingerprint",))
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form: it crosses the xdist boundary; history, baselines, reports read it."""
-        return {
-            "nodeid": self.nodeid,
-            "test": self.test,
-            "checkpoint": self.checkpoint,
-            "outcome": self.outcome,
-            "results": list(self.results),
-            "checks": list(self.checks),
-            "regressions": list(self.regressions),
-            "notes": list(self.notes),
-            "model_fingerprint": self.model_fingerprint,
-            "dataset_fingerprint": self.dataset_fingerprint,
-            "extractions": list(self.extractions),
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> TestRecord:
-        """Rebuild a record from :meth:`to_dict` output."""
-        return cls(
-            nodeid=data["nodeid"], test=data.get("test") or data["nodeid"],
-            checkpoint=data.get("checkpoint"), outcome=data.get("outcome") or "",
-            results=tuple(data.get("results", ())), checks=tuple(data.get("checks", ())),
-            regressions=tuple(data.get("regressions", ())), notes=tuple(data.get("notes", ())),
-            extractions=tuple(data.get("extractions", ())),
-        )
 
 
 @dataclass
@@ -197,16 +115,16 @@ def _record(
     """The record of one test: its results (returned, then inline ones) and verdicts."""
     from pytest_fairness.results import iter_results
 
-    results = [{**result.to_dict(), "key": key} for key, result in returned]
-    checks = [o.to_dict() for o in outcomes]
+    results = [KeyedResult(key, result) for key, result in returned]
+    checks = list(outcomes)
     for checked, inline_outcomes in inline:
         for key, result in iter_results(checked):
-            if not any(r["key"] == key and r["name"] == result.name and r["metric"] == result.metric
-                       for r in results):
-                results.append({**result.to_dict(), "key": key})
-        checks.extend(o.to_dict() for o in inline_outcomes)
+            if not any(r.key == key and r.result.name == result.name
+                       and r.result.metric == result.metric for r in results):
+                results.append(KeyedResult(key, result))
+        checks.extend(inline_outcomes)
     test, checkpoint = identity_of(item)
-    extractions: list[dict[str, Any]] = item.stash.get(EXTRACTIONS_KEY, [])
+    extractions = item.stash.get(EXTRACTIONS_KEY, [])
     return TestRecord(nodeid=item.nodeid, test=test, checkpoint=checkpoint,
                       results=tuple(results), checks=tuple(checks),
                       extractions=tuple(extractions))
@@ -217,31 +135,32 @@ def junit_properties(record: TestRecord) -> list[tuple[str, object]]:
 
     With several results, each name carries the result's id: ``fairness.value[overall]``.
     """
-    from pytest_fairness.results import result_id, summarize
+    from pytest_fairness.results import encode_float, finite_or_none
 
     props: list[tuple[str, object]] = []
-    for data in record.results:
-        suffix = f"[{result_id(data)}]" if len(record.results) > 1 else ""
-        summary = summarize(data)
-        props.append((f"{PROPERTY_PREFIX}indicator{suffix}", data["name"]))
-        props.append((f"{PROPERTY_PREFIX}metric{suffix}", data["metric"]))
-        props.append((f"{PROPERTY_PREFIX}value{suffix}", summary["value"]))
-        props.append((f"{PROPERTY_PREFIX}gap{suffix}", summary["gap"]))
-        metrics = {data["metric"], *(s.get("metric") for s in data.get("slices", ()))}
+    for keyed in record.results:
+        result = keyed.result
+        suffix = f"[{keyed.id}]" if len(record.results) > 1 else ""
+        gap = finite_or_none(result.gap) if len(result.included_groups) >= 2 else None
+        props.append((f"{PROPERTY_PREFIX}indicator{suffix}", result.name))
+        props.append((f"{PROPERTY_PREFIX}metric{suffix}", result.metric))
+        props.append((f"{PROPERTY_PREFIX}value{suffix}", finite_or_none(result.value)))
+        props.append((f"{PROPERTY_PREFIX}gap{suffix}", gap))
+        metrics = {result.metric, *(s.metric for s in result.slices)}
         for check in record.checks:
-            if (check["key"], check["indicator"]) == (data.get("key"), data["name"]) and (
-                    check["metric"] in metrics):
-                verdict = "passed" if check["passed"] else "failed"
+            if (check.key, check.indicator) == (keyed.key, result.name) and (
+                    check.metric in metrics):
+                verdict = "passed" if check.passed else "failed"
                 prop = (f"{PROPERTY_PREFIX}limit{suffix}",
-                        f"{check['limit']}={check['threshold']:g} "
-                        f"observed={check['observed']} {verdict}")
+                        f"{check.limit}={check.threshold:g} "
+                        f"observed={encode_float(check.observed)} {verdict}")
                 if prop not in props:  # a marker and an inline check that agree: once
                     props.append(prop)
         for c in record.regressions:
-            if c["result"] == result_id(data):
-                verdict = "regressed" if c["regressed"] else "ok"
+            if c.result == keyed.id:
+                verdict = "regressed" if c.regressed else "ok"
                 props.append((f"{PROPERTY_PREFIX}baseline{suffix}",
-                              f"{c['metric']} {c['baseline']} -> {c['now']} {verdict}"))
+                              f"{c.metric} {c.baseline} -> {c.now} {verdict}"))
     return props
 
 
@@ -622,10 +541,11 @@ class FairnessSession:
         from pytest_fairness.baseline import compare_test
 
         comparisons, notes = compare_test(
-            self.baseline, nodeid=item.nodeid, test=record.test, results=record.results,
+            self.baseline, nodeid=item.nodeid, test=record.test,
+            results=[r.to_dict() for r in record.results],
             compare_fail=self.compare_fail, marks=marks, source=self.baseline_source,
             compare_confidence=self.compare_confidence)
-        return replace(record, regressions=tuple(c.to_dict() for c in comparisons),
+        return replace(record, regressions=tuple(comparisons),
                        notes=tuple(notes)), comparisons
 
     def record_for(self, item: pytest.Item) -> TestRecord | None:
@@ -694,7 +614,7 @@ class FairnessSession:
 
         records = [r.to_dict() for r in self.records]
         exitstatus = self._check_baseline_match(exitstatus)
-        exitstatus = self._check_checkpoints(records, exitstatus)
+        exitstatus = self._check_checkpoints(self.records, exitstatus)
         checkpoints = self._compare_checkpoints(records)
         if any(c.regressed for c in checkpoints) and self.compare_fail:
             exitstatus = self._fail_run(exitstatus, pytest.ExitCode.TESTS_FAILED)
@@ -747,7 +667,6 @@ class FairnessSession:
         if self.baseline is None:
             return exitstatus
         from pytest_fairness.baseline import (
-            Comparison,
             few_ids,
             match_baseline,
             regression_tally,
@@ -770,7 +689,7 @@ class FairnessSession:
                 f"({self.baseline_source})")
         if unmatched:
             line += f"; not in the baseline: {few_ids(unmatched)}"
-        comparisons = [Comparison.from_dict(c) for r in self.records for c in r.regressions]
+        comparisons = [c for r in self.records for c in r.regressions]
         if comparisons:
             line += f"; {regression_tally(comparisons)}"
         self.lines.append(line)
@@ -805,7 +724,7 @@ class FairnessSession:
                 comparisons, reference=checkpoint_id(self.reference_checkpoint), judged=judged))
         return comparisons
 
-    def _check_checkpoints(self, records: Sequence[Mapping[str, Any]], exitstatus: int) -> int:
+    def _check_checkpoints(self, records: Sequence[TestRecord], exitstatus: int) -> int:
         """Name every test whose checkpoints gave the same features; they fail the run.
 
         The later test of each pair already failed (:meth:`note_features`); the earlier one
@@ -874,7 +793,7 @@ SESSION_KEY: Final = pytest.StashKey[FairnessSession]()
 CAPTURE_KEY: Final = pytest.StashKey[Capture]()
 RECORD_KEY: Final = pytest.StashKey[TestRecord]()
 #: What produced each of a test's features (:func:`pytest_fairness.provenance.extraction`).
-EXTRACTIONS_KEY: Final = pytest.StashKey[list[dict[str, Any]]]()
+EXTRACTIONS_KEY: Final = pytest.StashKey[list[Extraction]]()
 #: The error a test's markers raised (a violation or a bad marker), to report it plainly.
 MARKER_ERROR_KEY: Final = pytest.StashKey[BaseException]()
 

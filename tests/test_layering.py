@@ -55,7 +55,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("semantics, persistence, rendering", ("checks", "report", "baseline", "history",
                                            "provenance", "extract_job")),
     ("computation and inputs", ("indicators", "extract", "shards", "data", "perturbations")),
-    ("values", ("stats", "results", "options", "_optional")),
+    ("values", ("stats", "results", "records", "options", "_optional")),
     ("errors", ("errors",)),
 )
 

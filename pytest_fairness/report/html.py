@@ -21,9 +21,9 @@ from html import escape
 from pathlib import Path
 from typing import Any, Final
 
-from pytest_fairness.baseline import Comparison
 from pytest_fairness.checks import LIMITS
 from pytest_fairness.errors import FairnessConfigError
+from pytest_fairness.records import Comparison
 from pytest_fairness.report import figures
 from pytest_fairness.report.json_report import atomic_write_text
 from pytest_fairness.report.terminal import (

@@ -11,9 +11,9 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pytest_fairness.baseline import Comparison
-from pytest_fairness.checks import LIMITS, CheckOutcome
+from pytest_fairness.checks import LIMITS
 from pytest_fairness.indicators import headline
+from pytest_fairness.records import CheckOutcome, Comparison
 from pytest_fairness.results import IndicatorResult, group_label
 
 if TYPE_CHECKING:
@@ -243,21 +243,22 @@ def violation_message(outcomes: Sequence[CheckOutcome]) -> str:
         mine = [o for o in outcomes if _slice_id(o) == _slice_id(outcome)]
         if all(o.passed for o in mine):
             continue
+        result = outcome.result
+        assert result is not None, "a violation is shown from the outcomes as checked"
         lines.append("")
         shown = outcome.label
-        if headline(outcome.result.name).metric != "gap":
-            shown += f": {headline_text(outcome.result)}"
+        if headline(result.name).metric != "gap":
+            shown += f": {headline_text(result)}"
         lines.append(shown)
         lines.extend(f"  {_verdict_line(o)}" for o in mine)
         highlight = next((o.where for o in mine if not o.passed and o.where), "")
-        lines.extend(group_table_lines(outcome.result, highlight))
-        lines.extend(f"  note: {note}" for note in outcome.result.notes)
+        lines.extend(group_table_lines(result, highlight))
+        lines.extend(f"  note: {note}" for note in result.notes)
     return "\n".join(lines)
 
 
 def _slice_id(outcome: CheckOutcome) -> tuple[Any, ...]:
-    r = outcome.result
-    return (outcome.key, r.name, r.metric, r.at)
+    return (outcome.key, outcome.indicator, outcome.metric, outcome.at)
 
 
 def _checks_of(

@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 from pytest_fairness.baseline import (
     BASELINE_FORMAT,
-    Comparison,
     build_baseline,
     compare_baselines,
     compare_results,
@@ -25,6 +24,7 @@ from pytest_fairness.baseline import (
     strip_param,
 )
 from pytest_fairness.errors import FairnessConfigError
+from pytest_fairness.records import Comparison
 from pytest_fairness.report.terminal import regression_message
 from pytest_fairness.results import GroupStat, IndicatorResult, result_id, summarize
 

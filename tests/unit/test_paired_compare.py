@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_fairness import indicators as ind
-from pytest_fairness.baseline import Comparison, compare_results, compare_test
+from pytest_fairness.baseline import compare_results, compare_test
+from pytest_fairness.records import Comparison
 from pytest_fairness.results import summarize
 
 

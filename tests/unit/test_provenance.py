@@ -19,15 +19,17 @@ from pytest_fairness.provenance import (
     same_features,
     same_features_message,
 )
+from pytest_fairness.records import Extraction, TestRecord
 
-ENTRY = {"model_fingerprint": "state:1f3a", "features_digest": "9c0d"}
+ENTRY = {"dataset": "d", "dataset_fingerprint": "data:1", "model_fingerprint": "state:1f3a",
+         "features_digest": "9c0d"}
 
 
 def record(checkpoint: str | None, *entries: dict[str, Any], test: str = "t.py::g"
-           ) -> dict[str, Any]:
+           ) -> TestRecord:
     """A plugin record of ``test`` at ``checkpoint`` with these extraction entries."""
-    return {"test": test, "nodeid": f"{test}[{checkpoint}]", "checkpoint": checkpoint,
-            "extractions": list(entries)}
+    return TestRecord.from_dict({"test": test, "nodeid": f"{test}[{checkpoint}]",
+                                 "checkpoint": checkpoint, "extractions": list(entries)})
 
 
 def features(values: list[float]) -> Features:
@@ -39,10 +41,10 @@ def features(values: list[float]) -> Features:
 
 def test_extraction_entry_names_dataset_fingerprints_and_digest() -> None:
     entry = extraction(features([1.0, 2.0]), model_fingerprint="state:ab")
-    assert entry["dataset"] == "tiny" and entry["model_fingerprint"] == "state:ab"
-    assert entry["dataset_fingerprint"] == features([0.0, 0.0]).dataset.fingerprint
-    assert entry["features_digest"] == features([1.0, 2.0]).digest
-    assert entry["features_digest"] != features([1.0, 2.5]).digest
+    assert entry.dataset == "tiny" and entry.model_fingerprint == "state:ab"
+    assert entry.dataset_fingerprint == features([0.0, 0.0]).dataset.fingerprint
+    assert entry.features_digest == features([1.0, 2.0]).digest
+    assert entry.features_digest != features([1.0, 2.5]).digest
 
 
 def test_joined_keeps_distinct_values_in_order() -> None:
@@ -81,10 +83,11 @@ def test_message_shows_the_fix_and_a_model_id_that_names_every_checkpoint() -> N
 
 
 def test_publish_fails_the_second_checkpoint_with_the_same_features(tmp_path: Path) -> None:
-    publish(tmp_path, test="t.py::g", checkpoint="a.pt", entry=ENTRY)
-    publish(tmp_path, test="t.py::g", checkpoint="a.pt", entry=ENTRY)  # the same checkpoint
-    publish(tmp_path, test="t.py::h", checkpoint="b.pt", entry=ENTRY)  # another test
+    entry = Extraction.from_dict(ENTRY)
+    publish(tmp_path, test="t.py::g", checkpoint="a.pt", entry=entry)
+    publish(tmp_path, test="t.py::g", checkpoint="a.pt", entry=entry)  # the same checkpoint
+    publish(tmp_path, test="t.py::h", checkpoint="b.pt", entry=entry)  # another test
     publish(tmp_path, test="t.py::g", checkpoint="b.pt",
-            entry={**ENTRY, "features_digest": "other"})
+            entry=Extraction.from_dict({**ENTRY, "features_digest": "other"}))
     with pytest.raises(CheckpointIgnoredError, match=r"checkpoints a\.pt and b\.pt .*t\.py::g"):
-        publish(tmp_path, test="t.py::g", checkpoint="b.pt", entry=ENTRY)
+        publish(tmp_path, test="t.py::g", checkpoint="b.pt", entry=entry)

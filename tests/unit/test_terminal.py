@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from pytest_fairness.checks import CheckOutcome, evaluate
+from pytest_fairness.checks import evaluate
 from pytest_fairness.markers import validate_threshold
+from pytest_fairness.records import CheckOutcome
 from pytest_fairness.report.terminal import (
     format_number,
     result_lines,
