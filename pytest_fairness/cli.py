@@ -318,7 +318,9 @@ def _report(args: argparse.Namespace) -> int:
     metadata = {k: v for k, v in run.items() if k not in ("id", "metadata", "n_results")}
     metadata.update(run.get("metadata") or {})
     metadata["history_run_id"] = run_id
-    document = build_report(records, run=metadata)
+    from pytest_fairness.records import TestRecord
+
+    document = build_report([TestRecord.from_dict(r) for r in records], run=metadata)
     folder = _output_folder(args.html)
     try:
         write_json(document, folder)

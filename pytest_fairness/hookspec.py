@@ -11,6 +11,7 @@ import pluggy
 import pytest
 
 if TYPE_CHECKING:
+    from pytest_fairness.records import TestRecord
     from pytest_fairness.results import IndicatorResult
 
 hookspec = pluggy.HookspecMarker("pytest")
@@ -34,17 +35,17 @@ def pytest_fairness_result(item: pytest.Item, key: str | None, result: Indicator
 
 
 @hookspec
-def pytest_fairness_summary(records: list[dict[str, Any]], lines: list[str]) -> None:
+def pytest_fairness_summary(records: list[TestRecord], lines: list[str]) -> None:
     """Called on the controller before the end-of-run summary is printed.
 
-    ``records`` holds one JSON-able dict per fairness test (``nodeid``, ``outcome``,
-    ``results``, ``checks``), merged from every pytest-xdist worker; append to or edit
-    ``lines`` to change what is printed.
+    ``records`` holds one :class:`~pytest_fairness.records.TestRecord` per fairness test
+    (``nodeid``, ``outcome``, ``results``, ``checks``, ``regressions``, ...), merged from
+    every pytest-xdist worker; append to or edit ``lines`` to change what is printed.
 
     Example, in ``conftest.py``::
 
         def pytest_fairness_summary(records, lines):
-            failed = sum(r["outcome"] == "failed" for r in records)
+            failed = sum(r.outcome == "failed" for r in records)
             lines.append(f"{failed} of {len(records)} fairness tests failed")
     """
 

@@ -48,9 +48,9 @@ from pytest_fairness.markers import (
     validate_threshold,
 )
 from pytest_fairness.options import add_options, checkpoint_id
+from pytest_fairness.progress import PROGRESS_ATTRIBUTE
 from pytest_fairness.session import (
     CAPTURE_KEY,
-    PROGRESS_ATTRIBUTE,
     SESSION_KEY,
     Capture,
     FairnessSession,
@@ -86,9 +86,9 @@ def pytest_configure(config: pytest.Config) -> None:
     """Register the markers and the per-run state."""
     for line in MARKER_LINES:
         config.addinivalue_line("markers", line)
-    session = FairnessSession(config)
-    config.stash[SESSION_KEY] = session
-    config.pluginmanager.register(session, "fairness-session")
+    state = FairnessSession(config)
+    config.stash[SESSION_KEY] = state
+    config.pluginmanager.register(ReportCollector(state), "fairness-session")
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -116,7 +116,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     ``tryfirst`` so that ``-m fairness`` (applied by pytest's own implementation of this
     hook) already sees the added marker.
     """
-    enabled = session_of(config).enabled
+    enabled = session_of(config).settings.enabled
     skip = pytest.mark.skip(reason=SKIP_REASON)
     for item in items:
         if not is_fairness_item(item) and (
@@ -134,7 +134,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Run tests that use ``fairness_checkpoint`` once per ``--fairness-checkpoint``."""
     if "fairness_checkpoint" not in metafunc.fixturenames:
         return
-    checkpoints = session_of(metafunc.config).checkpoints
+    checkpoints = session_of(metafunc.config).settings.checkpoints
     if not checkpoints:
         return
     ids = [checkpoint_id(c) for c in checkpoints]
@@ -230,13 +230,33 @@ def pytest_runtest_makereport(
 # -- the controller: merge and summarise ---------------------------------------------------
 
 
+class ReportCollector:
+    """The hook that receives no config: it is registered once per run with its session."""
+
+    def __init__(self, state: FairnessSession) -> None:
+        self.state = state
+
+    @pytest.hookimpl(tryfirst=True)  # a worker's progress lines before the test's outcome
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Show a worker's extraction lines; keep the record each test's report carries."""
+        lines = getattr(report, PROGRESS_ATTRIBUTE, None)
+        if lines and not self.state.is_worker:
+            node = getattr(report, "node", None)
+            self.state.progress.show(lines, worker=str(getattr(getattr(node, "gateway", None),
+                                                               "id", "")))
+        self.state.collect(report)
+
+
 @pytest.hookimpl
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """On the controller: record the run, save the baseline, write the reports."""
+    """On the controller: record the run, save the baseline, write the reports.
+
+    A run-level failure (see :meth:`FairnessSession.finish`) sets the run's exit status.
+    """
     state = session.config.stash.get(SESSION_KEY, None)
     if state is None or state.is_worker or not state.records:
         return
-    state.finish(exitstatus)
+    session.exitstatus = state.finish(int(session.exitstatus))
 
 
 @pytest.hookimpl
@@ -249,7 +269,7 @@ def pytest_terminal_summary(
         return
     from pytest_fairness.report.terminal import summary_lines
 
-    records = [r.to_dict() for r in session.records]
+    records = list(session.records)
     lines = summary_lines(records)
     config.hook.pytest_fairness_summary(records=records, lines=lines)
     if lines:
@@ -279,7 +299,7 @@ def fairness_seed(request: pytest.FixtureRequest) -> int:
         def test_association(fairness_seed, X, Y, A, B):
             return indicators.ieat(X, Y, A, B, seed=fairness_seed)
     """
-    return session_of(request.config).seed
+    return session_of(request.config).settings.seed
 
 
 @pytest.fixture(scope="session")
@@ -310,7 +330,7 @@ def fairness_features(request: pytest.FixtureRequest,
     ``fairness_model`` override ignores ``fairness_checkpoint``.
     """
     session = session_of(request.config)
-    model = None if session.features_ahead else request.getfixturevalue("fairness_model")
+    model = None if session.settings.features_ahead else request.getfixturevalue("fairness_model")
     return session.features(model, request.node)
 
 

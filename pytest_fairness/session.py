@@ -24,13 +24,10 @@ Importing this module is cheap: everything heavy loads inside the methods that n
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import os
 import shutil
 import tempfile
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -45,34 +42,26 @@ from pytest_fairness.markers import (
     validate_threshold,
 )
 from pytest_fairness.options import (
-    CACHE_DIR_INI,
     DATA_INI,
-    DEFAULT_CACHE_DIR,
-    ENABLE_INI,
-    HISTORY_INI,
-    SEED_INI,
     checkpoint_id,
-    parse_data_item,
-    parse_seed,
 )
+from pytest_fairness.progress import ProgressWriter
 from pytest_fairness.records import Extraction, KeyedResult, TestRecord
+from pytest_fairness.settings import Settings
 
 if TYPE_CHECKING:
     from pytest_fairness.checks import InlineCheck
-    from pytest_fairness.extract import ExtractionProgress
     from pytest_fairness.records import CheckOutcome, Comparison
 
 __all__ = [
     "CAPTURE_KEY",
     "EXTRACTIONS_KEY",
     "MARKER_ERROR_KEY",
-    "PROGRESS_ATTRIBUTE",
     "RECORD_KEY",
     "REPORT_ATTRIBUTE",
     "SESSION_KEY",
     "Capture",
     "FairnessSession",
-    "ProgressWriter",
     "identity_of",
     "junit_properties",
     "session_of",
@@ -80,10 +69,6 @@ __all__ = [
 
 #: Name of the report attribute that carries a test's record (its JSON form).
 REPORT_ATTRIBUTE: Final = "fairness"
-#: Name of the report attribute that carries a worker's finished-extraction lines.
-PROGRESS_ATTRIBUTE: Final = "fairness_progress"
-#: Seconds between two rewrites of the live progress line.
-LIVE_INTERVAL: Final = 0.1
 #: Prefix of the JUnit XML properties (``item.user_properties``) of fairness tests.
 PROPERTY_PREFIX: Final = "fairness."
 
@@ -164,51 +149,6 @@ def junit_properties(record: TestRecord) -> list[tuple[str, object]]:
     return props
 
 
-def _absolute(path: str | os.PathLike[str], base: Path) -> Path:
-    candidate = Path(path).expanduser()
-    return candidate if candidate.is_absolute() else base / candidate
-
-
-def _seed(config: pytest.Config) -> int:
-    """``--fairness-seed``, else the ini value, else 0 (gates must be reproducible)."""
-    seed = config.getoption("fairness_seed", None)
-    if seed is not None:
-        return int(seed)
-    from_ini = str(config.getini(SEED_INI)).strip()
-    if not from_ini:
-        return 0
-    try:
-        return parse_seed(from_ini)
-    except argparse.ArgumentTypeError as error:
-        raise pytest.UsageError(f"ini {SEED_INI} = {from_ini}: {error}") from None
-
-
-def _history_path(config: pytest.Config) -> Path:
-    """``--fairness-history``, else the ini value (relative to the ini file), else the default."""
-    from_option = config.getoption("fairness_history", None)
-    if from_option:
-        return Path(config.invocation_params.dir, from_option)
-    from_ini = config.getini(HISTORY_INI)
-    if from_ini:
-        base = config.inipath.parent if config.inipath is not None else config.rootpath
-        return Path(base, str(from_ini))
-    return config.rootpath / ".fairness" / "history.sqlite"
-
-
-def _roots(config: pytest.Config) -> dict[str, Path]:
-    """Dataset roots: the ini option (relative to rootdir), then the command line (to cwd)."""
-    roots: dict[str, Path] = {}
-    for line in config.getini(DATA_INI):
-        try:
-            name, path = parse_data_item(line)
-        except argparse.ArgumentTypeError as exc:
-            raise pytest.UsageError(f"ini option {DATA_INI}: {exc}") from None
-        roots[name] = _absolute(path, config.rootpath)
-    for name, path in config.getoption("fairness_data") or ():
-        roots[name] = _absolute(path, Path.cwd())  # the command line wins over the ini file
-    return roots
-
-
 def _fingerprints_dir(config: pytest.Config, checkpoints: Sequence[str]) -> Path | None:
     """The folder where the run's extractions meet (see :func:`pytest_fairness.provenance.publish`).
 
@@ -224,139 +164,13 @@ def _fingerprints_dir(config: pytest.Config, checkpoints: Sequence[str]) -> Path
     return Path(tempfile.mkdtemp(prefix="pytest-fairness-")) if len(checkpoints) > 1 else None
 
 
-def _cache_dir(config: pytest.Config) -> Path | None:
-    if config.getoption("fairness_no_cache"):
-        return None
-    if config.getoption("fairness_cache_dir"):
-        return _absolute(config.getoption("fairness_cache_dir"), Path.cwd())
-    if config.getini(CACHE_DIR_INI):
-        return _absolute(config.getini(CACHE_DIR_INI), config.rootpath)
-    return config.rootpath / DEFAULT_CACHE_DIR
-
-
-class ProgressWriter:
-    """Shows extraction progress through pytest's terminal writer, without ``-s``.
-
-    It is the sink (:func:`pytest_fairness.extract.progress_to`) of every extraction a
-    fairness test runs, and picks one of four modes when the run starts:
-
-    * ``live``: on a terminal, one line per extraction (dataset, perturbation, images/s,
-      ETA) rewritten in place, at most every :data:`LIVE_INTERVAL` seconds;
-    * ``lines``: in CI logs (stdout not a terminal), one line when an extraction starts and
-      one when it ends, never one per batch;
-    * ``off``: with ``-q`` (or without a terminal reporter);
-    * ``collect``: in a pytest-xdist worker, which has no terminal. The end line of every
-      extraction is kept and attached to the test's report
-      (:data:`PROGRESS_ATTRIBUTE`); the controller prints it when the report arrives (one
-      line per extraction, once the test phase that ran it is over).
-
-    Lines are written with pytest's capture suspended, as live logging does.
-    """
-
-    def __init__(self, config: pytest.Config) -> None:
-        self.config = config
-        self.pending: list[str] = []  # a worker's end lines, until the next report
-        self._last = 0.0
-        self._mode: str | None = None
-
-    @property
-    def mode(self) -> str:
-        """``"live"``, ``"lines"``, ``"off"`` or ``"collect"`` (decided once, when first needed)."""
-        if self._mode is None:
-            reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-            if hasattr(self.config, "workerinput"):
-                self._mode = "collect"
-            elif reporter is None or self.config.get_verbosity() < 0:
-                self._mode = "off"
-            else:
-                self._mode = "live" if reporter.isatty() else "lines"
-        return self._mode
-
-    def __call__(self, event: ExtractionProgress) -> None:
-        """Show one progress event (see the modes above)."""
-        mode = self.mode
-        if mode == "off" or (mode != "live" and not event.milestone):
-            return  # outside a terminal: nothing per batch
-        from pytest_fairness.report.terminal import progress_line
-
-        if mode == "collect":
-            if event.finished:
-                self.pending.append(progress_line(event))
-            return
-        now = time.perf_counter()
-        if mode == "live" and event.done and not event.finished and (
-                now - self._last < LIVE_INTERVAL):
-            return
-        self._last = now
-        line = progress_line(event)
-        with self._uncaptured() as reporter:
-            if mode == "lines":
-                reporter.write_line(line)
-                return
-            writer = self.config.get_terminal_writer()
-            if not event.done and not event.finished:  # a new extraction: a line of its own
-                reporter.ensure_newline()
-                if writer.width_of_current_line:
-                    reporter.write("\n")
-            # Longer than the terminal, the line would wrap and \r could not rewrite it.
-            reporter.rewrite(line[: max(writer.fullwidth - 1, 20)], erase=True)
-            if event.finished:
-                reporter.write("\n")
-            reporter.flush()
-
-    def take(self) -> list[str]:
-        """A worker's end lines since the last call (to attach to a report)."""
-        lines, self.pending = self.pending, []
-        return lines
-
-    def show(self, lines: Sequence[str], worker: str = "") -> None:
-        """On the controller: print the end lines a worker attached to a report."""
-        if self.mode == "off" or not lines:
-            return
-        prefix = f"[{worker}] " if worker else ""
-        with self._uncaptured() as reporter:
-            for line in lines:
-                reporter.write_line(prefix + line)
-
-    @contextlib.contextmanager
-    def _uncaptured(self) -> Iterator[pytest.TerminalReporter]:
-        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        assert reporter is not None  # the mode is "off" without one
-        capture = self.config.pluginmanager.get_plugin("capturemanager")
-        with (capture.global_and_fixture_disabled() if capture is not None
-              else contextlib.nullcontext()):
-            yield reporter
-
-
 class FairnessSession:
     """Per-run state: options, data settings, the baseline, and the records of the run."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        self.enabled = bool(config.getoption("fairness") or config.getini(ENABLE_INI))
-        self.started = time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime())
-        self.report_dir: str | None = config.getoption("fairness_report", None)
-        self.save_baseline: str | None = config.getoption("fairness_save_baseline", None)
-        self.baseline_ref: str | None = config.getoption("fairness_baseline", None)
-        self.compare_fail: dict[str, float] = config.getoption("fairness_compare_fail", None) or {}
-        self.compare_confidence: str = config.getoption("fairness_compare_confidence", "point")
-        self.label: str | None = config.getoption("fairness_run_label", None)
-        self.seed = _seed(config)
-        self.record_history = not config.getoption("fairness_no_history", False)
-        self.history_path = _history_path(config)
-        # data and extraction
-        self.roots = _roots(config)
-        self.strict = bool(config.getoption("fairness_strict"))
-        self.device: str = config.getoption("fairness_device")
-        self.cache_dir = _cache_dir(config)
-        self.batch_size: int = config.getoption("fairness_batch_size")
-        self.checkpoints = [
-            str(_absolute(c, Path.cwd())) if _absolute(c, Path.cwd()).exists() else c
-            for c in config.getoption("fairness_checkpoint") or ()
-        ]
-        self.fingerprints_dir = _fingerprints_dir(config, self.checkpoints)
-        #: ``--fairness-features DIR``: features extracted ahead, read instead of a model.
-        self.features_ahead: str | None = config.getoption("fairness_features", None)
+        self.settings = Settings.from_config(config)
+        self.fingerprints_dir = _fingerprints_dir(config, self.settings.checkpoints)
         self.memory: dict[str, Any] = {}  # features by cache key, for this process
         self.progress = ProgressWriter(config)
         self.datasets: dict[str, Any] = {}
@@ -365,23 +179,16 @@ class FairnessSession:
         self.lines: list[str] = []  # what the end of the run wrote, for the summary
         self.baseline: dict[str, Any] | None = None
         self.baseline_source = ""
-        if self.compare_fail and not self.baseline_ref and len(self.checkpoints) < 2:
-            raise pytest.UsageError(
-                "--fairness-compare-fail needs something to compare with: add "
-                "--fairness-baseline FILE.json|RUN_ID|CHECKPOINT, or give two or more "
-                "--fairness-checkpoint to compare them with the first."
-            )
-        self.reference_checkpoint = _reference_checkpoint(config, self.checkpoints)
-        if self.baseline_ref and self.enabled:
+        if self.settings.baseline_ref and self.settings.enabled:
             from pytest_fairness.baseline import resolve_baseline
 
             try:
                 self.baseline, self.baseline_source = resolve_baseline(
-                    self.baseline_ref, self.history_path
+                    self.settings.baseline_ref, self.settings.history_path
                 )
             except FairnessConfigError as error:
                 raise pytest.UsageError(
-                    f"--fairness-baseline={self.baseline_ref}: {error}"
+                    f"--fairness-baseline={self.settings.baseline_ref}: {error}"
                 ) from None
 
     @property
@@ -395,13 +202,13 @@ class FairnessSession:
         """The dataset ``name`` from its configured root; skip (or fail) when it has none."""
         if name in self.datasets:
             return self.datasets[name]
-        root = self.roots.get(name)
+        root = self.settings.roots.get(name)
         if root is None:
             message = (
                 f"dataset {name!r} is not configured: pass --fairness-data {name}=PATH or add "
                 f"'{name}=PATH' to the {DATA_INI} ini option"
             )
-            if self.strict:
+            if self.settings.strict:
                 pytest.fail(message + " (--fairness-strict turns this skip into an error)",
                             pytrace=False)
             pytest.skip(message)
@@ -431,18 +238,19 @@ class FairnessSession:
 
             if precomputed is not None:
                 return load_precomputed(precomputed, dataset)
-            if self.features_ahead is not None:
+            if self.settings.features_ahead is not None:
                 return load_precomputed(
-                    self.features_ahead, dataset,
-                    perturbation=perturbation, normalize=normalize, cache_dir=self.cache_dir,
+                    self.settings.features_ahead, dataset,
+                    perturbation=perturbation, normalize=normalize,
+                    cache_dir=self.settings.cache_dir,
                     transform=DefaultTransform() if transform is None else transform)
             extracted = extract_features(
                 model, dataset, transform=transform, perturbation=perturbation,
                 normalize=normalize, layers=layers,
-                batch_size=self.batch_size if batch_size is None else batch_size,
-                num_workers=num_workers, device=self.device, amp=amp,
-                cache_dir=self.cache_dir, model_id=model_id, module=module,
-                memory=self.memory if self.cache_dir is not None else None,
+                batch_size=self.settings.batch_size if batch_size is None else batch_size,
+                num_workers=num_workers, device=self.settings.device, amp=amp,
+                cache_dir=self.settings.cache_dir, model_id=model_id, module=module,
+                memory=self.memory if self.settings.cache_dir is not None else None,
             )
             self.note_features(item, extracted, model, model_id=model_id)
             return extracted
@@ -536,15 +344,15 @@ class FairnessSession:
         """
         marks = [validate_regression(m.args, m.kwargs)
                  for m in item.iter_markers(MARKER_REGRESSION)]
-        if not marks and not (self.compare_fail and self.baseline_ref):
+        if not marks and not (self.settings.compare_fail and self.settings.baseline_ref):
             return record, []
         from pytest_fairness.baseline import compare_test
 
         comparisons, notes = compare_test(
             self.baseline, nodeid=item.nodeid, test=record.test,
             results=[r.to_dict() for r in record.results],
-            compare_fail=self.compare_fail, marks=marks, source=self.baseline_source,
-            compare_confidence=self.compare_confidence)
+            compare_fail=self.settings.compare_fail, marks=marks, source=self.baseline_source,
+            compare_confidence=self.settings.compare_confidence)
         return replace(record, regressions=tuple(comparisons),
                        notes=tuple(notes)), comparisons
 
@@ -567,13 +375,13 @@ class FairnessSession:
     def attach(self, report: pytest.TestReport, record: TestRecord,
                excinfo: pytest.ExceptionInfo[BaseException] | None, item: pytest.Item) -> None:
         """Put the record on the report (for the controller) and its readable section."""
-        data = record.to_dict()
-        setattr(report, REPORT_ATTRIBUTE, data)
+        setattr(report, REPORT_ATTRIBUTE, record.to_dict())
         from pytest_fairness.report.terminal import report_section
 
-        page = str(Path(self.report_dir, "report.html")) if self.report_dir else None
+        folder = self.settings.report_dir
+        page = str(Path(folder, "report.html")) if folder else None
         violated = excinfo is not None and isinstance(excinfo.value, FairnessViolation)
-        text = report_section(data, baseline_source=self.baseline_source,
+        text = report_section(record, baseline_source=self.baseline_source,
                               report_page=page, in_message=violated)
         if text:
             report.sections.append(("fairness", text))
@@ -595,66 +403,66 @@ class FairnessSession:
 
     # -- the controller ---------------------------------------------------------------------
 
-    @pytest.hookimpl(tryfirst=True)  # a worker's progress lines before the test's outcome
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Collect the record of each test; on the xdist controller, of every worker."""
-        lines = getattr(report, PROGRESS_ATTRIBUTE, None)
-        if lines and not self.is_worker:
-            node = getattr(report, "node", None)
-            self.progress.show(lines, worker=str(getattr(getattr(node, "gateway", None), "id",
-                                                         "")))
+    def collect(self, report: pytest.TestReport) -> None:
+        """Keep the record a test's report carries (on the xdist controller, every worker's)."""
         data = getattr(report, REPORT_ATTRIBUTE, None)
         if report.when == "call" and data:
             self.records.append(TestRecord.from_dict({**data, "nodeid": report.nodeid,
                                                       "outcome": report.outcome}))
 
-    def finish(self, exitstatus: int) -> None:
-        """Record the run in the history, save the baseline, write the reports (controller)."""
+    def finish(self, exitstatus: int) -> int:
+        """Record the run in the history, save the baseline, write the reports (controller).
+
+        Returns the run's exit status: a run-level failure (no baseline match, a checkpoint
+        regression, checkpoints that gave the same features) turns a passing run into a
+        failing one.
+        """
         from pytest_fairness.history import collect_metadata
 
         records = [r.to_dict() for r in self.records]
         exitstatus = self._check_baseline_match(exitstatus)
         exitstatus = self._check_checkpoints(self.records, exitstatus)
         checkpoints = self._compare_checkpoints(records)
-        if any(c.regressed for c in checkpoints) and self.compare_fail:
+        if any(c.regressed for c in checkpoints) and self.settings.compare_fail:
             exitstatus = self._fail_run(exitstatus, pytest.ExitCode.TESTS_FAILED)
         metadata = collect_metadata(
-            records, root=self.config.rootpath, label=self.label,
+            records, root=self.config.rootpath, label=self.settings.label,
             checkpoints=list(self.config.getoption("fairness_checkpoint", None) or []),
-            seed=self.seed, started=self.started, exitstatus=int(exitstatus),
+            seed=self.settings.seed, started=self.settings.started, exitstatus=int(exitstatus),
         )
-        if self.baseline_ref:
+        if self.settings.baseline_ref:
             metadata["baseline"] = self.baseline_source
         self.config.hook.pytest_fairness_run_metadata(config=self.config, metadata=metadata)
-        trends = self._write_history(metadata, records) if self.record_history else None
-        if self.save_baseline:
+        trends = self._write_history(metadata, records) if self.settings.record_history else None
+        if self.settings.save_baseline:
             from pytest_fairness.baseline import save_baseline
 
             try:
-                path = save_baseline(self.save_baseline, records, metadata={
+                path = save_baseline(self.settings.save_baseline, records, metadata={
                     k: metadata.get(k) for k in ("label", "checkpoint", "git_commit")
                 })
             except (OSError, FairnessError) as error:
-                self.lines.append(f"fairness baseline NOT saved to {str(self.save_baseline)!r}: "
-                                  f"{error}. Pass a file you can write.")
+                self.lines.append("fairness baseline NOT saved to "
+                                  f"{str(self.settings.save_baseline)!r}: {error}. Pass a file "
+                                  "you can write.")
             else:
                 self.lines.append(f"fairness baseline saved: {path}")
-        if self.report_dir:
+        if self.settings.report_dir:
             from pytest_fairness.report.html import write_html
             from pytest_fairness.report.json_report import build_report, write_json
 
-            document = build_report(records, run=metadata)
-            if checkpoints:
-                document["checkpoint_comparisons"] = [c.to_dict() for c in checkpoints]
+            document = build_report(self.records, run=metadata, checkpoints=checkpoints)
             try:
-                write_json(document, self.report_dir)
-                page = write_html(document, self.report_dir, trends=trends)
+                write_json(document, self.settings.report_dir)
+                page = write_html(document, self.settings.report_dir, trends=trends)
             except (OSError, FairnessError) as error:
-                self.lines.append(f"fairness report NOT written to {str(self.report_dir)!r}: "
+                self.lines.append("fairness report NOT written to "
+                                  f"{str(self.settings.report_dir)!r}: "
                                   f"{error}. Pass a folder you can write, e.g. "
                                   "--fairness-report fairness-report.")
             else:
                 self.lines.append(f"fairness report: {page}")
+        return exitstatus
 
     def _check_baseline_match(self, exitstatus: int) -> int:
         """How many tests of the run the baseline matched; none at all fails the run.
@@ -695,12 +503,9 @@ class FairnessSession:
         self.lines.append(line)
         return exitstatus
 
-    def _fail_run(self, exitstatus: int, status: pytest.ExitCode) -> int:
-        """Make the run exit with ``status`` unless it already fails worse."""
-        session = self.config.pluginmanager.get_plugin("session")
-        if session is not None and int(session.exitstatus) in (pytest.ExitCode.OK,
-                                                               pytest.ExitCode.TESTS_FAILED):
-            session.exitstatus = max(int(session.exitstatus), int(status))
+    @staticmethod
+    def _fail_run(exitstatus: int, status: pytest.ExitCode) -> int:
+        """The run's exit status with ``status`` added, unless it already fails otherwise."""
         return max(int(exitstatus), int(status)) if int(exitstatus) in (0, 1) else exitstatus
 
     def _compare_checkpoints(self, records: Sequence[Mapping[str, Any]]) -> list[Comparison]:
@@ -709,19 +514,20 @@ class FairnessSession:
         Judged by ``--fairness-compare-fail`` when given (a regression fails the run), else
         shown on each result's headline without a verdict.
         """
-        if self.reference_checkpoint is None:
+        if self.settings.reference_checkpoint is None:
             return []
         from pytest_fairness.baseline import compare_checkpoints
         from pytest_fairness.report.terminal import checkpoint_lines
 
-        judged = bool(self.compare_fail)
+        judged = bool(self.settings.compare_fail)
         comparisons = compare_checkpoints(
-            records, self.checkpoints, self.compare_fail or {"headline": 0.0},
-            reference=self.reference_checkpoint,
-            confidence=self.compare_confidence)
+            records, self.settings.checkpoints, self.settings.compare_fail or {"headline": 0.0},
+            reference=self.settings.reference_checkpoint,
+            confidence=self.settings.compare_confidence)
         if comparisons:
             self.lines.extend(checkpoint_lines(
-                comparisons, reference=checkpoint_id(self.reference_checkpoint), judged=judged))
+                comparisons, reference=checkpoint_id(self.settings.reference_checkpoint),
+                judged=judged))
         return comparisons
 
     def _check_checkpoints(self, records: Sequence[TestRecord], exitstatus: int) -> int:
@@ -754,39 +560,16 @@ class FairnessSession:
         from pytest_fairness.history import HistoryStore
 
         try:
-            with HistoryStore(self.history_path) as store:
+            with HistoryStore(self.settings.history_path) as store:
                 run_id = store.record_run(metadata, records)
                 metadata["history_run_id"] = run_id
                 self.lines.append(f"fairness history: run {run_id} recorded in "
-                                  f"{self.history_path}")
-                return store.series(last=20) if self.report_dir else None
+                                  f"{self.settings.history_path}")
+                return store.series(last=20) if self.settings.report_dir else None
         except (OSError, sqlite3.Error, FairnessConfigError) as error:
-            self.lines.append(f"fairness history NOT written to {self.history_path}: {error} "
-                              "(use --fairness-history PATH or --fairness-no-history)")
+            self.lines.append(f"fairness history NOT written to {self.settings.history_path}: "
+                              f"{error} (use --fairness-history PATH or --fairness-no-history)")
             return None
-
-
-def _reference_checkpoint(config: pytest.Config, checkpoints: Sequence[str]) -> str | None:
-    """The checkpoint the others are compared with: named, or the first (2+ only)."""
-    name = config.getoption("fairness_reference_checkpoint", None)
-    if len(checkpoints) < 2:
-        if name is not None:
-            raise pytest.UsageError(
-                "--fairness-reference-checkpoint needs two or more --fairness-checkpoint to "
-                f"compare; got {len(checkpoints)}."
-            )
-        return None
-    if name is None:
-        return checkpoints[0]
-    found = [c for c in checkpoints if name in (c, checkpoint_id(c))]
-    if len(found) != 1:
-        raise pytest.UsageError(
-            f"--fairness-reference-checkpoint={name!r} names "
-            f"{'none' if not found else 'more than one'} of the --fairness-checkpoint: "
-            f"{', '.join(checkpoint_id(c) for c in checkpoints)}. Give one of them (a path or "
-            "a file name)."
-        )
-    return found[0]
 
 
 SESSION_KEY: Final = pytest.StashKey[FairnessSession]()

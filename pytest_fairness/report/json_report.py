@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Final
 from pytest_fairness.errors import FairnessConfigError
 
 if TYPE_CHECKING:
+    from pytest_fairness.records import Comparison, TestRecord
     from pytest_fairness.results import IndicatorResult
 
 __all__ = [
@@ -54,46 +55,38 @@ REPORT_FORMAT: Final = "pytest-fairness-report"
 REPORT_SCHEMA: Final = 1
 
 
-def _test(record: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "nodeid": record["nodeid"],
-        "test": record.get("test") or record["nodeid"],
-        "checkpoint": record.get("checkpoint"),
-        "outcome": record.get("outcome"),
-        "results": list(record.get("results", [])),
-        "checks": list(record.get("checks", [])),
-        "regressions": list(record.get("regressions", [])),
-        "notes": list(record.get("notes", [])),
-        "model_fingerprint": record.get("model_fingerprint"),
-        "dataset_fingerprint": record.get("dataset_fingerprint"),
-        "extractions": list(record.get("extractions", [])),
-    }
-
-
 def build_report(
-    records: Iterable[Mapping[str, Any]], *, run: Mapping[str, Any] | None = None
+    records: Iterable[TestRecord], *, run: Mapping[str, Any] | None = None,
+    checkpoints: Sequence[Comparison] = (),
 ) -> dict[str, Any]:
-    """Build the report document from the plugin's per-test records and the run metadata.
+    """Build the report document from the run's records, its metadata and its comparisons.
+
+    ``checkpoints`` are the comparisons of each checkpoint with the reference one (two or
+    more ``--fairness-checkpoint``); the document has ``checkpoint_comparisons`` only then.
 
     Examples
     --------
-    >>> doc = build_report([{"nodeid": "t.py::test", "outcome": "passed", "results": []}])
+    >>> from pytest_fairness.records import TestRecord
+    >>> doc = build_report([TestRecord("t.py::test", "t.py::test", outcome="passed")])
     >>> doc["format"], doc["schema"], doc["summary"]["tests"]
     ('pytest-fairness-report', 1, 1)
     """
-    tests = [_test(r) for r in records]
-    return {
+    records = list(records)
+    document: dict[str, Any] = {
         "format": REPORT_FORMAT,
         "schema": REPORT_SCHEMA,
         "run": dict(run or {}),
         "summary": {
-            "tests": len(tests),
-            "failed": sum(t["outcome"] == "failed" for t in tests),
-            "results": sum(len(t["results"]) for t in tests),
-            "regressions": sum(bool(r.get("regressed")) for t in tests for r in t["regressions"]),
+            "tests": len(records),
+            "failed": sum(r.outcome == "failed" for r in records),
+            "results": sum(len(r.results) for r in records),
+            "regressions": sum(c.regressed for r in records for c in r.regressions),
         },
-        "tests": tests,
+        "tests": [r.to_dict() for r in records],
     }
+    if checkpoints:
+        document["checkpoint_comparisons"] = [c.to_dict() for c in checkpoints]
+    return document
 
 
 def atomic_write_text(target: str | os.PathLike[str], text: str) -> Path:

@@ -8,12 +8,12 @@ summary, and the ``pytest-fairness`` command prints them; they use the user's vo
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pytest_fairness.checks import LIMITS
 from pytest_fairness.indicators import headline
-from pytest_fairness.records import CheckOutcome, Comparison
+from pytest_fairness.records import CheckOutcome, Comparison, KeyedResult, TestRecord
 from pytest_fairness.results import IndicatorResult, group_label
 
 if TYPE_CHECKING:
@@ -261,27 +261,25 @@ def _slice_id(outcome: CheckOutcome) -> tuple[Any, ...]:
     return (outcome.key, outcome.indicator, outcome.metric, outcome.at)
 
 
-def _checks_of(
-    data: Mapping[str, Any], result: IndicatorResult, checks: Sequence[Mapping[str, Any]]
-) -> list[Mapping[str, Any]]:
+def _checks_of(keyed: KeyedResult, checks: Sequence[CheckOutcome]) -> list[CheckOutcome]:
     """The verdicts that belong to one recorded result.
 
     Same key and indicator, and the metric of the result or of one of its slices
     (``precision@5`` when ``at=5`` picked it).
     """
+    result = keyed.result
     metrics = {result.metric, *(s.metric for s in result.slices)}
     return [c for c in checks
-            if c["key"] == data.get("key") and c["indicator"] == result.name
-            and c["metric"] in metrics]
+            if c.key == keyed.key and c.indicator == result.name and c.metric in metrics]
 
 
-def _limit_texts(checks: Iterable[Mapping[str, Any]]) -> list[str]:
+def _limit_texts(checks: Iterable[CheckOutcome]) -> list[str]:
     """``max_gap=0.1`` (and ``FAIL``) per verdict, each once.
 
     A marker and an inline check that agree are one limit.
     """
     return list(dict.fromkeys(
-        f"{c['limit']}={format_number(c['threshold'])}" + ("" if c["passed"] else " FAIL")
+        f"{c.limit}={format_number(c.threshold)}" + ("" if c.passed else " FAIL")
         for c in checks))
 
 
@@ -290,32 +288,27 @@ def _slice(result: IndicatorResult, at: Any) -> IndicatorResult:
     return result if at is None or at == result.at else result.select(at)
 
 
-def summary_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
-    """One line per fairness result of the run, passed ones too.
-
-    Each record is the JSON form the plugin keeps per test: ``nodeid``, ``outcome``,
-    ``results`` (``IndicatorResult.to_dict()``) and ``checks`` (``CheckOutcome.to_dict()``).
-    """
+def summary_lines(records: Sequence[TestRecord]) -> list[str]:
+    """One line per fairness result of the run, passed ones too."""
     rows = []
     for record in records:
-        checks = record.get("checks", [])
-        for data in record.get("results", []):
-            result = IndicatorResult.from_dict(data)
-            mine = _checks_of(data, result, checks)
+        for keyed in record.results:
+            result = keyed.result
+            mine = _checks_of(keyed, record.checks)
             # One row per coordinate that was gated (e.g. at=0 of a τ sweep), else the headline.
-            for at in list(dict.fromkeys(c["at"] for c in mine)) or [result.at]:
+            for at in list(dict.fromkeys(c.at for c in mine)) or [result.at]:
                 shown = _slice(result, at)
-                limits = "; ".join(_limit_texts(c for c in mine if c["at"] == at)) or "-"
+                limits = "; ".join(_limit_texts(c for c in mine if c.at == at)) or "-"
                 worst = shown.worst_group if shows_gap(shown) else None
                 where = "" if shown.at is None else f" at {shown.at:g}"
                 rows.append([
-                    record["nodeid"],
+                    record.nodeid,
                     f"{shown.name} ({shown.metric}){where}",
                     format_number(shown.value),
                     headline_text(shown),
                     "-" if worst is None else group_label(worst.group),
                     limits,
-                    record.get("outcome", ""),
+                    record.outcome,
                 ])
     if not rows:
         return []
@@ -331,59 +324,56 @@ def _section_result(shown: IndicatorResult, failed: set[tuple[Any, str]]) -> lis
     return result_lines(shown)
 
 
-def section_text(record: Mapping[str, Any], *, in_message: bool = False) -> str:
+def section_text(record: TestRecord, *, in_message: bool = False) -> str:
     """The report section of one test: every result in detail, then every verdict.
 
     ``in_message``: the test failed with the violation message of its failed checks, which
     already shows those results' group tables; the section leaves them out.
     """
     lines: list[str] = []
-    checks = record.get("checks", [])
-    for data in record.get("results", []):
-        result = IndicatorResult.from_dict(data)
-        mine = _checks_of(data, result, checks)
-        failed = {(c["at"], c["metric"]) for c in mine if not c["passed"]} if in_message else set()
+    for keyed in record.results:
+        result = keyed.result
+        mine = _checks_of(keyed, record.checks)
+        failed = {(c.at, c.metric) for c in mine if not c.passed} if in_message else set()
         if lines:
             lines.append("")
-        if data.get("key") is not None:
-            lines.append(f"[{data['key']}]")
+        if keyed.key is not None:
+            lines.append(f"[{keyed.key}]")
         lines.extend(_section_result(result, failed))
-        for at in dict.fromkeys(c["at"] for c in mine):
+        for at in dict.fromkeys(c.at for c in mine):
             if at is not None and at != result.at:
                 lines.append("")
                 lines.extend(_section_result(result.select(at), failed))
-    if checks:
+    if record.checks:
         lines.append("")
         lines.append("limits:")
         verdicts = []
-        for c in checks:
-            op = "<=" if LIMITS[c["limit"]].bound == "max" else ">="
-            at = "" if c["at"] is None else f" at {c['at']:g}"
-            where = f" ({c['where']})" if c["where"] else ""
+        for c in record.checks:
+            op = "<=" if LIMITS[c.limit].bound == "max" else ">="
+            at = "" if c.at is None else f" at {c.at:g}"
+            where = f" ({c.where})" if c.where else ""
             verdicts.append(
-                f"  {'ok  ' if c['passed'] else 'FAIL'} {c['indicator']}{at}: {c['limit']} "
-                f"observed {format_number(c['observed'])}{where}, needs {op} "
-                f"{format_number(c['threshold'])}"
+                f"  {'ok  ' if c.passed else 'FAIL'} {c.indicator}{at}: {c.limit} "
+                f"observed {format_number(c.observed)}{where}, needs {op} "
+                f"{format_number(c.threshold)}"
             )
         lines.extend(dict.fromkeys(verdicts))  # a marker and an inline check that agree: once
     return "\n".join(lines)
 
 
 def report_section(
-    record: Mapping[str, Any], *, baseline_source: str = "", report_page: str | None = None,
+    record: TestRecord, *, baseline_source: str = "", report_page: str | None = None,
     in_message: bool = False,
 ) -> str:
     """The ``fairness`` section of a test's report: results, verdicts, notes, baseline, link.
 
-    ``record`` is a test record in its JSON form (``TestRecord.to_dict()``);
     ``in_message`` as in :func:`section_text`.
     """
-    extra = [f"note: {note}" for note in record.get("notes", [])]
-    if record.get("regressions"):
+    extra = [f"note: {note}" for note in record.notes]
+    if record.regressions:
         extra.append(f"baseline: {baseline_source}")
-        for data in record["regressions"]:
-            extra.extend("  " + line for line in
-                         comparison_lines(Comparison.from_dict(data), groups=False))
+        for comparison in record.regressions:
+            extra.extend("  " + line for line in comparison_lines(comparison, groups=False))
     if report_page:
         extra.append(f"HTML report with plots: {report_page}")
     return "\n".join(part for part in (section_text(record, in_message=in_message), *extra)

@@ -281,9 +281,11 @@ def test_resolve_file_and_report(tmp_path: Path) -> None:
     path = save_baseline(tmp_path / "b.json", [record("t.py::a", result({"x": 1, "y": 0}))])
     document, source = resolve_baseline(str(path), None)
     assert source == str(path) and "t.py::a" in document["tests"]
+    from pytest_fairness.records import TestRecord
     from pytest_fairness.report.json_report import build_report, write_json
 
-    report = write_json(build_report([record("t.py::r", result({"x": 1, "y": 0}))]), tmp_path)
+    report = write_json(build_report([TestRecord.from_dict(record("t.py::r", result(
+        {"x": 1, "y": 0})))]), tmp_path)
     document, _ = resolve_baseline(str(report), None)
     assert "t.py::r" in document["tests"]
     with pytest.raises(FairnessConfigError, match="is not a file, and there is no history"):

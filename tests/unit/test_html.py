@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from pytest_fairness.errors import FairnessConfigError
+from pytest_fairness.records import TestRecord
 from pytest_fairness.report.html import render_html, write_html
 from pytest_fairness.report.json_report import (
     REPORT_FORMAT,
@@ -85,7 +86,8 @@ def document(**run: Any) -> dict[str, Any]:
         {"nodeid": "t.py::test_plain", "outcome": "passed",
          "results": [{**IndicatorResult("ieat", "association", 0.3).to_dict(), "key": "k"}]},
     ]
-    return build_report(records, run={"label": XSS, "versions": {"python": "3"}, **run})
+    return build_report([TestRecord.from_dict(r) for r in records],
+                        run={"label": XSS, "versions": {"python": "3"}, **run})
 
 
 def test_json_round_trip(tmp_path: Path) -> None:
@@ -162,8 +164,8 @@ def test_fair_sa_uses_report_plots() -> None:
     half[3] = [1, 1, 1, 0]
     r = fair_sa({None: clean, ("blur", 1.0): half}, attribute=[XSS, XSS, "old", "old"],
                 perturbations=["blur"], levels=[1.0], threshold=0.5, min_group_size=1)
-    page = render_html(build_report([{"nodeid": "t.py::sa", "outcome": "passed",
-                                      "results": [{**r.to_dict(), "key": None}]}]))
+    page = render_html(build_report([TestRecord.from_dict({
+        "nodeid": "t.py::sa", "outcome": "passed", "results": [{**r.to_dict(), "key": None}]})]))
     parsed = parse(page)
     text = " ".join(parsed.text)
     assert "Fair SA curves" in text and "item-response curves" in text

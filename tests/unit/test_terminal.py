@@ -12,7 +12,7 @@ import pytest
 
 from pytest_fairness.checks import evaluate
 from pytest_fairness.markers import validate_threshold
-from pytest_fairness.records import CheckOutcome
+from pytest_fairness.records import CheckOutcome, TestRecord
 from pytest_fairness.report.terminal import (
     format_number,
     result_lines,
@@ -54,13 +54,14 @@ def outcomes(results: Any, **limits: Any) -> list[CheckOutcome]:
 
 
 def record(results: dict[str, IndicatorResult], checks: list[CheckOutcome],
-           outcome: str) -> dict[str, Any]:
-    return {
+           outcome: str) -> TestRecord:
+    """A record as the controller reads it from a worker's report (its JSON form)."""
+    return TestRecord.from_dict({
         "nodeid": "tests/test_fair.py::test_model",
         "outcome": outcome,
         "results": [{**r.to_dict(), "key": k} for k, r in results.items()],
         "checks": [c.to_dict() for c in checks],
-    }
+    })
 
 
 # -- format_number --------------------------------------------------------------------------
@@ -181,7 +182,7 @@ def test_summary_lines_without_checks_or_groups() -> None:
 
 def test_summary_lines_empty() -> None:
     assert summary_lines([]) == []
-    assert summary_lines([{"nodeid": "t", "results": []}]) == []
+    assert summary_lines([TestRecord("t", "t")]) == []
 
 
 def test_summary_lines_keep_verdicts_with_their_result() -> None:

@@ -1,0 +1,217 @@
+"""The run's settings: every ``--fairness-*`` option and ini value, resolved once.
+
+:meth:`Settings.from_config` reads the command line and the ini file when pytest
+configures, applies the precedence rules (the command line over the ini file; paths on the
+command line relative to the current folder, in the ini file to the rootdir or the ini
+file) and refuses contradictory options with :class:`pytest.UsageError`. Everything else
+reads the frozen result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import final
+
+import pytest
+
+from pytest_fairness.options import (
+    CACHE_DIR_INI,
+    DATA_INI,
+    DEFAULT_CACHE_DIR,
+    ENABLE_INI,
+    HISTORY_INI,
+    SEED_INI,
+    checkpoint_id,
+    parse_data_item,
+    parse_seed,
+)
+
+__all__ = ["Settings"]
+
+
+def _absolute(path: str | os.PathLike[str], base: Path) -> Path:
+    candidate = Path(path).expanduser()
+    return candidate if candidate.is_absolute() else base / candidate
+
+
+def _seed(config: pytest.Config) -> int:
+    """``--fairness-seed``, else the ini value, else 0 (gates must be reproducible)."""
+    seed = config.getoption("fairness_seed", None)
+    if seed is not None:
+        return int(seed)
+    from_ini = str(config.getini(SEED_INI)).strip()
+    if not from_ini:
+        return 0
+    try:
+        return parse_seed(from_ini)
+    except argparse.ArgumentTypeError as error:
+        raise pytest.UsageError(f"ini {SEED_INI} = {from_ini}: {error}") from None
+
+
+def _history_path(config: pytest.Config) -> Path:
+    """``--fairness-history``, else the ini value (relative to the ini file), else the default."""
+    from_option = config.getoption("fairness_history", None)
+    if from_option:
+        return Path(config.invocation_params.dir, from_option)
+    from_ini = config.getini(HISTORY_INI)
+    if from_ini:
+        base = config.inipath.parent if config.inipath is not None else config.rootpath
+        return Path(base, str(from_ini))
+    return config.rootpath / ".fairness" / "history.sqlite"
+
+
+def _roots(config: pytest.Config) -> dict[str, Path]:
+    """Dataset roots: the ini option (relative to rootdir), then the command line (to cwd)."""
+    roots: dict[str, Path] = {}
+    for line in config.getini(DATA_INI):
+        try:
+            name, path = parse_data_item(line)
+        except argparse.ArgumentTypeError as exc:
+            raise pytest.UsageError(f"ini option {DATA_INI}: {exc}") from None
+        roots[name] = _absolute(path, config.rootpath)
+    for name, path in config.getoption("fairness_data") or ():
+        roots[name] = _absolute(path, Path.cwd())  # the command line wins over the ini file
+    return roots
+
+
+def _cache_dir(config: pytest.Config) -> Path | None:
+    if config.getoption("fairness_no_cache"):
+        return None
+    if config.getoption("fairness_cache_dir"):
+        return _absolute(config.getoption("fairness_cache_dir"), Path.cwd())
+    if config.getini(CACHE_DIR_INI):
+        return _absolute(config.getini(CACHE_DIR_INI), config.rootpath)
+    return config.rootpath / DEFAULT_CACHE_DIR
+
+
+def _checkpoints(config: pytest.Config) -> tuple[str, ...]:
+    """``--fairness-checkpoint`` values: absolute when the path exists, else as given."""
+    out = []
+    for given in config.getoption("fairness_checkpoint") or ():
+        path = _absolute(given, Path.cwd())
+        out.append(str(path) if path.exists() else given)
+    return tuple(out)
+
+
+def _reference_checkpoint(config: pytest.Config, checkpoints: tuple[str, ...]) -> str | None:
+    """The checkpoint the others are compared with: named, or the first (2+ only)."""
+    name = config.getoption("fairness_reference_checkpoint", None)
+    if len(checkpoints) < 2:
+        if name is not None:
+            raise pytest.UsageError(
+                "--fairness-reference-checkpoint needs two or more --fairness-checkpoint to "
+                f"compare; got {len(checkpoints)}."
+            )
+        return None
+    if name is None:
+        return checkpoints[0]
+    found = [c for c in checkpoints if name in (c, checkpoint_id(c))]
+    if len(found) != 1:
+        raise pytest.UsageError(
+            f"--fairness-reference-checkpoint={name!r} names "
+            f"{'none' if not found else 'more than one'} of the --fairness-checkpoint: "
+            f"{', '.join(checkpoint_id(c) for c in checkpoints)}. Give one of them (a path or "
+            "a file name)."
+        )
+    return found[0]
+
+
+@final
+@dataclass(frozen=True)
+class Settings:
+    """What the ``--fairness-*`` options and their ini twins ask of this run.
+
+    Parameters
+    ----------
+    enabled : bool
+        ``--fairness`` or ``fairness = true``: fairness tests run (else they are skipped).
+    seed : int
+        ``--fairness-seed``, the ini value, or 0.
+    report_dir, save_baseline, baseline_ref, label : str or None
+        ``--fairness-report``, ``--fairness-save-baseline``, ``--fairness-baseline``,
+        ``--fairness-run-label``.
+    compare_fail : mapping of str to float
+        ``--fairness-compare-fail``: the tolerance per metric.
+    compare_confidence : str
+        ``--fairness-compare-confidence``: the rule of those comparisons.
+    record_history : bool
+        False with ``--fairness-no-history``.
+    history_path : Path
+        The history store.
+    roots : mapping of str to Path
+        Dataset roots by name (``--fairness-data``, ``fairness_data``).
+    strict : bool
+        ``--fairness-strict``: an unconfigured dataset fails instead of skipping.
+    device : str
+        ``--fairness-device``.
+    cache_dir : Path or None
+        The feature cache (None with ``--fairness-no-cache``).
+    batch_size : int
+        ``--fairness-batch-size``.
+    checkpoints : tuple of str
+        ``--fairness-checkpoint`` values (absolute when the file exists).
+    reference_checkpoint : str or None
+        The checkpoint the others are compared with (two or more checkpoints only).
+    features_ahead : str or None
+        ``--fairness-features DIR``: features extracted ahead, read instead of a model.
+    started : str
+        When the run started (local time, ISO 8601).
+    """
+
+    enabled: bool = False
+    seed: int = 0
+    report_dir: str | None = None
+    save_baseline: str | None = None
+    baseline_ref: str | None = None
+    label: str | None = None
+    compare_fail: Mapping[str, float] = field(default_factory=dict)
+    compare_confidence: str = "point"
+    record_history: bool = True
+    history_path: Path = Path(".fairness", "history.sqlite")
+    roots: Mapping[str, Path] = field(default_factory=dict)
+    strict: bool = False
+    device: str = "auto"
+    cache_dir: Path | None = None
+    batch_size: int = 64
+    checkpoints: tuple[str, ...] = ()
+    reference_checkpoint: str | None = None
+    features_ahead: str | None = None
+    started: str = ""
+
+    @classmethod
+    def from_config(cls, config: pytest.Config) -> Settings:
+        """Resolve every option once; contradictory options are a usage error."""
+        checkpoints = _checkpoints(config)
+        settings = cls(
+            enabled=bool(config.getoption("fairness") or config.getini(ENABLE_INI)),
+            seed=_seed(config),
+            report_dir=config.getoption("fairness_report", None),
+            save_baseline=config.getoption("fairness_save_baseline", None),
+            baseline_ref=config.getoption("fairness_baseline", None),
+            label=config.getoption("fairness_run_label", None),
+            compare_fail=config.getoption("fairness_compare_fail", None) or {},
+            compare_confidence=config.getoption("fairness_compare_confidence", "point"),
+            record_history=not config.getoption("fairness_no_history", False),
+            history_path=_history_path(config),
+            roots=_roots(config),
+            strict=bool(config.getoption("fairness_strict")),
+            device=config.getoption("fairness_device"),
+            cache_dir=_cache_dir(config),
+            batch_size=config.getoption("fairness_batch_size"),
+            checkpoints=checkpoints,
+            features_ahead=config.getoption("fairness_features", None),
+            started=time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime()),
+        )
+        if settings.compare_fail and not settings.baseline_ref and len(checkpoints) < 2:
+            raise pytest.UsageError(
+                "--fairness-compare-fail needs something to compare with: add "
+                "--fairness-baseline FILE.json|RUN_ID|CHECKPOINT, or give two or more "
+                "--fairness-checkpoint to compare them with the first."
+            )
+        return replace(settings,
+                       reference_checkpoint=_reference_checkpoint(config, checkpoints))
