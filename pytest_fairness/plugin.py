@@ -31,11 +31,12 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Generator
+from pathlib import Path
 from typing import Any, Final
 
 import pytest
 
-from pytest_fairness.errors import FairnessConfigError
+from pytest_fairness.errors import FairnessConfigError, FairnessViolation
 from pytest_fairness.markers import (
     MARKER_FAIRNESS,
     MARKER_LINES,
@@ -49,12 +50,15 @@ from pytest_fairness.markers import (
 )
 from pytest_fairness.options import add_options, checkpoint_id
 from pytest_fairness.progress import PROGRESS_ATTRIBUTE
+from pytest_fairness.records import TestRecord
+from pytest_fairness.report.junit import junit_properties
 from pytest_fairness.session import (
     CAPTURE_KEY,
+    MARKER_ERROR_KEY,
+    REPORT_ATTRIBUTE,
     SESSION_KEY,
     Capture,
     FairnessSession,
-    junit_properties,
     session_of,
 )
 
@@ -220,11 +224,41 @@ def pytest_runtest_makereport(
             item.user_properties.extend(junit_properties(record))
     report = yield
     if record is not None:
-        session.attach(report, record, call.excinfo, item)
+        _attach(session, report, record, call.excinfo, item)
     if session.is_worker and session.progress.pending:
         # A worker has no terminal: the controller prints these when the report arrives.
         setattr(report, PROGRESS_ATTRIBUTE, session.progress.take())
     return report
+
+
+def _attach(session: FairnessSession, report: pytest.TestReport, record: TestRecord,
+            excinfo: pytest.ExceptionInfo[BaseException] | None, item: pytest.Item) -> None:
+    """Put the record on the report (for the controller) and its readable section."""
+    setattr(report, REPORT_ATTRIBUTE, record.to_dict())
+    from pytest_fairness.report.terminal import report_section
+
+    folder = session.settings.report_dir
+    page = str(Path(folder, "report.html")) if folder else None
+    violated = excinfo is not None and isinstance(excinfo.value, FairnessViolation)
+    text = report_section(record, baseline_source=session.baseline_source,
+                          report_page=page, in_message=violated)
+    if text:
+        report.sections.append(("fairness", text))
+    if excinfo is None:
+        return
+    text = f"{type(excinfo.value).__name__}: {excinfo.value}"
+    if excinfo.value is item.stash.get(MARKER_ERROR_KEY, None):
+        # The failure comes from the marker, not from a line of the test: the traceback
+        # would only show plugin frames, so the message is the whole story.
+        longrepr = excinfo.getrepr(style="value")
+        longrepr.reprtraceback.reprentries[-1].lines = text.split("\n")
+        longrepr.reprcrash.message = text  # type: ignore[union-attr]
+        report.longrepr = longrepr
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if violated and crash is not None:
+        # pytest's short summary repeats the crash message whole in CI and under -vv;
+        # its first line says which limits broke, the table is in the failure above.
+        crash.message = crash.message.split("\n", 1)[0]
 
 
 # -- the controller: merge and summarise ---------------------------------------------------

@@ -22,10 +22,14 @@ Two places notice it:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, final
+
+import pytest
 
 from pytest_fairness.errors import CheckpointIgnoredError
 from pytest_fairness.options import checkpoint_id
@@ -33,11 +37,17 @@ from pytest_fairness.records import Extraction, TestRecord
 
 if TYPE_CHECKING:
     from pytest_fairness.extract import Features
+    from pytest_fairness.settings import Settings
 
 __all__ = [
+    "EXTRACTIONS_KEY",
     "WORKER_INPUT",
     "SameFeatures",
     "extraction",
+    "features_function",
+    "fingerprints_dir",
+    "identity_of",
+    "note_features",
     "joined",
     "publish",
     "same_features",
@@ -53,6 +63,35 @@ The `fairness_model` override in conftest.py must request `fairness_checkpoint` 
     @pytest.fixture(scope="session")
     def fairness_model(fairness_checkpoint):
         return load_my_model(fairness_checkpoint).eval()"""
+
+
+#: What produced each of a test's features (:func:`extraction`).
+EXTRACTIONS_KEY: Final = pytest.StashKey[list[Extraction]]()
+
+
+def identity_of(item: pytest.Item) -> tuple[str, str | None]:
+    """The test id without its checkpoint parameter, and the checkpoint (if any)."""
+    callspec = getattr(item, "callspec", None)
+    checkpoint = None if callspec is None else callspec.params.get("fairness_checkpoint")
+    if checkpoint is None:
+        return item.nodeid, None
+    from pytest_fairness.baseline import strip_param
+
+    text = str(checkpoint)
+    return strip_param(item.nodeid, checkpoint_id(text)), text
+
+
+def fingerprints_dir(config: pytest.Config, checkpoints: Sequence[str]) -> Path | None:
+    """The folder where the run's extractions meet (see :func:`publish`).
+
+    The controller makes one when there are several checkpoints and hands it to the
+    pytest-xdist workers in their ``workerinput``.
+    """
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        folder = workerinput.get(WORKER_INPUT)
+        return None if folder is None else Path(folder)
+    return Path(tempfile.mkdtemp(prefix="pytest-fairness-")) if len(checkpoints) > 1 else None
 
 
 def extraction(features: Features, *, model_fingerprint: str) -> Extraction:
@@ -72,6 +111,70 @@ def joined(sources: Iterable[Mapping[str, Any]], names: Sequence[str]) -> str | 
     seen = dict.fromkeys(str(source[name]) for source in sources for name in names
                          if source.get(name) is not None)
     return ",".join(seen) or None
+
+
+def features_function(settings: Settings, model: Any, item: pytest.Item, *,
+                      memory: dict[str, Any], fingerprints_dir: Path | None
+                      ) -> Callable[..., Features]:
+    """The ``fairness_features`` function of ``item`` for ``model``, with the run's settings.
+
+    Each extraction is noted on the item (:func:`note_features`); with
+    ``--fairness-features DIR`` every call reads what ``pytest-fairness extract`` wrote.
+    """
+
+    def features(dataset: Any, *, transform: Any = None, perturbation: Any = None,
+                 batch_size: int | None = None, normalize: Any = "imagenet",
+                 layers: Any = (), amp: bool = False, num_workers: int = 0,
+                 precomputed: str | os.PathLike[str] | None = None,
+                 model_id: str | None = None, module: str | None = None) -> Features:
+        __tracebackhide__ = True
+        from pytest_fairness.extract import (
+            DefaultTransform,
+            extract_features,
+            load_precomputed,
+        )
+
+        if precomputed is not None:
+            return load_precomputed(precomputed, dataset)
+        if settings.features_ahead is not None:
+            return load_precomputed(
+                settings.features_ahead, dataset, perturbation=perturbation,
+                normalize=normalize, cache_dir=settings.cache_dir,
+                transform=DefaultTransform() if transform is None else transform)
+        extracted = extract_features(
+            model, dataset, transform=transform, perturbation=perturbation,
+            normalize=normalize, layers=layers,
+            batch_size=settings.batch_size if batch_size is None else batch_size,
+            num_workers=num_workers, device=settings.device, amp=amp,
+            cache_dir=settings.cache_dir, model_id=model_id, module=module,
+            memory=memory if settings.cache_dir is not None else None,
+        )
+        note_features(item, extracted, model, model_id=model_id,
+                      fingerprints_dir=fingerprints_dir)
+        return extracted
+
+    return features
+
+
+def note_features(item: pytest.Item, features: Features, model: Any, *,
+                  model_id: str | None, fingerprints_dir: Path | None) -> None:
+    """Record what produced ``features`` on ``item``; fail if another checkpoint matches.
+
+    Raises
+    ------
+    CheckpointIgnoredError
+        When another checkpoint of the same test gave the same features from a model
+        with the same fingerprint (:func:`publish`).
+    """
+    __tracebackhide__ = True
+    from pytest_fairness.extract import model_fingerprint
+
+    # The whole model, also under module=: checkpoints may share only a backbone.
+    entry = extraction(features, model_fingerprint=model_fingerprint(model, model_id=model_id))
+    item.stash.setdefault(EXTRACTIONS_KEY, []).append(entry)
+    test, checkpoint = identity_of(item)
+    if fingerprints_dir is not None and checkpoint is not None:
+        publish(fingerprints_dir, test=test, checkpoint=checkpoint, entry=entry)
 
 
 def same_features_message(test: str, checkpoints: Sequence[str], model_fingerprint: str) -> str:

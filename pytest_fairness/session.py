@@ -1,35 +1,21 @@
-"""Per-run state of the plugin, and the record each fairness test leaves.
+"""What one pytest run knows about fairness, and what it writes at the end.
 
-:class:`FairnessSession` holds what one pytest run knows: its options (enabled, seed,
-reports, history, baseline), its data and extraction settings (dataset roots, device,
-cache), the datasets and features already loaded, and, on the controller, the
-:class:`TestRecord` of every fairness test. The plugin keeps it in
-``config.stash[SESSION_KEY]`` and registers it as a plugin, so that its
-``pytest_runtest_logreport`` collects the records of every pytest-xdist worker.
-
-A fairness test goes through here in three steps:
-
-1. :meth:`FairnessSession.check_test` (after the test function ran) turns what it returned
-   and its inline checks into a :class:`TestRecord`, checks the returned results against
-   the threshold markers and the baseline, and raises one
-   :class:`~pytest_fairness.errors.FairnessViolation` for everything that failed.
-2. :meth:`FairnessSession.record_for` gives the record to the test report: JUnit XML
-   properties (:func:`junit_properties`), a readable section, and the record's JSON form,
-   which crosses the pytest-xdist boundary with the report.
-3. On the controller, :meth:`FairnessSession.pytest_runtest_logreport` collects the records
-   and :meth:`FairnessSession.finish` writes the history, the baseline file and the reports.
-
-Importing this module is cheap: everything heavy loads inside the methods that need it.
+:class:`FairnessSession` (in ``config.stash[SESSION_KEY]``) holds the run's
+:class:`~pytest_fairness.settings.Settings`, the datasets and features already loaded,
+the baseline, and on the controller the :class:`~pytest_fairness.records.TestRecord` of
+every fairness test (collected from every pytest-xdist worker by the plugin's
+``pytest_runtest_logreport``). A fairness test goes through it twice:
+:meth:`~FairnessSession.check_test` builds its record and checks it against the markers
+and the baseline (one :class:`~pytest_fairness.errors.FairnessViolation` for everything
+that failed); :meth:`~FairnessSession.finish`, on the controller, compares checkpoints,
+writes the history, the baseline file and the reports, and returns the exit status.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import pytest
@@ -46,7 +32,8 @@ from pytest_fairness.options import (
     checkpoint_id,
 )
 from pytest_fairness.progress import ProgressWriter
-from pytest_fairness.records import Extraction, KeyedResult, TestRecord
+from pytest_fairness.provenance import EXTRACTIONS_KEY, fingerprints_dir, identity_of
+from pytest_fairness.records import KeyedResult, TestRecord
 from pytest_fairness.settings import Settings
 
 if TYPE_CHECKING:
@@ -55,22 +42,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CAPTURE_KEY",
-    "EXTRACTIONS_KEY",
     "MARKER_ERROR_KEY",
     "RECORD_KEY",
     "REPORT_ATTRIBUTE",
     "SESSION_KEY",
     "Capture",
     "FairnessSession",
-    "identity_of",
-    "junit_properties",
     "session_of",
 ]
 
 #: Name of the report attribute that carries a test's record (its JSON form).
 REPORT_ATTRIBUTE: Final = "fairness"
-#: Prefix of the JUnit XML properties (``item.user_properties``) of fairness tests.
-PROPERTY_PREFIX: Final = "fairness."
 
 
 @dataclass
@@ -79,18 +61,6 @@ class Capture:
 
     returned: Any = None
     inline: list[InlineCheck] = field(default_factory=list)
-
-
-def identity_of(item: pytest.Item) -> tuple[str, str | None]:
-    """The test id without its checkpoint parameter, and the checkpoint (if any)."""
-    callspec = getattr(item, "callspec", None)
-    checkpoint = None if callspec is None else callspec.params.get("fairness_checkpoint")
-    if checkpoint is None:
-        return item.nodeid, None
-    from pytest_fairness.baseline import strip_param
-
-    text = str(checkpoint)
-    return strip_param(item.nodeid, checkpoint_id(text)), text
 
 
 def _record(
@@ -115,62 +85,13 @@ def _record(
                       extractions=tuple(extractions))
 
 
-def junit_properties(record: TestRecord) -> list[tuple[str, object]]:
-    """JUnit XML properties of a record: indicator, metric, value, gap, limit per result.
-
-    With several results, each name carries the result's id: ``fairness.value[overall]``.
-    """
-    from pytest_fairness.results import encode_float, finite_or_none
-
-    props: list[tuple[str, object]] = []
-    for keyed in record.results:
-        result = keyed.result
-        suffix = f"[{keyed.id}]" if len(record.results) > 1 else ""
-        gap = finite_or_none(result.gap) if len(result.included_groups) >= 2 else None
-        props.append((f"{PROPERTY_PREFIX}indicator{suffix}", result.name))
-        props.append((f"{PROPERTY_PREFIX}metric{suffix}", result.metric))
-        props.append((f"{PROPERTY_PREFIX}value{suffix}", finite_or_none(result.value)))
-        props.append((f"{PROPERTY_PREFIX}gap{suffix}", gap))
-        metrics = {result.metric, *(s.metric for s in result.slices)}
-        for check in record.checks:
-            if (check.key, check.indicator) == (keyed.key, result.name) and (
-                    check.metric in metrics):
-                verdict = "passed" if check.passed else "failed"
-                prop = (f"{PROPERTY_PREFIX}limit{suffix}",
-                        f"{check.limit}={check.threshold:g} "
-                        f"observed={encode_float(check.observed)} {verdict}")
-                if prop not in props:  # a marker and an inline check that agree: once
-                    props.append(prop)
-        for c in record.regressions:
-            if c.result == keyed.id:
-                verdict = "regressed" if c.regressed else "ok"
-                props.append((f"{PROPERTY_PREFIX}baseline{suffix}",
-                              f"{c.metric} {c.baseline} -> {c.now} {verdict}"))
-    return props
-
-
-def _fingerprints_dir(config: pytest.Config, checkpoints: Sequence[str]) -> Path | None:
-    """The folder where the run's extractions meet (see :func:`pytest_fairness.provenance.publish`).
-
-    The controller makes one when there are several checkpoints and hands it to the
-    pytest-xdist workers in their ``workerinput``.
-    """
-    from pytest_fairness.provenance import WORKER_INPUT
-
-    workerinput = getattr(config, "workerinput", None)
-    if workerinput is not None:
-        folder = workerinput.get(WORKER_INPUT)
-        return None if folder is None else Path(folder)
-    return Path(tempfile.mkdtemp(prefix="pytest-fairness-")) if len(checkpoints) > 1 else None
-
-
 class FairnessSession:
     """Per-run state: options, data settings, the baseline, and the records of the run."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.settings = Settings.from_config(config)
-        self.fingerprints_dir = _fingerprints_dir(config, self.settings.checkpoints)
+        self.fingerprints_dir = fingerprints_dir(config, self.settings.checkpoints)
         self.memory: dict[str, Any] = {}  # features by cache key, for this process
         self.progress = ProgressWriter(config)
         self.datasets: dict[str, Any] = {}
@@ -219,65 +140,11 @@ class FairnessSession:
         return dataset
 
     def features(self, model: Any, item: pytest.Item) -> Callable[..., Any]:
-        """The ``fairness_features`` function of ``item`` for ``model``, with this run's settings.
+        """The ``fairness_features`` function of ``item`` for ``model`` (run's settings)."""
+        from pytest_fairness.provenance import features_function
 
-        Each extraction is noted on the item (:meth:`note_features`).
-        """
-
-        def features(dataset: Any, *, transform: Any = None, perturbation: Any = None,
-                     batch_size: int | None = None, normalize: Any = "imagenet",
-                     layers: Any = (), amp: bool = False, num_workers: int = 0,
-                     precomputed: str | os.PathLike[str] | None = None,
-                     model_id: str | None = None, module: str | None = None) -> Any:
-            __tracebackhide__ = True
-            from pytest_fairness.extract import (
-                DefaultTransform,
-                extract_features,
-                load_precomputed,
-            )
-
-            if precomputed is not None:
-                return load_precomputed(precomputed, dataset)
-            if self.settings.features_ahead is not None:
-                return load_precomputed(
-                    self.settings.features_ahead, dataset,
-                    perturbation=perturbation, normalize=normalize,
-                    cache_dir=self.settings.cache_dir,
-                    transform=DefaultTransform() if transform is None else transform)
-            extracted = extract_features(
-                model, dataset, transform=transform, perturbation=perturbation,
-                normalize=normalize, layers=layers,
-                batch_size=self.settings.batch_size if batch_size is None else batch_size,
-                num_workers=num_workers, device=self.settings.device, amp=amp,
-                cache_dir=self.settings.cache_dir, model_id=model_id, module=module,
-                memory=self.memory if self.settings.cache_dir is not None else None,
-            )
-            self.note_features(item, extracted, model, model_id=model_id)
-            return extracted
-
-        return features
-
-    def note_features(self, item: pytest.Item, features: Any, model: Any, *,
-                      model_id: str | None) -> None:
-        """Record what produced ``features`` on ``item``; fail if another checkpoint matches.
-
-        Raises
-        ------
-        CheckpointIgnoredError
-            When another checkpoint of the same test gave the same features from a model
-            with the same fingerprint (:func:`pytest_fairness.provenance.publish`).
-        """
-        __tracebackhide__ = True
-        from pytest_fairness.extract import model_fingerprint
-        from pytest_fairness.provenance import extraction, publish
-
-        # The whole model, also under module=: checkpoints may share only a backbone.
-        entry = extraction(features, model_fingerprint=model_fingerprint(model,
-                                                                         model_id=model_id))
-        item.stash.setdefault(EXTRACTIONS_KEY, []).append(entry)
-        test, checkpoint = identity_of(item)
-        if self.fingerprints_dir is not None and checkpoint is not None:
-            publish(self.fingerprints_dir, test=test, checkpoint=checkpoint, entry=entry)
+        return features_function(self.settings, model, item, memory=self.memory,
+                                 fingerprints_dir=self.fingerprints_dir)
 
     # -- one test -------------------------------------------------------------------------
 
@@ -371,37 +238,6 @@ class FairnessSession:
             except FairnessError as error:  # a bad marker: the setup already reported it
                 record = replace(record, notes=(str(error),))
         return record
-
-    def attach(self, report: pytest.TestReport, record: TestRecord,
-               excinfo: pytest.ExceptionInfo[BaseException] | None, item: pytest.Item) -> None:
-        """Put the record on the report (for the controller) and its readable section."""
-        setattr(report, REPORT_ATTRIBUTE, record.to_dict())
-        from pytest_fairness.report.terminal import report_section
-
-        folder = self.settings.report_dir
-        page = str(Path(folder, "report.html")) if folder else None
-        violated = excinfo is not None and isinstance(excinfo.value, FairnessViolation)
-        text = report_section(record, baseline_source=self.baseline_source,
-                              report_page=page, in_message=violated)
-        if text:
-            report.sections.append(("fairness", text))
-        if excinfo is None:
-            return
-        text = f"{type(excinfo.value).__name__}: {excinfo.value}"
-        if excinfo.value is item.stash.get(MARKER_ERROR_KEY, None):
-            # The failure comes from the marker, not from a line of the test: the traceback
-            # would only show plugin frames, so the message is the whole story.
-            longrepr = excinfo.getrepr(style="value")
-            longrepr.reprtraceback.reprentries[-1].lines = text.split("\n")
-            longrepr.reprcrash.message = text  # type: ignore[union-attr]
-            report.longrepr = longrepr
-        crash = getattr(report.longrepr, "reprcrash", None)
-        if violated and crash is not None:
-            # pytest's short summary repeats the crash message whole in CI and under -vv;
-            # its first line says which limits broke, the table is in the failure above.
-            crash.message = crash.message.split("\n", 1)[0]
-
-    # -- the controller ---------------------------------------------------------------------
 
     def collect(self, report: pytest.TestReport) -> None:
         """Keep the record a test's report carries (on the xdist controller, every worker's)."""
@@ -575,8 +411,6 @@ class FairnessSession:
 SESSION_KEY: Final = pytest.StashKey[FairnessSession]()
 CAPTURE_KEY: Final = pytest.StashKey[Capture]()
 RECORD_KEY: Final = pytest.StashKey[TestRecord]()
-#: What produced each of a test's features (:func:`pytest_fairness.provenance.extraction`).
-EXTRACTIONS_KEY: Final = pytest.StashKey[list[Extraction]]()
 #: The error a test's markers raised (a violation or a bad marker), to report it plainly.
 MARKER_ERROR_KEY: Final = pytest.StashKey[BaseException]()
 
