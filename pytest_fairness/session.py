@@ -30,7 +30,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -60,7 +60,7 @@ from pytest_fairness.records import Extraction, KeyedResult, TestRecord
 if TYPE_CHECKING:
     from pytest_fairness.checks import InlineCheck
     from pytest_fairness.extract import ExtractionProgress
-    from pytest_fairness.records import CheckOutcome, Comparison
+    from pytest_fairness.records import Baseline, CheckOutcome, Comparison
 
 __all__ = [
     "CAPTURE_KEY",
@@ -363,7 +363,7 @@ class FairnessSession:
         # what the run produced
         self.records: list[TestRecord] = []
         self.lines: list[str] = []  # what the end of the run wrote, for the summary
-        self.baseline: dict[str, Any] | None = None
+        self.baseline: Baseline | None = None
         self.baseline_source = ""
         if self.compare_fail and not self.baseline_ref and len(self.checkpoints) < 2:
             raise pytest.UsageError(
@@ -538,11 +538,10 @@ class FairnessSession:
                  for m in item.iter_markers(MARKER_REGRESSION)]
         if not marks and not (self.compare_fail and self.baseline_ref):
             return record, []
-        from pytest_fairness.baseline import compare_test
+        from pytest_fairness.regression import compare_test
 
         comparisons, notes = compare_test(
-            self.baseline, nodeid=item.nodeid, test=record.test,
-            results=[r.to_dict() for r in record.results],
+            self.baseline, record,
             compare_fail=self.compare_fail, marks=marks, source=self.baseline_source,
             compare_confidence=self.compare_confidence)
         return replace(record, regressions=tuple(comparisons),
@@ -612,9 +611,9 @@ class FairnessSession:
         """Record the run in the history, save the baseline, write the reports (controller)."""
         from pytest_fairness.history import collect_metadata
 
-        records = [r.to_dict() for r in self.records]
+        records = self.records
         exitstatus = self._check_baseline_match(exitstatus)
-        exitstatus = self._check_checkpoints(self.records, exitstatus)
+        exitstatus = self._check_checkpoints(records, exitstatus)
         checkpoints = self._compare_checkpoints(records)
         if any(c.regressed for c in checkpoints) and self.compare_fail:
             exitstatus = self._fail_run(exitstatus, pytest.ExitCode.TESTS_FAILED)
@@ -643,7 +642,7 @@ class FairnessSession:
             from pytest_fairness.report.html import write_html
             from pytest_fairness.report.json_report import build_report, write_json
 
-            document = build_report(records, run=metadata)
+            document = build_report([r.to_dict() for r in records], run=metadata)
             if checkpoints:
                 document["checkpoint_comparisons"] = [c.to_dict() for c in checkpoints]
             try:
@@ -666,12 +665,8 @@ class FairnessSession:
         """
         if self.baseline is None:
             return exitstatus
-        from pytest_fairness.baseline import (
-            few_ids,
-            match_baseline,
-            regression_tally,
-            unmatched_message,
-        )
+        from pytest_fairness.baseline import few_ids, match_baseline, unmatched_message
+        from pytest_fairness.regression import regression_tally
 
         ran = [(r.nodeid, r.test) for r in self.records if r.results]
         if not ran:
@@ -703,7 +698,7 @@ class FairnessSession:
             session.exitstatus = max(int(session.exitstatus), int(status))
         return max(int(exitstatus), int(status)) if int(exitstatus) in (0, 1) else exitstatus
 
-    def _compare_checkpoints(self, records: Sequence[Mapping[str, Any]]) -> list[Comparison]:
+    def _compare_checkpoints(self, records: Sequence[TestRecord]) -> list[Comparison]:
         """Each checkpoint against the reference one, with summary lines (2+ checkpoints).
 
         Judged by ``--fairness-compare-fail`` when given (a regression fails the run), else
@@ -711,7 +706,7 @@ class FairnessSession:
         """
         if self.reference_checkpoint is None:
             return []
-        from pytest_fairness.baseline import compare_checkpoints
+        from pytest_fairness.regression import compare_checkpoints
         from pytest_fairness.report.terminal import checkpoint_lines
 
         judged = bool(self.compare_fail)
@@ -747,7 +742,7 @@ class FairnessSession:
             shutil.rmtree(self.fingerprints_dir, ignore_errors=True)
 
     def _write_history(
-        self, metadata: dict[str, Any], records: Sequence[Mapping[str, Any]]
+        self, metadata: dict[str, Any], records: Sequence[TestRecord]
     ) -> list[dict[str, Any]] | None:
         import sqlite3
 
