@@ -6,14 +6,11 @@ or the ``fairness_history`` ini option to move it, ``--fairness-no-history`` to 
 * **WAL mode** and one ``BEGIN IMMEDIATE`` transaction per run: a writer killed mid-run
   leaves the store readable with every earlier run, and concurrent sessions queue on the
   write lock (``busy_timeout``) instead of losing rows.
-* **Schema version** in the ``schema_version`` table; :data:`MIGRATIONS` upgrades older
-  stores in place when they are opened (inside a write transaction, so two processes
-  opening an old store migrate it once).
-* One row per **run** (time, label, checkpoint, git commit, model and dataset fingerprints,
-  seed, versions, exit status) and one per **result** (test, checkpoint, the model and
-  dataset fingerprints of its test, indicator, metric, headline numbers, verdict, and the
-  full result JSON so reports can be rebuilt from the store).
-
+* **Schema version** in ``schema_version``; :data:`MIGRATIONS` upgrades older stores when
+  opened (in a write transaction, so two processes opening an old store migrate it once).
+* One row per **run** (:mod:`pytest_fairness.metadata`) and one per **result** (test,
+  checkpoint, fingerprints, headline numbers, verdict, and the result, its checks and
+  comparisons as JSON, so reports can be rebuilt from the store).
 * **Checked when opened** (``PRAGMA quick_check``) and when read: a damaged file, a row
   whose JSON column is not valid JSON or not what pytest-fairness wrote, or a column of the
   wrong type raises :class:`~pytest_fairness.errors.FairnessConfigError` naming the file,
@@ -30,12 +27,9 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import sqlite3
-import subprocess
-import sys
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -60,8 +54,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "HistoryStore",
     "RunStore",
-    "collect_metadata",
-    "git_commit",
+    "now",
 ]
 
 DEFAULT_HISTORY: Final = Path(".fairness") / "history.sqlite"
@@ -121,6 +114,10 @@ SCHEMA_VERSION: Final = len(MIGRATIONS)
 _RUN_COLUMNS: Final = ("id", "started", "finished", "label", "checkpoint", "git_commit",
                        "model_fingerprint", "dataset_fingerprint", "seed", "versions",
                        "exitstatus", "metadata")
+_RESULT_COLUMNS: Final = ("id", "run_id", "nodeid", "test", "checkpoint", "result_id",
+                          "indicator", "metric", "value", "gap", "ratio", "worst_group",
+                          "worst_value", "outcome", "data", "model_fingerprint",
+                          "dataset_fingerprint")
 
 
 class RunStore(Protocol):
@@ -137,12 +134,6 @@ class RunStore(Protocol):
 
     def records(self, run_id: int, *, checkpoint: str | None = None) -> list[TestRecord]:
         """The per-test records of a run."""
-
-
-_RESULT_COLUMNS: Final = ("id", "run_id", "nodeid", "test", "checkpoint", "result_id",
-                          "indicator", "metric", "value", "gap", "ratio", "worst_group",
-                          "worst_value", "outcome", "data", "model_fingerprint",
-                          "dataset_fingerprint")
 
 
 def _insert(table: str, columns: Sequence[str]) -> str:
@@ -167,19 +158,18 @@ _RESULT_KINDS: Final = {
     "worst_group": "str?", "worst_value": "num?", "outcome": "str?",
     "model_fingerprint": "str?", "dataset_fingerprint": "str?",
 }
-
-
 _Payload = tuple[KeyedResult, list[CheckOutcome], list[Comparison]]
 
 
-def _fingerprints(model: str | None, dataset: str | None) -> tuple[Extraction, ...]:
+def _fingerprints(row: Mapping[str, Any]) -> tuple[Extraction, ...]:
     """A record's extractions as a result row keeps them: its two fingerprints only."""
-    if model is None and dataset is None:
-        return ()
-    return (Extraction("", dataset or "", model or "", ""),)
+    model, dataset = row["model_fingerprint"], row["dataset_fingerprint"]
+    return () if model is None and dataset is None else (
+        Extraction("", dataset or "", model or "", ""),)
 
 
-def _now() -> str:
+def now() -> str:
+    """The local time, as the store keeps it."""
     return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime())
 
 
@@ -412,8 +402,8 @@ class HistoryStore:
             raise self._damaged(where, "data", "no 'result' object", run_id)
         try:
             result = KeyedResult.from_dict(payload["result"])
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError,
-                OverflowError) as error:
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError
+                ) as error:
             raise self._damaged(where, "data", f"the result does not rebuild: "
                                 f"{type(error).__name__}: {error}", run_id) from None
         decoded: dict[str, list[Any]] = {}
@@ -436,14 +426,12 @@ class HistoryStore:
     def record_run(self, metadata: Mapping[str, Any], records: Sequence[TestRecord]) -> int:
         """Store one run and every result of its records, atomically; return the run id.
 
-        ``metadata`` keys: ``started``, ``finished``, ``label``, ``checkpoint``,
-        ``git_commit``, ``model_fingerprint``, ``dataset_fingerprint``, ``seed``,
-        ``versions`` (a mapping), ``exitstatus``; anything else is kept in ``metadata``.
+        ``metadata`` keys: the run columns (``started``, ``label``, ``git_commit``, ...,
+        ``versions`` a mapping); anything else is kept in the ``metadata`` column.
         """
         if self.read_only:
             raise FairnessConfigError(f"history {str(self.path)!r} was opened read-only.")
-        known = set(_RUN_COLUMNS)
-        extra = {k: v for k, v in metadata.items() if k not in known}
+        extra = {k: v for k, v in metadata.items() if k not in _RUN_COLUMNS}
         rows = []
         for record in records:
             for keyed in record.results:
@@ -467,7 +455,7 @@ class HistoryStore:
             cursor = conn.execute(
                 _insert("runs", _RUN_COLUMNS[1:]),
                 (
-                    metadata.get("started") or _now(), metadata.get("finished") or _now(),
+                    metadata.get("started") or now(), metadata.get("finished") or now(),
                     metadata.get("label"), metadata.get("checkpoint"),
                     metadata.get("git_commit"), metadata.get("model_fingerprint"),
                     metadata.get("dataset_fingerprint"),
@@ -572,11 +560,10 @@ class HistoryStore:
             where = f"result row {found['id']} (run {found['run_id']})"
             row = self._checked_row(found, _RESULT_KINDS, where, found["run_id"])
             result, checks, regressions = self._payload(row["data"], where, row["run_id"])
-            nodeid = row["nodeid"]
-            record = by_test.get(nodeid) or TestRecord(
-                nodeid, row["test"] or nodeid, row["checkpoint"], row["outcome"] or "",
-                extractions=_fingerprints(row["model_fingerprint"], row["dataset_fingerprint"]))
-            by_test[nodeid] = replace(record, results=(*record.results, result),
+            record = by_test.get(row["nodeid"]) or TestRecord(
+                row["nodeid"], row["test"] or row["nodeid"], row["checkpoint"], row["outcome"]
+                or "", extractions=_fingerprints(row))
+            by_test[record.nodeid] = replace(record, results=(*record.results, result),
                                       checks=(*record.checks, *checks),
                                       regressions=(*record.regressions, *regressions))
         return list(by_test.values())
@@ -611,80 +598,3 @@ class HistoryStore:
                 item["column"] = item["label"] or f"run {item['run_id']}"
             out.append(item)
         return out
-
-
-# -- run metadata ------------------------------------------------------------------------------
-
-
-def git_commit(root: str | os.PathLike[str]) -> str | None:
-    """The commit checked out in ``root``, or None outside a git work tree (or without git)."""
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=str(root), capture_output=True, text=True,
-            timeout=5, check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    commit = done.stdout.strip()
-    return commit if done.returncode == 0 and commit else None
-
-
-def _versions() -> dict[str, str]:
-    """Versions of Python, the platform and the packages already imported (none imported here)."""
-    from importlib import metadata
-
-    versions = {"python": platform.python_version(), "platform": platform.platform()}
-    for dist, module in (("pytest", "pytest"), ("pytest-fairness", "pytest_fairness"),
-                         ("numpy", "numpy"), ("torch", "torch"), ("torchvision", "torchvision"),
-                         ("faiss-cpu", "faiss"), ("pandas", "pandas"), ("scipy", "scipy")):
-        if module not in sys.modules:
-            continue
-        try:
-            versions[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            version = getattr(sys.modules[module], "__version__", None)
-            if version:
-                versions[dist] = str(version)
-    return versions
-
-
-def _distinct(records: Iterable[TestRecord], names: Sequence[str]) -> str | None:
-    """The distinct values of ``names`` in the records' extractions and results' params."""
-    sources = [source for record in records for source in (
-        *(e.to_dict() for e in record.extractions), *(r.result.params for r in record.results))]
-    values = [str(source[name]) for source in sources for name in names
-              if source.get(name) is not None]
-    return ",".join(dict.fromkeys(values)) or None
-
-
-def collect_metadata(
-    records: Sequence[TestRecord],
-    *,
-    root: str | os.PathLike[str] | None = None,
-    label: str | None = None,
-    checkpoints: Sequence[str] = (),
-    seed: Any = None,
-    started: str | None = None,
-    exitstatus: int | None = None,
-) -> dict[str, Any]:
-    """The metadata of a run: time, label, checkpoint(s), git commit, fingerprints, seed, versions.
-
-    Fingerprints come from what produced the tests' features (the records'
-    ``extractions``) and from the results' params (``model_fingerprint``,
-    ``dataset_fingerprint``); the seed from the params when the option does not give one.
-    Several distinct values are joined with commas (e.g. one model fingerprint per
-    checkpoint).
-    """
-    names = [checkpoint_id(c) for c in checkpoints]
-    return {
-        "started": started or _now(),
-        "finished": _now(),
-        "label": label,
-        "checkpoint": ",".join(names) if names else None,
-        "git_commit": git_commit(root) if root is not None else None,
-        "model_fingerprint": _distinct(records, ("model_fingerprint", "model_id")),
-        "dataset_fingerprint": _distinct(records, ("dataset_fingerprint",)),
-        "seed": seed if seed is not None else _distinct(records, ("seed",)),
-        "versions": _versions(),
-        "exitstatus": exitstatus,
-    }

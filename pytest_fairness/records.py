@@ -444,7 +444,7 @@ class FieldError(FairnessConfigError):
         "num": "a finite number", "num?": "a finite number or null", "int": "an integer",
         "int?": "an integer or null", "str": "a string", "str?": "a string or null",
         "bool": "true or false", "bool?": "true or false or null", "object": "an object",
-        "list": "a list", "pair?": "null or a pair of numbers",
+        "list": "a list", "pair?": "null or a pair of numbers", "span?": "null or two numbers",
         "worst?": 'null or {"group": ..., "value": ...}', "limit": "a limit keyword",
         "float?": "a number, 'inf', '-inf' or null",
     }
@@ -478,6 +478,7 @@ _FITS: Final[Mapping[str, Callable[[Any], bool]]] = {
     "bool": lambda v: isinstance(v, bool),
     "object": lambda v: isinstance(v, dict),
     "list": lambda v: isinstance(v, list),
+    "span": lambda v: isinstance(v, list) and len(v) == 2 and all(_finite(x) for x in v),
     "pair": lambda v: (isinstance(v, list) and len(v) == 2
                        and all(x is None or _finite(x) for x in v)),
     "float": lambda v: v in ("inf", "-inf") or (isinstance(v, (int, float))
@@ -501,14 +502,14 @@ LIMIT_NAMES: Final[tuple[str, ...]] = (
 CHECK_KINDS: Final = {
     "limit": "limit!", "threshold": "num!", "passed": "bool!", "observed": "float?",
     "indicator": "str!", "metric": "str!", "at": "num?", "key": "str?", "confidence": "str?",
-    "interval": "pair?", "where": "str?",
+    "interval": "span?", "where": "str?",
 }
 #: The fields of a stored :class:`Comparison`; "!": required.
 COMPARISON_KINDS: Final = {
     "test": "str!", "result": "str!", "metric": "str!", "where": "str?", "baseline": "num?!",
     "now": "num?!", "tolerance": "num!", "lower_is_better": "bool!",
     "higher_is_better_groups": "bool?", "groups": "groups?", "notes": "strs?",
-    "confidence": "str?", "interval": "pair?", "paired": "bool?",
+    "confidence": "str?", "interval": "span?", "paired": "bool?",
 }
 
 

@@ -609,7 +609,7 @@ class FairnessSession:
 
     def finish(self, exitstatus: int) -> None:
         """Record the run in the history, save the baseline, write the reports (controller)."""
-        from pytest_fairness.history import collect_metadata
+        from pytest_fairness.metadata import collect_metadata
 
         records = self.records
         exitstatus = self._check_baseline_match(exitstatus)

@@ -14,7 +14,7 @@ an import of ``x.y``. Four rules are checked:
    ====  ==========================  ==================================================
    5     face                        ``plugin``, ``cli``, ``markers``, ``hookspec``
    4     the run                     ``session``, ``settings``, ``progress``,
-                                     ``provenance``
+                                     ``provenance``, ``metadata``
    3     policy · store · render     ``checks``, ``regression`` · ``baseline``,
                                      ``history`` · ``report/*``
    2     computation and inputs      ``indicators/*``, ``features``, ``extract``,
@@ -55,7 +55,7 @@ SOURCE = Path(__file__).resolve().parents[1] / PACKAGE
 #: Top to bottom; a higher layer may import a lower one. Entries are relative to the package.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("face", ("plugin", "cli", "markers", "hookspec")),
-    ("the run", ("session", "settings", "progress", "provenance")),
+    ("the run", ("session", "settings", "progress", "provenance", "metadata")),
     ("policy, store, render", ("checks", "regression", "baseline", "history", "report")),
     ("computation and inputs", ("indicators", "features", "extract", "shards", "extract_job",
                                 "data", "perturbations")),

@@ -15,13 +15,8 @@ from typing import Any
 import pytest
 
 from pytest_fairness.errors import FairnessConfigError
-from pytest_fairness.history import (
-    MIGRATIONS,
-    SCHEMA_VERSION,
-    HistoryStore,
-    collect_metadata,
-    git_commit,
-)
+from pytest_fairness.history import MIGRATIONS, SCHEMA_VERSION, HistoryStore
+from pytest_fairness.metadata import collect_metadata, git_commit
 from pytest_fairness.records import KeyedResult, TestRecord
 from pytest_fairness.results import GroupStat, IndicatorResult
 
