@@ -6,7 +6,7 @@ the baseline by retraining-like noise only (each prediction flipped independentl
 probability 2 %), or by that noise plus a true gap increase of 0.02, 0.05 or 0.1 (that
 share of the worse group's images turned from right to wrong). Each simulation draws new
 data and new flips and compares the two ``group_metrics`` results on their headline (the
-gap) with ``pytest_fairness.baseline.compare_results``, as the plugin does:
+gap) with ``pytest_fairness.regression.compare_results``, as the plugin does:
 
 * **point**: a regression when the gap grew by more than the tolerance;
 * **paired** (``confidence="supported"``, both sides ``n_bootstrap=1000, seed=0``): when the
@@ -36,8 +36,9 @@ import numpy as np
 from scipy.stats import binomtest
 
 from pytest_fairness import indicators as ind
-from pytest_fairness.baseline import build_baseline, compare_results, dump_baseline
-from pytest_fairness.results import summarize
+from pytest_fairness.baseline import build_baseline, dump_baseline
+from pytest_fairness.records import KeyedResult, ResultSummary, TestRecord
+from pytest_fairness.regression import compare_results
 
 N_PER_GROUP = 1_000
 FLIP = 0.02
@@ -56,10 +57,10 @@ def _checkpoints(rng: np.random.Generator, increase: float) -> tuple[Any, ...]:
     return y, groups, right, now
 
 
-def _summary(y: Any, groups: Any, right: Any, seed: int) -> dict[str, Any]:
+def _summary(y: Any, groups: Any, right: Any, seed: int) -> ResultSummary:
     result = ind.group_metrics(y, np.where(right, y, 1 - y), groups=groups,
                                n_bootstrap=1000, seed=seed)
-    return summarize(result.to_dict())
+    return ResultSummary.of(KeyedResult(None, result))
 
 
 def _simulate(rng: np.random.Generator, increase: float) -> dict[str, tuple[float, float]]:
@@ -112,8 +113,8 @@ def main() -> None:
     y, groups = rng.integers(0, 2, 10_000), rng.integers(0, 4, 10_000)
     result = ind.group_metrics(y, np.where(rng.random(10_000) < 0.85, y, 1 - y),
                                groups=groups, n_bootstrap=1000, seed=0)
-    document = build_baseline([{"nodeid": "t.py::test_gap", "outcome": "passed",
-                                "results": [{**result.to_dict(), "key": None}]}])
+    document = build_baseline([TestRecord("t.py::test_gap", "t.py::test_gap", outcome="passed",
+                                          results=(KeyedResult(None, result),))])
     size = len(dump_baseline(document).encode())
     print(f"\nbaseline of one group_metrics result on 10^4 images, 1,000 replicates: "
           f"{size / 1024:.1f} KiB (goal <= 1 MiB; independent of the number of images)")

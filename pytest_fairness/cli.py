@@ -33,7 +33,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
 
 from pytest_fairness.errors import FairnessConfigError, FairnessError
 from pytest_fairness.indicators import headline
@@ -48,6 +48,9 @@ from pytest_fairness.options import (
     parse_run_ref,
     parse_seed,
 )
+
+if TYPE_CHECKING:
+    from pytest_fairness.records import Baseline
 
 __all__ = ["ROOT_MARKERS", "find_history", "main"]
 
@@ -265,25 +268,21 @@ def _output_folder(text: str) -> Path:
     return folder
 
 
-def _baseline(ref: str, history: str) -> tuple[dict[str, Any], str]:
+def _baseline(ref: str, history: str) -> tuple[Baseline, str]:
     from pytest_fairness.baseline import resolve_baseline
 
     return resolve_baseline(ref, history)
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from pytest_fairness.baseline import (
-        compare_baselines,
-        match_baseline,
-        regression_tally,
-        unmatched_message,
-    )
+    from pytest_fairness.baseline import match_baseline, unmatched_message
+    from pytest_fairness.regression import compare_baselines, regression_tally
     from pytest_fairness.report.terminal import regression_message
 
     history = str(_history_of(args))
     base, base_source = _baseline(args.a, history)
     now, now_source = _baseline(args.b, history)
-    tests = [(nodeid, entry.get("test")) for nodeid, entry in now.get("tests", {}).items()]
+    tests = [(nodeid, entry.test) for nodeid, entry in now.tests.items()]
     matched, _ = match_baseline(base, tests)
     if tests and not matched:
         raise FairnessConfigError(unmatched_message(base, [t for t, _ in tests],
@@ -318,9 +317,7 @@ def _report(args: argparse.Namespace) -> int:
     metadata = {k: v for k, v in run.items() if k not in ("id", "metadata", "n_results")}
     metadata.update(run.get("metadata") or {})
     metadata["history_run_id"] = run_id
-    from pytest_fairness.records import TestRecord
-
-    document = build_report([TestRecord.from_dict(r) for r in records], run=metadata)
+    document = build_report(records, run=metadata)
     folder = _output_folder(args.html)
     try:
         write_json(document, folder)

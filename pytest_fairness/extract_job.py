@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, final
 
 from pytest_fairness.errors import FairnessConfigError
-from pytest_fairness.report.json_report import atomic_write_text
+from pytest_fairness.files import atomic_write_text
 from pytest_fairness.shards import (
     FORMAT,
     FORMAT_VERSION,

@@ -6,14 +6,11 @@ or the ``fairness_history`` ini option to move it, ``--fairness-no-history`` to 
 * **WAL mode** and one ``BEGIN IMMEDIATE`` transaction per run: a writer killed mid-run
   leaves the store readable with every earlier run, and concurrent sessions queue on the
   write lock (``busy_timeout``) instead of losing rows.
-* **Schema version** in the ``schema_version`` table; :data:`MIGRATIONS` upgrades older
-  stores in place when they are opened (inside a write transaction, so two processes
-  opening an old store migrate it once).
-* One row per **run** (time, label, checkpoint, git commit, model and dataset fingerprints,
-  seed, versions, exit status) and one per **result** (test, checkpoint, the model and
-  dataset fingerprints of its test, indicator, metric, headline numbers, verdict, and the
-  full result JSON so reports can be rebuilt from the store).
-
+* **Schema version** in ``schema_version``; :data:`MIGRATIONS` upgrades older stores when
+  opened (in a write transaction, so two processes opening an old store migrate it once).
+* One row per **run** (:mod:`pytest_fairness.metadata`) and one per **result** (test,
+  checkpoint, fingerprints, headline numbers, verdict, and the result, its checks and
+  comparisons as JSON, so reports can be rebuilt from the store).
 * **Checked when opened** (``PRAGMA quick_check``) and when read: a damaged file, a row
   whose JSON column is not valid JSON or not what pytest-fairness wrote, or a column of the
   wrong type raises :class:`~pytest_fairness.errors.FairnessConfigError` naming the file,
@@ -30,19 +27,26 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import sqlite3
-import subprocess
-import sys
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final, Protocol
 
 from pytest_fairness.errors import FairnessConfigError, FairnessError
 from pytest_fairness.options import checkpoint_id
-from pytest_fairness.results import IndicatorResult, finite_or_none, result_id, summarize
+from pytest_fairness.records import (
+    CheckOutcome,
+    Comparison,
+    Extraction,
+    FieldError,
+    Fields,
+    KeyedResult,
+    ResultSummary,
+    TestRecord,
+)
 
 __all__ = [
     "DEFAULT_HISTORY",
@@ -50,8 +54,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "HistoryStore",
     "RunStore",
-    "collect_metadata",
-    "git_commit",
+    "now",
 ]
 
 DEFAULT_HISTORY: Final = Path(".fairness") / "history.sqlite"
@@ -111,13 +114,16 @@ SCHEMA_VERSION: Final = len(MIGRATIONS)
 _RUN_COLUMNS: Final = ("id", "started", "finished", "label", "checkpoint", "git_commit",
                        "model_fingerprint", "dataset_fingerprint", "seed", "versions",
                        "exitstatus", "metadata")
+_RESULT_COLUMNS: Final = ("id", "run_id", "nodeid", "test", "checkpoint", "result_id",
+                          "indicator", "metric", "value", "gap", "ratio", "worst_group",
+                          "worst_value", "outcome", "data", "model_fingerprint",
+                          "dataset_fingerprint")
 
 
 class RunStore(Protocol):
     """What the plugin and the command need from a history store (keeps it swappable)."""
 
-    def record_run(self, metadata: Mapping[str, Any],
-                   records: Sequence[Mapping[str, Any]]) -> int:
+    def record_run(self, metadata: Mapping[str, Any], records: Sequence[TestRecord]) -> int:
         """Store a run and its records atomically; return its id."""
 
     def runs(self) -> list[dict[str, Any]]:
@@ -126,14 +132,8 @@ class RunStore(Protocol):
     def resolve(self, ref: str) -> tuple[int, str | None]:
         """A run id (and checkpoint) from an id, label or checkpoint name."""
 
-    def records(self, run_id: int, *, checkpoint: str | None = None) -> list[dict[str, Any]]:
+    def records(self, run_id: int, *, checkpoint: str | None = None) -> list[TestRecord]:
         """The per-test records of a run."""
-
-
-_RESULT_COLUMNS: Final = ("id", "run_id", "nodeid", "test", "checkpoint", "result_id",
-                          "indicator", "metric", "value", "gap", "ratio", "worst_group",
-                          "worst_value", "outcome", "data", "model_fingerprint",
-                          "dataset_fingerprint")
 
 
 def _insert(table: str, columns: Sequence[str]) -> str:
@@ -141,6 +141,7 @@ def _insert(table: str, columns: Sequence[str]) -> str:
     return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
 
 
+#: The kind of each column read back (:class:`~pytest_fairness.records.Fields` kinds).
 _RUN_KINDS: Final = {
     "id": "int", "started": "str?", "finished": "str?", "label": "str?", "checkpoint": "str?",
     "git_commit": "str?", "model_fingerprint": "str?", "dataset_fingerprint": "str?",
@@ -157,70 +158,18 @@ _RESULT_KINDS: Final = {
     "worst_group": "str?", "worst_value": "num?", "outcome": "str?",
     "model_fingerprint": "str?", "dataset_fingerprint": "str?",
 }
-#: The fields of a stored check (``CheckOutcome.to_dict``) and comparison
-#: (``Comparison.to_dict``) that reports read, with their kinds; "!" marks required ones.
-_CHECK_FIELDS: Final = {
-    "limit": "limit!", "threshold": "num!", "passed": "bool!", "observed": "num?",
-    "indicator": "str?", "metric": "str?", "at": "num?", "key": "str?", "confidence": "str?",
-    "interval": "pair?", "where": "str?",
-}
-_COMPARISON_FIELDS: Final = {
-    "test": "str?", "result": "str?", "metric": "str?", "where": "str?", "baseline": "num?",
-    "now": "num?", "tolerance": "num?", "worse_by": "num?", "regressed": "bool?",
-    "lower_is_better": "bool?", "higher_is_better_groups": "bool?", "groups": "groups?",
-    "notes": "strs?", "confidence": "str?", "interval": "pair?", "paired": "bool?",
-}
-_KIND_NAMES: Final = {
-    "int": "an integer", "int?": "an integer or NULL", "str": "text", "str?": "text or NULL",
-    "num?": "a number or NULL",
-}
+_Payload = tuple[KeyedResult, list[CheckOutcome], list[Comparison]]
 
 
-def _is_kind(value: Any, kind: str) -> bool:
-    """Whether ``value`` is of ``kind`` ("str", "num", "int", "bool", "pair", ... "?": or None)."""
-    if kind.endswith("?") and value is None:
-        return True
-    base = kind.rstrip("?!")
-    number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if base == "num":
-        return number
-    if base == "int":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if base == "str":
-        return isinstance(value, str)
-    if base == "bool":
-        return isinstance(value, bool)
-    if base == "pair":
-        return (isinstance(value, list) and len(value) == 2
-                and all(_is_kind(v, "num?") for v in value))
-    if base == "strs":
-        return isinstance(value, list) and all(isinstance(v, str) for v in value)
-    if base == "groups":
-        return isinstance(value, list) and all(
-            isinstance(g, list) and len(g) == 3 and _is_kind(g[0], "str")
-            and _is_kind(g[1], "num?") and _is_kind(g[2], "num?") for g in value)
-    if base == "limit":
-        from pytest_fairness.checks import LIMITS
-
-        return isinstance(value, str) and value in LIMITS
-    raise AssertionError(kind)
+def _fingerprints(row: Mapping[str, Any]) -> tuple[Extraction, ...]:
+    """A record's extractions as a result row keeps them: its two fingerprints only."""
+    model, dataset = row["model_fingerprint"], row["dataset_fingerprint"]
+    return () if model is None and dataset is None else (
+        Extraction("", dataset or "", model or "", ""),)
 
 
-def _field_problem(item: Any, fields: Mapping[str, str]) -> str | None:
-    """What is wrong with a stored check or comparison, or None."""
-    if not isinstance(item, dict):
-        return f"{type(item).__name__}, not an object"
-    for name, kind in fields.items():
-        if name not in item:
-            if kind.endswith("!"):
-                return f"no {name!r}"
-            continue
-        if not _is_kind(item[name], kind):
-            return f"{name}={item[name]!r:.40} is not {kind.rstrip('?!')}"
-    return None
-
-
-def _now() -> str:
+def now() -> str:
+    """The local time, as the store keeps it."""
     return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime())
 
 
@@ -427,11 +376,12 @@ class HistoryStore:
                      run_id: Any) -> dict[str, Any]:
         """The row as a dict, each column of the kind pytest-fairness wrote ("str?", "num?")."""
         out = dict(row)
-        for column, kind in kinds.items():
-            value = out.get(column)
-            if not _is_kind(value, kind):
-                raise self._damaged(where, column, f"{type(value).__name__} {value!r:.40}, "
-                                    f"expected {_KIND_NAMES[kind]}", run_id)
+        try:
+            Fields(out, where).check(kinds)
+        except FieldError as error:
+            raise self._damaged(where, str(error.name), f"{type(error.found).__name__} "
+                                f"{error.found!r:.40}, expected {error.expected}",
+                                run_id) from None
         return out
 
     def _json(self, text: Any, where: str, column: str, run_id: Any) -> Any:
@@ -445,66 +395,67 @@ class HistoryStore:
         except InvalidDataError as error:
             raise self._damaged(where, column, str(error), run_id) from None
 
-    def _payload(self, text: Any, where: str, run_id: Any) -> dict[str, Any]:
-        """A result row's ``data``: the result, its checks and its regressions, validated."""
+    def _payload(self, text: Any, where: str, run_id: Any) -> _Payload:
+        """A result row's ``data``: the result, its checks and its regressions, decoded."""
         payload = self._json(text, where, "data", run_id)
         if not isinstance(payload, dict) or not isinstance(payload.get("result"), dict):
             raise self._damaged(where, "data", "no 'result' object", run_id)
         try:
-            IndicatorResult.from_dict(payload["result"])
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError,
-                OverflowError) as error:
+            result = KeyedResult.from_dict(payload["result"])
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError
+                ) as error:
             raise self._damaged(where, "data", f"the result does not rebuild: "
                                 f"{type(error).__name__}: {error}", run_id) from None
-        for name, fields in (("checks", _CHECK_FIELDS), ("regressions", _COMPARISON_FIELDS)):
-            items = payload.setdefault(name, [])
+        decoded: dict[str, list[Any]] = {}
+        for name, kind in (("checks", CheckOutcome), ("regressions", Comparison)):
+            items = payload.get(name, [])
             if not isinstance(items, list):
                 raise self._damaged(where, "data", f"{name!r} is not a list", run_id)
-            for item in items:
-                problem = _field_problem(item, fields)
-                if problem:
-                    raise self._damaged(where, "data", f"an entry of {name!r}: {problem}", run_id)
-        return payload
+            try:
+                decoded[name] = [kind.from_dict(item) for item in items]
+            except FieldError as error:
+                problem = (f"{type(error.found).__name__}, not an object" if error.name is None
+                           else f"no {error.name!r}" if error.missing else
+                           f"{error.name}={error.found!r:.40} is not {error.kind.rstrip('?')}")
+                raise self._damaged(where, "data", f"an entry of {name!r}: {problem}",
+                                    run_id) from None
+        return result, decoded["checks"], decoded["regressions"]
 
     # -- writing --------------------------------------------------------------------------
 
-    def record_run(self, metadata: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> int:
+    def record_run(self, metadata: Mapping[str, Any], records: Sequence[TestRecord]) -> int:
         """Store one run and every result of its records, atomically; return the run id.
 
-        ``metadata`` keys: ``started``, ``finished``, ``label``, ``checkpoint``,
-        ``git_commit``, ``model_fingerprint``, ``dataset_fingerprint``, ``seed``,
-        ``versions`` (a mapping), ``exitstatus``; anything else is kept in ``metadata``.
+        ``metadata`` keys: the run columns (``started``, ``label``, ``git_commit``, ...,
+        ``versions`` a mapping); anything else is kept in the ``metadata`` column.
         """
         if self.read_only:
             raise FairnessConfigError(f"history {str(self.path)!r} was opened read-only.")
-        known = set(_RUN_COLUMNS)
-        extra = {k: v for k, v in metadata.items() if k not in known}
+        extra = {k: v for k, v in metadata.items() if k not in _RUN_COLUMNS}
         rows = []
         for record in records:
-            checks = record.get("checks", [])
-            regressions = record.get("regressions", [])
-            for data in record.get("results", []):
-                summary = summarize(data)
-                mine = [c for c in checks
-                        if c.get("indicator") == data["name"] and c.get("metric") == data["metric"]]
-                rid = result_id(data)
-                worst = summary["worst"] or {}
-                payload = {"result": data, "checks": mine,
-                           "regressions": [r for r in regressions if r.get("result") == rid]}
+            for keyed in record.results:
+                summary, rid = ResultSummary.of(keyed), keyed.id
+                payload = {
+                    "result": keyed.to_dict(),
+                    "checks": [c.to_dict() for c in record.checks
+                               if (c.indicator, c.metric) == (keyed.result.name,
+                                                              keyed.result.metric)],
+                    "regressions": [c.to_dict() for c in record.regressions if c.result == rid],
+                }
+                worst_group, worst_value = summary.worst or (None, None)
                 rows.append((
-                    record["nodeid"], record.get("test") or record["nodeid"],
-                    record.get("checkpoint"), rid, data["name"], data["metric"],
-                    finite_or_none(summary["value"]), finite_or_none(summary["gap"]),
-                    finite_or_none(summary["ratio"]),
-                    worst.get("group"), finite_or_none(worst.get("value")), record.get("outcome"),
+                    record.nodeid, record.test, record.checkpoint, rid, summary.indicator,
+                    summary.metric, summary.value, summary.gap, summary.ratio, worst_group,
+                    worst_value, record.outcome or None,
                     json.dumps(payload, sort_keys=True, allow_nan=False),
-                    record.get("model_fingerprint"), record.get("dataset_fingerprint"),
+                    record.model_fingerprint, record.dataset_fingerprint,
                 ))
         with self._guard(writing=True), self._write() as conn:
             cursor = conn.execute(
                 _insert("runs", _RUN_COLUMNS[1:]),
                 (
-                    metadata.get("started") or _now(), metadata.get("finished") or _now(),
+                    metadata.get("started") or now(), metadata.get("finished") or now(),
                     metadata.get("label"), metadata.get("checkpoint"),
                     metadata.get("git_commit"), metadata.get("model_fingerprint"),
                     metadata.get("dataset_fingerprint"),
@@ -588,35 +539,33 @@ class HistoryStore:
             ).fetchone()
         if found:
             run_id, checkpoint = found[0], found[1]
-            if not _is_kind(run_id, "int") or not _is_kind(checkpoint, "str?"):
+            if (not isinstance(run_id, int) or isinstance(run_id, bool)
+                    or not isinstance(checkpoint, (str, type(None)))):
                 raise self._damaged(f"a result of run {run_id!r:.20}", "run_id/checkpoint",
                                     f"{run_id!r:.20}, {checkpoint!r:.40}", run_id)
             return run_id, checkpoint
         raise FairnessConfigError(self._unknown(text))
 
-    def records(self, run_id: int, *, checkpoint: str | None = None) -> list[dict[str, Any]]:
-        """The plugin-style per-test records of a run (optionally of one checkpoint only)."""
+    def records(self, run_id: int, *, checkpoint: str | None = None) -> list[TestRecord]:
+        """The per-test records of a run (optionally of one checkpoint only)."""
         query = "SELECT * FROM results WHERE run_id = ?"
         args: list[Any] = [run_id]
         if checkpoint is not None:
             query += " AND checkpoint = ?"
             args.append(checkpoint)
-        by_test: dict[str, dict[str, Any]] = {}
+        by_test: dict[str, TestRecord] = {}
         with self._guard():
             rows = self._conn.execute(query + " ORDER BY id", args).fetchall()
         for found in rows:
             where = f"result row {found['id']} (run {found['run_id']})"
             row = self._checked_row(found, _RESULT_KINDS, where, found["run_id"])
-            payload = self._payload(row["data"], where, row["run_id"])
-            record = by_test.setdefault(row["nodeid"], {
-                "nodeid": row["nodeid"], "test": row["test"], "checkpoint": row["checkpoint"],
-                "outcome": row["outcome"], "results": [], "checks": [], "regressions": [],
-                "model_fingerprint": row["model_fingerprint"],
-                "dataset_fingerprint": row["dataset_fingerprint"],
-            })
-            record["results"].append(payload["result"])
-            record["checks"].extend(payload.get("checks", []))
-            record["regressions"].extend(payload.get("regressions", []))
+            result, checks, regressions = self._payload(row["data"], where, row["run_id"])
+            record = by_test.get(row["nodeid"]) or TestRecord(
+                row["nodeid"], row["test"] or row["nodeid"], row["checkpoint"], row["outcome"]
+                or "", extractions=_fingerprints(row))
+            by_test[record.nodeid] = replace(record, results=(*record.results, result),
+                                      checks=(*record.checks, *checks),
+                                      regressions=(*record.regressions, *regressions))
         return list(by_test.values())
 
     def series(self, *, last: int = 20) -> list[dict[str, Any]]:
@@ -649,80 +598,3 @@ class HistoryStore:
                 item["column"] = item["label"] or f"run {item['run_id']}"
             out.append(item)
         return out
-
-
-# -- run metadata ------------------------------------------------------------------------------
-
-
-def git_commit(root: str | os.PathLike[str]) -> str | None:
-    """The commit checked out in ``root``, or None outside a git work tree (or without git)."""
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=str(root), capture_output=True, text=True,
-            timeout=5, check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    commit = done.stdout.strip()
-    return commit if done.returncode == 0 and commit else None
-
-
-def _versions() -> dict[str, str]:
-    """Versions of Python, the platform and the packages already imported (none imported here)."""
-    from importlib import metadata
-
-    versions = {"python": platform.python_version(), "platform": platform.platform()}
-    for dist, module in (("pytest", "pytest"), ("pytest-fairness", "pytest_fairness"),
-                         ("numpy", "numpy"), ("torch", "torch"), ("torchvision", "torchvision"),
-                         ("faiss-cpu", "faiss"), ("pandas", "pandas"), ("scipy", "scipy")):
-        if module not in sys.modules:
-            continue
-        try:
-            versions[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            version = getattr(sys.modules[module], "__version__", None)
-            if version:
-                versions[dist] = str(version)
-    return versions
-
-
-def _distinct(records: Iterable[Mapping[str, Any]], names: Sequence[str]) -> str | None:
-    """The distinct values of ``names`` in the records' extractions and results' params."""
-    from pytest_fairness.provenance import joined
-
-    return joined([source for record in records for source in (
-        *record.get("extractions", ()),
-        *(data.get("params") or {} for data in record.get("results", [])))], names)
-
-
-def collect_metadata(
-    records: Sequence[Mapping[str, Any]],
-    *,
-    root: str | os.PathLike[str] | None = None,
-    label: str | None = None,
-    checkpoints: Sequence[str] = (),
-    seed: Any = None,
-    started: str | None = None,
-    exitstatus: int | None = None,
-) -> dict[str, Any]:
-    """The metadata of a run: time, label, checkpoint(s), git commit, fingerprints, seed, versions.
-
-    Fingerprints come from what produced the tests' features (the records'
-    ``extractions``) and from the results' params (``model_fingerprint``,
-    ``dataset_fingerprint``); the seed from the params when the option does not give one.
-    Several distinct values are joined with commas (e.g. one model fingerprint per
-    checkpoint).
-    """
-    names = [checkpoint_id(c) for c in checkpoints]
-    return {
-        "started": started or _now(),
-        "finished": _now(),
-        "label": label,
-        "checkpoint": ",".join(names) if names else None,
-        "git_commit": git_commit(root) if root is not None else None,
-        "model_fingerprint": _distinct(records, ("model_fingerprint", "model_id")),
-        "dataset_fingerprint": _distinct(records, ("dataset_fingerprint",)),
-        "seed": seed if seed is not None else _distinct(records, ("seed",)),
-        "versions": _versions(),
-        "exitstatus": exitstatus,
-    }

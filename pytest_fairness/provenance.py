@@ -211,7 +211,7 @@ def publish(directory: Path, *, test: str, checkpoint: str, entry: Extraction) -
         features digest (in this process or another pytest-xdist worker).
     """
     __tracebackhide__ = True
-    from pytest_fairness.report.json_report import atomic_write_text
+    from pytest_fairness.files import atomic_write_text
 
     same = "\0".join((test, entry.model_fingerprint, entry.features_digest))
     key = hashlib.sha256(same.encode()).hexdigest()[:32]

@@ -38,7 +38,6 @@ __all__ = [
     "normalize_group",
     "pack_replicates",
     "result_id",
-    "summarize",
     "unpack_replicates",
 ]
 
@@ -735,39 +734,3 @@ def result_id(data: Mapping[str, Any]) -> str:
     if at is not None:
         text += f" @ {at:g}" if isinstance(at, (int, float)) else f" @ {at}"
     return text
-
-
-def summarize(data: Mapping[str, Any]) -> dict[str, Any]:
-    """The headline numbers of one result, from :meth:`IndicatorResult.to_dict` output.
-
-    Keeps the headline value, gap, ratio, worst group, every group's ``n``/value/interval
-    and the params (to warn when a baseline was computed differently), and the packed
-    bootstrap replicates a paired regression check needs. Baselines store it; the history
-    keeps its value, gap, ratio and worst group in columns.
-    """
-    result = IndicatorResult.from_dict(data)
-    worst = result.worst_group
-    included = len(result.included_groups) >= 2
-    return {
-        "indicator": result.name,
-        "metric": result.metric,
-        "higher_is_better": result.higher_is_better,
-        "at": result.at,
-        "min_group_size": result.min_group_size,
-        "value": finite_or_none(result.value),
-        "gap": finite_or_none(result.gap) if included else None,
-        "ratio": finite_or_none(result.ratio) if included else None,
-        "worst": None if worst is None else {"group": worst.label,
-                                             "value": finite_or_none(worst.value)},
-        "groups": {
-            g.label: {
-                "n": g.n,
-                "value": finite_or_none(g.value),
-                "interval": None if g.interval is None else [finite_or_none(v) for v in g.interval],
-                "excluded": g.excluded,
-            }
-            for g in result.groups
-        },
-        "params": dict(result.params),
-        **({"replicates": dict(data["replicates"])} if data.get("replicates") else {}),
-    }

@@ -14,7 +14,7 @@ writes the history, the baseline file and the reports, and returns the exit stat
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
@@ -38,7 +38,7 @@ from pytest_fairness.settings import Settings
 
 if TYPE_CHECKING:
     from pytest_fairness.checks import InlineCheck
-    from pytest_fairness.records import CheckOutcome, Comparison
+    from pytest_fairness.records import Baseline, CheckOutcome, Comparison
 
 __all__ = [
     "CAPTURE_KEY",
@@ -98,7 +98,7 @@ class FairnessSession:
         # what the run produced
         self.records: list[TestRecord] = []
         self.lines: list[str] = []  # what the end of the run wrote, for the summary
-        self.baseline: dict[str, Any] | None = None
+        self.baseline: Baseline | None = None
         self.baseline_source = ""
         if self.settings.baseline_ref and self.settings.enabled:
             from pytest_fairness.baseline import resolve_baseline
@@ -213,11 +213,10 @@ class FairnessSession:
                  for m in item.iter_markers(MARKER_REGRESSION)]
         if not marks and not (self.settings.compare_fail and self.settings.baseline_ref):
             return record, []
-        from pytest_fairness.baseline import compare_test
+        from pytest_fairness.regression import compare_test
 
         comparisons, notes = compare_test(
-            self.baseline, nodeid=item.nodeid, test=record.test,
-            results=[r.to_dict() for r in record.results],
+            self.baseline, record,
             compare_fail=self.settings.compare_fail, marks=marks, source=self.baseline_source,
             compare_confidence=self.settings.compare_confidence)
         return replace(record, regressions=tuple(comparisons),
@@ -253,11 +252,11 @@ class FairnessSession:
         regression, checkpoints that gave the same features) turns a passing run into a
         failing one.
         """
-        from pytest_fairness.history import collect_metadata
+        from pytest_fairness.metadata import collect_metadata
 
-        records = [r.to_dict() for r in self.records]
+        records = self.records
         exitstatus = self._check_baseline_match(exitstatus)
-        exitstatus = self._check_checkpoints(self.records, exitstatus)
+        exitstatus = self._check_checkpoints(records, exitstatus)
         checkpoints = self._compare_checkpoints(records)
         if any(c.regressed for c in checkpoints) and self.settings.compare_fail:
             exitstatus = self._fail_run(exitstatus, pytest.ExitCode.TESTS_FAILED)
@@ -310,12 +309,8 @@ class FairnessSession:
         """
         if self.baseline is None:
             return exitstatus
-        from pytest_fairness.baseline import (
-            few_ids,
-            match_baseline,
-            regression_tally,
-            unmatched_message,
-        )
+        from pytest_fairness.baseline import few_ids, match_baseline, unmatched_message
+        from pytest_fairness.regression import regression_tally
 
         ran = [(r.nodeid, r.test) for r in self.records if r.results]
         if not ran:
@@ -344,7 +339,7 @@ class FairnessSession:
         """The run's exit status with ``status`` added, unless it already fails otherwise."""
         return max(int(exitstatus), int(status)) if int(exitstatus) in (0, 1) else exitstatus
 
-    def _compare_checkpoints(self, records: Sequence[Mapping[str, Any]]) -> list[Comparison]:
+    def _compare_checkpoints(self, records: Sequence[TestRecord]) -> list[Comparison]:
         """Each checkpoint against the reference one, with summary lines (2+ checkpoints).
 
         Judged by ``--fairness-compare-fail`` when given (a regression fails the run), else
@@ -352,7 +347,7 @@ class FairnessSession:
         """
         if self.settings.reference_checkpoint is None:
             return []
-        from pytest_fairness.baseline import compare_checkpoints
+        from pytest_fairness.regression import compare_checkpoints
         from pytest_fairness.report.terminal import checkpoint_lines
 
         judged = bool(self.settings.compare_fail)
@@ -389,7 +384,7 @@ class FairnessSession:
             shutil.rmtree(self.fingerprints_dir, ignore_errors=True)
 
     def _write_history(
-        self, metadata: dict[str, Any], records: Sequence[Mapping[str, Any]]
+        self, metadata: dict[str, Any], records: Sequence[TestRecord]
     ) -> list[dict[str, Any]] | None:
         import sqlite3
 

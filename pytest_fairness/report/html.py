@@ -23,9 +23,9 @@ from typing import Any, Final
 
 from pytest_fairness.checks import LIMITS
 from pytest_fairness.errors import FairnessConfigError
+from pytest_fairness.files import atomic_write_text
 from pytest_fairness.records import Comparison
 from pytest_fairness.report import figures
-from pytest_fairness.report.json_report import atomic_write_text
 from pytest_fairness.report.terminal import (
     fmt_signed,
     format_number,

@@ -30,12 +30,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
-from pytest_fairness.errors import FairnessConfigError
+from pytest_fairness.files import REPORT_FORMAT, REPORT_SCHEMA, atomic_write_text, load_report
 
 if TYPE_CHECKING:
     from pytest_fairness.records import Comparison, TestRecord
@@ -50,9 +49,6 @@ __all__ = [
     "report_results",
     "write_json",
 ]
-
-REPORT_FORMAT: Final = "pytest-fairness-report"
-REPORT_SCHEMA: Final = 1
 
 
 def build_report(
@@ -89,65 +85,10 @@ def build_report(
     return document
 
 
-def atomic_write_text(target: str | os.PathLike[str], text: str) -> Path:
-    """Write ``text`` to ``target`` through a temporary file and ``os.replace``.
-
-    Readers never see a half-written file; the file gets the usual permissions (umask).
-    """
-    path = Path(target)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
 def write_json(document: Mapping[str, Any], directory: str | os.PathLike[str]) -> Path:
     """Write ``report.json`` into ``directory`` (created if needed), atomically."""
     text = json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False)
     return atomic_write_text(Path(directory) / "report.json", text + "\n")
-
-
-def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read ``report.json`` (a file or the directory holding it) and check its schema.
-
-    Raises
-    ------
-    FairnessConfigError
-        When the file is missing, not JSON, not a report, or of a newer schema.
-    """
-    source = Path(path)
-    if source.is_dir():
-        source = source / "report.json"
-    try:
-        document = json.loads(source.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise FairnessConfigError(
-            f"report {str(source)!r} does not exist; write one with "
-            "`pytest --fairness --fairness-report DIR`."
-        ) from None
-    except json.JSONDecodeError as error:
-        raise FairnessConfigError(f"report {str(source)!r} is not valid JSON ({error}).") from None
-    if not isinstance(document, dict) or document.get("format") != REPORT_FORMAT:
-        raise FairnessConfigError(
-            f"{str(source)!r} is not a pytest-fairness report (expected format "
-            f"{REPORT_FORMAT!r})."
-        )
-    schema = document.get("schema")
-    if not isinstance(schema, int) or schema < 1 or schema > REPORT_SCHEMA:
-        raise FairnessConfigError(
-            f"{str(source)!r} has report schema {schema!r}; this pytest-fairness reads "
-            f"1 to {REPORT_SCHEMA}. Upgrade pytest-fairness or regenerate the report."
-        )
-    return document
 
 
 def report_results(document: Mapping[str, Any]) -> list[tuple[str, IndicatorResult]]:

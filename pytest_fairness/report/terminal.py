@@ -445,7 +445,7 @@ def checkpoint_lines(
 
     ``judged`` adds each verdict (``--fairness-compare-fail`` was given) and a tally.
     """
-    from pytest_fairness.baseline import regression_tally
+    from pytest_fairness.regression import regression_tally
 
     fmt = format_number
     rule = next((c.confidence for c in comparisons), "point")

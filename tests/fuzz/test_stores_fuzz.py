@@ -54,12 +54,14 @@ import pytest
 import torch
 from hypothesis import strategies as st
 
-from pytest_fairness.baseline import compare_baselines, load_baseline, save_baseline
+from pytest_fairness.baseline import load_baseline, save_baseline
 from pytest_fairness.cli import main
 from pytest_fairness.data import FairnessDataset, load_manifest
 from pytest_fairness.errors import FairnessError
 from pytest_fairness.extract import DefaultTransform, extract_features, load_precomputed
 from pytest_fairness.history import HistoryStore
+from pytest_fairness.records import TestRecord
+from pytest_fairness.regression import compare_baselines
 from pytest_fairness.report import figures
 from pytest_fairness.results import GroupStat, IndicatorResult
 from tests.fuzz import harness
@@ -327,14 +329,16 @@ def read_precomputed(data: st.DataObject, tmp: Path) -> str:
 
 
 # -- baselines --------------------------------------------------------------------------------
-def _records(shift: float = 0.0) -> list[dict[str, Any]]:
+def _records(shift: float = 0.0, checks: list[dict[str, Any]] | None = None
+             ) -> list[TestRecord]:
     out = []
     for i in range(3):
         r = IndicatorResult("group_metrics", "accuracy", 0.6, min_group_size=1,
                             groups=(GroupStat("a", 10, 0.7 + shift), GroupStat("b", 10, 0.5)),
                             params={"seed": i})
-        out.append({"nodeid": f"t.py::test_{i}", "outcome": "passed",
-                    "results": [{**r.to_dict(), "key": None}]})
+        out.append(TestRecord.from_dict({"nodeid": f"t.py::test_{i}", "outcome": "passed",
+                                         "results": [{**r.to_dict(), "key": None}],
+                                         "checks": checks or []}))
     return out
 
 
@@ -343,11 +347,12 @@ TOLERANCES = {"gap": 0.0, "ratio": 0.0, "value": 0.0, "worst": 0.0}
 
 def read_baseline(data: st.DataObject, tmp: Path) -> str:
     file = save_baseline(tmp / "base.json", _records(), metadata={"label": "x"})
-    pristine = json.loads(file.read_text())
+    pristine = load_baseline(file)
+    raw = json.loads(file.read_text())
     if data.draw(st.booleans(), label="bytes?"):
         file.write_bytes(byte_damage(data, file.read_bytes()))
     else:
-        file.write_text(json_damage(data, pristine))
+        file.write_text(json_damage(data, raw))
     document = load_baseline(file)
     for base, other in ((document, pristine), (pristine, document)):
         comparisons, _ = compare_baselines(base, other, TOLERANCES)
@@ -366,11 +371,9 @@ def _pristine_store() -> bytes:
             path = Path(tmp) / "h.sqlite"
             with HistoryStore(path) as store:
                 for epoch in range(1, 4):
-                    records = _records(0.01 * epoch)
-                    for record in records:
-                        record["checks"] = [{"indicator": "group_metrics", "metric": "accuracy",
-                                             "limit": "max_gap", "threshold": 0.3,
-                                             "observed": 0.2, "passed": True}]
+                    records = _records(0.01 * epoch, [{
+                        "indicator": "group_metrics", "metric": "accuracy", "limit": "max_gap",
+                        "threshold": 0.3, "observed": 0.2, "passed": True}])
                     store.record_run({"checkpoint": f"epoch{epoch}", "label": f"run{epoch}"},
                                      records)
             conn = sqlite3.connect(path)
@@ -453,8 +456,8 @@ def read_history(data: st.DataObject, tmp: Path) -> str:
     snapshot = _snapshot(path)
     for records in snapshot[1]:
         for record in records:
-            for result in record["results"]:
-                IndicatorResult.from_dict(result)  # rebuilds, or it is a traceback
+            for keyed in record.results:
+                IndicatorResult.from_dict(keyed.to_dict())  # rebuilds, or it is a traceback
     for row in snapshot[2]:
         for key in ("value", "gap", "ratio", "worst_value"):
             if row[key] is not None and not isinstance(row[key], (int, float)):
@@ -534,7 +537,7 @@ def test_undamaged_files_are_read_as_written() -> None:
         path.write_bytes(_pristine_store())
         runs, records, series = _snapshot(path)
         assert len(runs) == 3 and all(len(r) == 3 for r in records) and len(series) == 9
-        assert load_baseline(save_baseline(Path(tmp) / "b.json", _records()))["tests"]
+        assert load_baseline(save_baseline(Path(tmp) / "b.json", _records())).tests
 
 
 if __name__ == "__main__":

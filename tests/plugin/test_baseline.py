@@ -246,13 +246,15 @@ def test_bad_baseline_value_fails_naming_the_key(
 ) -> None:
     """A baseline value that is not a finite number, or is missing, is a usage error."""
     from pytest_fairness.baseline import build_baseline
+    from pytest_fairness.records import TestRecord
     from pytest_fairness.results import GroupStat, IndicatorResult
 
     pytester.makepyfile(test_mod=TESTS)
     result = IndicatorResult("group_metrics", "accuracy", 0.625, min_group_size=1,
                              groups=(GroupStat("a", 20, 0.75), GroupStat("b", 20, 0.5)))
-    document = build_baseline([{"nodeid": "test_mod.py::test_one", "outcome": "passed",
-                                "results": [{**result.to_dict(), "key": None}]}])
+    document = build_baseline([TestRecord.from_dict({
+        "nodeid": "test_mod.py::test_one", "outcome": "passed",
+        "results": [{**result.to_dict(), "key": None}]})]).to_dict()
     saved, path = pytester, pytester.path / "base.json"
     summary = document["tests"]["test_mod.py::test_one"]["results"]["group_metrics (accuracy)"]
     summary["gap"] = "__GAP__"

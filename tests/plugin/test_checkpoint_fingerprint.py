@@ -137,5 +137,5 @@ def test_a_model_that_follows_its_checkpoint_records_fingerprints(
         (run,) = store.runs()
         records = store.records(run["id"])
     assert run["model_fingerprint"] == ",".join(models)
-    assert [r["model_fingerprint"] for r in records] == models
-    assert records[0]["dataset_fingerprint"] == run["dataset_fingerprint"]
+    assert [r.model_fingerprint for r in records] == models
+    assert records[0].dataset_fingerprint == run["dataset_fingerprint"]

@@ -30,8 +30,8 @@ def test_xdist_writes_one_run_with_every_result(pytester: pytest.Pytester,
         (run,) = store.runs()
         records = store.records(run["id"])
     assert run["label"] == "exp1" and run["n_results"] == 5 and run["exitstatus"] == 1
-    assert sorted(r["outcome"] for r in records) == ["failed"] + ["passed"] * 4
-    assert {r["nodeid"].split("::")[1] for r in records} == {
+    assert sorted(r.outcome for r in records) == ["failed"] + ["passed"] * 4
+    assert {r.nodeid.split("::")[1] for r in records} == {
         "test_fail", *(f"test_many[{i}]" for i in range(4))}
 
 
@@ -77,7 +77,7 @@ def test_ck(fairness_checkpoint):
         assert run["model_fingerprint"] == "resnet-test" and run["metadata"]["experiment"] == "e7"
         assert run["checkpoint"] == "ck1,ck2"
         records = store.records(run["id"])
-        assert [(r["test"], r["checkpoint"]) for r in records] == [
+        assert [(r.test, r.checkpoint) for r in records] == [
             ("test_metadata_hook_and_checkpoints.py::test_ck", "ck1"),
             ("test_metadata_hook_and_checkpoints.py::test_ck", "ck2")]
         assert store.resolve("ck2") == (run["id"], "ck2")

@@ -14,19 +14,24 @@ from hypothesis import strategies as st
 from pytest_fairness.baseline import (
     BASELINE_FORMAT,
     build_baseline,
-    compare_baselines,
-    compare_results,
     dump_baseline,
     find_entry,
     load_baseline,
     resolve_baseline,
     save_baseline,
     strip_param,
+    validate_baseline,
 )
 from pytest_fairness.errors import FairnessConfigError
-from pytest_fairness.records import Comparison
+from pytest_fairness.records import Comparison, KeyedResult, ResultSummary, TestRecord
+from pytest_fairness.regression import compare_baselines, compare_results
 from pytest_fairness.report.terminal import regression_message
-from pytest_fairness.results import GroupStat, IndicatorResult, result_id, summarize
+from pytest_fairness.results import GroupStat, IndicatorResult, result_id
+
+
+def summarize(data: dict[str, Any]) -> ResultSummary:
+    """The summary of a result dict (as the plugin records it)."""
+    return ResultSummary.of(KeyedResult.from_dict(data))
 
 
 def result(values: dict[str, float], *, higher: bool = True, key: str | None = None,
@@ -38,13 +43,14 @@ def result(values: dict[str, float], *, higher: bool = True, key: str | None = N
     return {**r.to_dict(), "key": key}
 
 
-def record(nodeid: str, *results: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    return {"nodeid": nodeid, "outcome": "passed", "results": list(results), **extra}
+def record(nodeid: str, *results: dict[str, Any], **extra: Any) -> TestRecord:
+    return TestRecord.from_dict({"nodeid": nodeid, "outcome": "passed", "results": list(results),
+                                 **extra})
 
 
 def test_summary_numbers() -> None:
     """A summary keeps value, gap, ratio, worst group and every group."""
-    s = summarize(result({"a": 0.8, "b": 0.6}))
+    s = summarize(result({"a": 0.8, "b": 0.6})).to_dict()
     assert s["value"] == pytest.approx(0.7)
     assert s["gap"] == pytest.approx(0.2)
     assert s["ratio"] == pytest.approx(0.75)
@@ -54,14 +60,14 @@ def test_summary_numbers() -> None:
 
 def test_summary_lower_is_better_worst_group() -> None:
     """With lower-is-better metrics the worst group is the highest."""
-    s = summarize(result({"a": 0.1, "b": 0.3}, higher=False, metric="nme"))
+    s = summarize(result({"a": 0.1, "b": 0.3}, higher=False, metric="nme")).to_dict()
     assert s["worst"]["group"] == "b"
 
 
 def test_summary_without_groups() -> None:
     """No groups: no gap, ratio or worst group."""
     r = IndicatorResult("ieat", "association", 0.5, stats={"p_value": 0.1})
-    s = summarize({**r.to_dict(), "key": None})
+    s = summarize({**r.to_dict(), "key": None}).to_dict()
     assert (s["gap"], s["ratio"], s["worst"], s["groups"]) == (None, None, None, {})
 
 
@@ -93,7 +99,7 @@ def test_file_is_deterministic_and_sorted(tmp_path: Path) -> None:
     assert first.endswith("\n")
     document = json.loads(first)
     assert list(document["tests"]) == sorted(document["tests"])
-    assert dump_baseline(document) == first
+    assert dump_baseline(validate_baseline(document)) == first
 
 
 def test_save_merges_with_previous(tmp_path: Path) -> None:
@@ -102,11 +108,11 @@ def test_save_merges_with_previous(tmp_path: Path) -> None:
     save_baseline(path, [record("t.py::a", result({"x": 0.5, "y": 0.5})),
                          record("t.py::b", result({"x": 0.1, "y": 0.9}))])
     save_baseline(path, [record("t.py::a", result({"x": 0.2, "y": 0.4}))])
-    tests = load_baseline(path)["tests"]
+    tests = load_baseline(path).tests
     assert set(tests) == {"t.py::a", "t.py::b"}
-    assert tests["t.py::a"]["results"]["group_metrics (accuracy)"]["gap"] == pytest.approx(0.2)
+    assert tests["t.py::a"].results["group_metrics (accuracy)"].gap == pytest.approx(0.2)
     save_baseline(path, [record("t.py::c", result({"x": 1, "y": 1}))], merge=False)
-    assert set(load_baseline(path)["tests"]) == {"t.py::c"}
+    assert set(load_baseline(path).tests) == {"t.py::c"}
 
 
 @pytest.mark.parametrize(
@@ -193,9 +199,9 @@ def test_undefined_metric_counts_as_a_regression() -> None:
     assert "gap is undefined in the baseline and run: cannot be compared" in c.notes[0]
 
 
-def _summary(name: str, value: float, gap: float | None = None) -> dict:
-    return {"indicator": name, "metric": "m", "value": value, "gap": gap,
-            "higher_is_better": False, "groups": {}}
+def _summary(name: str, value: float, gap: float | None = None) -> ResultSummary:
+    return ResultSummary(indicator=name, metric="m", value=value, gap=gap,
+                         higher_is_better=False)
 
 
 @pytest.mark.parametrize(("name", "base", "now", "before", "after", "regressed"), [
@@ -232,7 +238,7 @@ def test_params_change_is_noted() -> None:
 
 def test_unknown_metric() -> None:
     with pytest.raises(FairnessConfigError, match="cannot compare metric='size'"):
-        compare_results({}, {}, {"size": 0.1})
+        compare_results(ResultSummary(), ResultSummary(), {"size": 0.1})
 
 
 def test_comparison_round_trip() -> None:
@@ -280,21 +286,20 @@ def test_resolve_file_and_report(tmp_path: Path) -> None:
     """A baseline file and a report.json both resolve; an unknown name explains itself."""
     path = save_baseline(tmp_path / "b.json", [record("t.py::a", result({"x": 1, "y": 0}))])
     document, source = resolve_baseline(str(path), None)
-    assert source == str(path) and "t.py::a" in document["tests"]
-    from pytest_fairness.records import TestRecord
+    assert source == str(path) and "t.py::a" in document.tests
     from pytest_fairness.report.json_report import build_report, write_json
 
-    report = write_json(build_report([TestRecord.from_dict(record("t.py::r", result(
-        {"x": 1, "y": 0})))]), tmp_path)
+    report = write_json(build_report([record("t.py::r", result({"x": 1, "y": 0}))]),
+                        tmp_path)
     document, _ = resolve_baseline(str(report), None)
-    assert "t.py::r" in document["tests"]
+    assert "t.py::r" in document.tests
     with pytest.raises(FairnessConfigError, match="is not a file, and there is no history"):
         resolve_baseline("ckpt-7", tmp_path / "none.sqlite")
 
 
 def test_effect_size_value_compares_by_magnitude() -> None:
     """d from 0.2 to -1.5 is a stronger (reverse) association: a regression, not a gain."""
-    def ieat_like(d: float) -> dict[str, Any]:
+    def ieat_like(d: float) -> ResultSummary:
         return summarize(IndicatorResult(name="ieat", metric="effect_size", value=d,
                                          stats={"effect_size": d}, higher_is_better=False,
                                          min_group_size=2).to_dict())

@@ -18,6 +18,7 @@ from pytest_fairness.baseline import (
 )
 from pytest_fairness.cli import main
 from pytest_fairness.errors import FairnessConfigError
+from pytest_fairness.records import TestRecord
 from pytest_fairness.results import GroupStat, IndicatorResult
 
 FIX = r"--fairness-save-baseline"
@@ -28,8 +29,9 @@ RID = "group_metrics (accuracy)"
 def good() -> dict[str, Any]:
     r = IndicatorResult("group_metrics", "accuracy", 0.6, min_group_size=1,
                         groups=(GroupStat("a", 10, 0.7), GroupStat("b", 10, 0.5)))
-    return build_baseline([{"nodeid": NODE, "outcome": "passed",
-                            "results": [{**r.to_dict(), "key": None}]}])
+    return build_baseline([TestRecord.from_dict({
+        "nodeid": NODE, "outcome": "passed", "results": [{**r.to_dict(), "key": None}]})]
+    ).to_dict()
 
 
 def write(tmp_path: Path, content: str | bytes) -> Path:
@@ -42,7 +44,7 @@ def write(tmp_path: Path, content: str | bytes) -> Path:
 
 
 def test_a_good_baseline_loads(tmp_path: Path) -> None:
-    assert load_baseline(write(tmp_path, dump_baseline(good())))["tests"][NODE]
+    assert load_baseline(write(tmp_path, dump_baseline(validate_baseline(good())))).tests[NODE]
 
 
 @pytest.mark.parametrize(("content", "fragment"), [

@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from pytest_fairness.baseline import save_baseline
 from pytest_fairness.cli import main
 from pytest_fairness.history import HistoryStore
+from pytest_fairness.records import TestRecord
 from pytest_fairness.results import GroupStat, IndicatorResult
 
 
-def record(nodeid: str, b: float, outcome: str = "passed") -> dict[str, Any]:
+def record(nodeid: str, b: float, outcome: str = "passed") -> TestRecord:
     r = IndicatorResult("group_metrics", "accuracy", (0.8 + b) / 2, min_group_size=1,
                         groups=(GroupStat("a", 10, 0.8), GroupStat("b", 10, b)))
-    return {"nodeid": nodeid, "outcome": outcome, "results": [{**r.to_dict(), "key": None}]}
+    return TestRecord.from_dict({"nodeid": nodeid, "outcome": outcome,
+                                 "results": [{**r.to_dict(), "key": None}]})
 
 
 @pytest.fixture
@@ -235,13 +236,13 @@ def test_compare_judges_by_the_paired_interval(tmp_path: Path,
     groups, y = np.repeat(["a", "b"], 500), rng.integers(0, 2, 1000)
     right = rng.random(1000) < 0.85
 
-    def run(lost: int) -> dict[str, Any]:
+    def run(lost: int) -> TestRecord:
         now = right.copy()
         now[np.flatnonzero(right & (groups == "b"))[:lost]] = False
         r = ind.group_metrics(y, np.where(now, y, 1 - y), groups=groups, n_bootstrap=500,
                               seed=0)
-        return {"nodeid": "t.py::a", "outcome": "passed", "results": [{**r.to_dict(),
-                                                                        "key": None}]}
+        return TestRecord.from_dict({"nodeid": "t.py::a", "outcome": "passed",
+                                     "results": [{**r.to_dict(), "key": None}]})
 
     path = tmp_path / "h.sqlite"
     with HistoryStore(path) as store:

@@ -15,25 +15,21 @@ from typing import Any
 import pytest
 
 from pytest_fairness.errors import FairnessConfigError
-from pytest_fairness.history import (
-    MIGRATIONS,
-    SCHEMA_VERSION,
-    HistoryStore,
-    collect_metadata,
-    git_commit,
-)
+from pytest_fairness.history import MIGRATIONS, SCHEMA_VERSION, HistoryStore
+from pytest_fairness.metadata import collect_metadata, git_commit
+from pytest_fairness.records import KeyedResult, TestRecord
 from pytest_fairness.results import GroupStat, IndicatorResult
 
 
 def record(nodeid: str, gap: float = 0.25, *, checkpoint: str | None = None,
-           test: str | None = None, **params: Any) -> dict[str, Any]:
+           test: str | None = None, **params: Any) -> TestRecord:
     r = IndicatorResult("group_metrics", "accuracy", 0.6, min_group_size=1, params=params,
                         groups=(GroupStat("a", 10, 0.5 + gap), GroupStat("b", 10, 0.5)))
     check = {"indicator": "group_metrics", "metric": "accuracy", "limit": "max_gap",
              "threshold": 0.3, "observed": gap, "passed": gap <= 0.3}
-    return {"nodeid": nodeid, "outcome": "passed", "test": test or nodeid,
-            "checkpoint": checkpoint, "results": [{**r.to_dict(), "key": None}],
-            "checks": [check]}
+    return TestRecord.from_dict({"nodeid": nodeid, "outcome": "passed", "test": test or nodeid,
+                                 "checkpoint": checkpoint,
+                                 "results": [{**r.to_dict(), "key": None}], "checks": [check]})
 
 
 @pytest.fixture
@@ -60,10 +56,10 @@ def test_run_round_trip(store: HistoryStore) -> None:
     assert run["versions"] == {"python": "3"} and run["metadata"] == {"extra": 1}
     assert run["n_results"] == 2
     back = store.records(run_id)
-    assert [r["nodeid"] for r in back] == ["t.py::a", "t.py::b"]
-    assert back[0]["results"] == records[0]["results"]
-    assert back[0]["checks"] == records[0]["checks"]
-    assert back[1]["results"][0]["groups"][0]["value"] == pytest.approx(0.6)
+    assert [r.nodeid for r in back] == ["t.py::a", "t.py::b"]
+    assert back[0].results == records[0].results
+    assert back[0].checks == records[0].checks
+    assert back[1].results[0].result.groups[0].value == pytest.approx(0.6)
 
 
 def test_resolve(store: HistoryStore) -> None:
@@ -77,7 +73,7 @@ def test_resolve(store: HistoryStore) -> None:
     assert store.resolve("base") == (fourth, None)
     assert store.resolve("ck1") == (second, None)
     assert store.resolve("ck3") == (third, "/m/ck3")
-    assert [r["nodeid"] for r in store.records(third, checkpoint="/m/ck3")] == ["t.py::a[ck3]"]
+    assert [r.nodeid for r in store.records(third, checkpoint="/m/ck3")] == ["t.py::a[ck3]"]
     with pytest.raises(FairnessConfigError, match=r"no run 'nope'.*known: .*base.*ck1"):
         store.resolve("nope")
     with pytest.raises(FairnessConfigError, match="no run '99'"):
@@ -112,7 +108,7 @@ def test_migrates_a_version_one_store(tmp_path: Path) -> None:
     with HistoryStore(path) as store:
         assert store.version == SCHEMA_VERSION
         (old,) = store.records(1)
-        assert old["test"] == "t.py::old" and old["results"] == [old_result]
+        assert old.test == "t.py::old" and old.results == (KeyedResult.from_dict(old_result),)
         assert store.record_run({}, [record("t.py::new")]) == 2
 
 
@@ -164,13 +160,15 @@ def test_git_commit_of_this_repository() -> None:
 WRITER = textwrap.dedent('''
     import sys
     from pytest_fairness.history import HistoryStore
+    from pytest_fairness.records import TestRecord
     from pytest_fairness.results import GroupStat, IndicatorResult
 
     path, tag, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
     r = IndicatorResult("g", "accuracy", 0.5, min_group_size=1,
                         groups=(GroupStat("a", 5, 0.5), GroupStat("b", 5, 0.4)))
-    records = [{"nodeid": f"t.py::test_{i}", "outcome": "passed",
-                "results": [{**r.to_dict(), "key": None}]} for i in range(20)]
+    records = [TestRecord.from_dict({"nodeid": f"t.py::test_{i}", "outcome": "passed",
+                                     "results": [{**r.to_dict(), "key": None}]})
+               for i in range(20)]
     with HistoryStore(path) as store:
         for n in range(count):
             run_id = store.record_run({"label": f"{tag}-{n}"}, records)

@@ -18,18 +18,19 @@ import pytest
 from pytest_fairness.cli import main
 from pytest_fairness.errors import FairnessConfigError
 from pytest_fairness.history import MIGRATIONS, SCHEMA_VERSION, HistoryStore
+from pytest_fairness.records import TestRecord
 from pytest_fairness.results import GroupStat, IndicatorResult
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def record(nodeid: str, b: float) -> dict[str, Any]:
+def record(nodeid: str, b: float) -> TestRecord:
     r = IndicatorResult("group_metrics", "accuracy", (0.8 + b) / 2, min_group_size=1,
                         groups=(GroupStat("a", 10, 0.8), GroupStat("b", 10, b)))
     check = {"indicator": "group_metrics", "metric": "accuracy", "limit": "max_gap",
              "threshold": 0.3, "observed": 0.8 - b, "passed": 0.8 - b <= 0.3}
-    return {"nodeid": nodeid, "outcome": "passed", "results": [{**r.to_dict(), "key": None}],
-            "checks": [check]}
+    return TestRecord.from_dict({"nodeid": nodeid, "outcome": "passed",
+                                 "results": [{**r.to_dict(), "key": None}], "checks": [check]})
 
 
 @pytest.fixture
@@ -219,3 +220,11 @@ def test_text_that_is_not_utf8(history: Path) -> None:
             FairnessConfigError, match=r"not a readable pytest-fairness history \(Could not "
                                        r"decode to UTF-8 column 'label'"):
         store.runs()
+
+
+def test_stored_limits_are_the_markers_limits() -> None:
+    """A stored check's limit is read against the same keywords ``fairness.threshold`` takes."""
+    from pytest_fairness.checks import LIMITS
+    from pytest_fairness.records import LIMIT_NAMES
+
+    assert set(LIMIT_NAMES) == set(LIMITS)

@@ -8,9 +8,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_fairness import indicators as ind
-from pytest_fairness.baseline import compare_results, compare_test
-from pytest_fairness.records import Comparison
-from pytest_fairness.results import summarize
+from pytest_fairness.records import (
+    Baseline,
+    BaselineEntry,
+    Comparison,
+    KeyedResult,
+    ResultSummary,
+    TestRecord,
+)
+from pytest_fairness.regression import compare_results, compare_test
 
 
 def _comparison(worse: float, interval: tuple[float, float] | None, rule: str) -> Comparison:
@@ -44,9 +50,10 @@ def _data(seed: int, flip: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndar
     return y, np.where(right, y, 1 - y), groups
 
 
-def _summary(y: np.ndarray, pred: np.ndarray, groups: np.ndarray, seed: int = 0) -> dict:
-    return summarize(ind.group_metrics(y, pred, groups=groups, n_bootstrap=300,
-                                       seed=seed).to_dict())
+def _summary(y: np.ndarray, pred: np.ndarray, groups: np.ndarray,
+             seed: int = 0) -> ResultSummary:
+    return ResultSummary.of(KeyedResult(None, ind.group_metrics(
+        y, pred, groups=groups, n_bootstrap=300, seed=seed)))
 
 
 @settings(max_examples=15, deadline=None)
@@ -90,13 +97,13 @@ def test_another_seed_or_other_images_are_unpaired_and_wider() -> None:
 def test_the_most_demanding_rule_on_a_metric_wins() -> None:
     y, pred, groups = _data(5)
     result = ind.group_metrics(y, pred, groups=groups, n_bootstrap=300, seed=0)
-    data = {**result.to_dict(), "key": None}
-    baseline = {"tests": {"t.py::a": {"test": "t.py::a", "results": {
-        "group_metrics (accuracy)": summarize(data)}}}}
+    keyed = KeyedResult(None, result)
+    baseline = Baseline({"t.py::a": BaselineEntry("t.py::a", results={
+        "group_metrics (accuracy)": ResultSummary.of(keyed)})})
+    record = TestRecord("t.py::a", "t.py::a", results=(keyed,))
 
     def rules(compare_fail: dict, marks: list) -> list[tuple[str, float, str]]:
-        out, _ = compare_test(baseline, nodeid="t.py::a", test="t.py::a", results=[data],
-                              compare_fail=compare_fail, marks=marks,
+        out, _ = compare_test(baseline, record, compare_fail=compare_fail, marks=marks,
                               compare_confidence="supported")
         return [(c.metric, c.tolerance, c.confidence) for c in out]
 

@@ -1,0 +1,93 @@
+"""The metadata of a run: time, label, checkpoints, git commit, fingerprints, seed, versions.
+
+The session collects it at the end of the run (:func:`collect_metadata`) and hands it to
+the history store with the run's records.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pytest_fairness.history import now
+from pytest_fairness.options import checkpoint_id
+from pytest_fairness.provenance import joined
+from pytest_fairness.records import TestRecord
+
+__all__ = ["collect_metadata", "git_commit"]
+
+
+def git_commit(root: str | os.PathLike[str]) -> str | None:
+    """The commit checked out in ``root``, or None outside a git work tree (or without git)."""
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=str(root), capture_output=True, text=True,
+            timeout=5, check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = done.stdout.strip()
+    return commit if done.returncode == 0 and commit else None
+
+
+def _versions() -> dict[str, str]:
+    """Versions of Python, the platform and the packages already imported (none imported here)."""
+    from importlib import metadata
+
+    versions = {"python": platform.python_version(), "platform": platform.platform()}
+    for dist, module in (("pytest", "pytest"), ("pytest-fairness", "pytest_fairness"),
+                         ("numpy", "numpy"), ("torch", "torch"), ("torchvision", "torchvision"),
+                         ("faiss-cpu", "faiss"), ("pandas", "pandas"), ("scipy", "scipy")):
+        if module not in sys.modules:
+            continue
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            version = getattr(sys.modules[module], "__version__", None)
+            if version:
+                versions[dist] = str(version)
+    return versions
+
+
+def _distinct(records: Iterable[TestRecord], names: Sequence[str]) -> str | None:
+    """The distinct values of ``names`` in the records' extractions and results' params."""
+    return joined([source for record in records for source in (
+        *(e.to_dict() for e in record.extractions),
+        *(r.result.params for r in record.results))], names)
+
+
+def collect_metadata(
+    records: Sequence[TestRecord],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    label: str | None = None,
+    checkpoints: Sequence[str] = (),
+    seed: Any = None,
+    started: str | None = None,
+    exitstatus: int | None = None,
+) -> dict[str, Any]:
+    """The metadata of a run: time, label, checkpoint(s), git commit, fingerprints, seed, versions.
+
+    Fingerprints come from what produced the tests' features (the records'
+    ``extractions``) and from the results' params (``model_fingerprint``,
+    ``dataset_fingerprint``); the seed from the params when the option does not give one.
+    Several distinct values are joined with commas (e.g. one model fingerprint per
+    checkpoint).
+    """
+    names = [checkpoint_id(c) for c in checkpoints]
+    return {
+        "started": started or now(),
+        "finished": now(),
+        "label": label,
+        "checkpoint": ",".join(names) if names else None,
+        "git_commit": git_commit(root) if root is not None else None,
+        "model_fingerprint": _distinct(records, ("model_fingerprint", "model_id")),
+        "dataset_fingerprint": _distinct(records, ("dataset_fingerprint",)),
+        "seed": seed if seed is not None else _distinct(records, ("seed",)),
+        "versions": _versions(),
+        "exitstatus": exitstatus,
+    }

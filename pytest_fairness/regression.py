@@ -1,0 +1,383 @@
+"""The regression rule: direction-aware comparison of results with a baseline.
+
+Comparison knows each metric's direction (:data:`pytest_fairness.options.COMPARE_METRICS`):
+a **gap** is worse when it grows, a **ratio** when it shrinks, the headline **value** and
+the **worst** group's value by the result's ``higher_is_better``. A signed effect size
+(iEAT's d) compares by magnitude: a strong reverse association is not an improvement.
+
+A result regresses on a metric when it is worse than the baseline by more than the
+tolerance, judged by the ``confidence`` rule: ``"point"`` on the change itself,
+``"supported"`` only when the whole interval of the change lies beyond the tolerance,
+``"strict"`` when any of it does. The interval comes from the two results' bootstrap
+replicates. When both were drawn on the same units (same seed and
+``params["bootstrap_plan"]``: the same images, households or stimuli), the comparison is
+**paired**: replicate b of each side resampled the same units, so the change is
+bootstrapped as one statistic and the noise both sides share cancels. Otherwise the two
+bootstraps are independent and the interval is the wider, unpaired one; the comparison
+says which.
+
+The rule reads typed values (:class:`~pytest_fairness.records.ResultSummary`,
+:class:`~pytest_fairness.records.Baseline`, :class:`~pytest_fairness.records.TestRecord`);
+where baselines come from is :mod:`pytest_fairness.baseline`'s business. Only the
+comparison of replicates imports numpy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
+
+from pytest_fairness.errors import FairnessConfigError
+from pytest_fairness.indicators import headline
+from pytest_fairness.options import COMPARE_METRICS
+from pytest_fairness.records import Baseline, Comparison, ResultSummary, TestRecord
+from pytest_fairness.results import unpack_replicates
+
+__all__ = [
+    "compare_baselines",
+    "compare_checkpoints",
+    "compare_results",
+    "compare_test",
+    "regression_tally",
+]
+
+
+def regression_tally(comparisons: Sequence[Comparison]) -> str:
+    """How many comparisons regressed, in how many tests: the same count everywhere.
+
+    The pytest run's summary and ``pytest-fairness compare`` both print it.
+
+    Examples
+    --------
+    >>> regression_tally([])
+    'no regression in 0 comparisons'
+    """
+    regressed = [c for c in comparisons if c.regressed]
+    total = f"{len(comparisons)} comparison{'s' if len(comparisons) != 1 else ''}"
+    if not regressed:
+        return f"no regression in {total}"
+    tests = len({c.test for c in regressed})
+    return (f"{len(regressed)} regression{'s' if len(regressed) != 1 else ''} in {tests} "
+            f"test{'s' if tests != 1 else ''} ({total})")
+
+
+def _reading(summary: ResultSummary, metric: str) -> tuple[str | None, bool, str]:
+    """How ``metric`` is read from a summary, and its replicates.
+
+    Returns the stored number (``value``, ``gap`` or ``ratio``; None for ``worst``),
+    whether it counts by magnitude, and how reports name it.
+    """
+    head = headline(summary.indicator)
+    if metric == "headline":
+        return head.field, head.magnitude, head.label
+    if metric == "value" and head.magnitude:  # iEAT's d: its sign is a direction
+        return "value", True, f"|{summary.metric}|"
+    return (None if metric == "worst" else metric), False, ""
+
+
+def _observe(summary: ResultSummary, metric: str) -> tuple[float | None, str]:
+    field, magnitude, label = _reading(summary, metric)
+    if field is not None:
+        number: float | None = getattr(summary, field)
+        return (abs(number) if magnitude and number is not None else number), label
+    if summary.worst is None:  # no groups: the worst "group" is the whole result
+        return summary.value, ""
+    return summary.worst[1], f"group {summary.worst[0]}"
+
+
+def _direction(metric: str, higher_is_better: bool, indicator: str) -> bool:
+    """True when lower is better for ``metric``."""
+    if metric == "headline":
+        return headline(indicator).lower_is_better
+    if metric == "gap":
+        return True
+    if metric == "ratio":
+        return False
+    return not higher_is_better
+
+
+#: Params of the bootstrap: a change in them is the pairing note's business, not a change
+#: in how the number was computed.
+_BOOTSTRAP_PARAMS: Final = frozenset({"seed", "n_bootstrap", "confidence_level",
+                                      "interval_method", "bootstrap_plan"})
+
+
+def _param_notes(base: ResultSummary, now: ResultSummary) -> list[str]:
+    base_params, now_params = base.params, now.params
+    changed = sorted(k for k in (set(base_params) | set(now_params)) - _BOOTSTRAP_PARAMS
+                     if base_params.get(k) != now_params.get(k))
+    if not changed:
+        return []
+    shown = ", ".join(f"{k}: {base_params.get(k)!r} → {now_params.get(k)!r}" for k in changed[:5])
+    more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+    return [f"computed differently from the baseline ({shown}{more}); the comparison may "
+            "not be like for like"]
+
+
+def _replicates(summary: ResultSummary, metric: str, where: str) -> Any:
+    """The replicates of ``metric`` (read as :func:`_observe` reads it), or None."""
+    packed = summary.replicates
+    name, magnitude, _ = _reading(summary, metric)
+    if name is None or name not in packed:
+        return None
+    import numpy as np
+
+    values = np.array(unpack_replicates(packed[name], where=f"{where}['replicates'][{name!r}]"))
+    return np.abs(values) if magnitude else values
+
+
+def _pairing(base: ResultSummary, now: ResultSummary) -> tuple[bool, str]:
+    """Whether two results' replicates were drawn on the same units, and how to say it."""
+    b, n = base.params, now.params
+    if b.get("bootstrap_plan") is None or b.get("bootstrap_plan") != n.get("bootstrap_plan"):
+        return False, ("unpaired: the two results resampled different units (other images, "
+                       "clusters or an older baseline); the interval adds both bootstraps' noise")
+    if b.get("seed") is None or b.get("seed") != n.get("seed"):
+        return False, (f"unpaired: drawn with different seeds ({b.get('seed')} and "
+                       f"{n.get('seed')}); pass the same seed= (e.g. fairness_seed) to pair "
+                       "them and narrow the interval")
+    return True, (f"paired: both resampled the same units (seed {n.get('seed')}, "
+                  f"{n.get('n_bootstrap')} replicates)")
+
+
+def _change_interval(
+    base: ResultSummary, now: ResultSummary, metric: str, lower_is_better: bool, where: str,
+) -> tuple[tuple[float, float] | None, bool | None, str]:
+    """The interval of how much worse ``now`` is, whether it is paired, and a note."""
+    before, after = _replicates(base, metric, where), _replicates(now, metric, where)
+    if before is None or after is None:
+        side = "baseline" if before is None else "run"
+        return None, None, (f"no bootstrap replicates of {metric} in the {side}: compute the "
+                            "indicator with n_bootstrap=1000 and a fixed seed= (and save the "
+                            "baseline again) to judge the change with an interval")
+    import numpy as np
+
+    paired, note = _pairing(base, now)
+    if not paired:  # independent draws: break any alignment the two orders may share
+        before = before[np.random.default_rng(0).permutation(before.size)]
+    size = min(before.size, after.size)
+    change = after[:size] - before[:size]
+    change = change[~np.isnan(change)]
+    if change.size < 2:
+        return None, None, f"too few defined replicates of {metric} for an interval"
+    level = float(now.params.get("confidence_level") or 0.95)
+    low, high = np.quantile(change if lower_is_better else -change,
+                            [(1 - level) / 2, (1 + level) / 2])
+    return (float(low), float(high)), paired, f"{level:.0%} interval {note}"
+
+
+def _undefined_note(now: ResultSummary, metric: str, before: float | None,
+                    after: float | None) -> str:
+    """Why a metric undefined on a side counts as a regression (and what to track instead)."""
+    head = headline(now.indicator)
+    hint = (f"; {now.indicator} has no gap, track its headline ({head.label}) with "
+            "metric='headline'" if metric in ("gap", "ratio") and not head.has_gap else "")
+    side = "baseline and run" if before is None and after is None else (
+        "baseline" if before is None else "run")
+    return (f"{metric} is undefined in the {side}{hint}: cannot be compared, counted as a "
+            "regression")
+
+
+def compare_results(
+    base: ResultSummary,
+    now: ResultSummary,
+    tolerances: Mapping[str, float],
+    *,
+    test: str = "",
+    result: str = "",
+    confidence: str | Mapping[str, str] = "point",
+) -> list[Comparison]:
+    """Compare two result summaries on each metric of ``tolerances``.
+
+    ``confidence`` is the rule of every metric, or one per metric (default ``"point"``);
+    the interval of the change is computed whenever both summaries carry bootstrap
+    replicates.
+
+    Examples
+    --------
+    >>> base = ResultSummary(gap=0.10, value=0.8)
+    >>> now = ResultSummary(gap=0.25, value=0.8)
+    >>> [(c.metric, c.regressed) for c in compare_results(base, now, {"gap": 0.01})]
+    [('gap', True)]
+    """
+    for metric in tolerances:
+        if metric not in COMPARE_METRICS:
+            raise FairnessConfigError(
+                f"cannot compare metric={metric!r}; metrics: {', '.join(COMPARE_METRICS)}."
+            )
+    higher = now.higher_is_better
+    notes = _param_notes(base, now)
+    if base.higher_is_better != higher:
+        notes.append("the metric's direction differs from the baseline's")
+    labels = list(base.groups) + [g for g in now.groups if g not in base.groups]
+    groups = tuple(
+        (label, getattr(base.groups.get(label), "value", None),
+         getattr(now.groups.get(label), "value", None))
+        for label in labels
+    )
+    out = []
+    for metric, tolerance in tolerances.items():
+        before, _ = _observe(base, metric)
+        after, where = _observe(now, metric)
+        mine = list(notes)
+        if before is None or after is None:
+            mine.append(_undefined_note(now, metric, before, after))
+        lower = _direction(metric, higher, now.indicator)
+        rule = confidence if isinstance(confidence, str) else confidence.get(metric, "point")
+        interval, paired, note = _change_interval(base, now, metric, lower,
+                                                  f"{test} :: {result}")
+        if interval is not None or rule != "point":
+            mine.append(note)
+        out.append(Comparison(test, result, metric, before, after, float(tolerance), lower,
+                              higher, groups, tuple(mine), where, rule, interval, paired))
+    return out
+
+
+def compare_baselines(
+    base: Baseline, now: Baseline, tolerances: Mapping[str, float],
+    *, confidence: str = "point",
+) -> tuple[list[Comparison], list[str]]:
+    """Compare every result present in both baselines; also list what only one side has."""
+    out: list[Comparison] = []
+    missing: list[str] = []
+    for nodeid, entry in now.tests.items():
+        old = base.entry(nodeid, entry.test)
+        if old is None:
+            missing.append(f"new test (not in the baseline): {nodeid}")
+            continue
+        for rid, summary in entry.results.items():
+            if rid not in old.results:
+                missing.append(f"new result (not in the baseline): {nodeid} :: {rid}")
+                continue
+            out.extend(compare_results(old.results[rid], summary, tolerances,
+                                       test=nodeid, result=rid, confidence=confidence))
+    for nodeid, entry in base.tests.items():
+        if now.entry(nodeid, entry.test) is None:
+            missing.append(f"missing test (in the baseline only): {nodeid}")
+    return out, missing
+
+
+#: How readily each rule accepts a change (lower: more demanding).
+_LENIENCE: Final = {"strict": 0, "point": 1, "supported": 2}
+
+
+def compare_test(
+    baseline: Baseline | None,
+    record: TestRecord,
+    *,
+    compare_fail: Mapping[str, float],
+    marks: Sequence[Mapping[str, Any]],
+    source: str = "",
+    compare_confidence: str = "point",
+) -> tuple[list[Comparison], list[str]]:
+    """The regression rule of one test: compare its results with its baseline entry.
+
+    Each result is compared on the metrics of ``--fairness-compare-fail`` (judged by
+    ``--fairness-compare-confidence``) and of the test's validated
+    ``fairness.no_regression`` marks (a mark applies to every result, or to the one its
+    ``result`` names). When several rules name a metric, the most demanding wins: the
+    smaller tolerance, then ``strict`` over ``point`` over ``supported``.
+
+    Parameters
+    ----------
+    baseline : Baseline or None
+        The run's baseline, or None when the run has none.
+    record : TestRecord
+        The test's record (node id, checkpoint-free test id, results).
+    compare_fail : mapping
+        Tolerance per metric from ``--fairness-compare-fail``.
+    marks : sequence of mapping
+        The validated keywords of each ``fairness_regression`` mark.
+    source : str
+        Where the baseline came from, for the notes.
+    compare_confidence : str
+        The rule of ``--fairness-compare-fail``.
+
+    Returns
+    -------
+    (list of Comparison, list of str)
+        The comparisons, and notes on what could not be compared.
+    """
+    if not marks and not compare_fail:
+        return [], []
+    if baseline is None:
+        return [], ["fairness.no_regression: no baseline to compare with; pass "
+                    "--fairness-baseline FILE.json|RUN_ID|CHECKPOINT."]
+    entry = baseline.entry(record.nodeid, record.test)
+    if entry is None:
+        return [], [f"not in the baseline {source}: not compared."]
+    comparisons: list[Comparison] = []
+    notes: list[str] = []
+    for keyed in record.results:
+        rid = keyed.id
+        rules = {metric: (tolerance, compare_confidence)
+                 for metric, tolerance in compare_fail.items()}
+        for mark in marks:
+            if mark.get("result") in (None, keyed.key, keyed.result.name):
+                mine = (mark["tolerance"], mark.get("confidence", "point"))
+                rules[mark["metric"]] = min(rules.get(mark["metric"], mine), mine,
+                                            key=lambda r: (r[0], _LENIENCE[r[1]]))
+        if not rules:
+            continue
+        old = entry.results.get(rid)
+        if old is None:
+            notes.append(f"{rid}: not in the baseline {source}: not compared.")
+            continue
+        comparisons.extend(compare_results(
+            old, ResultSummary.of(keyed), {m: r[0] for m, r in rules.items()},
+            test=record.nodeid, result=rid, confidence={m: r[1] for m, r in rules.items()}))
+    return comparisons, notes
+
+
+def compare_checkpoints(
+    records: Iterable[TestRecord],
+    checkpoints: Sequence[str],
+    tolerances: Mapping[str, float],
+    *,
+    reference: str | None = None,
+    confidence: str = "point",
+) -> list[Comparison]:
+    """Compare each checkpoint of a run with the ``reference`` one (default the first).
+
+    The records arrive in any order (as tests finish); a test's record at the reference
+    checkpoint is the baseline of its records at every other checkpoint, result by result
+    (:func:`compare_results`). Tests come by id, each test's checkpoints in the order of
+    ``checkpoints``. Both sides were evaluated on the same images, so with intervals drawn
+    under one seed every change is paired.
+
+    Examples
+    --------
+    >>> from pytest_fairness.records import KeyedResult
+    >>> from pytest_fairness.results import GroupStat, IndicatorResult
+    >>> def rec(ckpt, gap):
+    ...     r = IndicatorResult("x", "m", 0.5, groups=(
+    ...         GroupStat("a", 50, 0.5), GroupStat("b", 50, 0.5 - gap)))
+    ...     return TestRecord(f"t.py::test[{ckpt}]", "t.py::test", ckpt,
+    ...                       results=(KeyedResult(None, r),))
+    >>> [(c.test, round(c.worse_by, 3)) for c in compare_checkpoints(
+    ...     [rec("e3", 0.05), rec("e2", 0.25), rec("e1", 0.1)], ["e1", "e2", "e3"],
+    ...     {"gap": 0.0})]
+    [('t.py::test[e2]', 0.15), ('t.py::test[e3]', -0.05)]
+    """
+    reference = checkpoints[0] if reference is None else reference
+    given = {c: i for i, c in enumerate(checkpoints)}
+    by_test: dict[str, dict[str, TestRecord]] = {}
+    for record in sorted(records, key=lambda r: (r.test, given.get(str(r.checkpoint),
+                                                                   len(given)))):
+        if record.checkpoint is not None and record.results:
+            by_test.setdefault(record.test, {})[record.checkpoint] = record
+    out: list[Comparison] = []
+    for runs in by_test.values():
+        base = runs.get(reference)
+        if base is None:
+            continue
+        before = {r.id: ResultSummary.of(r) for r in base.results}
+        for checkpoint, record in runs.items():
+            if checkpoint == reference:
+                continue
+            for keyed in record.results:
+                if keyed.id in before:
+                    out.extend(compare_results(before[keyed.id], ResultSummary.of(keyed),
+                                               tolerances, test=record.nodeid, result=keyed.id,
+                                               confidence=confidence))
+    return out
