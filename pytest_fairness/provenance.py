@@ -31,7 +31,7 @@ from pytest_fairness.errors import CheckpointIgnoredError
 from pytest_fairness.options import checkpoint_id
 
 if TYPE_CHECKING:
-    from pytest_fairness.extract import Features
+    from pytest_fairness.features import Features
 
 __all__ = [
     "WORKER_INPUT",

@@ -59,7 +59,7 @@ from pytest_fairness.options import (
 if TYPE_CHECKING:
     from pytest_fairness.baseline import Comparison
     from pytest_fairness.checks import CheckOutcome, InlineCheck
-    from pytest_fairness.extract import ExtractionProgress
+    from pytest_fairness.features import ExtractionProgress
 
 __all__ = [
     "CAPTURE_KEY",
@@ -318,7 +318,7 @@ def _cache_dir(config: pytest.Config) -> Path | None:
 class ProgressWriter:
     """Shows extraction progress through pytest's terminal writer, without ``-s``.
 
-    It is the sink (:func:`pytest_fairness.extract.progress_to`) of every extraction a
+    It is the sink (:func:`pytest_fairness.features.progress_to`) of every extraction a
     fairness test runs, and picks one of four modes when the run starts:
 
     * ``live``: on a terminal, one line per extraction (dataset, perturbation, images/s,
@@ -504,7 +504,7 @@ class FairnessSession:
                      precomputed: str | os.PathLike[str] | None = None,
                      model_id: str | None = None, module: str | None = None) -> Any:
             __tracebackhide__ = True
-            from pytest_fairness.extract import (
+            from pytest_fairness.features import (
                 DefaultTransform,
                 extract_features,
                 load_precomputed,
@@ -541,7 +541,7 @@ class FairnessSession:
             with the same fingerprint (:func:`pytest_fairness.provenance.publish`).
         """
         __tracebackhide__ = True
-        from pytest_fairness.extract import model_fingerprint
+        from pytest_fairness.features import model_fingerprint
         from pytest_fairness.provenance import extraction, publish
 
         # The whole model, also under module=: checkpoints may share only a backbone.

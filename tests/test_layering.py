@@ -15,8 +15,8 @@ an import of ``x.y``. Three rules are checked:
    6     entry points                         ``plugin``, ``cli``
    5     the run                              ``session``, ``markers``, ``hookspec``
    4     semantics, persistence, rendering    ``checks``, ``report/*``, ``baseline``,
-                                              ``history``, ``provenance``, ``extract_job``
-   3     computation and inputs               ``indicators/*``, ``extract``, ``shards``,
+                                              ``history``, ``provenance``, ``features.job``
+   3     computation and inputs               ``indicators/*``, ``features/*``,
                                               ``data/*``, ``perturbations``
    2     values                               ``stats``, ``results``, ``options``,
                                               ``_optional``
@@ -53,8 +53,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("entry points", ("plugin", "cli")),
     ("the run", ("session", "markers", "hookspec")),
     ("semantics, persistence, rendering", ("checks", "report", "baseline", "history",
-                                           "provenance", "extract_job")),
-    ("computation and inputs", ("indicators", "extract", "shards", "data", "perturbations")),
+                                           "provenance", "features.job")),
+    ("computation and inputs", ("indicators", "features", "data", "perturbations")),
     ("values", ("stats", "results", "options", "_optional")),
     ("errors", ("errors",)),
 )

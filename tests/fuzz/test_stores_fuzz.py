@@ -58,7 +58,7 @@ from pytest_fairness.baseline import compare_baselines, load_baseline, save_base
 from pytest_fairness.cli import main
 from pytest_fairness.data import FairnessDataset, load_manifest
 from pytest_fairness.errors import FairnessError
-from pytest_fairness.extract import DefaultTransform, extract_features, load_precomputed
+from pytest_fairness.features import DefaultTransform, extract_features, load_precomputed
 from pytest_fairness.history import HistoryStore
 from pytest_fairness.report import figures
 from pytest_fairness.results import GroupStat, IndicatorResult

@@ -24,12 +24,12 @@ import torch  # noqa: E402
 from pytest_fairness.cli import main  # noqa: E402
 from pytest_fairness.data import load_manifest, load_utkface  # noqa: E402
 from pytest_fairness.errors import MissingFeaturesError  # noqa: E402
-from pytest_fairness.extract import (  # noqa: E402
+from pytest_fairness.features import (  # noqa: E402
     DefaultTransform,
     extract_features,
     load_precomputed,
 )
-from pytest_fairness.extract_job import load_model  # noqa: E402
+from pytest_fairness.features.job import load_model  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 DATA = FIXTURES / "manifest"
@@ -258,7 +258,7 @@ import os
 import pytest
 
 from pytest_fairness import indicators
-from pytest_fairness.extract import DefaultTransform
+from pytest_fairness.features import DefaultTransform
 
 
 def test_sweep(fairness_features, fairness_manifest):

@@ -34,10 +34,10 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from PIL import Image  # noqa: E402
 
-import pytest_fairness.extract  # noqa: E402, F401
+import pytest_fairness.features  # noqa: E402, F401
 from pytest_fairness.data import FairnessDataset, load_manifest  # noqa: E402
 from pytest_fairness.errors import FairnessConfigError  # noqa: E402
-from pytest_fairness.extract import DefaultTransform, extract_features  # noqa: E402
+from pytest_fairness.features import DefaultTransform, extract_features  # noqa: E402
 from pytest_fairness.indicators.sensitivity import fair_sa  # noqa: E402
 from pytest_fairness.results import IndicatorResult  # noqa: E402
 
@@ -91,7 +91,7 @@ import os
 import pytest
 import torch
 
-from pytest_fairness.extract import DefaultTransform
+from pytest_fairness.features import DefaultTransform
 
 
 class CenteredPixels(torch.nn.Module):

@@ -35,14 +35,14 @@ from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from PIL import Image  # noqa: E402
 
-import pytest_fairness.extract  # noqa: E402, F401
+import pytest_fairness.features  # noqa: E402, F401
 from pytest_fairness.data.ieat_stimuli import (  # noqa: E402
     IEATStimuli,
     IEATTestSpec,
     load_ieat_stimuli,
 )
 from pytest_fairness.errors import InvalidDataError  # noqa: E402
-from pytest_fairness.extract import DefaultTransform, extract_features  # noqa: E402
+from pytest_fairness.features import DefaultTransform, extract_features  # noqa: E402
 from pytest_fairness.indicators.embedding_association import ieat, ieat_battery  # noqa: E402
 
 SIZE = 32
@@ -254,7 +254,7 @@ import pytest
 import torch
 
 from pytest_fairness.data.ieat_stimuli import IEATTestSpec, load_ieat_stimuli
-from pytest_fairness.extract import DefaultTransform
+from pytest_fairness.features import DefaultTransform
 
 
 class MeanColour(torch.nn.Module):

@@ -14,7 +14,7 @@ import torch
 
 from pytest_fairness.data import FairnessDataset, load_manifest
 from pytest_fairness.errors import InvalidDataError
-from pytest_fairness.extract import DefaultTransform, extract_features, load_precomputed
+from pytest_fairness.features import DefaultTransform, extract_features, load_precomputed
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 

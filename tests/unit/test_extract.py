@@ -11,7 +11,7 @@ import torch
 
 from pytest_fairness.data import load_manifest, load_miap
 from pytest_fairness.errors import FairnessConfigError, InvalidDataError
-from pytest_fairness.extract import (
+from pytest_fairness.features import (
     DefaultTransform,
     Features,
     callable_fingerprint,
