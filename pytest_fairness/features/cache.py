@@ -79,6 +79,8 @@ def _damage(entry: Path, mmap: bool) -> tuple[Arrays | None, str | None]:
     arrays: Arrays = {}
     for name, (file, digest) in members.items():
         path = entry.parent / Path(file).name
+        if path.is_dir():
+            return None, "is a directory"
         try:
             if file_sha256(path) != digest:
                 return None, f"is damaged ({name!r}: its sha256 does not match the sidecar)"
@@ -101,8 +103,9 @@ def read_entry(entry: Path, *, what: str = "features are",
     if problem is None and arrays is not None and check is not None:
         problem = check(arrays)
     if problem == "is a directory":
-        warnings.warn(f"fairness cache: entry {str(_sidecar(entry))!r} is a directory, not a "
-                      f"cache file; the {what} recomputed and not cached until you remove it.",
+        warnings.warn(f"fairness cache: entry {str(_sidecar(entry))!r} is a directory, or has "
+                      f"one in a file's place; the {what} recomputed and not cached until you "
+                      "remove it.",
                       stacklevel=3)
         return None
     if problem is not None:
@@ -127,13 +130,13 @@ def write_entry(entry: Path, arrays: Mapping[str, NDArray[Any]]) -> None:
     """Store ``arrays`` at ``entry``: the files, then the sidecar; a failure only warns."""
     import numpy as np
 
-    if _sidecar(entry).is_dir():
+    files = [entry.with_name(f"{entry.name}.{i}.npy") for i in range(len(arrays))]
+    if any(path.is_dir() for path in [_sidecar(entry), *files]):
         return  # already reported by read_entry
     listed = {}
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
-        for i, (name, array) in enumerate(arrays.items()):
-            path = entry.with_name(f"{entry.name}.{i}.npy")
+        for path, (name, array) in zip(files, arrays.items()):
             _atomic(path, lambda handle, a=array: np.save(handle, a, allow_pickle=False))
             listed[name] = {"file": path.name, "sha256": file_sha256(path)}
         text = json.dumps({"version": CACHE_VERSION, "arrays": listed}, sort_keys=True)
@@ -154,6 +157,7 @@ def cached(entry: Path, compute: Callable[[], Mapping[str, NDArray[Any]]], *,
     def read() -> Arrays | None:
         return read_entry(entry, what=what, check=check, mmap=mmap)
 
+    existed = os.path.lexists(_sidecar(entry))  # then read() has judged (and warned about) it
     arrays = read()
     if arrays is not None:
         return arrays, True
@@ -166,7 +170,8 @@ def cached(entry: Path, compute: Callable[[], Mapping[str, NDArray[Any]]], *,
     except OSError:
         lock = None  # an unwritable folder: compute; write_entry warns
     try:
-        arrays = read() if lock is not None else None  # another process may have written it
+        # Another process may have written the entry while this one waited for the lock.
+        arrays = read() if lock is not None and not existed else None
         if arrays is not None:
             return arrays, True
         computed = dict(compute())

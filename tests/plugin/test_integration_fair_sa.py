@@ -214,7 +214,7 @@ def test_second_run_reads_the_cache_without_a_forward_pass(
     first = forward_calls(project)
     assert len(first) == EXTRACTIONS
     assert all(line.endswith(f" {N_IMAGES}") for line in first)  # one batch of 16 each
-    entries = list((pytester.path / ".fairness" / "cache").rglob("*.npz"))
+    entries = list((pytester.path / ".fairness" / "cache").rglob("*.sha256"))
     assert len(entries) == EXTRACTIONS
     result = run(pytester, rerun)
     result.assert_outcomes(passed=1, failed=2)  # same verdicts from the cached features

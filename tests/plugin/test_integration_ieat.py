@@ -346,4 +346,4 @@ def test_markers_gate_the_folder_iEATs(pytester: pytest.Pytester, mode: str) -> 
     result.stdout.fnmatch_lines(["swapped: ieat (effect_size): |effect size| 1.881, p_value 0.996",
                                  "  FAIL max_effect_size=0.5: effect size 1.881, needs <= 0.5"])
     # The cache entry of the stimuli dataset: one, shared by the four tests.
-    assert len(list((pytester.path / ".fairness" / "cache").rglob("*.npz"))) == 1
+    assert len(list((pytester.path / ".fairness" / "cache").rglob("*.sha256"))) == 1
