@@ -19,6 +19,7 @@ result.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -126,10 +127,14 @@ def _atomic(target: Path, write: Callable[[Any], None]) -> None:
         raise
 
 
-def write_entry(entry: Path, arrays: Mapping[str, NDArray[Any]]) -> None:
-    """Store ``arrays`` at ``entry``: the files, then the sidecar; a failure only warns."""
+def _save(handle: Any, array: NDArray[Any]) -> None:
     import numpy as np
 
+    np.save(handle, array, allow_pickle=False)
+
+
+def write_entry(entry: Path, arrays: Mapping[str, NDArray[Any]]) -> None:
+    """Store ``arrays`` at ``entry``: the files, then the sidecar; a failure only warns."""
     files = [entry.with_name(f"{entry.name}.{i}.npy") for i in range(len(arrays))]
     if any(path.is_dir() for path in [_sidecar(entry), *files]):
         return  # already reported by read_entry
@@ -137,7 +142,7 @@ def write_entry(entry: Path, arrays: Mapping[str, NDArray[Any]]) -> None:
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
         for path, (name, array) in zip(files, arrays.items()):
-            _atomic(path, lambda handle, a=array: np.save(handle, a, allow_pickle=False))
+            _atomic(path, functools.partial(_save, array=array))
             listed[name] = {"file": path.name, "sha256": file_sha256(path)}
         text = json.dumps({"version": CACHE_VERSION, "arrays": listed}, sort_keys=True)
         _atomic(_sidecar(entry), lambda handle: handle.write(text.encode()))

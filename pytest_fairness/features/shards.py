@@ -29,7 +29,6 @@ share one decoded copy.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -40,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pytest_fairness.errors import FairnessConfigError, MissingFeaturesError
 from pytest_fairness.features.cache import cached, file_sha256
+from pytest_fairness.features.fingerprint import cache_key
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -274,11 +274,9 @@ def read_shards(
     outputs = {str(k): v for k, v in manifest["outputs"].items()}
     if cache_dir is None:
         return _checked_decode(folder, extraction, files, dataset, outputs, command)
-    payload = json.dumps({"format": FORMAT_VERSION, "dataset": dataset.fingerprint,
-                          "shards": [s["sha256"] for s in extraction["shards"]],
-                          "outputs": outputs}, sort_keys=True)
-    key = hashlib.sha256(payload.encode()).hexdigest()
-    arrays, _ = cached(Path(cache_dir) / "shards" / key, lambda: _checked_decode(
+    entry = cache_key(format=FORMAT_VERSION, dataset=dataset.fingerprint, outputs=outputs,
+                      shards=[s["sha256"] for s in extraction["shards"]])
+    arrays, _ = cached(Path(cache_dir) / "shards" / entry, lambda: _checked_decode(
         folder, extraction, files, dataset, outputs, command), what="decoded features are",
         mmap=True)
     return arrays

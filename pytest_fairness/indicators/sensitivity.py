@@ -562,7 +562,8 @@ class _Sweep:
                  rows: list[tuple[GroupKey, NDArray[np.bool_]]], options: IntervalOptions,
                  notes: list[str]) -> None:
         n = clean.shape[0]
-        self.clean, self.keep, self.t, self.parts = clean, np.ones(n, dtype=bool), t, []
+        self.clean, self.keep, self.t = clean, np.ones(n, dtype=bool), t
+        self.parts: list[_Verification] = []
         self.verification: _Verification | None = None
         if task == "self_matching":
             if self.t is None:

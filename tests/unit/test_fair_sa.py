@@ -11,13 +11,13 @@ import pytest
 import torch
 
 from pytest_fairness import fairness
-from pytest_fairness.features import perturbed_features
 from pytest_fairness.errors import (
     FairnessConfigError,
     FairnessViolation,
     InsufficientDataError,
     InvalidDataError,
 )
+from pytest_fairness.features import perturbed_features
 from pytest_fairness.indicators import fair_sa
 from pytest_fairness.perturbations import perturb
 from pytest_fairness.results import IndicatorResult
