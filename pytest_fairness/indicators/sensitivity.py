@@ -756,124 +756,86 @@ def _cells(labels: list[str], names: list[str], grid: Any, auc: Any, alpha: Any,
     return cells
 
 
+def _named(labels: Any) -> Any:
+    """How params record labels: the column name, None, or ``"labels"``."""
+    return labels if isinstance(labels, str) or labels is None else "labels"
+
+
+def _groups(keys: list[Any], sizes: list[tuple[int, int]], row_l1: Any, auc: Any, alpha: Any,
+            row_intervals: Any, included: NDArray[np.bool_], min_group_size: int,
+            notes: list[str]) -> tuple[Any, ...]:
+    """One group per protected subgroup, its value the row L1 norm."""
+    group_stats = make_group_stats(
+        keys, [a for a, _ in sizes], row_l1, min_group_size=min_group_size,
+        intervals=row_intervals,
+        stats=[{"mean_auc": float(auc[i].mean()), "clean_alpha": float(alpha[i, 0, 0]),
+                "worst_auc": float(auc[i, np.argmax(np.abs(auc[i]))]),
+                "n_rest": float(sizes[i][1])} for i in range(len(keys))],
+    )
+    for g, inc in zip(group_stats, included):
+        if not inc and not g.excluded:  # the rest is the small side
+            notes.append(f"subgroup {g.label}: its rest has fewer than min_group_size="
+                         f"{min_group_size} images; left out of the AUC matrix")
+    return tuple(g if inc else replace(g, excluded=True) for g, inc in zip(group_stats, included))
+
+
 # -- the indicator ---------------------------------------------------------------------------
 
 
-def fair_sa(
-    features: Any,
-    dataset: Any = None,
-    *,
-    attribute: Any,
-    perturbations: Any = None,
-    levels: Any = 5,
-    task: str = "self_matching",
-    threshold: float | None = None,
-    far: float = 0.01,
-    identities: Any = None,
-    protected: Any = None,
-    prune: bool = False,
-    seed: int = 0,
-    min_group_size: int = 30,
-    n_bootstrap: int = 0,
-    confidence_level: float = 0.95,
-    interval_method: str = "percentile",
-) -> IndicatorResult:
+def fair_sa(features: Any, dataset: Any = None, *, attribute: Any, perturbations: Any = None,
+            levels: Any = 5, task: str = "self_matching", threshold: float | None = None,
+            far: float = 0.01, identities: Any = None, protected: Any = None,
+            prune: bool = False, seed: int = 0, min_group_size: int = 30,
+            n_bootstrap: int = 0, confidence_level: float = 0.95,
+            interval_method: str = "percentile") -> IndicatorResult:
     r"""Fair SA curves, VPSA item-response curves and the signed-AUC matrix (Joshi et al. 2022).
 
-    For perturbation T, levels 0 = δ_0 < … < δ_n and probes x'_i = T(x_i, δ):
-
-    .. math::
-
-        \text{self-matching:}\quad m_i(\delta) = [\cos(f(x'_i), f(x_i)) \ge t], \quad
-        \alpha(\delta) = P(m = 1 \mid P) - P(m = 1 \mid R)
-
-        \text{verification:}\quad
-        \alpha(\delta) = GAR_P(\delta)\,@\,FAR - GAR_R(\delta)\,@\,FAR
-
-        AUC = \frac{1}{\delta_n} \sum_k \frac{\alpha(\delta_{k-1}) + \alpha(\delta_k)}{2}
-              (\delta_k - \delta_{k-1}), \qquad
-        L1 = \sum_{P, T} |AUC_{P,T}|
-
-    where P is a protected subgroup and R the rest; the item-response curve is the match
-    rate (or GAR) against δ. Rows of the AUC matrix are protected subgroups, columns
-    perturbations; row, column and matrix L1 norms summarise it.
+    From "Fair SA: Sensitivity Analysis for Fairness in Face Recognition". Probes are
+    T(x, δ) at levels 0 = δ_0 < … < δ_n; α(δ) is the protected subgroup's self-match rate
+    (cos(f(T(x, δ)), f(x)) >= t), or GAR at FAR in verification, minus the rest's;
+    :math:`AUC = \frac{1}{\delta_n}\int_0^{\delta_n} \alpha` (trapezoids) and
+    :math:`L1 = \sum_{P, T} |AUC_{P,T}|`.
 
     Parameters
     ----------
     features : mapping or features callable
-        Precomputed embeddings ``{None: clean, (name, level): perturbed}``, or a callable
-        ``features(dataset, *, perturbation=None | (name, level) | (name, level, seed))``
-        such as the ``fairness_features`` fixture or
-        :func:`pytest_fairness.features.perturbed_features` (a model over image tensors).
-        Rows align with the attribute labels.
+        Embeddings ``{None: clean, (name, level): perturbed}``, or ``features(dataset, *,
+        perturbation=None | (name, level) | (name, level, seed))`` such as the
+        ``fairness_features`` fixture or :func:`pytest_fairness.features.perturbed_features`.
     dataset : any object, optional
-        Passed through to a features callable; columns named by ``attribute`` or
-        ``identities`` are read as ``dataset.attributes[name]`` or ``dataset[name]``.
+        Passed to a features callable; columns named by ``attribute`` or ``identities``
+        are read as ``dataset.attributes[name]`` or ``dataset[name]``.
     attribute : str, array-like, mapping or DataFrame
-        The protected attribute: a column name or one label per image; several columns give
-        one set of rows each (keys ``"column=value"``).
+        A column name or one label per image; several columns give rows ``"column=value"``.
     perturbations : str or sequence of str, optional
-        Default: every built-in perturbation (:data:`pytest_fairness.perturbations.PERTURBATIONS`).
+        Default: every one of :data:`pytest_fairness.perturbations.PERTURBATIONS`.
     levels : int or sequence of float, default 5
         An int n gives n evenly spaced levels in [0, 1]; level 0 is always included.
     task : {"self_matching", "verification"}
-        The two tasks of Joshi et al. 2022.
     threshold : float, optional
-        Self-matching similarity threshold t; by default the lowest threshold with a
-        false-accept rate <= ``far`` on the clean impostor pairs.
+        Self-matching cosine threshold; default: the lowest with FAR <= ``far`` on clean
+        impostor pairs.
     far : float, default 0.01
-        False-accept rate: for the derived self-matching threshold, and GAR's operating
-        point in verification.
+        False-accept rate (derived threshold; verification's operating point).
     identities : str or array-like, optional
-        Identity per image; required for verification, and restricts impostor pairs to
-        different identities in self-matching.
+        Identity per image: required for verification; restricts impostor pairs.
     protected : value or list of values, optional
-        Which attribute values are protected subgroups (e.g. ``1`` for binary CelebA
-        columns); by default every value, each against the rest. For a two-valued
-        attribute the two rows are exact negatives, so every L1 norm counts each cell
-        twice; pass ``protected=`` to keep one row, as Joshi et al. 2022's matrices do.
+        The protected values (default every value, each against the rest).
     prune : bool, default False
-        VPSA's pruning: drop images (self-matching) or pairs (verification) that fail at
-        level 0. The seed makes it optional because it may drop subgroups unevenly; the
-        result reports how many were dropped.
+        VPSA's pruning of images (or pairs) that fail at level 0.
     seed : int, default 0
-        Seeds the random perturbations (speckle noise), per image, and the bootstrap.
+        Seeds the perturbations' noise (via a features callable) and the bootstrap.
     min_group_size : int, default 30
-        Subgroups (or their rest) with fewer images are reported but left out of
-        ``matrices["auc"]`` and the L1 norms.
-    n_bootstrap : int, default 0
-        Bootstrap replicates for intervals (images redrawn, or identities when given); 0
-        computes none and leaves every number as without intervals.
-    confidence_level : float, default 0.95
-        Coverage of the intervals.
-    interval_method : {"percentile", "bca"}
-        Bootstrap interval method.
+        Smaller subgroups (or rests) are reported but left out of the matrix and norms.
+    n_bootstrap, confidence_level, interval_method
+        Bootstrap intervals (images, or identities when given, redrawn); 0 computes none.
 
     Returns
     -------
     IndicatorResult
-        ``value`` and ``stats["l1"]``: the matrix L1 norm; ``stats["l1_row[<subgroup>]"]``,
-        ``stats["l1_col[<perturbation>]"]``, ``stats["irc_auc[<perturbation>]"]``;
-        ``matrices["auc"]`` (signed AUCs, included subgroups × perturbations),
-        ``matrices["irc_auc"]`` (VPSA AUCs, rows ``"all"`` and each subgroup);
-        ``curves[curve_key(...)]``: α(δ) per (subgroup, perturbation) and the item-response
-        curves; one group per protected subgroup whose value is its row L1 norm (lower is
-        better; stats ``mean_auc``, ``clean_alpha``, ``worst_auc``, ``n_rest``);
-        ``tables["cells"]``: cells by decreasing |AUC|; the worst cells with their curve
-        points are in ``notes``. With ``n_bootstrap``: ``intervals`` of ``value``, ``l1``,
-        ``max_abs_auc`` and the row and column norms, each group's ``interval`` (its row
-        norm) and ``matrices["auc"].intervals`` per cell; ``params`` records the seed,
-        ``confidence_level`` and ``interval_method``.
-
-    Raises
-    ------
-    FairnessConfigError
-        For invalid arguments.
-    InvalidDataError
-        For malformed embeddings or labels, or perturbed embeddings whose shape differs
-        from the clean ones.
-    InsufficientDataError
-        When a subgroup or its rest is empty, or verification lacks genuine or impostor pairs.
+        ``value``: the matrix L1 norm; stats ``l1_row[*]``, ``l1_col[*]``, ``irc_auc[*]``;
+        ``matrices["auc"]``, ``matrices["irc_auc"]``; ``curves[curve_key(...)]``; one group
+        per subgroup (its row L1 norm); ``tables["cells"]``; the worst cells in ``notes``.
 
     Examples
     --------
@@ -881,13 +843,10 @@ def fair_sa(
     >>> clean = np.eye(4)
     >>> blurred = np.eye(4)
     >>> blurred[3] = [1, 1, 1, 0]  # image 3 (subgroup b) no longer matches itself
-    >>> features = {None: clean, ("blur", 1.0): blurred}
-    >>> r = fair_sa(features, attribute=["a", "a", "b", "b"], perturbations=["blur"],
-    ...             levels=[1.0], threshold=0.5, min_group_size=1)
-    >>> r.matrices["auc"].values
-    ((0.25,), (-0.25,))
-    >>> r.stats["l1"], r.curves["fair_sa/b/blur"].y
-    (0.5, (0.0, -0.5))
+    >>> r = fair_sa({None: clean, ("blur", 1.0): blurred}, attribute=["a", "a", "b", "b"],
+    ...             perturbations=["blur"], levels=[1.0], threshold=0.5, min_group_size=1)
+    >>> r.matrices["auc"].values, r.stats["l1"], r.curves["fair_sa/b/blur"].y
+    (((0.25,), (-0.25,)), 0.5, (0.0, -0.5))
     """
     grid, far, t, min_group_size, options = _checked(
         task, levels, far, threshold, prune, seed, min_group_size, n_bootstrap,
@@ -908,41 +867,27 @@ def fair_sa(
     estimate = {key: v[0] for key, v in _norms(alphas, x, included).items()}
     keys = [key for key, _ in rows]
     labels = [group_label(normalize_group(k)) for k in keys]
-    stats = _stats(estimate, included, labels, names, _trapezoid(x, overall), sweep.t)
+    irc_all = _trapezoid(x, overall)
+    stats = _stats(estimate, included, labels, names, irc_all, sweep.t)
     params: dict[str, Any] = {
-        "task": task, "perturbations": names, "levels": grid.tolist(),
-        "threshold": sweep.t, "threshold_source": "given" if t is not None else (
+        "task": task, "perturbations": names, "levels": grid.tolist(), "threshold": sweep.t,
+        "threshold_source": "given" if t is not None else (
             "far" if task == "self_matching" else "far per subgroup"),
         "far": far, "prune": prune, "seed": int(seed), "protected": protected,
-        "attribute": attribute if isinstance(attribute, str) else "labels",
-        "identities": identities if isinstance(identities, str) or identities is None
-        else "labels",
-        "min_group_size": min_group_size, "n": n, "source": source,
-    }
+        "attribute": _named(attribute), "identities": _named(identities),
+        "min_group_size": min_group_size, "n": n, "source": source}
     step = 2_000_000 // max([1, *(part.top for part in sweep.parts)])  # pairs × replicates
     boot = options.run(lambda w: _norms(np.concatenate([
         sweep.curves(data, w[i : i + step], names, grid)[0]
         for i in range(0, w.shape[0], step)]), x, included), sweep.units, params)
-    intervals, cell_intervals, row_intervals = _intervals(boot, stats, labels, names, included,
-                                                          options.n_bootstrap, notes)
+    intervals, cells_ci, rows_ci = _intervals(boot, stats, labels, names, included,
+                                              options.n_bootstrap, notes)
     auc = estimate["auc"]
-    matrices = _matrices(keys, names, included, auc, cell_intervals,
-                         _trapezoid(x, overall), _trapezoid(x, rate_p))
+    matrices = _matrices(keys, names, included, auc, cells_ci, irc_all, _trapezoid(x, rate_p))
     curves, index_rows = _curves(keys, labels, names, grid, overall, alpha, rate_p, task, far)
     cells = _cells(labels, names, grid, auc, alpha, included, notes)
-    group_stats = make_group_stats(
-        keys, [a for a, _ in sweep.sizes], estimate["l1_row"], min_group_size=min_group_size,
-        intervals=row_intervals,
-        stats=[{"mean_auc": float(auc[i].mean()), "clean_alpha": float(alpha[i, 0, 0]),
-                "worst_auc": float(auc[i, np.argmax(np.abs(auc[i]))]),
-                "n_rest": float(sweep.sizes[i][1])} for i in range(len(rows))],
-    )
-    for g, inc in zip(group_stats, included):
-        if not inc and not g.excluded:  # the rest is the small side
-            notes.append(f"subgroup {g.label}: its rest has fewer than min_group_size="
-                         f"{min_group_size} images; left out of the AUC matrix")
-    group_stats = tuple(g if inc else replace(g, excluded=True)
-                        for g, inc in zip(group_stats, included))
+    group_stats = _groups(keys, sweep.sizes, estimate["l1_row"], auc, alpha, rows_ci,
+                          included, min_group_size, notes)
     return IndicatorResult(
         name="fair_sa", metric=f"auc_l1 ({task.replace('_', '-')})", value=stats["l1"],
         groups=group_stats, stats=stats, intervals=intervals, curves=curves,
