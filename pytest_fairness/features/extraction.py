@@ -312,27 +312,7 @@ def extract_features(
     >>> extract_features(model, ds, transform=DefaultTransform(8)).embeddings.shape
     (2, 4)
     """
-    from pytest_fairness.data.dataset import FairnessDataset
-
-    if not isinstance(dataset, FairnessDataset):
-        raise FairnessConfigError(
-            f"dataset must be a FairnessDataset (from a loader or load_manifest); got "
-            f"{type(dataset).__name__}."
-        )
-    if not callable(model):
-        raise FairnessConfigError(
-            f"model must be a torch.nn.Module or a callable on image batches; got "
-            f"{type(model).__name__}."
-        )
-    if module is not None:
-        model = _submodule(model, module)
-    _check_positive("batch_size", batch_size)
-    _check_positive("num_workers", num_workers, 0)
-    if isinstance(layers, str):
-        raise FairnessConfigError(
-            f"layers must be a sequence of module names; got the string layers={layers!r} "
-            f"(write layers=[{layers!r}])."
-        )
+    model = _checked(model, dataset, module, batch_size, num_workers, layers)
     transform = DefaultTransform() if transform is None else transform
     if not callable(transform):
         raise FairnessConfigError(f"transform must be callable; got transform={transform!r}.")
@@ -357,6 +337,31 @@ def extract_features(
     if memory is not None:
         memory[key] = features
     return features
+
+
+def _checked(model: Any, dataset: Any, module: str | None, batch_size: Any, num_workers: Any,
+             layers: Any) -> Any:
+    """The model to run (``module`` of it when given), once the arguments are checked."""
+    from pytest_fairness.data.dataset import FairnessDataset
+
+    if not isinstance(dataset, FairnessDataset):
+        raise FairnessConfigError(
+            f"dataset must be a FairnessDataset (from a loader or load_manifest); got "
+            f"{type(dataset).__name__}."
+        )
+    if not callable(model):
+        raise FairnessConfigError(
+            f"model must be a torch.nn.Module or a callable on image batches; got "
+            f"{type(model).__name__}."
+        )
+    _check_positive("batch_size", batch_size)
+    _check_positive("num_workers", num_workers, 0)
+    if isinstance(layers, str):
+        raise FairnessConfigError(
+            f"layers must be a sequence of module names; got the string layers={layers!r} "
+            f"(write layers=[{layers!r}])."
+        )
+    return model if module is None else _submodule(model, module)
 
 
 def _submodule(model: Any, name: str) -> Any:

@@ -128,6 +128,14 @@ def load_precomputed(path: str | os.PathLike[str], dataset: FairnessDataset, *,
                     "array, rows must match the dataset one to one. Save the ids too."
                 )
         return Features(dataset, outputs)
+    return _aligned(file, dataset, outputs, ids, id_column, fix)
+
+
+def _aligned(file: Path, dataset: FairnessDataset, outputs: dict[str, Any], ids: Any,
+             id_column: str, fix: str) -> Features:
+    """The outputs in the dataset's row order, matched by id (each once, none missing)."""
+    import numpy as np
+
     ids = np.asarray(ids)
     if ids.ndim != 1 or ids.dtype.kind not in "UiuO":
         raise InvalidDataError(
