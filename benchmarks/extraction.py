@@ -88,7 +88,7 @@ def bare_loop(model, paths: list[str], size: int, batch_size: int):
 def memory_child(n: int, size: int, batch_size: int, folder: str) -> None:
     """Run one extraction and print the peak RSS (KiB) as JSON."""
     from pytest_fairness.data import load_manifest
-    from pytest_fairness.extract import DefaultTransform, extract_features
+    from pytest_fairness.features import DefaultTransform, extract_features
 
     manifest = make_images(Path(folder), n, size)
     ds = load_manifest(manifest)
@@ -115,7 +115,7 @@ def main() -> None:
 
     torch.set_num_threads(1)
     from pytest_fairness.data import load_manifest
-    from pytest_fairness.extract import DefaultTransform, extract_features
+    from pytest_fairness.features import DefaultTransform, extract_features
 
     work = Path(tempfile.mkdtemp(prefix="fairness-bench-"))
     ds = load_manifest(make_images(work / "images", args.n, args.size))
@@ -142,10 +142,10 @@ def main() -> None:
     extract_features(model, ds, transform=transform, batch_size=args.batch_size, cache_dir=cache)
     first = time.perf_counter() - start
     cached_times = []
-    from pytest_fairness import extract
+    from pytest_fairness.features import fingerprint
 
     for _ in range(args.repeat):
-        extract._MODEL_MEMO.clear()
+        fingerprint._MODEL_MEMO.clear()
         fresh = load_manifest(make_images(work / "images", args.n, args.size))
         start = time.perf_counter()
         again = extract_features(model, fresh, transform=transform, batch_size=args.batch_size,

@@ -114,7 +114,7 @@ sys.path.insert(0, {root!r})
 sys.path.insert(0, {bench!r})
 import numpy as np, pyarrow.dataset, pandas
 from scale import dataset
-from pytest_fairness.extract import load_precomputed
+from pytest_fairness.features import load_precomputed
 ds = dataset({n})
 ds.fingerprint
 print("ready", flush=True)
@@ -243,7 +243,7 @@ def extraction_rate(sample: int, folder: Path) -> float:
     from PIL import Image
 
     from pytest_fairness.data import FairnessDataset
-    from pytest_fairness.extract import DefaultTransform, extract_features
+    from pytest_fairness.features import DefaultTransform, extract_features
 
     rng = np.random.default_rng(3)
     paths = []
@@ -273,7 +273,7 @@ def main() -> None:
     parser.add_argument("--skip-extraction", action="store_true")
     parser.add_argument("--skip-gate", action="store_true")
     args = parser.parse_args()
-    from pytest_fairness.extract import load_precomputed
+    from pytest_fairness.features import load_precomputed
 
     n, width = args.n, args.width
     matrix_bytes = n * width * 4

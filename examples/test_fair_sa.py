@@ -19,7 +19,7 @@ within 3 minutes on 2 cores the sweep runs on 20 of the 100 faces (the first 10 
 moves in steps of 0.1, so the limits are loose. The ``lfw_subset`` crops are grayscale: the
 two saturation perturbations leave them unchanged and their curves stay at α = 0.
 
-Each pass goes through :func:`pytest_fairness.extract.extract_features`, so the plugin
+Each pass goes through :func:`pytest_fairness.features.extract_features`, so the plugin
 shows its progress (a live line per pass on a terminal, a start and an end line in logs).
 """
 
@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_fairness import fairness, indicators
-from pytest_fairness.extract import extract_features
+from pytest_fairness.features import extract_features
 from pytest_fairness.perturbations import PERTURBATIONS
 
 #: Perturbation levels δ of the sweep (δ = 0, the clean images, is always on the curve).

@@ -334,7 +334,7 @@ def _report(args: argparse.Namespace) -> int:
 def _extract(args: argparse.Namespace) -> int:
     import shlex
 
-    from pytest_fairness.extract_job import ExtractJob, run_job
+    from pytest_fairness.features.job import ExtractJob, run_job
     from pytest_fairness.indicators.sensitivity import fair_sa_levels
     from pytest_fairness.perturbations import PERTURBATIONS
 

@@ -173,7 +173,7 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object
     if not (is_fairness_item(item) or "fairness_features" in getattr(item, "fixturenames", ())):
         return (yield)
     session = session_of(item.config)
-    from pytest_fairness.extract import progress_to
+    from pytest_fairness.features import progress_to
 
     with progress_to(session.progress):
         return (yield)

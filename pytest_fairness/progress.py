@@ -1,6 +1,6 @@
 """Extraction progress through pytest's terminal writer, without ``-s``.
 
-:class:`ProgressWriter` is the sink (:func:`pytest_fairness.extract.progress_to`) of every
+:class:`ProgressWriter` is the sink (:func:`pytest_fairness.features.progress_to`) of every
 extraction a fairness test runs; under pytest-xdist a worker attaches its lines to the
 test's report (:data:`PROGRESS_ATTRIBUTE`) and the controller prints them.
 """
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Final
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_fairness.extract import ExtractionProgress
+    from pytest_fairness.features import ExtractionProgress
 
 __all__ = ["LIVE_INTERVAL", "PROGRESS_ATTRIBUTE", "ProgressWriter"]
 
@@ -28,7 +28,7 @@ LIVE_INTERVAL: Final = 0.1
 class ProgressWriter:
     """Shows extraction progress through pytest's terminal writer, without ``-s``.
 
-    It is the sink (:func:`pytest_fairness.extract.progress_to`) of every extraction a
+    It is the sink (:func:`pytest_fairness.features.progress_to`) of every extraction a
     fairness test runs, and picks one of four modes when the run starts:
 
     * ``live``: on a terminal, one line per extraction (dataset, perturbation, images/s,

@@ -36,7 +36,7 @@ from pytest_fairness.options import checkpoint_id
 from pytest_fairness.records import Extraction, TestRecord
 
 if TYPE_CHECKING:
-    from pytest_fairness.extract import Features
+    from pytest_fairness.features import Features
     from pytest_fairness.settings import Settings
 
 __all__ = [
@@ -128,7 +128,7 @@ def features_function(settings: Settings, model: Any, item: pytest.Item, *,
                  precomputed: str | os.PathLike[str] | None = None,
                  model_id: str | None = None, module: str | None = None) -> Features:
         __tracebackhide__ = True
-        from pytest_fairness.extract import (
+        from pytest_fairness.features import (
             DefaultTransform,
             extract_features,
             load_precomputed,
@@ -167,7 +167,7 @@ def note_features(item: pytest.Item, features: Features, model: Any, *,
         with the same fingerprint (:func:`publish`).
     """
     __tracebackhide__ = True
-    from pytest_fairness.extract import model_fingerprint
+    from pytest_fairness.features import model_fingerprint
 
     # The whole model, also under module=: checkpoints may share only a backbone.
     entry = extraction(features, model_fingerprint=model_fingerprint(model, model_id=model_id))

@@ -9,21 +9,7 @@ an import of ``x.y``. Four rules are checked:
 2. **One direction.** A module may import modules of its own rank (if that makes no cycle)
    and of the ranks below it, never of a rank above. The ranks, top to bottom:
 
-   ====  ==========================  ==================================================
-   rank  layer                       modules
-   ====  ==========================  ==================================================
-   5     face                        ``plugin``, ``cli``, ``markers``, ``hookspec``
-   4     the run                     ``session``, ``settings``, ``progress``,
-                                     ``provenance``, ``metadata``
-   3     policy · store · render     ``checks``, ``regression`` · ``baseline``,
-                                     ``history`` · ``report/*``
-   2     computation and inputs      ``indicators/*``, ``features``, ``extract``,
-                                     ``shards``, ``extract_job``, ``data/*``,
-                                     ``perturbations``
-   1     values                      ``records``, ``results``, ``stats``, ``options``,
-                                     ``errors``, ``files``, ``_optional``
-   ====  ==========================  ==================================================
-
+   ====  ==========================  ===========================================
    A package entry (``report``, ``indicators``, ``data``) places the package and every
    module under it. The package ``__init__`` (``pytest_fairness``) re-exports the public
    API: it may import anything, and no module of the package may import it (import from
@@ -57,8 +43,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("face", ("plugin", "cli", "markers", "hookspec")),
     ("the run", ("session", "settings", "progress", "provenance", "metadata")),
     ("policy, store, render", ("checks", "regression", "baseline", "history", "report")),
-    ("computation and inputs", ("indicators", "features", "extract", "shards", "extract_job",
-                                "data", "perturbations")),
+    ("computation and inputs", ("indicators", "features", "data", "perturbations")),
     ("values", ("records", "results", "stats", "options", "errors", "files", "_optional")),
 )
 
@@ -78,7 +63,7 @@ KNOWN_CROSSINGS: Mapping[tuple[str, str], str] = {
         "LIMITS (a limit's direction) is read by the renderer; it moves below checks",
     ("pytest_fairness.report.terminal", "pytest_fairness.regression"):
         "regression_tally is text: it moves into report/terminal",
-    ("pytest_fairness.extract_job", "pytest_fairness.report.terminal"):
+    ("pytest_fairness.features.job", "pytest_fairness.report.terminal"):
         "the job's progress lines use the terminal's formatting; it moves to the run",
     ("pytest_fairness.session", "pytest_fairness.markers"):
         "the session validates marks; the marker schema moves below the run",

@@ -103,7 +103,7 @@ DATA_PARAMETERS = {
     "delta_dto": ["result", "baseline"],
     "directional_bias_amp": ["train_attrs", "train_groups", "test_attrs", "test_groups",
                              "pred_attrs", "pred_groups"],
-    "fair_sa": ["model_or_features", "dataset"],
+    "fair_sa": ["features", "dataset"],
     "geodiversity": ["labels", "scores"],
     "group_metrics": ["y_true", "y_pred"],
     "ieat": ["X", "Y", "A", "B"],
@@ -145,3 +145,42 @@ def test_importing_the_package_is_cheap() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+FEATURES = [
+    "DefaultTransform",
+    "ExtractionProgress",
+    "Features",
+    "ProgressSink",
+    "cache_key",
+    "callable_fingerprint",
+    "extract_features",
+    "extract_rows",
+    "file_sha256",
+    "forward_batches",
+    "load_precomputed",
+    "model_fingerprint",
+    "normalize_spec",
+    "perturbation_dir",
+    "perturbation_key",
+    "perturbation_label",
+    "perturbed_features",
+    "progress_to",
+    "read_manifest",
+    "read_shards",
+    "shard_name",
+]
+
+
+def test_features_all_is_pinned_and_sorted() -> None:
+    from pytest_fairness import features
+
+    assert features.__all__ == FEATURES
+    assert features.__all__ == sorted(features.__all__)
+
+
+@pytest.mark.parametrize("name", FEATURES)
+def test_every_features_name_resolves(name: str) -> None:
+    from pytest_fairness import features
+
+    assert getattr(features, name) is not None

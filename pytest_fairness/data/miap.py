@@ -46,7 +46,7 @@ def load_miap(
     unknown gender or age are dropped; each crop whose aspect ratio
     :math:`\max(h, w) / \min(h, w) \ge 1.2` is cut to a square from its top-left corner
     (``square_crop_ratio``). Resizing to 224 is the transform's job
-    (:func:`pytest_fairness.extract.default_transform`).
+    (:class:`pytest_fairness.features.DefaultTransform`).
 
     Parameters
     ----------

@@ -283,7 +283,7 @@ _SPECS = (
         headline=_AMP, metrics=_AMP_METRICS),
     IndicatorSpec(
         "fair_sa", "sensitivity", "Joshi et al. 2022 §3", False,
-        ("model_or_features: a model and dataset of images, a features callable, or "
+        ("features: a features callable (e.g. perturbed_features(model, images)) or "
          "embeddings {None: clean, (perturbation, level): perturbed}",
          "attribute: protected attribute of each image",
          "identities: identity of each image (verification)"),

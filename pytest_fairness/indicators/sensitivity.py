@@ -8,17 +8,13 @@ images into a protected subgroup P (attribute ``a`` has value ``v``) and the res
 plots the bias α(δ) between them; the signed area under each curve, for every (subgroup,
 perturbation), forms the AUC matrix, summarised by L1 norms of its rows, columns and whole.
 
-The expensive step, embeddings of perturbed images, is behind one of three sources:
+The indicator takes embeddings, from one of two sources (indicators never run a model):
 
-* a **model** (``torch.nn.Module`` or any callable from an image batch to embeddings, in
-  eval mode) and a ``dataset`` of images (a tensor ``(N, C, H, W)`` in [0, 1], or a
-  re-iterable of such batches in a fixed order). Batches are perturbed and embedded one at a
-  time by :func:`pytest_fairness.extract.forward_batches`, so 11 perturbations × n levels
-  never hold more than one perturbed batch;
 * a **features callable** with a ``perturbation`` keyword, called as
   ``features(dataset, perturbation=None)`` and ``features(dataset, perturbation=(name,
   level))``: the signature of the ``fairness_features`` fixture, whose disk cache is then
-  reused across tests;
+  reused across tests, or :func:`pytest_fairness.features.perturbed_features`, which runs a
+  model over perturbed image tensors;
 * a **mapping** of precomputed embeddings keyed by ``(name, level)``, the clean ones by
   ``None``.
 
@@ -47,7 +43,8 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -154,37 +151,51 @@ def _check_threshold(threshold: Any) -> float | None:
     return float(threshold)
 
 
-def _check_perturbations(perturbations: Any, model: bool) -> dict[str, Any]:
-    """Return ``{name: callable or None}``; None means the built-in perturbation."""
+def _check_perturbations(perturbations: Any) -> list[str]:
+    """The perturbation names, default every built-in one."""
     from pytest_fairness.perturbations import PERTURBATIONS
 
     if perturbations is None:
-        return dict.fromkeys(PERTURBATIONS)
+        return list(PERTURBATIONS)
     if isinstance(perturbations, str):
         perturbations = [perturbations]
     if isinstance(perturbations, Mapping):
-        items = dict(perturbations)
-        bad = [k for k, f in items.items() if not isinstance(k, str) or not callable(f)]
-        if bad or not items:
-            raise FairnessConfigError(
-                "perturbations given as a mapping must map names (str) to callables "
-                f"f(images, level, *, seed, index); got keys {bad or '(none)'}."
-            )
-        return items
+        raise FairnessConfigError(
+            "perturbations takes names; pass perturbation callables to "
+            "pytest_fairness.features.perturbed_features(model, images, perturbations=...)."
+        )
     names = list(perturbations) if isinstance(perturbations, Iterable) else [perturbations]
     if not names or not all(isinstance(n, str) for n in names) or len(set(names)) != len(names):
         raise FairnessConfigError(
             f"perturbations must be a non-empty list of distinct names (str); got "
             f"perturbations={perturbations!r}."
         )
-    if model:
-        unknown = [n for n in names if n not in PERTURBATIONS]
-        if unknown:
-            raise FairnessConfigError(
-                f"perturbations has unknown name(s) {unknown}; built-in ones are "
-                f"{', '.join(PERTURBATIONS)}. Pass a mapping name → callable for others."
-            )
-    return dict.fromkeys(names)
+    return names
+
+
+def _checked(task: Any, levels: Any, far: Any, threshold: Any, prune: Any, seed: Any,
+             min_group_size: Any, n_bootstrap: Any, confidence_level: Any,
+             interval_method: Any) -> tuple[Any, float, float | None, int, IntervalOptions]:
+    """The validated level grid, far, given threshold, min_group_size and interval options."""
+    if task not in TASKS:
+        raise FairnessConfigError(
+            f"task must be 'self_matching' or 'verification'; got task={task!r}."
+        )
+    min_group_size = check_min_group_size(min_group_size)
+    grid = fair_sa_levels(levels)
+    far = _check_probability(far, "far")
+    given = _check_threshold(threshold)
+    if task == "verification" and given is not None:
+        raise FairnessConfigError(
+            "threshold= applies to task='self_matching'; verification sets its threshold "
+            "from far= within each subgroup. Drop threshold= or change task."
+        )
+    if not isinstance(prune, bool):
+        raise FairnessConfigError(f"prune must be True or False; got prune={prune!r}.")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise FairnessConfigError(f"seed must be a non-negative int; got seed={seed!r}.")
+    options = IntervalOptions.check(n_bootstrap, confidence_level, interval_method, int(seed))
+    return grid, far, given, min_group_size, options
 
 
 # -- feature sources -----------------------------------------------------------------------
@@ -254,118 +265,23 @@ def _from_callable(features: Callable[..., Any], dataset: Any, seed: int) -> Fea
     return get
 
 
-def _batches(dataset: Any, batch_size: int) -> Iterable[Any]:
-    import torch
-
-    if isinstance(dataset, np.ndarray):
-        dataset = torch.from_numpy(dataset)
-    if isinstance(dataset, torch.Tensor):
-        if dataset.ndim != 4:
-            raise InvalidDataError(
-                f"dataset must be an image tensor (N, C, H, W) with values in [0, 1] or a "
-                f"re-iterable of such batches; got a tensor of shape {tuple(dataset.shape)}."
-            )
-        return [dataset[i : i + batch_size] for i in range(0, dataset.shape[0], batch_size)]
-    if isinstance(dataset, Iterable) and not isinstance(dataset, (str, bytes, Mapping)):
-        return dataset
-    raise FairnessConfigError(
-        f"with a model, dataset must be an image tensor (N, C, H, W) in [0, 1] or a "
-        f"re-iterable of batches (e.g. a DataLoader with shuffle=False); got "
-        f"{type(dataset).__name__}. Or pass precomputed features instead of the model."
-    )
-
-
-def _batch_images(batch: Any) -> Any:
-    import torch
-
-    if isinstance(batch, Mapping):
-        batch = batch.get("image", batch.get("images"))
-    elif isinstance(batch, (tuple, list)) and batch:
-        batch = batch[0]
-    if isinstance(batch, np.ndarray):
-        batch = torch.from_numpy(batch)
-    if not isinstance(batch, torch.Tensor):
-        raise InvalidDataError(
-            f"each dataset batch must be an image tensor, a (images, ...) tuple or a dict "
-            f"with key 'image'; got {type(batch).__name__}."
-        )
-    return batch
-
-
-def _numbered_batches(dataset: Any, batch_size: int) -> Iterator[tuple[Any, list[int]]]:
-    """The dataset's image batches, each with the numbers of its rows (the noise keys)."""
-    start = 0
-    for batch in _batches(dataset, batch_size):
-        images = _batch_images(batch)
-        yield images, list(range(start, start + images.shape[0]))
-        start += images.shape[0]
-
-
-def _embedding_output(out: Any) -> dict[str, Any]:
-    """The embeddings of one model call: the output, or its first element."""
-    import torch
-
-    if isinstance(out, (tuple, list)):
-        out = out[0]
-    return {"embeddings": torch.as_tensor(out)}
-
-
-def _from_model(
-    model: Callable[..., Any],
-    dataset: Any,
-    perturbations: Mapping[str, Any],
-    seed: int,
-    batch_size: int,
-) -> FeatureGetter:
-    import torch
-
-    from pytest_fairness.extract import forward_batches
-    from pytest_fairness.perturbations import perturb
-
-    if isinstance(model, torch.nn.Module) and model.training:
+def _source(features: Any, dataset: Any, seed: int) -> tuple[FeatureGetter, str]:
+    if isinstance(features, Mapping):
+        return _from_mapping(features), "precomputed"
+    if not callable(features) or not _has_perturbation_kw(features):
         raise FairnessConfigError(
-            "the model is in training mode (dropout and batch norm would change its "
-            "embeddings between calls); call model.eval() before fair_sa."
+            f"features must be a mapping of precomputed embeddings or a features callable "
+            f"with a 'perturbation' keyword; got {type(features).__name__}. For a model, "
+            "pass pytest_fairness.features.perturbed_features(model, images)."
         )
-    device = None
-    if isinstance(model, torch.nn.Module):
-        device = next((p.device for p in model.parameters()), None)
-
-    def get(name: str | None, level: float) -> NDArray[np.float64]:
-        custom = None if name is None else perturbations.get(name)
-
-        def perturbed(images: Any, index: list[int]) -> Any:
-            if custom is None:
-                return perturb(images, str(name), level, seed=seed, index=index)
-            return custom(images, level, seed=seed, index=index)
-
-        outputs = forward_batches(
-            model, _numbered_batches(dataset, batch_size), device=device,
-            perturb=perturbed if name is not None and level > 0 else None,
-            read=_embedding_output, dtype=torch.float64,
-        )
-        if "embeddings" not in outputs:
-            raise InsufficientDataError("dataset yielded no images; pass at least one batch.")
-        return _embeddings(outputs["embeddings"], _what(name, level))
-
-    return get
+    return _from_callable(features, dataset, seed), "features"
 
 
-def _source(
-    model_or_features: Any, dataset: Any, perturbations: Mapping[str, Any], seed: int,
-    batch_size: int,
-) -> tuple[FeatureGetter, str]:
-    if isinstance(model_or_features, Mapping):
-        return _from_mapping(model_or_features), "precomputed"
-    if not callable(model_or_features):
-        raise FairnessConfigError(
-            f"model_or_features must be a model (nn.Module or callable on image batches), a "
-            f"features callable with a 'perturbation' keyword, or a mapping of precomputed "
-            f"embeddings; got {type(model_or_features).__name__}."
-        )
-    if _has_perturbation_kw(model_or_features):
-        return _from_callable(model_or_features, dataset, seed), "features"
-    return _from_model(model_or_features, dataset, perturbations, seed, batch_size), "model"
+def _has_perturbation_kw(obj: Any) -> bool:
+    try:
+        return "perturbation" in inspect.signature(obj).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 # -- attributes ------------------------------------------------------------------------------
@@ -621,227 +537,70 @@ def _norms(alpha: NDArray[np.float64], x: NDArray[np.float64],
             "l1_col": np.ascontiguousarray(np.swapaxes(inc, 1, 2)).sum(axis=-1)}
 
 
-# -- the indicator ---------------------------------------------------------------------------
-
-
-def fair_sa(
-    model_or_features: Any,
-    dataset: Any = None,
-    *,
-    attribute: Any,
-    perturbations: Any = None,
-    levels: Any = 5,
-    task: str = "self_matching",
-    threshold: float | None = None,
-    far: float = 0.01,
-    identities: Any = None,
-    protected: Any = None,
-    prune: bool = False,
-    seed: int = 0,
-    batch_size: int = 64,
-    min_group_size: int = 30,
-    n_bootstrap: int = 0,
-    confidence_level: float = 0.95,
-    interval_method: str = "percentile",
-) -> IndicatorResult:
-    r"""Fair SA curves, VPSA item-response curves and the signed-AUC matrix (Joshi et al. 2022).
-
-    For perturbation T, levels 0 = δ_0 < … < δ_n and probes x'_i = T(x_i, δ):
-
-    .. math::
-
-        \text{self-matching:}\quad m_i(\delta) = [\cos(f(x'_i), f(x_i)) \ge t], \quad
-        \alpha(\delta) = P(m = 1 \mid P) - P(m = 1 \mid R)
-
-        \text{verification:}\quad
-        \alpha(\delta) = GAR_P(\delta)\,@\,FAR - GAR_R(\delta)\,@\,FAR
-
-        AUC = \frac{1}{\delta_n} \sum_k \frac{\alpha(\delta_{k-1}) + \alpha(\delta_k)}{2}
-              (\delta_k - \delta_{k-1}), \qquad
-        L1 = \sum_{P, T} |AUC_{P,T}|
-
-    where P is a protected subgroup and R the rest; the item-response curve is the match
-    rate (or GAR) against δ. Rows of the AUC matrix are protected subgroups, columns
-    perturbations; row, column and matrix L1 norms summarise it.
-
-    Parameters
-    ----------
-    model_or_features : nn.Module or callable, features callable, or mapping
-        A model from image batches to embeddings (with ``dataset`` holding the images); a
-        callable ``features(dataset, *, perturbation=None | (name, level))`` such as the
-        ``fairness_features`` fixture; or precomputed embeddings ``{None: clean,
-        (name, level): perturbed}``. Rows align with the attribute labels.
-    dataset : tensor, iterable of batches, or any object, optional
-        Images (N, C, H, W) in [0, 1] for a model; passed through to a features callable;
-        columns named by ``attribute`` or ``identities`` are read as ``dataset.attributes[name]``
-        or ``dataset[name]``.
-    attribute : str, array-like, mapping or DataFrame
-        The protected attribute: a column name or one label per image; several columns give
-        one set of rows each (keys ``"column=value"``).
-    perturbations : str, sequence of str, or mapping of name → callable, optional
-        Default: every built-in perturbation (:data:`pytest_fairness.perturbations.PERTURBATIONS`).
-    levels : int or sequence of float, default 5
-        An int n gives n evenly spaced levels in [0, 1]; level 0 is always included.
-    task : {"self_matching", "verification"}
-        The two tasks of Joshi et al. 2022.
-    threshold : float, optional
-        Self-matching similarity threshold t; by default the lowest threshold with a
-        false-accept rate <= ``far`` on the clean impostor pairs.
-    far : float, default 0.01
-        False-accept rate: for the derived self-matching threshold, and GAR's operating
-        point in verification.
-    identities : str or array-like, optional
-        Identity per image; required for verification, and restricts impostor pairs to
-        different identities in self-matching.
-    protected : value or list of values, optional
-        Which attribute values are protected subgroups (e.g. ``1`` for binary CelebA
-        columns); by default every value, each against the rest. For a two-valued
-        attribute the two rows are exact negatives, so every L1 norm counts each cell
-        twice; pass ``protected=`` to keep one row, as Joshi et al. 2022's matrices do.
-    prune : bool, default False
-        VPSA's pruning: drop images (self-matching) or pairs (verification) that fail at
-        level 0. The seed makes it optional because it may drop subgroups unevenly; the
-        result reports how many were dropped.
-    seed : int, default 0
-        Seeds the random perturbations (speckle noise), per image, and the bootstrap.
-    batch_size : int, default 64
-        Batch size when a model embeds an image tensor.
-    min_group_size : int, default 30
-        Subgroups (or their rest) with fewer images are reported but left out of
-        ``matrices["auc"]`` and the L1 norms.
-    n_bootstrap : int, default 0
-        Bootstrap replicates for intervals (images redrawn, or identities when given); 0
-        computes none and leaves every number as without intervals.
-    confidence_level : float, default 0.95
-        Coverage of the intervals.
-    interval_method : {"percentile", "bca"}
-        Bootstrap interval method.
-
-    Returns
-    -------
-    IndicatorResult
-        ``value`` and ``stats["l1"]``: the matrix L1 norm; ``stats["l1_row[<subgroup>]"]``,
-        ``stats["l1_col[<perturbation>]"]``, ``stats["irc_auc[<perturbation>]"]``;
-        ``matrices["auc"]`` (signed AUCs, included subgroups × perturbations),
-        ``matrices["irc_auc"]`` (VPSA AUCs, rows ``"all"`` and each subgroup);
-        ``curves[curve_key(...)]``: α(δ) per (subgroup, perturbation) and the item-response
-        curves; one group per protected subgroup whose value is its row L1 norm (lower is
-        better; stats ``mean_auc``, ``clean_alpha``, ``worst_auc``, ``n_rest``);
-        ``tables["cells"]``: cells by decreasing |AUC|; the worst cells with their curve
-        points are in ``notes``. With ``n_bootstrap``: ``intervals`` of ``value``, ``l1``,
-        ``max_abs_auc`` and the row and column norms, each group's ``interval`` (its row
-        norm) and ``matrices["auc"].intervals`` per cell; ``params`` records the seed,
-        ``confidence_level`` and ``interval_method``.
-
-    Raises
-    ------
-    FairnessConfigError
-        For invalid arguments.
-    InvalidDataError
-        For malformed embeddings or labels, or perturbed embeddings whose shape differs
-        from the clean ones.
-    InsufficientDataError
-        When a subgroup or its rest is empty, or verification lacks genuine or impostor pairs.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> clean = np.eye(4)
-    >>> blurred = np.eye(4)
-    >>> blurred[3] = [1, 1, 1, 0]  # image 3 (subgroup b) no longer matches itself
-    >>> features = {None: clean, ("blur", 1.0): blurred}
-    >>> r = fair_sa(features, attribute=["a", "a", "b", "b"], perturbations=["blur"],
-    ...             levels=[1.0], threshold=0.5, min_group_size=1)
-    >>> r.matrices["auc"].values
-    ((0.25,), (-0.25,))
-    >>> r.stats["l1"], r.curves["fair_sa/b/blur"].y
-    (0.5, (0.0, -0.5))
-    """
-    if task not in TASKS:
-        raise FairnessConfigError(
-            f"task must be 'self_matching' or 'verification'; got task={task!r}."
-        )
-    min_group_size = check_min_group_size(min_group_size)
-    grid = fair_sa_levels(levels)
-    far = _check_probability(far, "far")
-    given_threshold = _check_threshold(threshold)
-    if task == "verification" and given_threshold is not None:
-        raise FairnessConfigError(
-            "threshold= applies to task='self_matching'; verification sets its threshold "
-            "from far= within each subgroup. Drop threshold= or change task."
-        )
-    if not isinstance(prune, bool):
-        raise FairnessConfigError(f"prune must be True or False; got prune={prune!r}.")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise FairnessConfigError(f"seed must be a non-negative int; got seed={seed!r}.")
-    options = IntervalOptions.check(n_bootstrap, confidence_level, interval_method, int(seed))
-    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or (
-        batch_size < 1
-    ):
-        raise FairnessConfigError(f"batch_size must be an int >= 1; got batch_size={batch_size!r}.")
-    is_model = callable(model_or_features) and not isinstance(model_or_features, Mapping)
-    perts = _check_perturbations(perturbations, is_model and not _has_perturbation_kw(
-        model_or_features))
-    get, source = _source(model_or_features, dataset, perts, int(seed), int(batch_size))
-
-    clean = get(None, 0.0)
-    n = clean.shape[0]
-    rows = _subgroups(attribute, dataset, n, protected)
-    ids = None
-    if identities is not None:
-        raw = (_column(dataset, identities, "identities") if isinstance(identities, str)
-               else identities)
-        ids = as_1d(raw, "identities")
-        check_same_length(identities=ids, embeddings=range(n))
-        ids = np.asarray([normalize_group(v) for v in ids.tolist()] + [None], dtype=object)[:-1]
-    elif task == "verification":
-        raise FairnessConfigError(
-            "task='verification' needs identities= (one identity label per image, or a column "
-            "name) to tell genuine from impostor pairs."
-        )
-
-    notes: list[str] = []
-    keep = np.ones(n, dtype=bool)
-    t = given_threshold
-    if task == "self_matching":
-        if t is None:
-            t = _clean_threshold(clean, ids, far)
-        if prune:
-            keep = ~_false_matches(clean, ids, t)
-            notes.append(f"pruning dropped {int((~keep).sum())} of {n} images that falsely "
-                         f"match another clean image at t={t:.4g}")
-    sizes = [(int((mask & keep).sum()), int((~mask & keep).sum())) for _, mask in rows]
-    for (key, _), (n_p, n_r) in zip(rows, sizes):
-        if n_p == 0 or n_r == 0:
-            side = "protected subgroup" if n_p == 0 else "rest (the other images)"
-            raise InsufficientDataError(
-                f"subgroup {group_label(key)!r}: its {side} has no images"
-                f"{' after pruning' if prune else ''}, so α cannot be computed. Check the "
-                "attribute labels or pass protected= to choose subgroups."
+def _identities(identities: Any, dataset: Any, n: int, task: str) -> NDArray[Any] | None:
+    """One identity key per image, or None (then verification cannot run)."""
+    if identities is None:
+        if task == "verification":
+            raise FairnessConfigError(
+                "task='verification' needs identities= (one identity label per image, or a "
+                "column name) to tell genuine from impostor pairs."
             )
+        return None
+    raw = _column(dataset, identities, "identities") if isinstance(identities, str) else identities
+    ids = as_1d(raw, "identities")
+    check_same_length(identities=ids, embeddings=range(n))
+    keys: NDArray[Any] = np.asarray([normalize_group(v) for v in ids.tolist()] + [None],
+                                    dtype=object)[:-1]
+    return keys
 
-    names = list(perts)
-    n_levels = grid.size
-    overall = np.zeros((len(names), n_levels))
-    first: dict[Any, int] = {}  # identities are the clusters when given
-    units = Units.of(n, clusters=None if ids is None else np.array(
-        [first.setdefault(v, len(first)) for v in ids.tolist()]))
-    sides = [(side & keep).astype(np.float64) for _, m in rows for side in (m, ~m)]
-    parts: list[_Verification] = []  # verification: subgroup, its rest, next subgroup...
 
-    if task == "self_matching":
-        def responses(emb: NDArray[np.float64]) -> tuple[Any, float]:
-            match = (np.einsum("ij,ij->i", emb, clean) >= t).astype(np.float64)
-            return match, float(match[keep].mean())
-    else:
-        assert ids is not None
+class _Sweep:
+    """The images kept, the subgroups' sides and what each (perturbation, level) leaves."""
+
+    def __init__(self, task: str, clean: NDArray[np.float64], ids: NDArray[Any] | None,
+                 far: float, t: float | None, prune: bool,
+                 rows: list[tuple[GroupKey, NDArray[np.bool_]]], options: IntervalOptions,
+                 notes: list[str]) -> None:
+        n = clean.shape[0]
+        self.clean, self.keep, self.t = clean, np.ones(n, dtype=bool), t
+        self.parts: list[_Verification] = []
+        self.verification: _Verification | None = None
+        if task == "self_matching":
+            if self.t is None:
+                self.t = _clean_threshold(clean, ids, far)
+            if prune:
+                self.keep = ~_false_matches(clean, ids, self.t)
+                notes.append(f"pruning dropped {int((~self.keep).sum())} of {n} images that "
+                             f"falsely match another clean image at t={self.t:.4g}")
+        self.sizes = [(int((m & self.keep).sum()), int((~m & self.keep).sum())) for _, m in rows]
+        for (key, _), (n_p, n_r) in zip(rows, self.sizes):
+            if n_p == 0 or n_r == 0:
+                side = "protected subgroup" if n_p == 0 else "rest (the other images)"
+                raise InsufficientDataError(
+                    f"subgroup {group_label(key)!r}: its {side} has no images"
+                    f"{' after pruning' if prune else ''}, so α cannot be computed. Check the "
+                    "attribute labels or pass protected= to choose subgroups."
+                )
+        first: dict[Any, int] = {}  # identities are the clusters when given
+        self.units = Units.of(n, clusters=None if ids is None else np.array(
+            [first.setdefault(v, len(first)) for v in ids.tolist()]))
+        self.sides = [(side & self.keep).astype(np.float64) for _, m in rows for side in (m, ~m)]
+        self.n_rows = len(rows)
+        if task == "verification":
+            assert ids is not None
+            self._verification(ids, far, prune, rows, options, notes)
+
+    def _verification(self, ids: NDArray[Any], far: float, prune: bool,
+                      rows: list[tuple[GroupKey, NDArray[np.bool_]]],
+                      options: IntervalOptions, notes: list[str]) -> None:
+        n = self.clean.shape[0]
         everyone = _Verification(np.arange(n), ids, far, "all images")
         subsets = [(_Verification(np.flatnonzero(m), ids, far, f"subgroup {group_label(k)!r}"),
                     _Verification(np.flatnonzero(~m), ids, far,
                                   f"the rest of subgroup {group_label(k)!r}"))
                    for k, m in rows]
         if prune:
-            scores0 = clean @ clean.T
+            scores0 = self.clean @ self.clean.T
             everyone.prune(scores0)
             for a, b in subsets:
                 a.prune(scores0)
@@ -849,112 +608,113 @@ def fair_sa(
             dropped = sum(a.pruned_pairs + b.pruned_pairs for a, b in subsets)
             notes.append(f"pruning dropped {everyone.pruned_pairs} of {n * (n - 1)} pairs "
                          f"misclassified at level 0 ({dropped} within subgroups and rests)")
-        parts += [part for pair in subsets for part in pair]
-        for part in parts:
-            part.weigh(units, spare=options.n_bootstrap > 0)
+        self.parts = [part for pair in subsets for part in pair]
+        for part in self.parts:
+            part.weigh(self.units, spare=options.n_bootstrap > 0)
+        self.verification = everyone
 
-        def responses(emb: NDArray[np.float64]) -> tuple[Any, float]:
-            scores = emb @ clean.T
-            return [part.pairs(scores) for part in parts], everyone.gar(scores)
+    def responses(self, emb: NDArray[np.float64]) -> tuple[Any, float]:
+        """What one level leaves to weigh, and its overall match rate (or GAR)."""
+        if self.verification is None:
+            match = (np.einsum("ij,ij->i", emb, self.clean) >= self.t).astype(np.float64)
+            return match, float(match[self.keep].mean())
+        scores = emb @ self.clean.T
+        return [part.pairs(scores) for part in self.parts], self.verification.gar(scores)
 
-    data: list[Any] = []  # what each (perturbation, level) leaves to weigh: k == 0 is clean
-    clean_data, clean_overall = responses(clean)
-    for j, name in enumerate(names):
-        for k, level in enumerate(grid):
-            if k == 0:
-                data.append(clean_data)
-                overall[j, k] = clean_overall
-                continue
-            emb = get(name, float(level))
-            if emb.shape != clean.shape:
-                raise InvalidDataError(
-                    f"embeddings for ({name!r}, {level:g}) have shape {emb.shape} but the clean "
-                    f"ones have shape {clean.shape}: a perturbed entry needs one row per clean "
-                    "image, in the same order, from the same model. Re-extract that entry from "
-                    "the clean images with the model of the clean embeddings."
-                )
-            response, overall[j, k] = responses(emb)
-            data.append(response)
+    def run(self, get: FeatureGetter, names: list[str], grid: NDArray[np.float64]
+            ) -> tuple[Any, NDArray[np.float64]]:
+        """Every (perturbation, level)'s responses (level 0 is the clean one) and IRCs."""
+        overall = np.zeros((len(names), grid.size))
+        data: list[Any] = []
+        clean_data, clean_overall = self.responses(self.clean)
+        for j, name in enumerate(names):
+            for k, level in enumerate(grid):
+                if k == 0:
+                    data.append(clean_data)
+                    overall[j, k] = clean_overall
+                    continue
+                emb = get(name, float(level))
+                if emb.shape != self.clean.shape:
+                    raise InvalidDataError(
+                        f"embeddings for ({name!r}, {level:g}) have shape {emb.shape} but the "
+                        f"clean ones have shape {self.clean.shape}: a perturbed entry needs one "
+                        "row per clean image, in the same order, from the same model. "
+                        "Re-extract that entry from the clean images with the model of the "
+                        "clean embeddings."
+                    )
+                response, overall[j, k] = self.responses(emb)
+                data.append(response)
+        return (np.stack(data, axis=1) if self.verification is None else data), overall
 
-    match = np.stack(data, axis=1) if task == "self_matching" else None
-
-    def curves_of(w: NDArray[np.float64]) -> tuple[Any, Any]:
+    def curves(self, data: Any, w: NDArray[np.float64], names: list[str],
+               grid: NDArray[np.float64]) -> tuple[Any, Any]:
         """α and the protected side's rate (r, subgroup, perturbation, level) at weights w."""
-        if match is not None:
-            image = w[:, units.codes]
+        if self.verification is None:
+            image = w[:, self.units.codes]
             with np.errstate(invalid="ignore", divide="ignore"):
-                out = np.stack([(image * side) @ match / (image @ side)[:, None]
-                                for side in sides], axis=1)
+                out = np.stack([(image * side) @ data / (image @ side)[:, None]
+                                for side in self.sides], axis=1)
         else:
             out = np.stack([part.weighted_gar([d[s] for d in data], w)
-                            for s, part in enumerate(parts)], axis=1)
-        rate = out.reshape(w.shape[0], len(rows), 2, len(names), n_levels)
+                            for s, part in enumerate(self.parts)], axis=1)
+        rate = out.reshape(w.shape[0], self.n_rows, 2, len(names), grid.size)
         return rate[:, :, 0] - rate[:, :, 1], rate[:, :, 0]
 
-    x = grid / grid[-1]
-    included = np.array([min(a, b) >= min_group_size for a, b in sizes], dtype=bool)
-    alphas, rates_p = curves_of(np.ones((1, units.n_clusters)))
-    alpha, rate_p = alphas[0], rates_p[0]
-    estimate = {key: v[0] for key, v in _norms(alphas, x, included).items()}
-    auc, row_l1 = estimate["auc"], estimate["l1_row"]
-    irc_all, irc_rows = _trapezoid(x, overall), _trapezoid(x, rate_p)
 
-    keys = [key for key, _ in rows]
-    labels = [group_label(normalize_group(k)) for k in keys]
-    inc_auc = auc[included]
+def _stats(estimate: Mapping[str, Any], included: NDArray[np.bool_], labels: list[str],
+           names: list[str], irc_all: Any, t: float | None) -> dict[str, float]:
     stats: dict[str, float] = {"l1": float(estimate["l1"]),
                                "max_abs_auc": float(estimate["max_abs_auc"])}
     if t is not None:
         stats["threshold"] = t
     for i in (int(v) for v in np.flatnonzero(included)):
-        stats[f"l1_row[{labels[i]}]"] = float(row_l1[i])
+        stats[f"l1_row[{labels[i]}]"] = float(estimate["l1_row"][i])
     for j, name in enumerate(names):
         stats[f"l1_col[{name}]"] = float(estimate["l1_col"][j])
     for j, name in enumerate(names):
         stats[f"irc_auc[{name}]"] = float(irc_all[j])
+    return stats
 
-    params: dict[str, Any] = {
-        "task": task, "perturbations": names, "levels": grid.tolist(),
-        "threshold": t, "threshold_source": "given" if given_threshold is not None else (
-            "far" if task == "self_matching" else "far per subgroup"),
-        "far": far, "prune": prune, "seed": int(seed), "protected": protected,
-        "attribute": attribute if isinstance(attribute, str) else "labels",
-        "identities": identities if isinstance(identities, str) or identities is None
-        else "labels",
-        "min_group_size": min_group_size, "n": n, "source": source,
-    }
-    step = 2_000_000 // max([1, *(part.top for part in parts)])  # (pairs kept × replicates)
-    boot = options.run(lambda w: _norms(np.concatenate([
-        curves_of(w[i : i + step])[0] for i in range(0, w.shape[0], step)]), x, included),
-        units, params)
-    intervals: dict[str, tuple[float, float]] = {}
-    cell_intervals = row_intervals = None
-    if boot is not None:
-        found = {f"{kind}[{label}]": boot.interval(kind, i) for kind, some in (
-            ("l1_row", labels), ("l1_col", names)) for i, label in enumerate(some)}
-        found.update(l1=boot.interval("l1"), max_abs_auc=boot.interval("max_abs_auc"))
-        intervals = {k: v for k, v in found.items() if k in stats and v is not None}
-        if "l1" in intervals:
-            intervals["value"] = intervals["l1"]
-        cell_intervals = [tuple(boot.interval("auc", i, j) for j in range(len(names)))
-                          for i in range(len(rows))]
-        row_intervals = [boot.interval("l1_row", i) for i in range(len(rows))]
-        left = int(np.isnan(boot.replicates["l1"]).sum()) if included.any() else 0
-        if left:
-            notes.append(f"{left} of {options.n_bootstrap} bootstrap replicates left out of "
-                         "the intervals: a subgroup or its rest drew no images (or pairs)")
 
+def _intervals(boot: Any, stats: Mapping[str, float], labels: list[str], names: list[str],
+               included: NDArray[np.bool_], n_bootstrap: int, notes: list[str]) -> Any:
+    """The intervals of the stats, of every AUC cell and of every row norm (None: none)."""
+    if boot is None:
+        return {}, None, None
+    found = {f"{kind}[{label}]": boot.interval(kind, i) for kind, some in (
+        ("l1_row", labels), ("l1_col", names)) for i, label in enumerate(some)}
+    found.update(l1=boot.interval("l1"), max_abs_auc=boot.interval("max_abs_auc"))
+    intervals = {k: v for k, v in found.items() if k in stats and v is not None}
+    if "l1" in intervals:
+        intervals["value"] = intervals["l1"]
+    cells = [tuple(boot.interval("auc", i, j) for j in range(len(names)))
+             for i in range(len(labels))]
+    rows = [boot.interval("l1_row", i) for i in range(len(labels))]
+    left = int(np.isnan(boot.replicates["l1"]).sum()) if included.any() else 0
+    if left:
+        notes.append(f"{left} of {n_bootstrap} bootstrap replicates left out of the "
+                     "intervals: a subgroup or its rest drew no images (or pairs)")
+    return intervals, cells, rows
+
+
+def _matrices(keys: list[Any], names: list[str], included: NDArray[np.bool_], auc: Any,
+              cell_intervals: Any, irc_all: Any, irc_rows: Any) -> dict[str, Matrix]:
     matrices = {
         "auc": Matrix(tuple(k for k, inc in zip(keys, included) if inc), tuple(names),
-                      tuple(map(tuple, inc_auc)), None if cell_intervals is None else tuple(
-                          c for c, inc in zip(cell_intervals, included) if inc)),
+                      tuple(map(tuple, auc[included])), None if cell_intervals is None else
+                      tuple(c for c, inc in zip(cell_intervals, included) if inc)),
         "irc_auc": Matrix(("all", *keys), tuple(names),
                           (tuple(irc_all), *map(tuple, irc_rows))),
     }
     if not included.all():
         matrices["auc_all"] = Matrix(tuple(keys), tuple(names), tuple(map(tuple, auc)),
                                      None if cell_intervals is None else tuple(cell_intervals))
+    return matrices
 
+
+def _curves(keys: list[Any], labels: list[str], names: list[str], grid: Any, overall: Any,
+            alpha: Any, rate_p: Any, task: str, far: float) -> tuple[dict[str, Curve], list[Any]]:
+    """Every α(δ) and item-response curve, and the index of them."""
     y_label = "α = P(match | protected) − P(match | rest)" if task == "self_matching" else (
         f"α = GAR@FAR={far:g} (protected) − GAR@FAR (rest)")
     irc_label = "match rate" if task == "self_matching" else f"GAR at FAR={far:g}"
@@ -972,12 +732,17 @@ def fair_sa(
                 curves[curve_key(kind, name, key)] = Curve(tuple(grid), tuple(y), "level", lab)
                 index_rows.append({"curve": curve_key(kind, name, key), "kind": kind,
                                    "subgroup": labels[i], "perturbation": name})
+    return curves, index_rows
 
+
+def _cells(labels: list[str], names: list[str], grid: Any, auc: Any, alpha: Any,
+           included: NDArray[np.bool_], notes: list[str]) -> list[dict[str, Any]]:
+    """The AUC cells by decreasing |AUC|; the worst ones, with their curves, go to notes."""
     cells: list[dict[str, Any]] = []
-    for i in range(len(keys)):
+    for i, label in enumerate(labels):
         for j, name in enumerate(names):
             worst_k = int(np.argmax(np.abs(alpha[i, j])))
-            cells.append({"subgroup": labels[i], "perturbation": name,
+            cells.append({"subgroup": label, "perturbation": name,
                           "auc": float(auc[i, j]), "clean_alpha": float(alpha[i, j, 0]),
                           "worst_level": float(grid[worst_k]),
                           "worst_alpha": float(alpha[i, j, worst_k]),
@@ -988,46 +753,146 @@ def fair_sa(
         points = ", ".join(f"{lv:g}: {a:+.3g}" for lv, a in zip(grid, alpha[ci, cj]))
         notes.append(f"cell {cell['subgroup']} × {cell['perturbation']}: AUC "
                      f"{cell['auc']:+.4g}; α(δ) = {points}")
+    return cells
 
+
+def _named(labels: Any) -> Any:
+    """How params record labels: the column name, None, or ``"labels"``."""
+    return labels if isinstance(labels, str) or labels is None else "labels"
+
+
+def _groups(keys: list[Any], sizes: list[tuple[int, int]], row_l1: Any, auc: Any, alpha: Any,
+            row_intervals: Any, included: NDArray[np.bool_], min_group_size: int,
+            notes: list[str]) -> tuple[Any, ...]:
+    """One group per protected subgroup, its value the row L1 norm."""
     group_stats = make_group_stats(
         keys, [a for a, _ in sizes], row_l1, min_group_size=min_group_size,
         intervals=row_intervals,
         stats=[{"mean_auc": float(auc[i].mean()), "clean_alpha": float(alpha[i, 0, 0]),
                 "worst_auc": float(auc[i, np.argmax(np.abs(auc[i]))]),
-                "n_rest": float(sizes[i][1])} for i in range(len(rows))],
+                "n_rest": float(sizes[i][1])} for i in range(len(keys))],
     )
     for g, inc in zip(group_stats, included):
         if not inc and not g.excluded:  # the rest is the small side
             notes.append(f"subgroup {g.label}: its rest has fewer than min_group_size="
                          f"{min_group_size} images; left out of the AUC matrix")
-    group_stats = tuple(g if inc else _excluded(g) for g, inc in zip(group_stats, included))
+    return tuple(g if inc else replace(g, excluded=True) for g, inc in zip(group_stats, included))
 
+
+# -- the indicator ---------------------------------------------------------------------------
+
+
+def fair_sa(features: Any, dataset: Any = None, *, attribute: Any, perturbations: Any = None,
+            levels: Any = 5, task: str = "self_matching", threshold: float | None = None,
+            far: float = 0.01, identities: Any = None, protected: Any = None,
+            prune: bool = False, seed: int = 0, min_group_size: int = 30,
+            n_bootstrap: int = 0, confidence_level: float = 0.95,
+            interval_method: str = "percentile") -> IndicatorResult:
+    r"""Fair SA curves, VPSA item-response curves and the signed-AUC matrix (Joshi et al. 2022).
+
+    From "Fair SA: Sensitivity Analysis for Fairness in Face Recognition". Probes are
+    T(x, δ) at levels 0 = δ_0 < … < δ_n; α(δ) is the protected subgroup's self-match rate
+    (cos(f(T(x, δ)), f(x)) >= t), or GAR at FAR in verification, minus the rest's;
+    :math:`AUC = \frac{1}{\delta_n}\int_0^{\delta_n} \alpha` (trapezoids) and
+    :math:`L1 = \sum_{P, T} |AUC_{P,T}|`.
+
+    Parameters
+    ----------
+    features : mapping or features callable
+        Embeddings ``{None: clean, (name, level): perturbed}``, or ``features(dataset, *,
+        perturbation=None | (name, level) | (name, level, seed))`` such as the
+        ``fairness_features`` fixture or :func:`pytest_fairness.features.perturbed_features`.
+    dataset : any object, optional
+        Passed to a features callable; columns named by ``attribute`` or ``identities``
+        are read as ``dataset.attributes[name]`` or ``dataset[name]``.
+    attribute : str, array-like, mapping or DataFrame
+        A column name or one label per image; several columns give rows ``"column=value"``.
+    perturbations : str or sequence of str, optional
+        Default: every one of :data:`pytest_fairness.perturbations.PERTURBATIONS`.
+    levels : int or sequence of float, default 5
+        An int n gives n evenly spaced levels in [0, 1]; level 0 is always included.
+    task : {"self_matching", "verification"}
+    threshold : float, optional
+        Self-matching cosine threshold; default: the lowest with FAR <= ``far`` on clean
+        impostor pairs.
+    far : float, default 0.01
+        False-accept rate (derived threshold; verification's operating point).
+    identities : str or array-like, optional
+        Identity per image: required for verification; restricts impostor pairs.
+    protected : value or list of values, optional
+        The protected values (default every value, each against the rest).
+    prune : bool, default False
+        VPSA's pruning of images (or pairs) that fail at level 0.
+    seed : int, default 0
+        Seeds the perturbations' noise (via a features callable) and the bootstrap.
+    min_group_size : int, default 30
+        Smaller subgroups (or rests) are reported but left out of the matrix and norms.
+    n_bootstrap, confidence_level, interval_method
+        Bootstrap intervals (images, or identities when given, redrawn); 0 computes none.
+
+    Returns
+    -------
+    IndicatorResult
+        ``value``: the matrix L1 norm; stats ``l1_row[*]``, ``l1_col[*]``, ``irc_auc[*]``;
+        ``matrices["auc"]``, ``matrices["irc_auc"]``; ``curves[curve_key(...)]``; one group
+        per subgroup (its row L1 norm); ``tables["cells"]``; the worst cells in ``notes``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> clean = np.eye(4)
+    >>> blurred = np.eye(4)
+    >>> blurred[3] = [1, 1, 1, 0]  # image 3 (subgroup b) no longer matches itself
+    >>> r = fair_sa({None: clean, ("blur", 1.0): blurred}, attribute=["a", "a", "b", "b"],
+    ...             perturbations=["blur"], levels=[1.0], threshold=0.5, min_group_size=1)
+    >>> r.matrices["auc"].values, r.stats["l1"], r.curves["fair_sa/b/blur"].y
+    (((0.25,), (-0.25,)), 0.5, (0.0, -0.5))
+    """
+    grid, far, t, min_group_size, options = _checked(
+        task, levels, far, threshold, prune, seed, min_group_size, n_bootstrap,
+        confidence_level, interval_method)
+    names = _check_perturbations(perturbations)
+    get, source = _source(features, dataset, int(seed))
+    clean = get(None, 0.0)
+    n = clean.shape[0]
+    rows = _subgroups(attribute, dataset, n, protected)
+    ids = _identities(identities, dataset, n, task)
+    notes: list[str] = []
+    sweep = _Sweep(task, clean, ids, far, t, prune, rows, options, notes)
+    data, overall = sweep.run(get, names, grid)
+    x = grid / grid[-1]
+    included = np.array([min(a, b) >= min_group_size for a, b in sweep.sizes], dtype=bool)
+    alphas, rates_p = sweep.curves(data, np.ones((1, sweep.units.n_clusters)), names, grid)
+    alpha, rate_p = alphas[0], rates_p[0]
+    estimate = {key: v[0] for key, v in _norms(alphas, x, included).items()}
+    keys = [key for key, _ in rows]
+    labels = [group_label(normalize_group(k)) for k in keys]
+    irc_all = _trapezoid(x, overall)
+    stats = _stats(estimate, included, labels, names, irc_all, sweep.t)
+    params: dict[str, Any] = {
+        "task": task, "perturbations": names, "levels": grid.tolist(), "threshold": sweep.t,
+        "threshold_source": "given" if t is not None else (
+            "far" if task == "self_matching" else "far per subgroup"),
+        "far": far, "prune": prune, "seed": int(seed), "protected": protected,
+        "attribute": _named(attribute), "identities": _named(identities),
+        "min_group_size": min_group_size, "n": n, "source": source}
+    step = 2_000_000 // max([1, *(part.top for part in sweep.parts)])  # pairs × replicates
+    boot = options.run(lambda w: _norms(np.concatenate([
+        sweep.curves(data, w[i : i + step], names, grid)[0]
+        for i in range(0, w.shape[0], step)]), x, included), sweep.units, params)
+    intervals, cells_ci, rows_ci = _intervals(boot, stats, labels, names, included,
+                                              options.n_bootstrap, notes)
+    auc = estimate["auc"]
+    matrices = _matrices(keys, names, included, auc, cells_ci, irc_all, _trapezoid(x, rate_p))
+    curves, index_rows = _curves(keys, labels, names, grid, overall, alpha, rate_p, task, far)
+    cells = _cells(labels, names, grid, auc, alpha, included, notes)
+    group_stats = _groups(keys, sweep.sizes, estimate["l1_row"], auc, alpha, rows_ci,
+                          included, min_group_size, notes)
     return IndicatorResult(
-        name="fair_sa",
-        metric=f"auc_l1 ({task.replace('_', '-')})",
-        value=stats["l1"],
-        groups=group_stats,
-        stats=stats,
-        intervals=intervals,
-        curves=curves,
-        matrices=matrices,
-        tables={"cells": tuple(cells), "curves": tuple(index_rows)},
-        params=params,
-        replicates={} if boot is None else boot.draws({"value": "l1"}),
-        higher_is_better=False,
-        min_group_size=min_group_size,
+        name="fair_sa", metric=f"auc_l1 ({task.replace('_', '-')})", value=stats["l1"],
+        groups=group_stats, stats=stats, intervals=intervals, curves=curves,
+        matrices=matrices, tables={"cells": tuple(cells), "curves": tuple(index_rows)},
+        params=params, replicates={} if boot is None else boot.draws({"value": "l1"}),
+        higher_is_better=False, min_group_size=min_group_size,
         notes=(*exclusion_notes(group_stats, min_group_size), *notes),
     )
-
-
-def _excluded(g: Any) -> Any:
-    from dataclasses import replace
-
-    return replace(g, excluded=True)
-
-
-def _has_perturbation_kw(obj: Any) -> bool:
-    try:
-        return "perturbation" in inspect.signature(obj).parameters
-    except (TypeError, ValueError):
-        return False

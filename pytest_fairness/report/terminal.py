@@ -17,7 +17,7 @@ from pytest_fairness.records import CheckOutcome, Comparison, KeyedResult, TestR
 from pytest_fairness.results import IndicatorResult, group_label
 
 if TYPE_CHECKING:
-    from pytest_fairness.extract import ExtractionProgress
+    from pytest_fairness.features import ExtractionProgress
 
 __all__ = [
     "checkpoint_lines",
@@ -60,7 +60,7 @@ def progress_line(event: ExtractionProgress) -> str:
 
     Examples
     --------
-    >>> from pytest_fairness.extract import ExtractionProgress
+    >>> from pytest_fairness.features import ExtractionProgress
     >>> progress_line(ExtractionProgress("faces", "gaussian_blur 0.5", 0, 100, 0.0))
     'fairness: extracting faces (gaussian_blur 0.5): 100 images'
     >>> progress_line(ExtractionProgress("faces", None, 40, 100, 2.0))

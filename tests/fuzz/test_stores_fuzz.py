@@ -14,8 +14,9 @@ Outcomes:
   warning naming it;
 * **changed, well-formed**: a format without a checksum (JSON, ``.npy``, Parquet, a SQLite
   cell) decoded to other content of the right form and types — as if the file had been
-  edited; no reader can tell. The ``.npz`` files (the cache's and precomputed ones) carry a
-  CRC-32 per member, so this cannot happen to them and counts as silent wrong;
+  edited; no reader can tell. A cache entry's files are checked against the sha256s of its
+  sidecar, and an ``.npz`` carries a CRC-32 per member, so this cannot happen to them and
+  counts as silent wrong;
 
 and two are failures: any other exception (**traceback**), and a result that breaks an
 invariant (**silent wrong**: features that differ from the ones written in a checksummed
@@ -58,7 +59,7 @@ from pytest_fairness.baseline import load_baseline, save_baseline
 from pytest_fairness.cli import main
 from pytest_fairness.data import FairnessDataset, load_manifest
 from pytest_fairness.errors import FairnessError
-from pytest_fairness.extract import DefaultTransform, extract_features, load_precomputed
+from pytest_fairness.features import DefaultTransform, extract_features, load_precomputed
 from pytest_fairness.history import HistoryStore
 from pytest_fairness.records import TestRecord
 from pytest_fairness.regression import compare_baselines
@@ -189,16 +190,34 @@ def _extract(model: Counting, cache: Path) -> Any:
     return extract_features(model, _dataset(), transform=DefaultTransform(4), cache_dir=cache)
 
 
-def _pristine_entry() -> tuple[Path, bytes, dict[str, np.ndarray]]:
-    """A sound cache entry (its path relative to the cache, its bytes) and its outputs."""
+def _pristine_entry() -> tuple[dict[Path, bytes], dict[str, np.ndarray]]:
+    """A sound cache entry (its files relative to the cache, their bytes) and its outputs."""
     if "entry" not in _STATE:
         with tempfile.TemporaryDirectory() as tmp:
             features = _extract(Counting(), Path(tmp))
-            entry = next(Path(tmp).rglob("*.npz"))
-            _STATE["entry"] = (entry.relative_to(tmp), entry.read_bytes(),
-                               dict(features.outputs))
-    entry: tuple[Path, bytes, dict[str, np.ndarray]] = _STATE["entry"]
+            files = {p.relative_to(tmp): p.read_bytes() for p in Path(tmp).rglob("*")
+                     if p.is_file() and p.suffix in (".npy", ".sha256")}
+            _STATE["entry"] = (files, dict(features.outputs))
+    entry: tuple[dict[Path, bytes], dict[str, np.ndarray]] = _STATE["entry"]
     return entry
+
+
+def _rewrite_npy(data: st.DataObject, file: Path) -> None:
+    """One array file rewritten as another well-formed (or pickled) array, or removed."""
+    array = np.load(file)
+    kind = data.draw(st.sampled_from(("drop", "strings", "shape", "nan", "object", "rows",
+                                      "float16")), label="member damage")
+    if kind == "drop":
+        file.unlink()
+        return
+    other = {"strings": lambda: array.astype(str),
+             "shape": lambda: array.reshape(-1) if array.ndim > 1 else array.reshape(1, -1, 1),
+             "nan": lambda: np.full(array.shape, np.nan),
+             "object": lambda: np.array([None] * len(array), dtype=object),
+             "rows": lambda: array[:-1],
+             "float16": lambda: array.astype(np.float16) if array.dtype.kind == "f"
+             else array[::-1]}[kind]()
+    np.save(file, other, allow_pickle=True)
 
 
 def _rewrite_npz(data: st.DataObject, raw: bytes) -> bytes:
@@ -242,21 +261,26 @@ def _rewrite_npz(data: st.DataObject, raw: bytes) -> bytes:
 
 
 def read_cache(data: st.DataObject, tmp: Path) -> str:
-    relative, raw, want = _pristine_entry()
-    entry = tmp / relative
-    entry.parent.mkdir(parents=True)
+    files, want = _pristine_entry()
+    for relative, raw in files.items():
+        (tmp / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / relative).write_bytes(raw)
+    sidecar = next(tmp / r for r in files if r.suffix == ".sha256")
+    target = tmp / data.draw(st.sampled_from(sorted(files)), label="file")
     layer = data.draw(st.sampled_from(("bytes", "bytes", "members", "directory")), label="layer")
     if layer == "directory":
-        entry.mkdir()
-        (entry / "x").write_bytes(b"")
+        target.unlink()
+        target.mkdir()
+        (target / "x").write_bytes(b"")
+    elif layer == "bytes" or target.suffix == ".sha256":
+        target.write_bytes(byte_damage(data, target.read_bytes()))
     else:
-        entry.write_bytes(byte_damage(data, raw) if layer == "bytes"
-                          else _rewrite_npz(data, raw))
+        _rewrite_npy(data, target)
     model = Counting()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         features = _extract(model, tmp)
-    named = [w for w in caught if entry.name in str(w.message)]
+    named = [w for w in caught if sidecar.name in str(w.message)]
     if not _same_arrays(dict(features.outputs), want):
         raise SilentWrong(f"the features differ from those written ({layer} damage)")
     if features.from_cache:
@@ -528,9 +552,10 @@ def test_slow_tier_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
 def test_undamaged_files_are_read_as_written() -> None:
     """The harness itself: sound files are valid (no damage drawn)."""
     with tempfile.TemporaryDirectory() as tmp:
-        relative, raw, want = _pristine_entry()
-        (Path(tmp) / relative).parent.mkdir(parents=True)
-        (Path(tmp) / relative).write_bytes(raw)
+        files, want = _pristine_entry()
+        for relative, raw in files.items():
+            (Path(tmp) / relative).parent.mkdir(parents=True, exist_ok=True)
+            (Path(tmp) / relative).write_bytes(raw)
         features = _extract(Counting(), Path(tmp))
         assert features.from_cache and _same_arrays(dict(features.outputs), want)
         path = Path(tmp) / "h.sqlite"

@@ -16,7 +16,7 @@ import numpy  # noqa: E402, F401
 import pandas  # noqa: E402, F401
 import PIL.Image  # noqa: E402, F401
 
-import pytest_fairness.extract  # noqa: E402, F401
+import pytest_fairness.features  # noqa: E402, F401
 from pytest_fairness.history import HistoryStore  # noqa: E402
 
 MANIFEST = Path(__file__).resolve().parents[2] / "fixtures" / "manifest" / "manifest.csv"
@@ -26,7 +26,7 @@ import pytest
 import torch
 
 from pytest_fairness.data import load_manifest
-from pytest_fairness.extract import DefaultTransform
+from pytest_fairness.features import DefaultTransform
 
 torch.set_num_threads(1)
 TRANSFORM = DefaultTransform(8)

@@ -14,7 +14,7 @@ import numpy  # noqa: E402, F401
 import pandas  # noqa: E402, F401
 import PIL.Image  # noqa: E402, F401
 
-import pytest_fairness.extract  # noqa: E402, F401
+import pytest_fairness.features  # noqa: E402, F401
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
@@ -24,7 +24,7 @@ import pytest
 import torch
 
 from pytest_fairness.data import load_manifest
-from pytest_fairness.extract import DefaultTransform
+from pytest_fairness.features import DefaultTransform
 
 class Counting(torch.nn.Module):
     def __init__(self):
@@ -145,7 +145,7 @@ def test_second_run_reads_the_cache_and_no_cache_recomputes(
     pytester.makepyfile(test_feats=FEATURE_TESTS)
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)
     assert len(forward_calls(log)) == 4  # 16 images / batch 4, once for both tests
-    assert list((pytester.path / ".fairness" / "cache").rglob("*.npz"))
+    assert list((pytester.path / ".fairness" / "cache").rglob("*.sha256"))
     pytester.runpytest().assert_outcomes(passed=2)
     assert len(forward_calls(log)) == 4  # second session: no forward pass at all
     pytester.runpytest("--fairness-no-cache").assert_outcomes(passed=2)
@@ -158,9 +158,9 @@ def test_cache_dir_option(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyP
     pytester.makepyfile(test_feats=FEATURE_TESTS)
     pytester.makeini("[pytest]\nfairness_cache_dir = from_ini\n")
     pytester.runpytest("--fairness-batch-size=8").assert_outcomes(passed=2)
-    assert list((pytester.path / "from_ini").rglob("*.npz"))
+    assert list((pytester.path / "from_ini").rglob("*.sha256"))
     pytester.runpytest("--fairness-cache-dir", "from_cli").assert_outcomes(passed=2)
-    assert list((pytester.path / "from_cli").rglob("*.npz"))
+    assert list((pytester.path / "from_cli").rglob("*.sha256"))
 
 
 @pytest.mark.slow  # three fresh interpreters importing torch: ~10 s idle, minutes when loaded

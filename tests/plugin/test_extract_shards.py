@@ -24,12 +24,12 @@ import torch  # noqa: E402
 from pytest_fairness.cli import main  # noqa: E402
 from pytest_fairness.data import load_manifest, load_utkface  # noqa: E402
 from pytest_fairness.errors import MissingFeaturesError  # noqa: E402
-from pytest_fairness.extract import (  # noqa: E402
+from pytest_fairness.features import (  # noqa: E402
     DefaultTransform,
     extract_features,
     load_precomputed,
 )
-from pytest_fairness.extract_job import load_model  # noqa: E402
+from pytest_fairness.features.job import load_model  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 DATA = FIXTURES / "manifest"
@@ -218,8 +218,10 @@ def test_transform_mismatch_is_refused(extracted: Path) -> None:
 def test_cache_holds_one_memory_mapped_copy(extracted: Path, tmp_path: Path) -> None:
     """With a cache, the decoded matrices are written once and memory-mapped after that."""
     first = load_precomputed(extracted, load_manifest(DATA), cache_dir=tmp_path)
-    files = sorted(p.name for p in (tmp_path / "shards").rglob("*.npy"))
-    assert files == ["embeddings.npy", "logits.npy"]
+    sidecars = list((tmp_path / "shards").rglob("*.sha256"))
+    assert len(sidecars) == 1  # one entry of the one cache
+    assert sorted(json.loads(sidecars[0].read_text())["arrays"]) == ["embeddings", "logits"]
+    assert len(list((tmp_path / "shards").rglob("*.npy"))) == 2
     second = load_precomputed(extracted, load_manifest(DATA), cache_dir=tmp_path)
     assert isinstance(second.embeddings.base, np.memmap)
     assert np.array_equal(first.embeddings, second.embeddings)
@@ -258,7 +260,7 @@ import os
 import pytest
 
 from pytest_fairness import indicators
-from pytest_fairness.extract import DefaultTransform
+from pytest_fairness.features import DefaultTransform
 
 
 def test_sweep(fairness_features, fairness_manifest):

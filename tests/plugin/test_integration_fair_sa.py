@@ -12,7 +12,8 @@ self-match cosine under a perturbation is what the perturbation does to the imag
 With levels (0, 0.5, 1) the textured subgroup's α(δ) is (0, 0, −1), so its blur AUC is the
 trapezoid −(0 + 1)/2 · 0.5 = −0.25; the smooth subgroup's is +0.25; exposure gives 0; the
 matrix L1 norm is 0.5. The scenarios check these numbers through pytest (with and without
-``-n 2``), the cache across runs, and the same sweep through the model source of ``fair_sa``.
+``-n 2``), the cache across runs, and the same sweep through ``perturbed_features`` (a
+model over image tensors).
 """
 
 from __future__ import annotations
@@ -34,10 +35,14 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from PIL import Image  # noqa: E402
 
-import pytest_fairness.extract  # noqa: E402, F401
+import pytest_fairness.features  # noqa: E402, F401
 from pytest_fairness.data import FairnessDataset, load_manifest  # noqa: E402
 from pytest_fairness.errors import FairnessConfigError  # noqa: E402
-from pytest_fairness.extract import DefaultTransform, extract_features  # noqa: E402
+from pytest_fairness.features import (  # noqa: E402
+    DefaultTransform,
+    extract_features,
+    perturbed_features,
+)
 from pytest_fairness.indicators.sensitivity import fair_sa  # noqa: E402
 from pytest_fairness.results import IndicatorResult  # noqa: E402
 
@@ -91,7 +96,7 @@ import os
 import pytest
 import torch
 
-from pytest_fairness.extract import DefaultTransform
+from pytest_fairness.features import DefaultTransform
 
 
 class CenteredPixels(torch.nn.Module):
@@ -214,7 +219,7 @@ def test_second_run_reads_the_cache_without_a_forward_pass(
     first = forward_calls(project)
     assert len(first) == EXTRACTIONS
     assert all(line.endswith(f" {N_IMAGES}") for line in first)  # one batch of 16 each
-    entries = list((pytester.path / ".fairness" / "cache").rglob("*.npz"))
+    entries = list((pytester.path / ".fairness" / "cache").rglob("*.sha256"))
     assert len(entries) == EXTRACTIONS
     result = run(pytester, rerun)
     result.assert_outcomes(passed=1, failed=2)  # same verdicts from the cached features
@@ -332,10 +337,10 @@ def test_features_source_equals_model_source(textures: FairnessDataset,
     labels = textures.frame["texture"].to_numpy()
     via_features = sweep(features_of(textures), textures, labels, perturbations=perturbations,
                          threshold=None, far=0.25)
-    via_model = sweep(CenteredPixels().eval(), images_of(textures), labels,
-                      perturbations=perturbations, threshold=None, far=0.25, batch_size=5)
-    assert via_features.params["source"] == "features"
-    assert via_model.params["source"] == "model"
+    via_model = sweep(perturbed_features(CenteredPixels().eval(), images_of(textures),
+                                         batch_size=5), None, labels,
+                      perturbations=perturbations, threshold=None, far=0.25)
+    assert via_features.params["source"] == via_model.params["source"] == "features"
     assert via_features.stats["threshold"] == pytest.approx(via_model.stats["threshold"],
                                                            abs=1e-9)
     assert via_features.curves.keys() == via_model.curves.keys()
@@ -354,7 +359,8 @@ def test_seed_changes_the_speckle_sweep_on_the_model_source(textures: FairnessDa
     """Control for the test below: seeds 0 and 7 give different Fair SA curves."""
     labels = textures.frame["texture"].to_numpy()
     images = images_of(textures)
-    curves = [sweep(CenteredPixels().eval(), images, labels, seed=seed, **SPECKLE)
+    model = perturbed_features(CenteredPixels().eval(), images)
+    curves = [sweep(model, None, labels, seed=seed, **SPECKLE)
               .curves["fair_sa/textured/speckle_noise"].y for seed in (0, 7)]
     assert curves[0] != curves[1]
 
@@ -362,7 +368,8 @@ def test_seed_changes_the_speckle_sweep_on_the_model_source(textures: FairnessDa
 def test_seed_reaches_a_features_callable(textures: FairnessDataset) -> None:
     labels = textures.frame["texture"].to_numpy()
     via_features = sweep(features_of(textures), textures, labels, seed=7, **SPECKLE)
-    via_model = sweep(CenteredPixels().eval(), images_of(textures), labels, seed=7, **SPECKLE)
+    via_model = sweep(perturbed_features(CenteredPixels().eval(), images_of(textures)), None,
+                      labels, seed=7, **SPECKLE)
     assert via_features.params["seed"] == 7
     assert via_features.curves == via_model.curves
 

@@ -35,14 +35,14 @@ from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from PIL import Image  # noqa: E402
 
-import pytest_fairness.extract  # noqa: E402, F401
+import pytest_fairness.features  # noqa: E402, F401
 from pytest_fairness.data.ieat_stimuli import (  # noqa: E402
     IEATStimuli,
     IEATTestSpec,
     load_ieat_stimuli,
 )
 from pytest_fairness.errors import InvalidDataError  # noqa: E402
-from pytest_fairness.extract import DefaultTransform, extract_features  # noqa: E402
+from pytest_fairness.features import DefaultTransform, extract_features  # noqa: E402
 from pytest_fairness.indicators.embedding_association import ieat, ieat_battery  # noqa: E402
 
 SIZE = 32
@@ -254,7 +254,7 @@ import pytest
 import torch
 
 from pytest_fairness.data.ieat_stimuli import IEATTestSpec, load_ieat_stimuli
-from pytest_fairness.extract import DefaultTransform
+from pytest_fairness.features import DefaultTransform
 
 
 class MeanColour(torch.nn.Module):
@@ -346,4 +346,4 @@ def test_markers_gate_the_folder_iEATs(pytester: pytest.Pytester, mode: str) -> 
     result.stdout.fnmatch_lines(["swapped: ieat (effect_size): |effect size| 1.881, p_value 0.996",
                                  "  FAIL max_effect_size=0.5: effect size 1.881, needs <= 0.5"])
     # The cache entry of the stimuli dataset: one, shared by the four tests.
-    assert len(list((pytester.path / ".fairness" / "cache").rglob("*.npz"))) == 1
+    assert len(list((pytester.path / ".fairness" / "cache").rglob("*.sha256"))) == 1

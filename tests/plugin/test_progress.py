@@ -23,7 +23,7 @@ import numpy  # noqa: E402, F401
 import pandas  # noqa: E402, F401
 import PIL.Image  # noqa: E402, F401
 
-import pytest_fairness.extract  # noqa: E402, F401
+import pytest_fairness.features  # noqa: E402, F401
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
@@ -35,7 +35,7 @@ import pytest
 import torch
 
 from pytest_fairness.data import load_manifest
-from pytest_fairness.extract import DefaultTransform
+from pytest_fairness.features import DefaultTransform
 
 class Slow(torch.nn.Module):
     def __init__(self):

@@ -37,7 +37,7 @@ def _face_features():
     import pandas as pd
 
     from pytest_fairness.data import FairnessDataset
-    from pytest_fairness.extract import Features
+    from pytest_fairness.features import Features
 
     frame = pd.DataFrame({"image_id": list("abcd"), "path": list("abcd"),
                           "gender": ["f", "f", "m", "m"]})

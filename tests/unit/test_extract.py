@@ -11,7 +11,7 @@ import torch
 
 from pytest_fairness.data import load_manifest, load_miap
 from pytest_fairness.errors import FairnessConfigError, InvalidDataError
-from pytest_fairness.extract import (
+from pytest_fairness.features import (
     DefaultTransform,
     Features,
     callable_fingerprint,
@@ -88,7 +88,7 @@ def test_second_run_hits_the_cache(dataset, tmp_path: Path) -> None:
                              cache_dir=tmp_path)
     assert model.calls == 2 and again.from_cache and again.key == first.key
     np.testing.assert_array_equal(again.embeddings, first.embeddings)
-    assert [p.suffix for p in tmp_path.rglob("*") if p.is_file()].count(".npz") == 1
+    assert [p.suffix for p in tmp_path.rglob("*") if p.is_file()].count(".sha256") == 1
     assert not list(tmp_path.rglob("*.tmp"))
 
 
@@ -116,7 +116,7 @@ def test_memory_memo_skips_even_the_disk(dataset, tmp_path: Path) -> None:
     model = Tiny()
     first = extract_features(model, dataset, transform=DefaultTransform(8), cache_dir=tmp_path,
                              memory=memory)
-    for entry in tmp_path.rglob("*.npz"):
+    for entry in tmp_path.rglob("*.sha256"):
         entry.unlink()
     again = extract_features(model, dataset, transform=DefaultTransform(8), cache_dir=tmp_path,
                              memory=memory)
@@ -126,7 +126,7 @@ def test_memory_memo_skips_even_the_disk(dataset, tmp_path: Path) -> None:
 def test_corrupt_cache_entry_is_recomputed(dataset, tmp_path: Path) -> None:
     model = Tiny()
     first = extract_features(model, dataset, transform=DefaultTransform(8), cache_dir=tmp_path)
-    next(tmp_path.rglob("*.npz")).write_bytes(b"truncated")
+    next(tmp_path.rglob("*.0.npy")).write_bytes(b"truncated")
     with pytest.warns(UserWarning, match=r"is damaged"):
         again = extract_features(model, dataset, transform=DefaultTransform(8),
                                  cache_dir=tmp_path)

@@ -12,7 +12,7 @@ import torch
 
 from pytest_fairness.data import FairnessDataset, load_manifest
 from pytest_fairness.errors import FairnessConfigError
-from pytest_fairness.extract import DefaultTransform, extract_features, model_fingerprint
+from pytest_fairness.features import DefaultTransform, extract_features, model_fingerprint
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
@@ -148,7 +148,7 @@ def fairness_model():
 TEST = '''
 import torch
 from pytest_fairness import indicators
-from pytest_fairness.extract import DefaultTransform
+from pytest_fairness.features import DefaultTransform
 from conftest import BACKBONE_CALLS
 
 

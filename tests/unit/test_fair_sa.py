@@ -17,6 +17,7 @@ from pytest_fairness.errors import (
     InsufficientDataError,
     InvalidDataError,
 )
+from pytest_fairness.features import perturbed_features
 from pytest_fairness.indicators import fair_sa
 from pytest_fairness.perturbations import perturb
 from pytest_fairness.results import IndicatorResult
@@ -141,9 +142,9 @@ def sharp_and_smooth(n: int = 12, size: int = 48) -> tuple[torch.Tensor, list[st
 def test_model_degrading_one_subgroup_gives_negative_alpha_and_auc() -> None:
     """Blur destroys textures (sharp) but not gradients (smooth): α_sharp < 0, AUC < 0."""
     images, groups = sharp_and_smooth()
-    r = fair_sa(Centered().eval(), images, attribute=groups,
+    r = fair_sa(perturbed_features(Centered().eval(), images, batch_size=7), attribute=groups,
                 perturbations=["gaussian_blur", "motion_blur"], levels=4, threshold=0.9,
-                min_group_size=5, batch_size=7)
+                min_group_size=5)
     for name in ("gaussian_blur", "motion_blur"):
         alpha = r.curves[f"fair_sa/sharp/{name}"].y
         assert alpha[0] == 0.0 and min(alpha) < 0 and max(alpha) <= 0
@@ -156,7 +157,8 @@ def test_model_degrading_one_subgroup_gives_negative_alpha_and_auc() -> None:
 def test_invariant_model_gives_zeros() -> None:
     """Desaturation keeps luma exactly, so a luma model sees no change: all zeros."""
     images, groups = sharp_and_smooth(n=6, size=16)
-    r = fair_sa(Luma().eval(), images, attribute=groups, perturbations=["saturation_low"],
+    r = fair_sa(perturbed_features(Luma().eval(), images), attribute=groups,
+                perturbations=["saturation_low"],
                 levels=3, far=0.05, min_group_size=1)
     assert r.matrices["auc"].values == ((0.0,), (0.0,))
     assert r.value == 0.0 and r.stats["irc_auc[saturation_low]"] == 1.0
@@ -172,8 +174,8 @@ def test_model_path_equals_precomputed_features() -> None:
         for level in levels:
             features[(name, level)] = model(perturb(images, name, level, seed=4,
                                                     index=range(10)))
-    a = fair_sa(model, images, attribute=groups, perturbations=names, levels=levels,
-                threshold=0.8, seed=4, batch_size=3, min_group_size=1)
+    a = fair_sa(perturbed_features(model, images, batch_size=3), attribute=groups,
+                perturbations=names, levels=levels, threshold=0.8, seed=4, min_group_size=1)
     b = fair_sa(features, attribute=groups, perturbations=names, levels=levels,
                 threshold=0.8, min_group_size=1)
     assert a.matrices == b.matrices and a.curves == b.curves
@@ -189,10 +191,10 @@ def test_model_streams_batches_from_an_iterable_dataset() -> None:
         return Centered()(x), None
 
     batches = [(images[i : i + 3], None) for i in range(0, 8, 3)]
-    r = fair_sa(model, batches, attribute=groups, perturbations=["vignette"], levels=[1.0],
-                threshold=0.5, min_group_size=1)
+    r = fair_sa(perturbed_features(model, batches), attribute=groups,
+                perturbations=["vignette"], levels=[1.0], threshold=0.5, min_group_size=1)
     assert max(seen) == 3 and sum(seen) == 8 * 2  # clean + one level
-    assert r.params["source"] == "model"
+    assert r.params["source"] == "features"
 
 
 def test_custom_perturbation_callable() -> None:
@@ -204,8 +206,9 @@ def test_custom_perturbation_callable() -> None:
         out[rows] = x[rows].flip(-1)
         return out
 
-    r = fair_sa(Centered().eval(), images, attribute=groups,
-                perturbations={"flip": flip_first_half}, levels=[1.0],
+    features = perturbed_features(Centered().eval(), images,
+                                  perturbations={"flip": flip_first_half})
+    r = fair_sa(features, attribute=groups, perturbations=["flip"], levels=[1.0],
                 threshold=0.5, min_group_size=1)
     # the sharp textures (rows 0-3) are mirrored, so they fail; smooth ones are untouched
     assert r.curves["fair_sa/sharp/flip"].y == (0.0, -1.0)
@@ -388,11 +391,10 @@ def base_kwargs(**changes: Any) -> dict[str, Any]:
         ({"threshold": "x"}, r"threshold='x'"),
         ({"prune": "yes"}, r"prune='yes'"),
         ({"seed": -1}, r"seed=-1"),
-        ({"batch_size": 0}, r"batch_size=0"),
         ({"min_group_size": 0}, r"min_group_size=0"),
         ({"perturbations": []}, r"non-empty list of distinct names"),
         ({"perturbations": ["blur", "blur"]}, r"distinct names"),
-        ({"perturbations": {"x": 3}}, r"map names \(str\) to callables"),
+        ({"perturbations": {"x": 3}}, r"perturbations takes names.*perturbed_features"),
         ({"perturbations": "jpeg"}, r"no entry for \('jpeg', 0\.5\)"),
         ({"protected": "z"}, r"protected='z'.*do not occur"),
         ({"attribute": "g"}, r"attribute='g' names a column"),
@@ -409,20 +411,27 @@ def test_bad_arguments_raise_config_error(changes: dict[str, Any], fragment: str
 def test_bad_sources_raise() -> None:
     with pytest.raises(FairnessConfigError, match=r"got int"):
         fair_sa(3, **base_kwargs())
+    with pytest.raises(FairnessConfigError, match=r"got Centered.*perturbed_features"):
+        fair_sa(Centered().eval(), **base_kwargs())  # a model is not features
     with pytest.raises(FairnessConfigError, match=r"no clean embeddings"):
         fair_sa({("blur", 0.5): np.eye(4)}, **base_kwargs())
     with pytest.raises(FairnessConfigError, match=r"training mode"):
-        fair_sa(Centered(), torch.zeros(4, 3, 4, 4), **base_kwargs(perturbations="jpeg"))
-    with pytest.raises(FairnessConfigError, match=r"unknown name\(s\) \['blur'\]"):
-        fair_sa(Centered().eval(), torch.zeros(4, 3, 4, 4), **base_kwargs())
+        perturbed_features(Centered(), torch.zeros(4, 3, 4, 4))
+    with pytest.raises(FairnessConfigError, match=r"'blur'"):  # not a built-in perturbation
+        fair_sa(perturbed_features(Centered().eval(), torch.rand(4, 3, 4, 4)), **base_kwargs())
     with pytest.raises(FairnessConfigError, match=r"got str"):
-        fair_sa(Centered().eval(), "images", **base_kwargs(perturbations="jpeg"))
+        perturbed_features(Centered().eval(), "images")
+    with pytest.raises(FairnessConfigError, match=r"batch_size=0"):
+        perturbed_features(Centered().eval(), torch.zeros(4, 3, 4, 4), batch_size=0)
+    with pytest.raises(FairnessConfigError, match=r"map names \(str\) to callables"):
+        perturbed_features(Centered().eval(), torch.zeros(4, 3, 4, 4), perturbations={"x": 3})
     with pytest.raises(InvalidDataError, match=r"shape \(4, 3, 4\)"):
-        fair_sa(Centered().eval(), torch.zeros(4, 3, 4), **base_kwargs(perturbations="jpeg"))
+        perturbed_features(Centered().eval(), torch.zeros(4, 3, 4))
+    jpeg = base_kwargs(perturbations="jpeg")
     with pytest.raises(InvalidDataError, match=r"got str"):
-        fair_sa(Centered().eval(), ["x"], **base_kwargs(perturbations="jpeg"))
+        fair_sa(perturbed_features(Centered().eval(), ["x"]), **jpeg)
     with pytest.raises(InsufficientDataError, match=r"no images"):
-        fair_sa(Centered().eval(), [], **base_kwargs(perturbations="jpeg"))
+        fair_sa(perturbed_features(Centered().eval(), []), **jpeg)
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ import pytest
 
 from pytest_fairness.data import FairnessDataset
 from pytest_fairness.errors import CheckpointIgnoredError
-from pytest_fairness.extract import Features
+from pytest_fairness.features import Features
 from pytest_fairness.provenance import (
     extraction,
     joined,

@@ -18,7 +18,7 @@ pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
 from pytest_fairness.data import FairnessDataset  # noqa: E402
-from pytest_fairness.extract import load_precomputed  # noqa: E402
+from pytest_fairness.features import load_precomputed  # noqa: E402
 
 ROWS = 140_000  # one row group, read as a batch of 131,072 rows and a slice of the rest
 

@@ -22,13 +22,13 @@ without one is an extraction that has not finished.
 :func:`read_shards` checks the manifest against the dataset (fingerprint, every id exactly
 once across the shards, each shard's sha256), reads the shards through
 ``pyarrow.dataset`` one record batch at a time into one matrix per output, in the
-dataset's row order. With a ``cache_dir`` the matrices are written there once, as ``.npy``
-files, and memory-mapped: pytest-xdist workers then share one decoded copy.
+dataset's row order. With a ``cache_dir`` the matrices are kept there once, in the disk
+cache (:mod:`pytest_fairness.features.cache`), and memory-mapped: pytest-xdist workers then
+share one decoded copy.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -38,6 +38,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pytest_fairness.errors import FairnessConfigError, MissingFeaturesError
+from pytest_fairness.features.cache import cached, file_sha256
+from pytest_fairness.features.fingerprint import cache_key
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -50,7 +52,6 @@ __all__ = [
     "ID_COLUMN",
     "JOB_FILE",
     "MANIFEST",
-    "file_sha256",
     "perturbation_dir",
     "perturbation_key",
     "perturbation_label",
@@ -68,7 +69,6 @@ MANIFEST: Final = "_manifest.json"
 JOB_FILE: Final = "_extract-command.txt"
 ID_COLUMN: Final = "image_id"
 CLEAN: Final = "clean"
-_CHUNK: Final = 1 << 20
 
 
 # -- names -------------------------------------------------------------------------------------
@@ -124,15 +124,6 @@ def perturbation_dir(key: Mapping[str, Any] | None) -> str:
 def shard_name(rank: int, world_size: int) -> str:
     """``part-00001-of-00002.parquet``: the shard a rank writes."""
     return f"part-{rank:05d}-of-{world_size:05d}.parquet"
-
-
-def file_sha256(path: str | os.PathLike[str]) -> str:
-    """The sha256 of a file's bytes, read in 1 MiB chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 # -- the manifest ------------------------------------------------------------------------------
@@ -282,13 +273,18 @@ def read_shards(
         files.append(path)
     outputs = {str(k): v for k, v in manifest["outputs"].items()}
     if cache_dir is None:
-        return _checked_decode(folder, extraction, files, dataset, outputs, command, None)
-    return _cached(folder, extraction, files, dataset, outputs, command, Path(cache_dir))
+        return _checked_decode(folder, extraction, files, dataset, outputs, command)
+    entry = cache_key(format=FORMAT_VERSION, dataset=dataset.fingerprint, outputs=outputs,
+                      shards=[s["sha256"] for s in extraction["shards"]])
+    arrays, _ = cached(Path(cache_dir) / "shards" / entry, lambda: _checked_decode(
+        folder, extraction, files, dataset, outputs, command), what="decoded features are",
+        mmap=True)
+    return arrays
 
 
 def _checked_decode(folder: Path, extraction: Mapping[str, Any], files: Sequence[Path],
-                    dataset: FairnessDataset, outputs: Mapping[str, Any], command: str,
-                    entry: Path | None) -> dict[str, NDArray[Any]]:
+                    dataset: FairnessDataset, outputs: Mapping[str, Any], command: str
+                    ) -> dict[str, NDArray[Any]]:
     """Decode while a thread checks the sha256s (hashlib releases the GIL).
 
     A checksum error wins over what decoding a damaged shard raised.
@@ -298,7 +294,7 @@ def _checked_decode(folder: Path, extraction: Mapping[str, Any], files: Sequence
     with ThreadPoolExecutor(max_workers=1) as pool:
         sums = pool.submit(_check_sums, folder, extraction, command)
         try:
-            matrices = _decode(files, dataset, outputs, folder, entry)
+            matrices = _decode(files, dataset, outputs, folder)
         except MissingFeaturesError:
             sums.result()
             raise
@@ -316,44 +312,8 @@ def _check_sums(folder: Path, extraction: Mapping[str, Any], command: str) -> No
             )
 
 
-def _cached(folder: Path, extraction: Mapping[str, Any], files: Sequence[Path],
-            dataset: FairnessDataset, outputs: Mapping[str, Any], command: str,
-            cache_dir: Path) -> dict[str, NDArray[Any]]:
-    """Decode once into ``.npy`` files under ``cache_dir``; memory-map them after that."""
-    import numpy as np
-    from filelock import FileLock
-
-    payload = json.dumps({"format": FORMAT_VERSION, "dataset": dataset.fingerprint,
-                          "shards": [s["sha256"] for s in extraction["shards"]],
-                          "outputs": outputs}, sort_keys=True)
-    key = hashlib.sha256(payload.encode()).hexdigest()
-    entry = cache_dir / "shards" / key
-    paths = {name: entry / f"{name}.npy" for name in outputs}
-
-    def mapped() -> dict[str, NDArray[Any]] | None:
-        try:
-            arrays = {name: np.load(path, mmap_mode="c") for name, path in paths.items()}
-        except (OSError, ValueError):
-            return None
-        if all(a.shape == (len(dataset), outputs[n]["width"]) for n, a in arrays.items()):
-            return arrays
-        return None
-
-    arrays = mapped()
-    if arrays is not None:
-        return arrays
-    entry.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(entry) + ".lock"):
-        arrays = mapped()  # another worker may have decoded it meanwhile
-        if arrays is None:
-            _checked_decode(folder, extraction, files, dataset, outputs, command, entry)
-            arrays = mapped()
-    assert arrays is not None
-    return arrays
-
-
 def _decode(files: Sequence[Path], dataset: FairnessDataset, outputs: Mapping[str, Any],
-            folder: Path, entry: Path | None) -> dict[str, NDArray[Any]]:
+            folder: Path) -> dict[str, NDArray[Any]]:
     """Scan the shards into one matrix per output, rows placed by id; check every id once."""
     import numpy as np
     import pandas as pd
@@ -365,14 +325,8 @@ def _decode(files: Sequence[Path], dataset: FairnessDataset, outputs: Mapping[st
     pool = sys.modules["pyarrow"].default_memory_pool()
 
     n = len(dataset)
-    matrices: dict[str, Any] = {}
-    for name, spec in outputs.items():
-        shape, dtype = (n, int(spec["width"])), np.dtype(spec["dtype"])
-        if entry is None:
-            matrices[name] = np.empty(shape, dtype=dtype)
-        else:  # written in place into the cache, renamed when whole
-            matrices[name] = np.lib.format.open_memmap(entry / f".{name}.npy.tmp", mode="w+",
-                                                       dtype=dtype, shape=shape)
+    matrices = {name: np.empty((n, int(spec["width"])), dtype=np.dtype(spec["dtype"]))
+                for name, spec in outputs.items()}
     index = pd.Index(dataset.image_ids)
     seen = np.zeros(n, dtype=bool)
     # One shard and one batch ahead: more readahead only holds more decoded pages in memory.
@@ -422,8 +376,4 @@ def _decode(files: Sequence[Path], dataset: FairnessDataset, outputs: Mapping[st
             f"features in {str(folder)!r} lack {int((~seen).sum())} of the {n} images of "
             f"dataset {dataset.name!r}, e.g. {missing!r}; extract them again."
         )
-    if entry is not None:
-        for name, matrix in matrices.items():
-            matrix.flush()
-            os.replace(entry / f".{name}.npy.tmp", entry / f"{name}.npy")
     return matrices

@@ -3,9 +3,9 @@
 The job runs as one process, or as several under ``torchrun --nproc-per-node N``
 (``torch.distributed``: gloo on CPU, nccl on GPUs). Rank ``r`` of ``W`` takes the images
 ``[r·n/W, (r+1)·n/W)``: disjoint parts, no image padded or repeated. For every extraction
-(the clean images, then each perturbation), each rank writes its own shard
-(:mod:`pytest_fairness.shards` describes the layout) and, next to it, a receipt: the shard's
-sha256, row count and the key of what it holds (model, checkpoint, dataset, transform,
+(the clean images, then each perturbation), each rank writes its own shard (the layout is
+in :mod:`pytest_fairness.features.shards`) and, next to it, a receipt: the shard's sha256,
+row count and the key of what it holds (model, checkpoint, dataset, transform,
 normalisation, perturbation, rows). When every rank is done, rank 0 writes the manifest,
 atomically.
 
@@ -28,25 +28,32 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, final
 
 from pytest_fairness.errors import FairnessConfigError
-from pytest_fairness.files import atomic_write_text
-from pytest_fairness.shards import (
+from pytest_fairness.features.cache import file_sha256
+from pytest_fairness.features.extraction import DefaultTransform, extract_rows
+from pytest_fairness.features.fingerprint import (
+    cache_key,
+    callable_fingerprint,
+    model_fingerprint,
+    normalize_spec,
+)
+from pytest_fairness.features.shards import (
     FORMAT,
     FORMAT_VERSION,
     ID_COLUMN,
     JOB_FILE,
     MANIFEST,
-    file_sha256,
     perturbation_dir,
     perturbation_key,
     perturbation_label,
     shard_name,
 )
+from pytest_fairness.files import atomic_write_text
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from pytest_fairness.data.dataset import FairnessDataset
-    from pytest_fairness.extract import ExtractionProgress
+    from pytest_fairness.features.progress import ExtractionProgress
 
 __all__ = ["ExtractJob", "ExtractSummary", "load_model", "run_job"]
 
@@ -266,14 +273,6 @@ def _run(job: ExtractJob, rank: int, world_size: int, device: Any,
     import torch.distributed as dist
 
     from pytest_fairness.data import LOADERS
-    from pytest_fairness.extract import (
-        DefaultTransform,
-        cache_key,
-        callable_fingerprint,
-        extract_rows,
-        model_fingerprint,
-        normalize_spec,
-    )
 
     out = job.out
     if rank == 0:

@@ -1,0 +1,162 @@
+"""A model over perturbed images: the embeddings Fair SA compares, from the one forward loop.
+
+:func:`perturbed_features` turns a model and images into the features callable that
+:func:`pytest_fairness.indicators.fair_sa` takes: each call perturbs the images batch by
+batch (:func:`pytest_fairness.perturbations.perturb`, or a perturbation of your own) and
+embeds them with :func:`~pytest_fairness.features.forward_batches`, so eleven perturbations
+at n levels never hold more than one perturbed batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
+from pytest_fairness.features.forward import forward_batches
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+__all__ = ["perturbed_features"]
+
+
+def perturbed_features(
+    model: Callable[[Any], Any],
+    images: Any,
+    *,
+    perturbations: Mapping[str, Callable[..., Any]] | None = None,
+    batch_size: int = 64,
+) -> Callable[..., NDArray[Any]]:
+    """The embeddings of ``images``, clean or perturbed, as a features callable for Fair SA.
+
+    Parameters
+    ----------
+    model : nn.Module or callable
+        Image batch ``(N, C, H, W)`` → embeddings (a tensor, or a tuple whose first element
+        is one), in eval mode.
+    images : tensor, ndarray or re-iterable of batches
+        Images ``(N, C, H, W)`` in [0, 1], or batches of them (a tensor, an ``(images, ...)``
+        tuple or a dict with key ``"image"``) in a fixed order, e.g. a DataLoader with
+        ``shuffle=False``.
+    perturbations : mapping of str to callable, optional
+        Perturbations of your own, ``f(images, level, *, seed, index)``; other names are
+        the built-in ones of :data:`pytest_fairness.perturbations.PERTURBATIONS`.
+    batch_size : int, default 64
+        Images per forward pass when ``images`` is one tensor.
+
+    Returns
+    -------
+    callable
+        ``features(dataset=None, *, perturbation=None | (name, level) | (name, level,
+        seed))`` → float64 embeddings, one row per image. The seed keys per-image noise.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from pytest_fairness.indicators import fair_sa
+    >>> images = torch.rand(8, 3, 16, 16, generator=torch.Generator().manual_seed(0))
+    >>> features = perturbed_features(torch.nn.Flatten().eval(), images)
+    >>> features(perturbation=("gaussian_blur", 1.0)).shape
+    (8, 768)
+    >>> r = fair_sa(features, attribute=[0, 1] * 4, perturbations=["gaussian_blur"],
+    ...             levels=[1.0], threshold=0.5, min_group_size=1)
+    """
+    import torch
+
+    if isinstance(model, torch.nn.Module) and model.training:
+        raise FairnessConfigError(
+            "the model is in training mode (dropout and batch norm would change its "
+            "embeddings between calls); call model.eval() first."
+        )
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise FairnessConfigError(f"batch_size must be an int >= 1; got batch_size={batch_size!r}.")
+    custom = dict(perturbations or {})
+    if not all(isinstance(k, str) and callable(f) for k, f in custom.items()):
+        raise FairnessConfigError(
+            "perturbations must map names (str) to callables f(images, level, *, seed, "
+            f"index); got {perturbations!r}."
+        )
+    _batches(images, batch_size)  # a wrong kind of images fails here, not at the first call
+    device = None
+    if isinstance(model, torch.nn.Module):
+        device = next((p.device for p in model.parameters()), None)
+
+    def features(dataset: Any = None, *, perturbation: Any = None) -> NDArray[Any]:
+        from pytest_fairness.perturbations import perturb
+
+        name, level, seed = (None, 0.0, 0) if perturbation is None else (
+            *perturbation, 0)[:3]
+
+        def perturbed(batch: Any, index: list[int]) -> Any:
+            if name in custom:
+                return custom[name](batch, level, seed=seed, index=index)
+            return perturb(batch, str(name), level, seed=seed, index=index)
+
+        outputs = forward_batches(
+            model, _numbered_batches(images, batch_size), device=device,
+            perturb=perturbed if name is not None and level > 0 else None,
+            read=_embedding_output, dtype=torch.float64,
+        )
+        if "embeddings" not in outputs:
+            raise InsufficientDataError("images yielded no images; pass at least one batch.")
+        return outputs["embeddings"]
+
+    return features
+
+
+def _batches(dataset: Any, batch_size: int) -> Iterable[Any]:
+    import numpy as np
+    import torch
+
+    if isinstance(dataset, np.ndarray):
+        dataset = torch.from_numpy(dataset)
+    if isinstance(dataset, torch.Tensor):
+        if dataset.ndim != 4:
+            raise InvalidDataError(
+                f"images must be an image tensor (N, C, H, W) with values in [0, 1] or a "
+                f"re-iterable of such batches; got a tensor of shape {tuple(dataset.shape)}."
+            )
+        return [dataset[i : i + batch_size] for i in range(0, dataset.shape[0], batch_size)]
+    if isinstance(dataset, Iterable) and not isinstance(dataset, (str, bytes, Mapping)):
+        return dataset
+    raise FairnessConfigError(
+        f"images must be an image tensor (N, C, H, W) in [0, 1] or a re-iterable of "
+        f"batches (e.g. a DataLoader with shuffle=False); got {type(dataset).__name__}."
+    )
+
+
+def _batch_images(batch: Any) -> Any:
+    import numpy as np
+    import torch
+
+    if isinstance(batch, Mapping):
+        batch = batch.get("image", batch.get("images"))
+    elif isinstance(batch, (tuple, list)) and batch:
+        batch = batch[0]
+    if isinstance(batch, np.ndarray):
+        batch = torch.from_numpy(batch)
+    if not isinstance(batch, torch.Tensor):
+        raise InvalidDataError(
+            f"each batch of images must be an image tensor, a (images, ...) tuple or a dict "
+            f"with key 'image'; got {type(batch).__name__}."
+        )
+    return batch
+
+
+def _numbered_batches(dataset: Any, batch_size: int) -> Iterator[tuple[Any, list[int]]]:
+    """The image batches, each with the numbers of its rows (the noise keys)."""
+    start = 0
+    for batch in _batches(dataset, batch_size):
+        images = _batch_images(batch)
+        yield images, list(range(start, start + images.shape[0]))
+        start += images.shape[0]
+
+
+def _embedding_output(out: Any) -> dict[str, Any]:
+    """The embeddings of one model call: the output, or its first element."""
+    import torch
+
+    if isinstance(out, (tuple, list)):
+        out = out[0]
+    return {"embeddings": torch.as_tensor(out)}

@@ -1,0 +1,228 @@
+"""Features computed elsewhere: ``.npy``, ``.npz``, ``.parquet`` files and shard directories."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_fairness.errors import FairnessConfigError, FairnessError, InvalidDataError
+from pytest_fairness.features.extraction import Features
+from pytest_fairness.features.fingerprint import callable_fingerprint, normalize_spec
+
+if TYPE_CHECKING:
+    from pytest_fairness.data.dataset import FairnessDataset
+
+__all__ = ["load_precomputed"]
+
+
+class _Damaged(Exception):
+    """A file that numpy or pyarrow cannot read back; says why."""
+
+
+def load_precomputed(path: str | os.PathLike[str], dataset: FairnessDataset, *,
+                     id_column: str = "image_id", perturbation: Any = None,
+                     transform: Any = None, normalize: Any = None,
+                     cache_dir: str | os.PathLike[str] | None = None) -> Features:
+    """Read features computed elsewhere and align them with ``dataset``'s rows.
+
+    Parameters
+    ----------
+    path : str or Path
+        * a directory written by ``pytest-fairness extract`` (Parquet shards and their
+          manifest, see :mod:`pytest_fairness.shards`): the manifest is checked (dataset
+          fingerprint, every id once, each shard's sha256) and one extraction read;
+        * ``.npy``: one 2-D array, rows in the dataset's order (no ids to check against).
+        * ``.npz``: named 2-D arrays (``embeddings``, ``logits``, …) and optionally an
+          ``id_column`` array of image ids; with ids, rows are matched by id.
+        * ``.parquet``: an ``id_column`` column; every list/array-valued column becomes an
+          output of that name, and the numeric scalar columns, in order, the
+          ``embeddings``.
+    dataset : FairnessDataset
+        The images the features belong to. Extra ids in the file are ignored; ids of the
+        dataset missing from the file are an error.
+    id_column : str
+        Name of the id array/column.
+    perturbation : None, (name, level) or (name, level, seed)
+        Directories only: which extraction to read (default: the clean images).
+    transform, normalize : optional
+        Directories only: when given, the extraction must have used the same transform
+        and normalisation (as :func:`extract_features` takes them).
+    cache_dir : str or Path, optional
+        Directories only: keep the decoded matrices there and memory-map them, so
+        processes (pytest-xdist workers) share one copy.
+
+    Returns
+    -------
+    Features
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, tempfile, os
+    >>> from pytest_fairness.data import FairnessDataset
+    >>> ds = FairnessDataset(pd.DataFrame({"image_id": ["a", "b"], "path": ["a", "b"]}))
+    >>> file = os.path.join(tempfile.mkdtemp(), "f.npz")
+    >>> np.savez(file, image_id=np.array(["b", "a"]), embeddings=np.array([[2.0], [1.0]]))
+    >>> load_precomputed(file, ds).embeddings.ravel().tolist()
+    [1.0, 2.0]
+    """
+    import numpy as np
+
+    file = Path(path)
+    if file.is_dir() and file.suffix.lower() not in (".npy", ".npz", ".parquet"):
+        from pytest_fairness.features.shards import read_shards
+
+        return Features(dataset, read_shards(
+            file, dataset, perturbation=perturbation, cache_dir=cache_dir,
+            transform=None if transform is None else callable_fingerprint(transform),
+            normalize=None if normalize is None else normalize_spec(normalize)))
+    if not file.is_file():
+        raise InvalidDataError(
+            f"precomputed features {str(file)!r} do not exist; pass a .npy, .npz or .parquet "
+            "file, or a directory written by `pytest-fairness extract`."
+        )
+    suffix = file.suffix.lower()
+    if suffix not in (".npy", ".npz", ".parquet"):
+        raise FairnessConfigError(
+            f"precomputed features {str(file)!r}: suffix {suffix!r} is not .npy, .npz or "
+            ".parquet."
+        )
+    fix = ("write the file again (numpy.save/numpy.savez or DataFrame.to_parquet) or "
+           "recompute the features")
+    ids: Any = None
+    try:
+        if suffix == ".parquet":
+            outputs, ids = _read_parquet(file, id_column)
+        else:
+            outputs = _read_numpy(file)
+            if suffix == ".npy":
+                outputs = {"embeddings": outputs[""]}
+            ids = outputs.pop(id_column, None)
+    except _Damaged as exc:
+        raise InvalidDataError(
+            f"precomputed features {str(file)!r} are damaged or not a numpy {suffix} file "
+            f"({exc}); {fix}."
+        ) from None
+    if not outputs:
+        raise InvalidDataError(f"precomputed features {str(file)!r} hold no arrays; {fix}.")
+    for name, array in outputs.items():
+        if array.dtype.kind not in "biuf" or array.ndim not in (1, 2):
+            raise InvalidDataError(
+                f"precomputed features {str(file)!r}: {name!r} holds {array.dtype} values of "
+                f"shape {array.shape}; each output must be a 1-D or 2-D array of numbers. "
+                f"Save only feature arrays (and the {id_column!r} ids), or {fix}."
+            )
+        finite = np.isfinite(array.reshape(len(array), -1)).all(axis=1)
+        bad = np.flatnonzero(~finite)
+        if len(bad):
+            raise InvalidDataError(
+                f"precomputed features {str(file)!r}: {name!r} holds NaN or infinite values "
+                f"(row {int(bad[0])} first, {len(bad)} rows in all); {fix}."
+            )
+    if ids is None:
+        for name, array in outputs.items():
+            if len(array) != len(dataset):
+                raise InvalidDataError(
+                    f"precomputed features {str(file)!r}: {name!r} has {len(array)} rows but "
+                    f"dataset {dataset.name!r} has {len(dataset)}; without an {id_column!r} "
+                    "array, rows must match the dataset one to one. Save the ids too."
+                )
+        return Features(dataset, outputs)
+    return _aligned(file, dataset, outputs, ids, id_column, fix)
+
+
+def _aligned(file: Path, dataset: FairnessDataset, outputs: dict[str, Any], ids: Any,
+             id_column: str, fix: str) -> Features:
+    """The outputs in the dataset's row order, matched by id (each once, none missing)."""
+    import numpy as np
+
+    ids = np.asarray(ids)
+    if ids.ndim != 1 or ids.dtype.kind not in "UiuO":
+        raise InvalidDataError(
+            f"precomputed features {str(file)!r}: the {id_column!r} ids are {ids.dtype} of "
+            f"shape {ids.shape}; save them as one string per row "
+            f"(dataset.frame['image_id']), or {fix}."
+        )
+    for name, array in outputs.items():
+        if len(array) != len(ids):
+            raise InvalidDataError(
+                f"precomputed features {str(file)!r}: {name!r} has {len(array)} rows but there "
+                f"are {len(ids)} {id_column!r} ids; {fix}."
+            )
+    ids = [str(v) for v in np.asarray(ids).tolist()]
+    position: dict[str, int] = {}
+    for i, value in enumerate(ids):
+        if value in position:
+            raise InvalidDataError(
+                f"precomputed features {str(file)!r}: id {value!r} appears at rows "
+                f"{position[value]} and {i}; each image needs one row."
+            )
+        position[value] = i
+    missing = [v for v in dataset.image_ids if v not in position]
+    if missing:
+        raise InvalidDataError(
+            f"precomputed features {str(file)!r} lack {len(missing)} of the {len(dataset)} "
+            f"images of dataset {dataset.name!r}, e.g. {missing[0]!r}; recompute them on the "
+            "same dataset (ids from dataset.frame['image_id'])."
+        )
+    order = np.array([position[v] for v in dataset.image_ids], dtype=np.intp)
+    return Features(dataset, {k: np.asarray(v)[order] for k, v in outputs.items()})
+
+
+def _read_numpy(file: Path) -> dict[str, Any]:
+    """Every array of an ``.npz`` (the one of an ``.npy`` under ``""``), with numpy's reader."""
+    import numpy as np
+
+    try:
+        loaded = np.load(file, allow_pickle=False)
+        if isinstance(loaded, np.ndarray):
+            return {"": loaded}
+        with loaded:
+            arrays = {name: loaded[name] for name in loaded.files}
+    except Exception as exc:  # noqa: BLE001 - numpy lets zipfile, zlib, EOF... errors out
+        raise _Damaged(f"{type(exc).__name__}: {exc}") from None
+    for name, array in arrays.items():
+        if not isinstance(array, np.ndarray):  # numpy hands back a member that is not .npy
+            raise _Damaged(f"member {name + '.npy'!r} is not an .npy array")
+    return arrays
+
+
+def _read_parquet(file: Path, id_column: str) -> tuple[dict[str, Any], Any]:
+    """The outputs and ids of a Parquet file; pyarrow's errors on damage become _Damaged."""
+    try:
+        return _parquet_outputs(file, id_column)
+    except (FairnessError, _Damaged, ImportError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowInvalid, ArrowException
+        # (bytes that are not UTF-8, found only when a column is converted), OSError, ...
+        raise _Damaged(f"{type(exc).__name__}: {exc}") from None
+
+
+def _parquet_outputs(file: Path, id_column: str) -> tuple[dict[str, Any], Any]:
+    import numpy as np
+    import pandas as pd
+
+    frame = pd.read_parquet(file)
+    if id_column not in frame.columns:
+        raise InvalidDataError(
+            f"precomputed features {str(file)!r} have no {id_column!r} column (columns: "
+            f"{list(frame.columns)[:10]}); add the image ids."
+        )
+    outputs: dict[str, Any] = {}
+    scalars = []
+    for column in frame.columns:
+        if column == id_column:
+            continue
+        first = frame[column].iloc[0] if len(frame) else None
+        if isinstance(first, (list, tuple, np.ndarray)):
+            try:
+                outputs[str(column)] = np.stack([np.asarray(v, dtype=float)
+                                                 for v in frame[column]])
+            except (TypeError, ValueError) as exc:
+                raise _Damaged(f"column {column!r} is not one equal-length list of numbers "
+                               f"per row ({exc})") from None
+        elif pd.api.types.is_numeric_dtype(frame[column]):
+            scalars.append(column)
+    if scalars:
+        outputs.setdefault("embeddings", frame[scalars].to_numpy(dtype=float))
+    return outputs, frame[id_column].to_numpy()

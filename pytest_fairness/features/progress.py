@@ -1,0 +1,166 @@
+"""Extraction progress: events, where they go, and the stand-alone bar on stderr."""
+
+from __future__ import annotations
+
+import contextvars
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, final
+
+from pytest_fairness.errors import FairnessConfigError
+
+__all__ = ["ExtractionProgress", "Progress", "ProgressSink", "progress_to"]
+
+
+@final
+@dataclass(frozen=True)
+class ExtractionProgress:
+    """Where one extraction stands; sent when it starts, after every batch, and at its end.
+
+    Parameters
+    ----------
+    dataset : str
+        The dataset's name.
+    perturbation : str or None
+        The perturbation applied (``"gaussian_blur 0.5"``), or None for clean images.
+    done, total : int
+        Images extracted so far, and in all.
+    elapsed : float
+        Seconds since the extraction started.
+    finished : bool
+        True on the last event of an extraction.
+
+    Examples
+    --------
+    >>> p = ExtractionProgress("faces", None, done=50, total=100, elapsed=2.0)
+    >>> p.rate, p.eta
+    (25.0, 2.0)
+    """
+
+    dataset: str
+    perturbation: str | None
+    done: int
+    total: int
+    elapsed: float
+    finished: bool = False
+
+    @property
+    def milestone(self) -> bool:
+        """The start or the end of an extraction: what a log without a live line shows."""
+        return self.finished or not self.done
+
+    @property
+    def rate(self) -> float | None:
+        """Images per second so far (None before the first batch)."""
+        return self.done / self.elapsed if self.done and self.elapsed > 0 else None
+
+    @property
+    def eta(self) -> float | None:
+        """Seconds left at the current rate (None before the first batch)."""
+        rate = self.rate
+        return None if rate is None else max(self.total - self.done, 0) / rate
+
+
+#: Receives the :class:`ExtractionProgress` events of extractions.
+ProgressSink = Callable[[ExtractionProgress], None]
+
+_SINK: contextvars.ContextVar[ProgressSink | None] = contextvars.ContextVar(
+    "pytest_fairness_progress", default=None
+)
+
+
+@contextmanager
+def progress_to(sink: ProgressSink | None) -> Iterator[None]:
+    """Send the progress of extractions run in the block (``progress=None``) to ``sink``.
+
+    The pytest plugin wraps each fairness test in it, so that extraction progress reaches
+    pytest's terminal writer.
+    """
+    token = _SINK.set(sink)
+    try:
+        yield
+    finally:
+        _SINK.reset(token)
+
+
+def _stderr_bar(event: ExtractionProgress) -> None:
+    """The stand-alone progress bar: one line on stderr, rewritten in place."""
+    width = 30
+    filled = int(width * event.done / max(event.total, 1))
+    what = event.dataset + (f" ({event.perturbation})" if event.perturbation else "")
+    rate = "" if event.rate is None else f" ({event.rate:.0f}/s)"
+    sys.stderr.write(f"\rfairness: extracting {what} [{'#' * filled}{'.' * (width - filled)}] "
+                     f"{event.done}/{event.total} images{rate}")
+    if event.finished:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
+class Progress:
+    """Sends the :class:`ExtractionProgress` of one extraction to its sink.
+
+    ``progress`` is the keyword of :func:`extract_features`: a sink, True (the stderr bar),
+    False (nothing), or None: the sink set by :func:`progress_to`, else the stderr bar when
+    stderr is a terminal.
+    """
+
+    def __init__(self, dataset: str, perturbation: Any, total: int,
+                 progress: bool | ProgressSink | None) -> None:
+        sink: ProgressSink | None
+        if progress is None:
+            sink = _SINK.get() or (_stderr_bar if sys.stderr.isatty() else None)
+        elif progress is True:
+            sink = _stderr_bar
+        elif progress is False:
+            sink = None
+        elif callable(progress):
+            sink = progress
+        else:
+            raise FairnessConfigError(
+                "progress must be True, False, None or a callable taking ExtractionProgress; "
+                f"got progress={progress!r}."
+            )
+        self.sink = sink
+        self.dataset, self.total = dataset, total
+        self.perturbation = _perturbation_label(perturbation)
+        self.done = 0
+        self.start = time.perf_counter()
+
+    def _send(self, finished: bool = False) -> None:
+        if self.sink is not None:
+            self.sink(ExtractionProgress(self.dataset, self.perturbation, self.done, self.total,
+                                         time.perf_counter() - self.start, finished))
+
+    def begin(self) -> None:
+        """The extraction starts (a forward pass will run)."""
+        self.done = 0
+        self.start = time.perf_counter()
+        self._send()
+
+    def update(self, n: int) -> None:
+        """``n`` more images are done."""
+        self.done += n
+        self._send()
+
+    def close(self) -> None:
+        """The extraction ended."""
+        self._send(finished=True)
+
+
+def _perturbation_label(perturbation: Any) -> str | None:
+    """How progress lines name a perturbation: ``"gaussian_blur 0.5"``."""
+    if perturbation is None:
+        return None
+    if isinstance(perturbation, tuple) and perturbation and isinstance(perturbation[0], str):
+        label = " ".join([perturbation[0], *(f"{v:g}" if isinstance(v, float) else str(v)
+                                             for v in perturbation[1:2])])
+        if len(perturbation) == 3 and perturbation[2]:
+            label += f" seed={perturbation[2]}"
+        return label
+    text = repr(perturbation)
+    if " at 0x" in text or len(text) > 60:
+        text = getattr(perturbation, "__name__", type(perturbation).__name__)
+    return text
