@@ -166,7 +166,7 @@ def lines(
     return figure_bytes(figure, fmt)
 
 
-def sweep_series(result: IndicatorResult) -> dict[str, Any]:
+def sweep_series(result: IndicatorResult) -> dict[str, tuple[list[float], list[float]]]:
     """The τ/K/level sweep of a result with slices: value and gap against the coordinate."""
     points = sorted(
         ((r.at, r) for r in (result, *result.slices) if isinstance(r.at, (int, float))),
@@ -175,7 +175,7 @@ def sweep_series(result: IndicatorResult) -> dict[str, Any]:
     if len(points) < 2:
         return {}
     x = [float(at) for at, _ in points]
-    series: dict[str, Any] = {result.metric: (x, [r.value for _, r in points])}
+    series = {result.metric: (x, [r.value for _, r in points])}
     gaps = [r.gap for _, r in points]
     if not all(math.isnan(g) for g in gaps):
         series["gap"] = (x, gaps)

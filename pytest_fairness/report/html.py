@@ -92,10 +92,7 @@ class ResultView:
     head: str
     stats: Table | None
     groups: Table | None
-    bars: Figure | None
-    sweep: Figure | None
-    fair_sa: tuple[Figure, Figure] | None
-    curves: list[Figure]
+    plots: list[tuple[str, list[Figure]]]  # after the group table: a heading (or none), figures
     matrices: list[tuple[str, Figure | None, Table]]
     tables: list[tuple[str, Table, str]]  # name, the rows shown, a note on the rows cut
     notes: Sequence[str]
@@ -112,8 +109,8 @@ class RegressionView:
 
 
 @dataclass(frozen=True)
-class TestView:
-    """One test's section."""
+class Section:
+    """One test: its results, its comparisons with the baseline, its notes."""
 
     nodeid: str
     outcome: str
@@ -126,11 +123,11 @@ class TestView:
 # -- texts -----------------------------------------------------------------------------------
 
 
-def _num(x: object, digits: int = 4) -> str:
+def _num(x: object) -> str:
     if isinstance(x, float) and math.isnan(x) or x is None:
         return "n/a"
     if isinstance(x, (int, float)) and not isinstance(x, bool):
-        return format_number(float(x), digits)
+        return format_number(float(x))
     return str(x)
 
 
@@ -196,10 +193,10 @@ def _summary_rows(tests: Sequence[Mapping[str, Any]]) -> list[Row]:
     return rows
 
 
-def _checkpoints(comparisons: Iterable[Mapping[str, Any]]) -> Table | None:
+def _checkpoints(comparisons: Iterable[Comparison]) -> Table | None:
     """Each checkpoint against the reference one (``checkpoint_comparisons``)."""
     rows: list[Row] = [[c.test, c.result, c.metric, _num(c.baseline), _num(c.now),
-                        _change(c).rstrip(", ")] for c in map(Comparison.from_dict, comparisons)]
+                        _change(c).rstrip(", ")] for c in comparisons]
     header = ["test", "result", "metric", "reference", "this checkpoint", "change"]
     return Table(header, rows) if rows else None
 
@@ -275,11 +272,25 @@ def _head(result: IndicatorResult) -> str:
     return head + f"; {'higher' if result.higher_is_better else 'lower'} is better"
 
 
-def _result_view(data: Mapping[str, Any], draw: bool) -> ResultView:
-    r = IndicatorResult.from_dict(data)
+def _plots(r: IndicatorResult, fair_sa: bool) -> list[tuple[str, list[Figure]]]:
+    """The bars, the sweep and the curves of a result, each under its heading."""
+    plots = [("", [_draw(figures.group_bars, f"per-group {r.metric}", r)])] if r.groups else []
+    if sweep := figures.sweep_series(r):
+        plots.append(("sweep", [_draw(figures.lines, f"sweep of {r.name}", sweep,
+                                      x_label="at (τ, K or level)")]))
+    if fair_sa:
+        plots.append(("Fair SA curves", [_draw(figures.fair_sa_curves, "Fair SA curves", r,
+                                               fmt="svg")]))
+        plots.append(("item-response curves", [_draw(figures.irc_curves,
+                                                     "item-response curves", r, fmt="svg")]))
+    elif r.curves:
+        plots.append(("curves", _curve_figures(r)))
+    return plots
+
+
+def _result_view(r: IndicatorResult, key: str | None, draw: bool) -> ResultView:
     # Fair SA results get their own figures (panels per perturbation, L1 labels).
     fair_sa = r.name == "fair_sa" and {"cells", "curves"} <= set(r.tables)
-    sweep = figures.sweep_series(r) if draw else {}
     matrices = []
     for name, matrix in r.matrices.items():
         figure = None
@@ -289,20 +300,13 @@ def _result_view(data: Mapping[str, Any], draw: bool) -> ResultView:
             figure = _draw(figures.heatmap, f"matrix {name}", matrix, title=name)
         matrices.append((name, figure, _matrix_table(matrix)))
     return ResultView(
-        title=_label(r.name, r.metric, r.at, data.get("key")),
+        title=_label(r.name, r.metric, r.at, key),
         head=_head(r),
         stats=Table(["stat", "value", "interval"], [
             [k, _num(v), _interval(r.intervals.get(k))] for k, v in r.stats.items()
         ]) if r.stats else None,
         groups=_groups_table(r) if r.groups else None,
-        bars=_draw(figures.group_bars, f"per-group {r.metric}", r)
-        if draw and r.groups else None,
-        sweep=_draw(figures.lines, f"sweep of {r.name}", sweep, x_label="at (τ, K or level)")
-        if sweep else None,
-        fair_sa=(_draw(figures.fair_sa_curves, "Fair SA curves", r, fmt="svg"),
-                 _draw(figures.irc_curves, "item-response curves", r, fmt="svg"))
-        if draw and fair_sa else None,
-        curves=_curve_figures(r) if draw and not fair_sa else [],
+        plots=_plots(r, fair_sa) if draw else [],
         matrices=matrices,
         tables=[_detail_table(name, rows) for name, rows in r.tables.items() if rows],
         notes=r.notes,
@@ -332,12 +336,13 @@ def _regression_view(c: Comparison) -> RegressionView:
     )
 
 
-def _test_view(test: Mapping[str, Any], draw: bool) -> TestView:
-    return TestView(
+def _section(test: Mapping[str, Any], draw: bool) -> Section:
+    return Section(
         nodeid=test["nodeid"],
         outcome=str(test.get("outcome") or ""),
         checkpoint=str(test.get("checkpoint") or ""),
-        results=[_result_view(data, draw) for data in test.get("results", [])],
+        results=[_result_view(IndicatorResult.from_dict(data), data.get("key"), draw)
+                 for data in test.get("results", [])],
         regressions=[_regression_view(Comparison.from_dict(c))
                      for c in test.get("regressions", [])],
         notes=test.get("notes", []),
@@ -433,8 +438,9 @@ def render_html(
                                   else "not asked for"),
         summary_table=Table(["test", "indicator", "limit", "observed", "verdict"],
                             _summary_rows(tests)),
-        checkpoints=_checkpoints(document.get("checkpoint_comparisons", [])),
-        tests=[_test_view(test, draw) for test in tests],
+        checkpoints=_checkpoints(map(Comparison.from_dict,
+                                     document.get("checkpoint_comparisons", []))),
+        tests=[_section(test, draw) for test in tests],
         trends=_trends(tests, trends, draw) if trends else [],
     )
 
