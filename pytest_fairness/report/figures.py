@@ -6,8 +6,8 @@ matplotlib is imported inside the functions (never when the plugin loads) and dr
 Agg canvas of a :class:`matplotlib.figure.Figure` made by :func:`new_figure`: no ``pyplot``,
 no global backend switch or figure state, so a user's interactive backend is left alone and
 nothing opens a window. :func:`figure_bytes` serialises a figure deterministically (no
-date, fixed SVG ids). :func:`available` says whether matplotlib is installed; the report
-leaves figures out, with a note, when it is not.
+date, fixed SVG ids). :func:`import_problem` says why matplotlib cannot be imported; the
+report leaves figures out, with that note, when it cannot.
 
 :func:`data_uri` turns SVG bytes into an ``<img src=...>`` value, which keeps the report
 self-contained and isolates each figure's ids and any text in it from the page.
@@ -30,21 +30,8 @@ if TYPE_CHECKING:
 
     from pytest_fairness.results import Matrix
 
-__all__ = [
-    "FORMATS",
-    "auc_heatmap",
-    "available",
-    "data_uri",
-    "fair_sa_curves",
-    "figure_bytes",
-    "group_bars",
-    "heatmap",
-    "import_problem",
-    "irc_curves",
-    "lines",
-    "new_figure",
-    "sweep_series",
-]
+__all__ = ["FORMATS", "auc_heatmap", "data_uri", "fair_sa_curves", "figure_bytes", "group_bars",
+           "heatmap", "import_problem", "irc_curves", "lines", "new_figure", "sweep_series"]
 
 #: What :func:`figure_bytes` writes.
 FORMATS: Final = ("png", "svg")
@@ -64,11 +51,6 @@ def import_problem() -> str | None:
     except ImportError as error:
         return str(error)
     return None
-
-
-def available() -> bool:
-    """Whether matplotlib can be imported."""
-    return import_problem() is None
 
 
 def new_figure(width: float = 6.4, height: float = 4.0) -> Figure:
@@ -126,20 +108,13 @@ def group_bars(result: IndicatorResult, *, fmt: str = "svg") -> bytes | None:
     if not groups:
         return None
     best, worst = result.best_group, result.worst_group
+    differ = best is not None and worst is not None and worst.value != best.value
     figure = new_figure(6.0, 0.9 + 0.32 * len(groups))
     axes = figure.add_subplot()
     positions = list(range(len(groups)))[::-1]
     values = [0.0 if math.isnan(g.value) else g.value for g in groups]
-    colors = []
-    for g in groups:
-        if g.excluded:
-            colors.append(_MUTED)
-        elif worst is not None and g is worst and best is not None and worst.value != best.value:
-            colors.append(_WORST)
-        elif best is not None and g is best:
-            colors.append(_BEST)
-        else:
-            colors.append("#6c8ebf")
+    colors = [_MUTED if g.excluded else _WORST if differ and g is worst else
+              _BEST if g is best else "#6c8ebf" for g in groups]
     axes.barh(positions, values, color=colors, height=0.6)
     for y, g in zip(positions, groups):
         if g.interval is not None:
@@ -191,7 +166,7 @@ def lines(
     return figure_bytes(figure, fmt)
 
 
-def sweep_series(result: IndicatorResult) -> dict[str, Any]:
+def sweep_series(result: IndicatorResult) -> dict[str, tuple[list[float], list[float]]]:
     """The τ/K/level sweep of a result with slices: value and gap against the coordinate."""
     points = sorted(
         ((r.at, r) for r in (result, *result.slices) if isinstance(r.at, (int, float))),
@@ -200,7 +175,7 @@ def sweep_series(result: IndicatorResult) -> dict[str, Any]:
     if len(points) < 2:
         return {}
     x = [float(at) for at, _ in points]
-    series: dict[str, Any] = {result.metric: (x, [r.value for _, r in points])}
+    series = {result.metric: (x, [r.value for _, r in points])}
     gaps = [r.gap for _, r in points]
     if not all(math.isnan(g) for g in gaps):
         series["gap"] = (x, gaps)
@@ -345,12 +320,7 @@ def fair_sa_curves(
     perturbations, subgroups : str or list of str, optional
         Which panels and lines to draw (subgroups by label); default all.
     fmt : {"png", "svg"}
-        Output format.
-
-    Returns
-    -------
-    bytes
-        The image.
+        Format of the image returned.
     """
     return _curve_plot(_check_fair_sa(result, "fair_sa_curves"), "fair_sa", perturbations,
                        subgroups, fmt, overall=False)
@@ -369,12 +339,7 @@ def irc_curves(
     perturbations, subgroups : str or list of str, optional
         Which panels and lines to draw; default all.
     fmt : {"png", "svg"}
-        Output format.
-
-    Returns
-    -------
-    bytes
-        The image.
+        Format of the image returned.
     """
     return _curve_plot(_check_fair_sa(result, "irc_curves"), "irc", perturbations,
                        subgroups, fmt, overall=True)
@@ -395,12 +360,7 @@ def auc_heatmap(result: IndicatorResult, *, matrix: str = "auc", fmt: str = "png
     matrix : str, default "auc"
         Which matrix (``"auc"``, ``"auc_all"`` or ``"irc_auc"``).
     fmt : {"png", "svg"}
-        Output format.
-
-    Returns
-    -------
-    bytes
-        The image.
+        Format of the image returned.
     """
     if not isinstance(result, IndicatorResult) or matrix not in result.matrices:
         have = sorted(result.matrices) if isinstance(result, IndicatorResult) else []

@@ -7,19 +7,23 @@ the τ/K/level sweep (from ``slices``), the curves (Fair SA curves and item-resp
 attribute set, ...) and the baseline comparison group by group; then trends of each result
 across the checkpoints recorded in the history.
 
-Every string that comes from data or tests goes through :func:`html.escape`; figures are
-SVG documents embedded as base64 ``data:`` images, so nothing in them is parsed as markup
-of the page.
+The page is the Jinja2 template ``templates/report.html.j2``, rendered with autoescaping
+(as pytest-html does): this module turns the report document into the texts, rows and
+figures the template lays out, and every one of them is escaped by the template; nothing
+here writes markup. Figures are SVG documents embedded as base64 ``data:`` images, so
+nothing in them is parsed as markup of the page. Jinja2 is imported when a page is
+rendered, never when the plugin loads.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
-from html import escape
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from pytest_fairness.checks import LIMITS
 from pytest_fairness.errors import FairnessConfigError
@@ -34,143 +38,197 @@ from pytest_fairness.report.terminal import (
     interval_text,
     shows_gap,
 )
-from pytest_fairness.results import IndicatorResult, group_label, result_id
+from pytest_fairness.results import IndicatorResult, Matrix, group_label, result_id
+
+if TYPE_CHECKING:
+    import jinja2
 
 __all__ = ["render_html", "write_html"]
 
 #: Rows of a detail table shown before it is cut.
 MAX_TABLE_ROWS: Final = 60
 
-_CSS: Final = """
-body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;
-max-width:1100px;color:#222;padding:0 1em}
-h1{font-size:1.6em}h2{font-size:1.25em;margin-top:2em;border-bottom:1px solid #ddd}
-h3{font-size:1.05em}table{border-collapse:collapse;margin:.6em 0}
-th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
-th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.passed,.ok{color:#1b7f3b;font-weight:600}.failed,.FAIL,.REGRESSED{color:#c0392b;font-weight:600}
-.skipped{color:#8a6d00}.excluded{color:#888}.note{color:#555;font-style:italic}
-img.figure{max-width:100%;height:auto;display:block;margin:.5em 0}
-code{background:#f6f6f6;padding:0 3px}section.test{margin-bottom:2em}
-"""
+
+# -- what the template lays out --------------------------------------------------------------
 
 
-def _e(value: Any) -> str:
-    return escape(str(value), quote=True)
+@dataclass(frozen=True)
+class Cell:
+    """A table cell whose text is a link to ``href`` or sits in a ``<span class=cls>``."""
+
+    text: str
+    cls: str = ""
+    href: str = ""
 
 
-def _num(x: Any, digits: int = 4) -> str:
-    if x is None:
-        return "n/a"
-    if isinstance(x, str):
-        return _e(x)
-    if isinstance(x, float) and math.isnan(x):
+Row: TypeAlias = "Sequence[str | Cell]"
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table: the header's texts and the rows' cells."""
+
+    header: Sequence[str]
+    rows: Sequence[Row]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """An ``<img>`` whose ``src`` is a ``data:`` URI, or why the figure could not be drawn.
+
+    Both empty: there was nothing to draw, and nothing is shown.
+    """
+
+    alt: str
+    src: str = ""
+    problem: str = ""
+
+
+@dataclass(frozen=True)
+class ResultView:
+    """One result: its title, headline, tables and figures (None or empty: not shown)."""
+
+    title: str
+    head: str
+    stats: Table | None
+    groups: Table | None
+    plots: list[tuple[str, list[Figure]]]  # after the group table: a heading (or none), figures
+    matrices: list[tuple[str, Figure | None, Table]]
+    tables: list[tuple[str, Table, str]]  # name, the rows shown, a note on the rows cut
+    notes: Sequence[str]
+
+
+@dataclass(frozen=True)
+class RegressionView:
+    """One comparison with the baseline: verdict, sentence, groups and notes."""
+
+    verdict: str
+    text: str
+    groups: Table
+    notes: Sequence[str]
+
+
+@dataclass(frozen=True)
+class Section:
+    """One test: its results, its comparisons with the baseline, its notes."""
+
+    nodeid: str
+    outcome: str
+    checkpoint: str
+    results: list[ResultView]
+    regressions: list[RegressionView]
+    notes: Sequence[str]
+
+
+# -- texts -----------------------------------------------------------------------------------
+
+
+def _num(x: object) -> str:
+    if isinstance(x, float) and math.isnan(x) or x is None:
         return "n/a"
     if isinstance(x, (int, float)) and not isinstance(x, bool):
-        return _e(format_number(float(x), digits))
-    return _e(x)
+        return format_number(float(x))
+    return str(x)
 
 
-def _table(header: Sequence[str], rows: Iterable[Sequence[str]], *, raw: bool = False) -> str:
-    """An HTML table; cells are escaped unless ``raw`` (then the caller escaped them)."""
-    head = "".join(f"<th>{_e(h)}</th>" for h in header)
-    body = []
-    for row in rows:
-        cells = "".join(f"<td>{c if raw else _e(c)}</td>" for c in row)
-        body.append(f"<tr>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+def _interval(pair: Sequence[float] | None) -> str:
+    return "" if pair is None else f"[{_num(pair[0])}, {_num(pair[1])}]"
 
 
-def _figure(svg: bytes | None, alt: str) -> str:
-    if svg is None:
-        return ""
-    return f'<img class="figure" alt="{_e(alt)}" src="{figures.data_uri(svg)}">'
+def _label(name: object, metric: object, at: object, key: object) -> str:
+    """``key: indicator (metric) at 0.5`` of a result or a check."""
+    text = f"{name} ({metric})"
+    if isinstance(at, (int, float)):
+        text += f" at {at:g}"
+    return text if key is None else f"{key}: {text}"
 
 
-def _safe_figure(draw: Any, alt: str, *args: Any, **kwargs: Any) -> str:
+def _change(c: Comparison) -> str:
+    """``+0.02 worse, interval [...] paired, `` of a comparison (empty parts left out)."""
+    text = "" if c.worse_by is None else f"{fmt_signed(c.worse_by)} worse, "
+    if c.interval is not None:
+        text += f"interval {interval_text(c)}, "
+    return text + ("" if c.confidence == "point" else f"{c.confidence}, ")
+
+
+def _draw(draw: Callable[..., bytes | None], alt: str, *args: Any, **kwargs: Any) -> Figure:
     """Draw a figure; a drawing problem becomes a visible note, not a lost report."""
     try:
-        return _figure(draw(*args, **kwargs), alt)
+        svg = draw(*args, **kwargs)
     except Exception as error:  # noqa: BLE001 - one bad figure must not lose the report
-        return f'<p class="note">figure {_e(alt)} could not be drawn: {_e(error)}</p>'
+        return Figure(alt, problem=str(error))
+    return Figure(alt, "" if svg is None else figures.data_uri(svg))
 
 
-# -- summary -------------------------------------------------------------------------------
+# -- summary ---------------------------------------------------------------------------------
 
 
-def _indicator(check: Mapping[str, Any]) -> str:
-    text = f"{check.get('indicator')} ({check.get('metric')})"
-    if check.get("at") is not None:
-        text += f" at {check['at']:g}" if isinstance(check["at"], (int, float)) else ""
-    if check.get("key"):
-        text = f"{check['key']}: {text}"
-    return text
-
-
-def _summary_rows(tests: Sequence[Mapping[str, Any]]) -> list[list[str]]:
-    rows = []
+def _summary_rows(tests: Sequence[Mapping[str, Any]]) -> list[Row]:
+    rows: list[Row] = []
     for index, test in enumerate(tests):
-        link = f'<a href="#t{index}">{_e(test["nodeid"])}</a>'
+        link = Cell(test["nodeid"], href=f"#t{index}")
         for check in test.get("checks", []):
             op = "≤" if LIMITS[check["limit"]].bound == "max" else "≥"
             observed = _num(check.get("observed"))
             if check.get("interval"):
-                low, high = check["interval"]
-                observed += f" [{_num(low)}, {_num(high)}]"
+                observed += f" {_interval(check['interval'])}"
             if check.get("where"):
-                observed += f" ({_e(check['where'])})"
+                observed += f" ({check['where']})"
             verdict = "ok" if check.get("passed") else "FAIL"
-            rows.append([link, _e(_indicator(check)),
-                         f"{_e(check['limit'])} {op} {_num(check['threshold'])}", observed,
-                         f'<span class="{verdict}">{verdict}</span>'])
-        for comparison in test.get("regressions", []):
-            verdict = "REGRESSED" if comparison.get("regressed") else "ok"
-            rows.append([
-                link, _e(comparison.get("result")),
-                f"no regression of {_e(comparison.get('metric'))} (tolerance "
-                f"{_num(comparison.get('tolerance'))})",
-                f"{_num(comparison.get('now'))} (baseline {_num(comparison.get('baseline'))})",
-                f'<span class="{verdict}">{verdict}</span>',
-            ])
+            rows.append([link, _label(check.get("indicator"), check.get("metric"),
+                                      check.get("at"), check.get("key") or None),
+                         f"{check['limit']} {op} {_num(check['threshold'])}", observed,
+                         Cell(verdict, verdict)])
+        for c in map(Comparison.from_dict, test.get("regressions", [])):
+            verdict = "REGRESSED" if c.regressed else "ok"
+            rows.append([link, c.result,
+                         f"no regression of {c.metric} (tolerance {_num(c.tolerance)})",
+                         f"{_num(c.now)} (baseline {_num(c.baseline)})", Cell(verdict, verdict)])
         if not test.get("checks") and not test.get("regressions"):
-            for data in test.get("results", []):
-                result = IndicatorResult.from_dict(data)
-                observed = f"value {_num(result.value)}; {_e(headline_text(result))}"
-                outcome = str(test.get("outcome") or "")
-                rows.append([link, _e(f"{result.name} ({result.metric})"), "–", observed,
-                             f'<span class="{_e(outcome)}">{_e(outcome)}</span>'])
+            outcome = str(test.get("outcome") or "")
+            for result in map(IndicatorResult.from_dict, test.get("results", [])):
+                rows.append([link, f"{result.name} ({result.metric})", "–",
+                             f"value {_num(result.value)}; {headline_text(result)}",
+                             Cell(outcome, outcome)])
     return rows
+
+
+def _checkpoints(comparisons: Iterable[Comparison]) -> Table | None:
+    """Each checkpoint against the reference one (``checkpoint_comparisons``)."""
+    rows: list[Row] = [[c.test, c.result, c.metric, _num(c.baseline), _num(c.now),
+                        _change(c).rstrip(", ")] for c in comparisons]
+    header = ["test", "result", "metric", "reference", "this checkpoint", "change"]
+    return Table(header, rows) if rows else None
 
 
 # -- one result ------------------------------------------------------------------------------
 
 
-def _groups_table(result: Any) -> str:
+def _groups_table(result: IndicatorResult) -> Table:
     compared = groups_are_compared(result)
     best = result.best_group if compared else None
     worst = result.worst_group if compared else None
-    rows = []
+    differ = best is not None and worst is not None and worst.value != best.value
+    rows: list[Row] = []
     for g in result.groups:
-        delta = "" if best is None or g.excluded else f"{g.value - best.value:+.4g}"
-        interval = "" if g.interval is None else f"[{_num(g.interval[0])}, {_num(g.interval[1])}]"
-        tag = ""
+        tag: str | Cell = ""
         if g.excluded:
-            tag = f'<span class="excluded">excluded (n &lt; {result.min_group_size})</span>'
-        elif (worst is not None and g is worst and best is not None
-              and worst.value != best.value):
-            tag = '<span class="FAIL">worst</span>'
-        elif best is not None and g is best and worst is not None and worst.value != best.value:
+            tag = Cell(f"excluded (n < {result.min_group_size})", "excluded")
+        elif differ and g is worst:
+            tag = Cell("worst", "FAIL")
+        elif differ and g is best:
             tag = "best"
-        stats = ", ".join(f"{_e(k)} {_num(v)}" for k, v in g.stats.items())
-        rows.append([_e(g.label), _num(g.n), _num(g.value), _e(delta), interval, stats, tag])
-    return _table(["group", "n", result.metric, "Δ best", "interval", "stats", ""], rows,
-                  raw=True)
+        delta = "" if best is None or g.excluded else f"{g.value - best.value:+.4g}"
+        stats = ", ".join(f"{k} {_num(v)}" for k, v in g.stats.items())
+        rows.append([g.label, _num(g.n), _num(g.value), delta, _interval(g.interval), stats,
+                     tag])
+    return Table(["group", "n", result.metric, "Δ best", "interval", "stats", ""], rows)
 
 
-def _curve_figures(result: Any) -> list[str]:
+def _curve_figures(result: IndicatorResult) -> list[Figure]:
     """Curves grouped by their axes, at most 12 per figure."""
-    buckets: dict[tuple[str, str], dict[str, Any]] = {}
-    bands: dict[tuple[str, str], dict[str, Any]] = {}
+    buckets: dict[tuple[str, str], dict[str, tuple[Sequence[float], Sequence[float]]]] = {}
+    bands: dict[tuple[str, str], dict[str, Sequence[tuple[float, float]]]] = {}
     for name, curve in result.curves.items():
         axes = (curve.x_label, curve.y_label if len(result.curves) < 4 else "")
         buckets.setdefault(axes, {})[name] = (curve.x, curve.y)
@@ -181,184 +239,165 @@ def _curve_figures(result: Any) -> list[str]:
         names = list(series)
         for start in range(0, len(names), 12):
             chunk = {n: series[n] for n in names[start:start + 12]}
-            alt = f"curves of {result.name}: " + ", ".join(chunk)
-            out.append(_safe_figure(figures.lines, alt, chunk, x_label=x_label,
-                                    y_label=y_label, bands=bands.get((x_label, y_label))))
+            out.append(_draw(figures.lines, f"curves of {result.name}: " + ", ".join(chunk),
+                             chunk, x_label=x_label, y_label=y_label,
+                             bands=bands.get((x_label, y_label))))
     return out
 
 
-def _detail_table(name: str, rows: Sequence[Mapping[str, Any]]) -> str:
-    if not rows:
-        return ""
-    columns: list[str] = []
-    for row in rows:
-        columns.extend(c for c in row if c not in columns)
-    shown = [[_num(row.get(c)) if not isinstance(row.get(c), str) else _e(row.get(c))
-              for c in columns] for row in rows[:MAX_TABLE_ROWS]]
-    more = ""
-    if len(rows) > MAX_TABLE_ROWS:
-        more = (f'<p class="note">{len(rows) - MAX_TABLE_ROWS} more rows in report.json '
-                f"(tables[{_e(repr(name))}]).</p>")
-    return f"<h4>table {_e(name)}</h4>" + _table(columns, shown, raw=True) + more
+def _detail_table(name: str, rows: Sequence[Mapping[str, Any]]) -> tuple[str, Table, str]:
+    """A table of ``result.tables`` (cut after :data:`MAX_TABLE_ROWS` rows, with a note)."""
+    columns = list(dict.fromkeys(c for row in rows for c in row))
+    shown = [[_num(row.get(c)) for c in columns] for row in rows[:MAX_TABLE_ROWS]]
+    more = len(rows) - MAX_TABLE_ROWS
+    cut = f"{more} more rows in report.json (tables[{name!r}])." if more > 0 else ""
+    return name, Table(columns, shown), cut
 
 
-def _matrix_table(matrix: Any) -> str:
-    rows = [[_e(group_label(r)), *(_num(v) for v in values)]
-            for r, values in zip(matrix.rows, matrix.values)]
-    return _table(["", *(group_label(c) for c in matrix.columns)], rows, raw=True)
+def _matrix_table(matrix: Matrix) -> Table:
+    return Table(["", *(group_label(c) for c in matrix.columns)],
+                 [[group_label(r), *(_num(v) for v in values)]
+                  for r, values in zip(matrix.rows, matrix.values)])
 
 
-def _result_html(data: Mapping[str, Any], draw: bool) -> str:
-    result = IndicatorResult.from_dict(data)
-    title = f"{result.name} ({result.metric})"
-    if result.at is not None:
-        title += f" at {result.at:g}" if isinstance(result.at, (int, float)) else ""
-    if data.get("key") is not None:
-        title = f"{data['key']}: {title}"
-    parts = [f"<h3>{_e(title)}</h3>"]
-    # Fair SA results get their own figures (panels per perturbation, L1 labels).
-    fair_sa = result.name == "fair_sa" and {"cells", "curves"} <= set(result.tables)
+def _head(result: IndicatorResult) -> str:
+    """``value 0.7 [0.6, 0.8]; gap 0.2; ratio 0.75; higher is better``."""
     head = f"value {_num(result.value)}"
     if "value" in result.intervals:
-        low, high = result.intervals["value"]
-        head += f" [{_num(low)}, {_num(high)}]"
+        head += f" {_interval(result.intervals['value'])}"
     if shows_gap(result):
         head += f"; gap {_num(result.gap)}; ratio {_num(result.ratio)}"
     else:
-        head += f"; {_e(headline_text(result))}"
-    head += f"; {'higher' if result.higher_is_better else 'lower'} is better"
-    parts.append(f"<p>{head}</p>")
-    if result.stats:
-        parts.append(_table(["stat", "value", "interval"], (
-            [_e(k), _num(v), "" if k not in result.intervals else
-             f"[{_num(result.intervals[k][0])}, {_num(result.intervals[k][1])}]"]
-            for k, v in result.stats.items()), raw=True))
-    if result.groups:
-        parts.append(_groups_table(result))
-        if draw:
-            parts.append(_safe_figure(figures.group_bars, f"per-group {result.metric}", result))
-    if draw:
-        sweep = figures.sweep_series(result)
-        if sweep:
-            parts.append("<h4>sweep</h4>")
-            parts.append(_safe_figure(figures.lines, f"sweep of {result.name}", sweep,
-                                      x_label="at (τ, K or level)"))
-        if fair_sa:
-            parts.append("<h4>Fair SA curves</h4>")
-            parts.append(_safe_figure(figures.fair_sa_curves, "Fair SA curves", result,
-                                      fmt="svg"))
-            parts.append("<h4>item-response curves</h4>")
-            parts.append(_safe_figure(figures.irc_curves, "item-response curves", result,
-                                      fmt="svg"))
-        elif result.curves:
-            parts.append("<h4>curves</h4>")
-            parts.extend(_curve_figures(result))
-    for name, matrix in result.matrices.items():
-        parts.append(f"<h4>matrix {_e(name)}</h4>")
+        head += f"; {headline_text(result)}"
+    return head + f"; {'higher' if result.higher_is_better else 'lower'} is better"
+
+
+def _plots(r: IndicatorResult, fair_sa: bool) -> list[tuple[str, list[Figure]]]:
+    """The bars, the sweep and the curves of a result, each under its heading."""
+    plots = [("", [_draw(figures.group_bars, f"per-group {r.metric}", r)])] if r.groups else []
+    if sweep := figures.sweep_series(r):
+        plots.append(("sweep", [_draw(figures.lines, f"sweep of {r.name}", sweep,
+                                      x_label="at (τ, K or level)")]))
+    if fair_sa:
+        plots.append(("Fair SA curves", [_draw(figures.fair_sa_curves, "Fair SA curves", r,
+                                               fmt="svg")]))
+        plots.append(("item-response curves", [_draw(figures.irc_curves,
+                                                     "item-response curves", r, fmt="svg")]))
+    elif r.curves:
+        plots.append(("curves", _curve_figures(r)))
+    return plots
+
+
+def _result_view(r: IndicatorResult, key: str | None, draw: bool) -> ResultView:
+    # Fair SA results get their own figures (panels per perturbation, L1 labels).
+    fair_sa = r.name == "fair_sa" and {"cells", "curves"} <= set(r.tables)
+    matrices = []
+    for name, matrix in r.matrices.items():
+        figure = None
         if draw and fair_sa:
-            parts.append(_safe_figure(figures.auc_heatmap, f"matrix {name}", result,
-                                      matrix=name, fmt="svg"))
+            figure = _draw(figures.auc_heatmap, f"matrix {name}", r, matrix=name, fmt="svg")
         elif draw:
-            parts.append(_safe_figure(figures.heatmap, f"matrix {name}", matrix, title=name))
-        parts.append(_matrix_table(matrix))
-    for name, rows in result.tables.items():
-        parts.append(_detail_table(name, rows))
-    for note in result.notes:
-        parts.append(f'<p class="note">note: {_e(note)}</p>')
-    return "\n".join(parts)
+            figure = _draw(figures.heatmap, f"matrix {name}", matrix, title=name)
+        matrices.append((name, figure, _matrix_table(matrix)))
+    return ResultView(
+        title=_label(r.name, r.metric, r.at, key),
+        head=_head(r),
+        stats=Table(["stat", "value", "interval"], [
+            [k, _num(v), _interval(r.intervals.get(k))] for k, v in r.stats.items()
+        ]) if r.stats else None,
+        groups=_groups_table(r) if r.groups else None,
+        plots=_plots(r, fair_sa) if draw else [],
+        matrices=matrices,
+        tables=[_detail_table(name, rows) for name, rows in r.tables.items() if rows],
+        notes=r.notes,
+    )
 
 
-def _change(data: Mapping[str, Any]) -> str:
-    """``+0.02 worse, interval [...] paired, `` of a comparison (empty parts left out)."""
-    c = Comparison.from_dict(data)
-    text = "" if c.worse_by is None else f"{fmt_signed(c.worse_by)} worse, "
-    if c.interval is not None:
-        text += f"interval {interval_text(c)}, "
-    return _e(text + ("" if c.confidence == "point" else f"{c.confidence}, "))
+# -- one test --------------------------------------------------------------------------------
 
 
-def _checkpoints_html(comparisons: Sequence[Mapping[str, Any]]) -> str:
-    """Each checkpoint against the reference one (``checkpoint_comparisons``)."""
-    if not comparisons:
-        return ""
-    rows = [[_e(c.get("test")), _e(c.get("result")), _e(c.get("metric")),
-             _num(c.get("baseline")), _num(c.get("now")), _change(c).rstrip(", ")]
-            for c in comparisons]
-    return ("<h2>Checkpoints compared with the reference</h2>"
-            + _table(["test", "result", "metric", "reference", "this checkpoint", "change"],
-                     rows, raw=True))
+def _regression_view(c: Comparison) -> RegressionView:
+    where = f" ({c.where})" if c.where else ""
+    direction = "lower is better" if c.lower_is_better else "higher is better"
+    rows: list[Row] = []
+    for label, before, after in c.groups:
+        delta, worse = "", False
+        if before is not None and after is not None:
+            delta = f"{after - before:+.4g}"
+            worse = after < before if c.higher_is_better_groups else after > before
+        rows.append([label, _num(before), _num(after), delta,
+                     Cell("worse", "FAIL") if worse else ""])
+    return RegressionView(
+        verdict="REGRESSED" if c.regressed else "ok",
+        text=f"{c.result}: {c.metric}{where} baseline {_num(c.baseline)} → now {_num(c.now)} "
+             f"({_change(c)}tolerance {_num(c.tolerance)}, {direction})",
+        groups=Table(["group", "baseline", "now", "Δ", ""], rows),
+        notes=c.notes,
+    )
 
 
-def _regressions_html(comparisons: Sequence[Mapping[str, Any]]) -> str:
-    if not comparisons:
-        return ""
-    parts = ["<h3>compared with the baseline</h3>"]
-    for c in comparisons:
-        verdict = "REGRESSED" if c.get("regressed") else "ok"
-        direction = "lower is better" if c.get("lower_is_better") else "higher is better"
-        where = f" ({_e(c['where'])})" if c.get("where") else ""
-        parts.append(
-            f'<p><span class="{verdict}">{verdict}</span> {_e(c.get("result"))}: '
-            f"{_e(c.get('metric'))}{where} baseline {_num(c.get('baseline'))} → now "
-            f"{_num(c.get('now'))} ({_change(c)}tolerance {_num(c.get('tolerance'))}, "
-            f"{direction})</p>"
-        )
-        rows = []
-        higher = c.get("higher_is_better_groups", True)
-        for label, before, after in c.get("groups", []):
-            delta = "" if before is None or after is None else f"{after - before:+.4g}"
-            worse = (before is not None and after is not None and after != before
-                     and (after < before if higher else after > before))
-            rows.append([_e(label), _num(before), _num(after), _e(delta),
-                         '<span class="FAIL">worse</span>' if worse else ""])
-        if rows:
-            parts.append(_table(["group", "baseline", "now", "Δ", ""], rows, raw=True))
-        parts.extend(f'<p class="note">note: {_e(n)}</p>' for n in c.get("notes", []))
-    return "\n".join(parts)
+def _section(test: Mapping[str, Any], draw: bool) -> Section:
+    return Section(
+        nodeid=test["nodeid"],
+        outcome=str(test.get("outcome") or ""),
+        checkpoint=str(test.get("checkpoint") or ""),
+        results=[_result_view(IndicatorResult.from_dict(data), data.get("key"), draw)
+                 for data in test.get("results", [])],
+        regressions=[_regression_view(Comparison.from_dict(c))
+                     for c in test.get("regressions", [])],
+        notes=test.get("notes", []),
+    )
 
 
 # -- trends ----------------------------------------------------------------------------------
 
 
-def _trends_html(tests: Sequence[Mapping[str, Any]], trends: Sequence[Mapping[str, Any]],
-                 draw: bool) -> str:
+def _trends(tests: Sequence[Mapping[str, Any]], trends: Sequence[Mapping[str, Any]],
+            draw: bool) -> list[tuple[str, Figure | None, Table]]:
+    """Per result: a title, the figure of its value and gap by run, and their table."""
     wanted = {(t.get("test") or t["nodeid"], result_id(d)) for t in tests for d in t["results"]}
-    runs: list[tuple[int, str]] = []
-    for row in trends:
-        point = (row["run_id"], row["column"])
-        if point not in runs:
-            runs.append(point)
+    runs = list(dict.fromkeys((row["run_id"], row["column"]) for row in trends))
     if len(runs) < 2:
-        return ""
+        return []
     names = [column for _, column in runs]
     labels = [c if names.count(c) == 1 else f"{c} (run {r})" for r, c in runs]
     position = {point: i for i, point in enumerate(runs)}
     series: dict[tuple[str, str], dict[str, dict[int, float | None]]] = {}
     for row in trends:
         key = (row["test"], row["result_id"])
-        if key not in wanted:
-            continue
-        i = position[(row["run_id"], row["column"])]
-        for metric in ("gap", "value"):
-            series.setdefault(key, {}).setdefault(metric, {})[i] = row[metric]
-    if not series:
-        return ""
-    parts = ["<h2 id=\"trends\">Trends across checkpoints</h2>"]
+        if key in wanted:
+            i = position[(row["run_id"], row["column"])]
+            for metric in ("gap", "value"):
+                series.setdefault(key, {}).setdefault(metric, {})[i] = row[metric]
+    out = []
     for (test, rid), metrics in sorted(series.items()):
-        parts.append(f"<h3>{_e(test)} — {_e(rid)}</h3>")
+        figure = None
         if draw:
-            lines = {m: ([float(i) for i in sorted(v) if v[i] is not None],
-                         [float(v[i]) for i in sorted(v) if v[i] is not None])  # type: ignore[arg-type]
-                     for m, v in metrics.items() if any(x is not None for x in v.values())}
-            parts.append(_safe_figure(figures.lines, f"trend of {test} {rid}", lines,
-                                      x_label="checkpoint / run", categorical=labels))
-        rows = [[_e(m), *(_num(v.get(i)) for i in range(len(labels)))]
-                for m, v in metrics.items()]
-        parts.append(_table(["", *labels], rows, raw=True))
-    return "\n".join(parts)
+            points = {m: sorted((i, y) for i, y in v.items() if y is not None)
+                      for m, v in metrics.items()}
+            lines = {m: ([float(i) for i, _ in p], [float(y) for _, y in p])
+                     for m, p in points.items() if p}
+            figure = _draw(figures.lines, f"trend of {test} {rid}", lines,
+                           x_label="checkpoint / run", categorical=labels)
+        rows: list[Row] = [[m, *(_num(v.get(i)) for i in range(len(labels)))]
+                           for m, v in metrics.items()]
+        out.append((f"{test} — {rid}", figure, Table(["", *labels], rows)))
+    return out
 
 
-# -- the page ---------------------------------------------------------------------------------
+# -- the page --------------------------------------------------------------------------------
+
+
+@functools.cache
+def _template() -> jinja2.Template:
+    import jinja2
+
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("pytest_fairness.report", "templates"),
+        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+        lstrip_blocks=True, keep_trailing_newline=True,
+    )
+    return environment.get_template("report.html.j2")
 
 
 def render_html(
@@ -388,47 +427,22 @@ def render_html(
     problem = figures.import_problem() if draw is None or draw else None
     draw = problem is None if draw is None else draw
     tests = list(document.get("tests", []))
-    run = dict(document.get("run", {}))
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        "<title>pytest-fairness report</title>",
-        f"<style>{_CSS}</style></head><body>",
-        "<h1>pytest-fairness report</h1>",
-    ]
-    meta_rows = [[_e(k), _e(v if not isinstance(v, Mapping) else
-                            ", ".join(f"{a} {b}" for a, b in v.items()))]
-                 for k, v in run.items() if v not in (None, "", {}, [])]
-    if meta_rows:
-        parts.append(_table(["run", ""], meta_rows, raw=True))
-    summary = document.get("summary", {})
-    if summary:
-        parts.append("<p>" + ", ".join(f"{_e(k)}: {_num(v)}" for k, v in summary.items()) + "</p>")
-    if not draw:
-        why = f"matplotlib cannot be imported: {problem}" if problem else "not asked for"
-        parts.append(f'<p class="note">figures are left out ({_e(why)}; pip install '
-                     "matplotlib).</p>")
-    parts.append("<h2>Summary</h2>")
-    parts.append(_table(["test", "indicator", "limit", "observed", "verdict"],
-                        _summary_rows(tests), raw=True))
-    parts.append(_checkpoints_html(document.get("checkpoint_comparisons", [])))
-    for index, test in enumerate(tests):
-        outcome = str(test.get("outcome") or "")
-        checkpoint = test.get("checkpoint")
-        parts.append(f'<section class="test" id="t{index}"><h2>{_e(test["nodeid"])} '
-                     f'<span class="{_e(outcome)}">{_e(outcome)}</span></h2>')
-        if checkpoint:
-            parts.append(f"<p>checkpoint <code>{_e(checkpoint)}</code></p>")
-        for data in test.get("results", []):
-            parts.append(_result_html(data, draw))
-        parts.append(_regressions_html(test.get("regressions", [])))
-        parts.extend(f'<p class="note">note: {_e(n)}</p>' for n in test.get("notes", []))
-        parts.append("</section>")
-    if trends:
-        parts.append(_trends_html(tests, trends, draw))
-    parts.append("</body></html>")
-    return "\n".join(p for p in parts if p) + "\n"
+    run: list[Row] = [[k, ", ".join(f"{a} {b}" for a, b in v.items())
+                       if isinstance(v, Mapping) else str(v)]
+                      for k, v in document.get("run", {}).items() if v not in (None, "", {}, [])]
+    summary = ", ".join(f"{k}: {_num(v)}" for k, v in document.get("summary", {}).items())
+    return _template().render(
+        run=Table(["run", ""], run) if run else None,
+        summary=summary,
+        left_out="" if draw else (f"matplotlib cannot be imported: {problem}" if problem
+                                  else "not asked for"),
+        summary_table=Table(["test", "indicator", "limit", "observed", "verdict"],
+                            _summary_rows(tests)),
+        checkpoints=_checkpoints(map(Comparison.from_dict,
+                                     document.get("checkpoint_comparisons", []))),
+        tests=[_section(test, draw) for test in tests],
+        trends=_trends(tests, trends, draw) if trends else [],
+    )
 
 
 def write_html(

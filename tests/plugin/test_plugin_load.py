@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-HEAVY = ("torch", "pandas", "faiss", "scipy", "numpy", "matplotlib", "torchvision")
+HEAVY = ("torch", "pandas", "faiss", "scipy", "numpy", "matplotlib", "torchvision", "jinja2")
 
 
 def test_loading_the_plugin_imports_nothing_heavy(pytester: pytest.Pytester) -> None:
