@@ -62,8 +62,7 @@ def load_manifest(
 
     if not isinstance(path, (str, os.PathLike)):
         raise FairnessConfigError(
-            f"manifest: path must be a file path; got path={path!r} (type={type(path).__name__})."
-        )
+            f"manifest: path must be a file path; got path={path!r} (type={type(path).__name__}).")
     file = Path(path).expanduser()
     if file.is_dir():
         found = [file / n for n in ("manifest.csv", "manifest.parquet", "manifest.tsv")
@@ -71,14 +70,12 @@ def load_manifest(
         if not found:
             raise InvalidDataError(
                 f"manifest: {str(file)!r} is a directory without manifest.csv, manifest.parquet "
-                "or manifest.tsv; pass the manifest file itself."
-            )
+                "or manifest.tsv; pass the manifest file itself.")
         file = found[0]
     if not file.is_file():
         raise InvalidDataError(
             f"manifest: {str(file)!r} does not exist; pass a CSV/TSV/Parquet manifest with a "
-            f"{path_column!r} column."
-        )
+            f"{path_column!r} column.")
     file = file.resolve()
     suffix = file.suffix.lower()
     if suffix == ".parquet":
@@ -98,15 +95,13 @@ def load_manifest(
         frame = frame.apply(lambda column: column.str.strip())
     else:
         raise FairnessConfigError(
-            f"manifest: {str(file)!r} has suffix {suffix!r}; use .csv, .tsv or .parquet."
-        )
+            f"manifest: {str(file)!r} has suffix {suffix!r}; use .csv, .tsv or .parquet.")
     if rename:
         frame = frame.rename(columns=dict(rename))
     if path_column not in frame.columns:
         raise InvalidDataError(
             f"manifest: {str(file)!r} has no {path_column!r} column (columns: "
-            f"{list(frame.columns)}); add it or pass path_column=."
-        )
+            f"{list(frame.columns)}); add it or pass path_column=.")
     base = Path(root).expanduser().resolve() if root is not None else file.parent
     raw = frame[path_column].tolist()
     paths = [v.strip() if isinstance(v, str) else v for v in raw]
@@ -123,8 +118,7 @@ def load_manifest(
             if value is None or (isinstance(value, float) and value != value):
                 raise InvalidDataError(
                     f"{name}: {str(file)!r} row {i + 2}: {id_column} is missing "
-                    f"({shown(value)}); every row needs a unique id."
-                )
+                    f"({shown(value)}); every row needs a unique id.")
         ids = [str(v).strip() for v in values]
         what = id_column
     else:
@@ -136,8 +130,7 @@ def load_manifest(
             raise InvalidDataError(
                 f"manifest: {str(file)!r} rows {seen[value] + 2} and {i + 2} share {what} "
                 f"{value!r}; ids must be unique. Remove the repeat or add a unique "
-                f"{id_column or 'image_id'} column."
-            )
+                f"{id_column or 'image_id'} column.")
         seen[value] = i
     frame["image_id"] = ids
     require_rows(name, repr(str(file)), len(frame))

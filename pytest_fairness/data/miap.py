@@ -87,12 +87,10 @@ def load_miap(
     base = as_root(root, name)
     if split not in _SPLITS:
         raise FairnessConfigError(
-            f"miap: split must be one of {sorted(_SPLITS)}; got split={split!r}."
-        )
+            f"miap: split must be one of {sorted(_SPLITS)}; got split={split!r}.")
     if isinstance(min_box_size, bool) or not isinstance(min_box_size, int) or min_box_size < 0:
         raise FairnessConfigError(
-            f"miap: min_box_size must be an int >= 0 (pixels); got min_box_size={min_box_size!r}."
-        )
+            f"miap: min_box_size must be an int >= 0 (pixels); got min_box_size={min_box_size!r}.")
     drop = check_drop_unknown(drop_unknown, ("gender", "age"), name)
     file_split = "val" if split == "validation" else split
     path = find_file(base, [f"open_images_extended_miap_boxes_{file_split}.csv"], name,
@@ -120,8 +118,7 @@ def load_miap(
         if not image_id:
             raise InvalidDataError(
                 f"miap: {str(path)!r} line {line}: ImageID is empty; every box needs the "
-                "16-hex Open Images ImageID."
-            )
+                "16-hex Open Images ImageID.")
         gender = _GENDERS.get(row.GenderPresentation.strip())
         if gender is None:
             raise bad_value(name, path, line, "GenderPresentation", row.GenderPresentation,
@@ -135,14 +132,12 @@ def load_miap(
             raise InvalidDataError(
                 f"miap: {str(path)!r} line {line}: box coordinates "
                 f"{[row.XMin, row.XMax, row.YMin, row.YMax]} are not numbers; the columns are "
-                "XMin, XMax, YMin, YMax, normalised to [0, 1]."
-            ) from None
+                "XMin, XMax, YMin, YMax, normalised to [0, 1].") from None
         if not (0.0 <= x0 <= x1 <= 1.0 and 0.0 <= y0 <= y1 <= 1.0):
             raise InvalidDataError(
                 f"miap: {str(path)!r} line {line}: box XMin={x0}, XMax={x1}, YMin={y0}, "
                 f"YMax={y1} is not inside [0, 1] with min <= max; the columns are XMin, XMax, "
-                "YMin, YMax (in that order), normalised."
-            )
+                "YMin, YMax (in that order), normalised.")
         if image_id not in sizes:
             file = path_in_root(f"{image_id}.jpg", images, where=f"miap: {str(path)!r} line "
                                 f"{line}: ImageID + '.jpg'", root_label=f"the image folder "
@@ -205,13 +200,11 @@ def _image_dir(base: Path, image_dir: str | None, token: str) -> Path:
         if not folder.is_dir():
             raise InvalidDataError(
                 f"miap: image_dir {str(folder)!r} is not a directory; pass the sub-folder of "
-                "root that holds <ImageID>.jpg files."
-            )
+                "root that holds <ImageID>.jpg files.")
         return folder
     for folder in (base / token, base / "images", base):
         if folder.is_dir() and any(p.suffix.lower() == ".jpg" for p in folder.iterdir()):
             return folder
     raise InvalidDataError(
         f"miap: no <ImageID>.jpg images under {str(base)!r} (looked in {token}/, images/ and "
-        "the root); download them with Open Images' downloader.py or pass image_dir=."
-    )
+        "the root); download them with Open Images' downloader.py or pass image_dir=.")

@@ -59,8 +59,7 @@ from pytest_fairness.indicators.registry import headline as headline
 
 #: Public function name → the module of this package that defines it.
 _FUNCTIONS: Mapping[str, str] = MappingProxyType(
-    {name: spec.module for name, spec in INDICATORS.items()}
-)
+    {name: spec.module for name, spec in INDICATORS.items()})
 
 __all__ = sorted(_FUNCTIONS)
 

@@ -27,6 +27,8 @@ __all__ = [
     "check_clusters",
     "check_min_group_size",
     "check_same_length",
+    "check_top_k",
+    "check_top_k_columns",
     "check_variant",
     "encode_groups",
     "exclusion_notes",
@@ -46,8 +48,7 @@ def check_variant(variant: str, function: str) -> str:
     if variant not in VARIANTS:
         raise FairnessConfigError(
             f"variant must be 'paper' (the published definition) or 'reference' (the "
-            f"authors' released code) in {function}; got variant={variant!r}."
-        )
+            f"authors' released code) in {function}; got variant={variant!r}.")
     return variant
 
 
@@ -56,13 +57,26 @@ def check_min_group_size(min_group_size: Any) -> int:
     if isinstance(min_group_size, bool) or not isinstance(min_group_size, (int, np.integer)):
         raise FairnessConfigError(
             f"min_group_size must be an int >= 1; got min_group_size={min_group_size!r} "
-            f"(type={type(min_group_size).__name__})."
-        )
+            f"(type={type(min_group_size).__name__}).")
     if min_group_size < 1:
         raise FairnessConfigError(
-            f"min_group_size must be >= 1; got min_group_size={min_group_size!r}."
-        )
+            f"min_group_size must be >= 1; got min_group_size={min_group_size!r}.")
     return int(min_group_size)
+
+
+def check_top_k(top_k: Any) -> int:
+    """Validate ``top_k`` (an int >= 1)."""
+    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
+        raise FairnessConfigError(f"top_k must be an int >= 1; got top_k={top_k!r}.")
+    return int(top_k)
+
+
+def check_top_k_columns(top_k: int, labels: NDArray[Any]) -> None:
+    """Refuse a ``top_k`` above the number of predicted labels per image."""
+    if top_k > labels.shape[1]:
+        raise FairnessConfigError(
+            f"top_k={top_k} but labels has only {labels.shape[1]} column(s) per image; "
+            f"pass the top-{top_k} predictions or top_k={labels.shape[1]}.")
 
 
 def check_clusters(clusters: Any, n: int) -> Any:
@@ -108,8 +122,7 @@ def as_1d(values: Any, name: str, *, allow_nan: bool = False) -> NDArray[Any]:
         array = array.reshape(-1)
     if array.ndim != 1:
         raise InvalidDataError(
-            f"{name} must be one-dimensional (one value per image); got shape {array.shape}."
-        )
+            f"{name} must be one-dimensional (one value per image); got shape {array.shape}.")
     if array.size == 0:
         raise InsufficientDataError(f"{name} is empty; pass at least one value per group.")
     if not allow_nan:
@@ -117,8 +130,7 @@ def as_1d(values: Any, name: str, *, allow_nan: bool = False) -> NDArray[Any]:
         if row is not None:
             raise InvalidDataError(
                 f"{name} contains NaN/None at row {row} ({int(_count_nan(array))} missing in "
-                "all); drop or impute those rows before computing the indicator."
-            )
+                "all); drop or impute those rows before computing the indicator.")
     return array
 
 
@@ -135,8 +147,7 @@ def check_same_length(**arrays: Any) -> int:
         shown = ", ".join(f"len({k})={v}" for k, v in lengths.items())
         raise InvalidDataError(
             f"Inputs must have one entry per image, but lengths differ: {shown}. "
-            "Align them (same images, same order) before calling the indicator."
-        )
+            "Align them (same images, same order) before calling the indicator.")
     return next(iter(lengths.values()))
 
 
@@ -173,8 +184,7 @@ def group_array(values: Any, name: str) -> NDArray[Any]:
                     f"{name} holds sequences (e.g. {_first_sequence(values)!r}); a list of "
                     "lists is read as a one-hot matrix (0/1, one 1 per row), which these are "
                     "not. For intersectional groups pass a DataFrame, a mapping of columns or "
-                    "a pandas Series of tuples."
-                )
+                    "a pandas Series of tuples.")
             return array
         if len(kinds) > 1:
             out = np.empty(len(values), dtype=object)
@@ -248,8 +258,7 @@ def _check_labels(labels: list[Any], name: str) -> None:
             raise InvalidDataError(
                 f"{name} row {row}: the value {bad.value!r}{shown} {bad.problem}; every row "
                 "needs a label (a string, number, bool, or a tuple of them for "
-                "intersectional groups). Drop or fix that row."
-            ) from None
+                "intersectional groups). Drop or fix that row.") from None
         first.setdefault(strict, row)
     by_value: dict[Any, tuple[Any, int]] = {}
     by_label: dict[str, tuple[Any, int]] = {}
@@ -265,8 +274,7 @@ def _check_labels(labels: list[Any], name: str) -> None:
                 raise InvalidDataError(
                     f"{name} mixes value types: {seen!r} ({type(seen).__name__}, row "
                     f"{other[1]}) and {value!r} ({type(value).__name__}, row {row}) {clash}. "
-                    f"Give the column one type (e.g. all strings: {name}.astype(str))."
-                )
+                    f"Give the column one type (e.g. all strings: {name}.astype(str)).")
 
 
 def encode_groups(
@@ -323,16 +331,14 @@ def encode_groups(
             if array.dtype.kind not in "biuf":
                 raise InvalidDataError(
                     f"{name} is a 2-D array of {array.dtype} values, read as one-hot (0/1, one "
-                    "1 per row); pass a label vector, or a DataFrame for intersectional groups."
-                )
+                    "1 per row); pass a label vector, or a DataFrame for intersectional groups.")
             valid = np.isin(array, (0, 1)).all(axis=1) & (array.sum(axis=1) == 1)
             if not valid.all():
                 bad = int(np.flatnonzero(~valid)[0])
                 raise InvalidDataError(
                     f"{name} is a 2-D array, read as one-hot, but row {bad} is "
                     f"{array[bad].tolist()}: each row needs exactly one 1. Pass a label "
-                    "vector, or a DataFrame for intersectional groups."
-                )
+                    "vector, or a DataFrame for intersectional groups.")
             flat = array.argmax(axis=1)
         else:
             flat = as_1d(array, name)
@@ -369,8 +375,7 @@ def make_group_stats(
             excluded=int(ns[i]) < min_group_size,
             stats={} if stats is None else stats[i],
         )
-        for i, key in enumerate(keys)
-    )
+        for i, key in enumerate(keys))
 
 
 def exclusion_notes(groups: Sequence[GroupStat], min_group_size: int) -> tuple[str, ...]:

@@ -29,6 +29,8 @@ from pytest_fairness.errors import FairnessConfigError
 from pytest_fairness.indicators._common import (
     check_clusters,
     check_min_group_size,
+    check_top_k,
+    check_top_k_columns,
     check_variant,
     encode_groups,
     group_table,
@@ -57,16 +59,13 @@ def _thresholds(thresholds: Any, variant: str) -> NDArray[np.float64]:
     grid = np.atleast_1d(np.asarray(thresholds, dtype=np.float64))
     if grid.ndim != 1 or grid.size == 0:
         raise FairnessConfigError(
-            f"thresholds must be a non-empty list of confidences in [0, 1]; got {thresholds!r}."
-        )
+            f"thresholds must be a non-empty list of confidences in [0, 1]; got {thresholds!r}.")
     if not np.all(np.isfinite(grid)) or grid.min() < 0 or grid.max() > 1:
         raise FairnessConfigError(
-            f"thresholds must lie in [0, 1]; got thresholds={grid.tolist()}."
-        )
+            f"thresholds must lie in [0, 1]; got thresholds={grid.tolist()}.")
     if np.unique(grid).size != grid.size:
         raise FairnessConfigError(
-            f"thresholds has repeated values {grid.tolist()}; list each τ once."
-        )
+            f"thresholds has repeated values {grid.tolist()}; list each τ once.")
     return np.sort(grid)
 
 
@@ -269,19 +268,14 @@ def label_association(
     tax = as_taxonomy(taxonomy)
     label_array = label_matrix(labels)
     score_array = score_matrix(scores, label_array)
-    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
-        raise FairnessConfigError(f"top_k must be an int >= 1; got top_k={top_k!r}.")
-    if variant == "paper" and top_k > label_array.shape[1]:
-        raise FairnessConfigError(
-            f"top_k={top_k} but labels has only {label_array.shape[1]} column(s) per image; "
-            f"pass the top-{top_k} predictions or top_k={label_array.shape[1]}."
-        )
+    check_top_k(top_k)
+    if variant == "paper":
+        check_top_k_columns(top_k, label_array)
     types = list(tax.types)
     if label_type != "harmful" and label_type not in types:
         raise FairnessConfigError(
             f"label_type must be 'harmful' or a type of the taxonomy {types}; got "
-            f"label_type={label_type!r}."
-        )
+            f"label_type={label_type!r}.")
     harmful = [types.index(t) for t in tax.harmful if t in types]
     grid = _thresholds(thresholds, variant)
     n = label_array.shape[0]
@@ -337,8 +331,7 @@ def label_association(
         {"tau": float(tau), "group": group_label(key), "n": int(counts[g]), "type": t,
          "hit_rate": float(rates[g, i, j])}
         for j, tau in enumerate(grid) for g, key in enumerate(keys)
-        for i, t in enumerate(all_types)
-    )
+        for i, t in enumerate(all_types))
     notes.append(_sweep_note(label_type, grid, overall[headline_type],
                              rates[:, headline_type, :], keys, included,
                              label_type in _HIGHER_IS_BETTER))

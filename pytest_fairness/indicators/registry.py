@@ -150,13 +150,11 @@ class IndicatorSpec:
         if unknown:
             raise ValueError(
                 f"IndicatorSpec {self.name!r}: unknown properties {unknown}; known: "
-                f"{sorted(PROPERTIES)}."
-            )
+                f"{sorted(PROPERTIES)}.")
         if (self.higher_is_better is None) == (self.direction_argument is None):
             raise ValueError(
                 f"IndicatorSpec {self.name!r}: give higher_is_better, or set it to None and "
-                "name the argument that decides it in direction_argument (not both)."
-            )
+                "name the argument that decides it in direction_argument (not both).")
 
     @property
     def function(self) -> Callable[..., Any]:
