@@ -217,6 +217,22 @@ def _breakdown(
     return tuple(rows)
 
 
+def _units(
+    variant: str, pair_hit: NDArray[np.float64], pair_img: NDArray[np.intp],
+    img_hh: NDArray[np.intp], n_hh: int,
+) -> tuple[NDArray[np.float64], NDArray[np.intp], NDArray[np.intp]]:
+    """Each unit's hit rate, household and image count: households, or images (reference)."""
+    n_img = img_hh.size
+    if variant == "reference":
+        # Released code: mean over the image's (image, label) records; units are images.
+        value = np.bincount(pair_img, weights=pair_hit, minlength=n_img) / np.bincount(
+            pair_img, minlength=n_img)
+        return value, img_hh, np.ones(n_img, dtype=np.intp)
+    img_hit = (np.bincount(pair_img, weights=pair_hit, minlength=n_img) > 0).astype(float)
+    images = np.bincount(img_hh, minlength=n_hh)
+    return np.bincount(img_hh, weights=img_hit, minlength=n_hh) / images, np.arange(n_hh), images
+
+
 def geodiversity(
     labels: Any, scores: Any, *, truth: Any, household: Any, region: Any, income: Any,
     top_k: int = 5, threshold: float = 0.0, by: str = "income", image: Any = None,
@@ -289,19 +305,10 @@ def geodiversity(
     hit_fn = _hits_reference if variant == "reference" else _hits_paper
     pair_hit = hit_fn(label_array, score_array, pair_row, pair_label, int(top_k),
                       float(threshold)).astype(np.float64)
-    pair_img = img_codes[pair_row]
     img_hh = np.zeros(n_img, dtype=np.intp)
     img_hh[img_codes] = hh_codes
-    if variant == "reference":
-        # Released code: mean over the image's (image, label) records; units are images.
-        unit_value = np.bincount(pair_img, weights=pair_hit, minlength=n_img) / np.bincount(
-            pair_img, minlength=n_img)
-        unit_hh, unit_images = img_hh, np.ones(n_img, dtype=np.intp)
-    else:
-        img_hit = (np.bincount(pair_img, weights=pair_hit, minlength=n_img) > 0).astype(float)
-        unit_images = np.bincount(img_hh, minlength=len(hh_keys))
-        unit_value = np.bincount(img_hh, weights=img_hit, minlength=len(hh_keys)) / unit_images
-        unit_hh = np.arange(len(hh_keys))
+    unit_value, unit_hh, unit_images = _units(variant, pair_hit, img_codes[pair_row], img_hh,
+                                              len(hh_keys))
     bucket = income_bucket(hh_income, variant=variant)
     clipped = int(np.sum((hh_income < math.exp(1.5)) | (hh_income >= math.exp(10.5))))
     columns = {"income": np.array([INCOME_BUCKETS[b] for b in bucket[unit_hh]], dtype=object),
@@ -321,28 +328,26 @@ def geodiversity(
                         min_group_size=min_group_size, options=options, params=params,
                         clusters=unit_hh if variant == "reference" else None)
     unit = "image" if variant == "reference" else "household"
-    households = tuple(
-        {"household": str(key), "region": str(hh_region[h]), "income": float(hh_income[h]),
-         "income_bucket": INCOME_BUCKETS[int(bucket[h])],
-         "images": int(np.sum(img_hh == h)),
-         "hit_rate": float(unit_value[h]) if variant == "paper" else
-         float(unit_value[img_hh == h].mean())}
-        for h, key in enumerate(hh_keys))
     notes = [*table.notes(), f"{unit}s (images) per group: " + ", ".join(
         f"{group_label(key)} {int(table.counts[g])} ({int(images[g])})"
         for g, key in enumerate(keys))]
-    if variant == "paper" and n_img < n:
-        notes.append(f"{n - n_img} duplicate row(s) merged into {n_img} images.")
-    if clipped:
-        notes.append(f"{clipped} household(s) have an income outside the 3 buckets "
-                     "(ln(income)/3 outside [0.5, 3.5)) and were put in the nearest one.")
+    notes += [f"{n - n_img} duplicate row(s) merged into {n_img} images."] * (
+        variant == "paper" and n_img < n) + [
+        f"{clipped} household(s) have an income outside the 3 buckets (ln(income)/3 outside "
+        "[0.5, 3.5)) and were put in the nearest one."] * bool(clipped)
     return IndicatorResult(
         name="geodiversity", metric="hit_rate", value=float(unit_value.mean()),
         groups=table.group_stats(stats=[{"images": float(images[g])} for g in range(len(keys))]),
         stats={"hit_rate": float(unit_value.mean()), "households": float(len(hh_keys)),
                "images": float(n_img)},
         intervals=table.intervals(), replicates=table.replicates(),
-        tables={"households": households,
+        tables={"households": tuple(
+                    {"household": str(key), "region": str(hh_region[h]),
+                     "income": float(hh_income[h]), "income_bucket": INCOME_BUCKETS[int(bucket[h])],
+                     "images": int(np.sum(img_hh == h)),
+                     "hit_rate": float(unit_value[h] if variant == "paper" else
+                                       unit_value[img_hh == h].mean())}
+                    for h, key in enumerate(hh_keys)),
                 "breakdown": _breakdown(grouping, unit, unit_value, unit_images)},
         params=params, higher_is_better=True, min_group_size=min_group_size,
         notes=tuple(notes))
