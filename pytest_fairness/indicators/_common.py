@@ -1,9 +1,8 @@
 """Validation, grouping and the per-group core shared by every indicator family.
 
-One place for the checks every family needs (lengths, NaN, group vectors) so that each
-message reads the same: the parameter, the offending value or row, and the fix; and one
-place (:func:`group_table`) that turns per-unit contributions into per-group values, the
-gap and the ratio over the groups that are large enough, and their bootstrap intervals.
+The checks every family needs (lengths, NaN, group vectors), so that each message reads
+the same, and :func:`group_table`, which turns per-unit contributions into per-group
+values, gaps, ratios and their bootstrap intervals.
 """
 
 from __future__ import annotations
@@ -160,12 +159,10 @@ def sort_keys(keys: list[GroupKey]) -> list[GroupKey]:
 
 
 def group_array(values: Any, name: str) -> NDArray[Any]:
-    """Group labels as an array without numpy's silent coercions.
+    """Group labels as an array without numpy's silent coercions (``[1, "1"]``, ``[True, 1]``).
 
-    ``np.asarray([1, "1"])`` turns both into the string ``'1'`` and ``[True, 1]`` into two
-    ones; a Python sequence of mixed types is therefore kept as an object vector, where
-    :func:`_check_labels` can tell its values apart. Ragged sequences also become object
-    vectors (numpy refuses them).
+    A sequence of mixed types stays an object vector, where :func:`_check_labels` tells its
+    values apart.
     """
     if hasattr(values, "to_numpy"):  # pandas Series / Index
         return np.asarray(values.to_numpy())
@@ -235,11 +232,7 @@ def _strict(value: Any) -> Any:
 
 
 def _check_labels(labels: list[Any], name: str) -> None:
-    """Refuse labels that are missing, unhashable, or that would merge or print alike.
-
-    Labels of one plain type (all ``str``, all ``int``, ...) are checked in one step; the
-    row-by-row check runs only for mixed types and tuples.
-    """
+    """Refuse labels that are missing, unhashable, or that would merge or print alike."""
     kinds = set(map(type, labels))
     if len(kinds) == 1:
         kind = next(iter(kinds))
@@ -304,9 +297,7 @@ def encode_groups(
     Raises
     ------
     InvalidDataError
-        When a label is missing (NaN/None) or not a label (a dict, list or set), or when
-        values of different types would merge (``True`` and ``1``) or print alike (``1`` and
-        ``"1"``); the message names the parameter, the rows and the values.
+        A missing label or a non-label, or values that would merge or print alike.
     """
     if isinstance(groups, Mapping) or hasattr(groups, "columns"):
         columns = list(groups.columns) if hasattr(groups, "columns") else list(groups)
@@ -431,24 +422,11 @@ def _ratio(values: NDArray[np.float64], included: NDArray[np.bool_]) -> NDArray[
 class GroupTable:
     """Per-group values of an indicator, what it derives from them, and their intervals.
 
-    Made by :func:`group_table`. Columns are named (``"accuracy"``, ``"tpr"``); the first
-    is the headline: its per-group values are the groups' values, its gap and ratio the
-    result's. Every array has a last axis of ``m`` entries (one per threshold or K).
-
-    Attributes
-    ----------
-    keys : list of group keys
-    counts : ndarray of intp, shape (groups,)
-        Units per group (a unit counted once per row it has in the group).
-    values : mapping of str to ndarray, shape (groups, m)
-        Per-group value of each column: the ratio of its per-unit sums.
-    derived : mapping of str to ndarray, shape (m,)
-        What the indicator's ``derive`` computed from the per-group values.
-    included : ndarray of bool
-        Groups with ``counts >= min_group_size``.
-    boot : Bootstrap or None
-        Replicates and intervals of ``group:<column>``, ``value``, ``gap:<column>``,
-        ``ratio`` and every derived name; None without intervals.
+    Made by :func:`group_table`. ``values`` maps each column (the first is the headline) to
+    its per-group values (groups, m), one entry per threshold or K; ``derived`` what
+    ``derive`` computed (m,); ``included`` the groups with ``counts >= min_group_size``;
+    ``boot`` the replicates of ``group:<column>``, ``value``, ``gap:<column>``, ``ratio``
+    and every derived name (None without intervals).
     """
 
     keys: list[GroupKey]
@@ -467,11 +445,7 @@ class GroupTable:
     def group_stats(
         self, j: int = 0, stats: Sequence[Mapping[str, float]] | None = None
     ) -> tuple[GroupStat, ...]:
-        """One :class:`GroupStat` per group at entry ``j``.
-
-        Its value is the headline column's, with its interval; the other columns (and
-        ``stats[g]`` when given) are its stats.
-        """
+        """One :class:`GroupStat` per group at entry ``j``; other columns are its stats."""
         head, boot, groups = self.headline, self.boot, range(len(self.keys))
         return make_group_stats(
             self.keys, self.counts, self.values[head][:, j],
@@ -486,11 +460,7 @@ class GroupTable:
         return {name: float(v[j]) for name, v in self.derived.items()}
 
     def intervals(self, j: int = 0) -> dict[str, tuple[float, float]]:
-        """Defined intervals at entry ``j``.
-
-        ``value``, ``gap``, ``ratio``, ``gap:<column>`` of the other columns, and every
-        derived statistic.
-        """
+        """Defined intervals at entry ``j``: value, gap, ratio, gap:<column>, derived."""
         if self.boot is None:
             return {}
         head = self.headline
@@ -529,13 +499,9 @@ def group_table(
 ) -> GroupTable:
     r"""The per-group core: per-unit contributions in, per-group values and intervals out.
 
-    An indicator states, for each named column, a numerator and a denominator per unit
-    (row); a group's value is :math:`\sum_{i \in g} a_i / \sum_{i \in g} b_i` (a mean
-    when the denominators are 1, a rate such as a TPR otherwise). ``derive`` turns the
-    per-group values into whole-result statistics. With intervals asked for
-    (``options.n_bootstrap > 0``), units are resampled, whole clusters together when
-    ``clusters`` labels them (households, identities), and the same code computes every
-    replicate.
+    A group's value is :math:`\sum_{i \in g} a_i / \sum_{i \in g} b_i` for each column's
+    numerator and denominator per unit; ``derive`` turns per-group values into whole-result
+    statistics. Intervals resample units (whole clusters when ``clusters`` labels them).
 
     Parameters
     ----------
