@@ -82,18 +82,9 @@ def _positive_label(y_true: NDArray[Any], y_pred: NDArray[Any], pos_label: Any) 
 
 
 def group_metrics(
-    y_true: Any,
-    y_pred: Any,
-    *,
-    groups: Any,
-    pos_label: Any = None,
-    min_group_size: int = 30,
-    variant: str = "paper",
-    clusters: Any = None,
-    n_bootstrap: int = 0,
-    confidence_level: float = 0.95,
-    interval_method: str = "percentile",
-    seed: Any = None,
+    y_true: Any, y_pred: Any, *, groups: Any, pos_label: Any = None, min_group_size: int = 30,
+    variant: str = "paper", clusters: Any = None, n_bootstrap: int = 0,
+    confidence_level: float = 0.95, interval_method: str = "percentile", seed: Any = None,
 ) -> IndicatorResult:
     r"""Accuracy per group and the fairness metrics of Iurada et al. 2023.
 
@@ -123,16 +114,10 @@ def group_metrics(
         released code compares groups of any size: pass ``min_group_size=1`` to reproduce
         its numbers.
     clusters : array-like of shape (n,), optional
-        Identity (or household) of each image: intervals resample whole clusters, as the
-        images of one person are not independent.
-    n_bootstrap : int, default 0
-        Bootstrap replicates for intervals (0: none, otherwise at least 100).
-    confidence_level : float, default 0.95
-        Coverage of the intervals.
-    interval_method : {"percentile", "bca"}
-        Bootstrap interval method.
-    seed : int, numpy.random.Generator or None
-        Seed of the bootstrap; the one used is in ``params``.
+        Identity (or household) of each image: intervals resample whole clusters.
+    n_bootstrap, confidence_level, interval_method, seed
+        Bootstrap intervals (0 replicates: none, otherwise at least 100); the seed used is
+        in ``params``.
 
     Returns
     -------
@@ -173,7 +158,24 @@ def group_metrics(
         return {"MGA": best, "mGA": worst, "DA": best - worst, "DEO": deo,
                 "DEOdds": deo + spread(values["fpr"], included), "DTO": dto}
 
-    # Before any bootstrap: a compared group with one class has no TPR or FPR.
+    _check_both_classes(keys, codes, is_pos, positive, min_group_size)
+    table = group_table(
+        keys, codes,
+        {"accuracy": (correct, None), "tpr": (pred_pos * is_pos, is_pos),
+         "fpr": (pred_pos * ~is_pos, ~is_pos)},
+        min_group_size=min_group_size, options=options, params=params, derive=derive,
+        clusters=check_clusters(clusters, n))
+    stats = {"accuracy": float(correct.mean()), **table.stats()}
+    return IndicatorResult(
+        name="group_metrics", metric="accuracy", value=stats["accuracy"],
+        groups=table.group_stats(), stats=stats, intervals=table.intervals(),
+        replicates=table.replicates(), params=params, higher_is_better=True,
+        min_group_size=min_group_size, notes=table.notes())
+
+
+def _check_both_classes(keys: list[GroupKey], codes: NDArray[np.intp], is_pos: NDArray[Any],
+                        positive: Any, min_group_size: int) -> None:
+    """Before any bootstrap: a compared group with one class has no TPR or FPR."""
     counts = np.bincount(codes, minlength=len(keys))
     positives = np.bincount(codes, weights=is_pos, minlength=len(keys))
     for i in np.flatnonzero((counts >= min_group_size) & ((positives == 0)
@@ -185,27 +187,6 @@ def group_metrics(
             f"{'TPR' if missing == 'positive' else 'FPR'} and therefore DEO/DEOdds are "
             f"undefined. Add {missing} samples for that group, or raise min_group_size "
             f"above its size ({int(counts[i])}) to report it without comparing it.")
-    table = group_table(
-        keys, codes,
-        {"accuracy": (correct, None), "tpr": (pred_pos * is_pos, is_pos),
-         "fpr": (pred_pos * ~is_pos, ~is_pos)},
-        min_group_size=min_group_size, options=options, params=params, derive=derive,
-        clusters=check_clusters(clusters, n))
-    stats = {"accuracy": float(correct.mean()), **table.stats()}
-    group_stats = table.group_stats()
-    return IndicatorResult(
-        name="group_metrics",
-        metric="accuracy",
-        value=stats["accuracy"],
-        groups=group_stats,
-        stats=stats,
-        intervals=table.intervals(),
-        replicates=table.replicates(),
-        params=params,
-        higher_is_better=True,
-        min_group_size=min_group_size,
-        notes=table.notes(),
-    )
 
 
 def _best_worst_dto(
