@@ -1,21 +1,11 @@
 """Seeds and cluster-aware bootstrap intervals shared by the indicators.
 
-Every stochastic computation takes ``seed: int | numpy.random.Generator | None`` and turns
-it into a Generator here, so the seed that was used can be reported with the result.
-
-:func:`bootstrap` resamples units (images, queries, households, stimuli) for any statistic
-an indicator states as a function of unit weights. Units can belong to clusters
-(households, identities): a replicate then draws whole clusters with replacement, so
-correlated units move together (Dollar Street households, face identities); strata keep
-their sizes. The per-group statistics most indicators share (group values, gap, ratio)
-are built on it by ``pytest_fairness.indicators._common.group_table``. Replicates are
-drawn in chunks of bounded memory.
-
-Two interval methods:
-
-- ``"percentile"``: the α/2 and 1 − α/2 quantiles of the replicates.
-- ``"bca"``: bias-corrected and accelerated (Efron 1987); the bias from the share of
-  replicates below the estimate, the acceleration from a leave-one-cluster-out jackknife.
+Every stochastic computation turns ``seed: int | numpy.random.Generator | None`` into a
+Generator here, so the seed used can be reported. :func:`bootstrap` resamples units
+(images, queries, households, stimuli) for any statistic stated as a function of unit
+weights; whole clusters are drawn together and strata keep their sizes. Intervals are
+``"percentile"`` or ``"bca"`` (bias-corrected and accelerated, Efron 1987, with a
+leave-one-cluster-out jackknife).
 """
 
 from __future__ import annotations

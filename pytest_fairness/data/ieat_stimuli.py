@@ -1,23 +1,11 @@
 """iEAT stimuli: image folders laid out like ryansteed/ieat, and the declarative test list.
 
-A stimuli root holds one folder per category, grouped one level deep::
-
-    <root>/valence/pleasant/*.jpg
-    <root>/insect-flower/flower/*.png
-    ...
-
-The folder *is* the label (file names carry none). An iEAT is four category folders
-(X and Y targets, A and B attributes). The Table 1 and Table 2 tests of "Image
-Representations Learned With Unsupervised Pre-Training Contain Human-like Biases" (Steed &
-Caliskan, FAccT 2021) ship as data
-(:func:`ieat_tests`, from ``ieat_tests.json``): names and folder names only — the images are
-third-party photos and are not distributed; users bring them.
-
-:func:`load_ieat_stimuli` lists the image paths and their category labels, without reading
-any image. The embeddings come from any callable ``embed(paths) -> (len(paths), d) array``
-(:meth:`IEATStimuli.embed`), or from features computed elsewhere in the order of
-:attr:`IEATStimuli.paths` (:meth:`IEATStimuli.split`); :meth:`IEATStimuli.test_sets`
-then feeds :func:`pytest_fairness.indicators.embedding_association.ieat_battery`.
+A stimuli root holds one folder per category, one level deep (``<root>/valence/pleasant``);
+the folder is the label. The Table 1 and Table 2 tests of "Image Representations Learned
+With Unsupervised Pre-Training Contain Human-like Biases" (Steed & Caliskan, FAccT 2021)
+ship as data (:func:`ieat_tests`): names and folder names only, the images are not
+distributed. :func:`load_ieat_stimuli` lists the paths; :meth:`IEATStimuli.test_sets` feeds
+:func:`pytest_fairness.indicators.embedding_association.ieat_battery`.
 """
 
 from __future__ import annotations

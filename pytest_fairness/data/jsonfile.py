@@ -1,22 +1,11 @@
 r"""Reading JSON files strictly, with every problem reported as an :class:`InvalidDataError`.
 
-:func:`read_json` is the one way pytest-fairness reads a JSON file it did not write in this
-process (dataset annotations; baselines and history records may use it too). Python's
-:func:`json.loads` alone lets several damaged inputs through as bare exceptions or odd values:
-
-* deep nesting (100,000 ``[``) raises :class:`RecursionError`;
-* bytes that are not UTF-8 raise :class:`UnicodeDecodeError`; a UTF-16 file (it starts with
-  the byte-order mark ``FF FE`` or ``FE FF``) is not JSON's encoding;
-* ``NaN`` and ``Infinity`` are accepted although JSON has no such values, and ``1e400``
-  becomes an infinite float;
-* ``"\ud800"`` escapes give strings that cannot be written back as UTF-8 (pandas and
-  pyarrow fail on them later, far from the file);
-* a key repeated in one object silently keeps the last value;
-* an integer of more than 4,300 digits raises a bare :class:`ValueError`.
-
-Here each of these is an :class:`~pytest_fairness.errors.InvalidDataError` naming the file,
-the place (line and column, or the key) and what to do. Nesting is bounded by scanning the
-brackets outside strings *before* parsing, so no input can exhaust the stack.
+:func:`read_json` is the one way pytest-fairness reads a JSON file it did not write. Where
+:func:`json.loads` lets damage through (deep nesting, non-UTF-8 bytes or a UTF-16 BOM,
+``NaN``/``Infinity``/``1e400``, lone ``"\ud800"`` surrogates, repeated keys, integers of
+more than 4,300 digits) this raises an :class:`~pytest_fairness.errors.InvalidDataError`
+naming the file, the place and the fix. Nesting is bounded by scanning the brackets before
+parsing, so no input can exhaust the stack.
 """
 
 from __future__ import annotations
