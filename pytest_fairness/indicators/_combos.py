@@ -79,11 +79,12 @@ class Labels:
         return np.concatenate([f[0] for f in found]), np.concatenate([f[1] for f in found])
 
 
-def combinations(x_train: NDArray[np.bool_], x_test: NDArray[np.bool_], a: dict[str, Any],
-                  reference: bool) -> tuple[Combos, Hits, Hits]:
+def combinations(x_train: NDArray[np.bool_], x_test: NDArray[np.bool_], *, min_size: int,
+                 max_size: int | None, min_count: int, reference: bool,
+                 ) -> tuple[Combos, Hits, Hits]:
     """M (combinations held by ``min_count`` train and test images) and its hits there."""
     train, test = Labels(x_train, "train_attrs"), Labels(x_test, "test_attrs")
-    low, high, min_count = a["min_size"], a["max_size"] or x_train.shape[1], a["min_count"]
+    low, high = min_size, max_size or x_train.shape[1]
     combos: Combos = {}
     if reference:  # the released get_multiatts: the exact training label sets
         for s in np.unique(train.counts[(train.counts >= low) & (train.counts <= high)]).tolist():
@@ -102,7 +103,7 @@ def combinations(x_train: NDArray[np.bool_], x_test: NDArray[np.bool_], a: dict[
         parts = np.split(held >= min_count, np.cumsum([len(c) for c in combos.values()])[:-1])
         combos = {s: c[h] for (s, c), h in zip(combos.items(), parts) if h.any()}
     if not combos:
-        upto = "" if a["max_size"] is None else f" and <= {high}"
+        upto = "" if max_size is None else f" and <= {high}"
         raise InsufficientDataError(
             f"no attribute combination of size >= {low}{upto} occurs in at least min_count="
             f"{min_count} images of both train and test; lower min_count or min_size.")

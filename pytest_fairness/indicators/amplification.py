@@ -46,6 +46,7 @@ __all__ = ["bias_amp", "directional_bias_amp", "multi_directional", "multi_mals"
 
 N_NOTED = 3  #: combinations named in the "most amplified" note
 TABLE_ROWS = 100  #: rows of ``tables["cells"]``: the cells with the largest |Δ|
+Row = dict[str, str | int | float | None]  # a row of ``tables["cells"]``
 _DIRECTIONS = {"G->M": "G->M", "G→M": "G->M", "M->G": "M->G", "M→G": "M->G"}
 
 
@@ -231,8 +232,7 @@ def _conf(values: Any) -> tuple[float, float, float]:
 
 def _cells(runs: list[dict[str, Any]], counted: NDArray[np.bool_], shown: list[GroupKey],
            items: list[list[int]], names: list[str], truth_train: NDArray[np.float64],
-           truth_test: NDArray[np.float64] | None, y: NDArray[np.float64] | None,
-           ) -> list[dict[str, Any]]:
+           truth_test: NDArray[np.float64] | None, y: NDArray[np.float64] | None) -> list[Row]:
     """``tables["cells"]``: largest |Δ| first, undefined last; ties by group, then combination."""
     pred, delta = (np.mean([r[k] for r in runs], axis=0) for k in ("pred", "delta"))
     ii, jj = np.nonzero(counted)
@@ -327,7 +327,8 @@ def _setup(function: str, a: dict[str, Any]) -> _Setup:
             f"variant='reference' reproduces code written for exactly two groups; got "
             f"{n_groups} groups ({', '.join(map(group_label, keys))}). Use variant='paper'.")
     if multi:
-        combos, train, test = combinations(x_train, x_test, a, reference)
+        combos, train, test = combinations(x_train, x_test, min_size=a["min_size"], max_size=a[
+            "max_size"], min_count=a["min_count"], reference=reference)
     else:  # single attributes: combinations of size 1
         ok = x_train.sum(axis=0) >= a["min_count"]
         if x_test is not None:  # the released BiasAmp→ code uses every column
@@ -369,10 +370,9 @@ def _setup(function: str, a: dict[str, Any]) -> _Setup:
 def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
     """One indicator (``a``: its arguments): inputs, M, counts per group, Δ, the result.
 
-    They differ in what Δ compares (P(g | m), the bias score, or P(m | g) for G→M) with which
-    ground truth; Zhao et al.'s 1[b_train > 1/|G|]; y (1[·]: ``y·Δ + (1 − y)(−Δ)``, sign:
-    ``y·Δ``); averaging over combinations (BiasAmp, Multi_MALS) or cells; the headline
-    (signed or mean |Δ|); whether undefined cells count (released BiasAmp, Multi_MALS).
+    They differ in what Δ compares (P(g | m), the bias score, or P(m | g)) with which truth;
+    Zhao et al.'s 1[b_train > 1/|G|]; y (1[·] or sign); averaging over combinations or
+    cells; the headline (signed or mean |Δ|); whether undefined cells count.
     """
     (given, a, options, reference, direction, multi, released, x_train, x_test, x_preds,
      train_codes, test_codes, pred_codes, n_groups, n_codes, combos, train, test, notes,

@@ -202,9 +202,9 @@ def _images(
 def _breakdown(
     grouping: Callable[[str], tuple[list[GroupKey], NDArray[np.intp]]], unit: str,
     unit_value: NDArray[np.float64], unit_images: NDArray[Any],
-) -> tuple[dict[str, Any], ...]:
+) -> tuple[dict[str, str | float], ...]:
     """``tables["breakdown"]``: the hit rate under each of the three groupings."""
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, str | float]] = []
     for name in _BY:
         b_keys, b_codes = grouping(name)
         b_counts = np.bincount(b_codes, minlength=len(b_keys))

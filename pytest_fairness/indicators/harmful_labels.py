@@ -324,7 +324,7 @@ class _Sweep:
                     for j in range(len(grid))))
         return curves
 
-    def table(self, keys: list[GroupKey]) -> tuple[dict[str, Any], ...]:
+    def table(self, keys: list[GroupKey]) -> tuple[dict[str, str | float], ...]:
         """Every (τ, group, type) rate."""
         return tuple(
             {"tau": float(tau), "group": group_label(key), "n": int(self.counts[g]), "type": t,
