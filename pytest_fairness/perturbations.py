@@ -124,8 +124,7 @@ def _check_name(name: Any) -> PerturbationSpec:
     spec = _SPECS.get(name) if isinstance(name, str) else None
     if spec is None:
         raise FairnessConfigError(
-            f"perturbation must be one of {', '.join(PERTURBATIONS)}; got perturbation={name!r}."
-        )
+            f"perturbation must be one of {', '.join(PERTURBATIONS)}; got perturbation={name!r}.")
     return spec
 
 
@@ -133,22 +132,19 @@ def _check_level(level: Any) -> float:
     if isinstance(level, bool) or not isinstance(level, (int, float, np.integer, np.floating)):
         raise FairnessConfigError(
             f"level must be a number in [0, 1] (0 is the identity, 1 the strongest setting); "
-            f"got level={level!r} (type={type(level).__name__})."
-        )
+            f"got level={level!r} (type={type(level).__name__}).")
     value = float(level)
     if not 0.0 <= value <= 1.0:  # also rejects NaN
         raise FairnessConfigError(
             f"level must be in [0, 1] (0 is the identity, 1 the strongest setting); "
-            f"got level={level!r}."
-        )
+            f"got level={level!r}.")
     return value
 
 
 def _check_seed(seed: Any) -> int:
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise FairnessConfigError(
-            f"seed must be a non-negative int; got seed={seed!r} (type={type(seed).__name__})."
-        )
+            f"seed must be a non-negative int; got seed={seed!r} (type={type(seed).__name__}).")
     return int(seed)
 
 
@@ -157,25 +153,21 @@ def _check_images(images: Any) -> torch.Tensor:
         raise InvalidDataError(
             f"images must be a torch.Tensor of shape (N, C, H, W) with values in [0, 1]; got "
             f"{type(images).__name__}. Convert with torch.as_tensor(...) / 255 or "
-            "torchvision.transforms.v2.ToDtype(torch.float32, scale=True)."
-        )
+            "torchvision.transforms.v2.ToDtype(torch.float32, scale=True).")
     if not images.is_floating_point():
         raise InvalidDataError(
             f"images must be a float tensor with values in [0, 1]; got dtype {images.dtype}. "
-            "Convert with images.float() / 255."
-        )
+            "Convert with images.float() / 255.")
     if images.ndim != 4 or images.shape[1] not in (1, 3):
         raise InvalidDataError(
             f"images must have shape (N, C, H, W) with C = 1 or 3; got shape "
-            f"{tuple(images.shape)}."
-        )
+            f"{tuple(images.shape)}.")
     if images.numel():
         low, high = torch.aminmax(images)
         if not (float(low) >= 0.0 and float(high) <= 1.0):  # NaN fails both
             raise InvalidDataError(
                 f"images must have values in [0, 1]; got min={float(low)!r}, "
-                f"max={float(high)!r}. Scale them (x / 255) and replace NaN before perturbing."
-            )
+                f"max={float(high)!r}. Scale them (x / 255) and replace NaN before perturbing.")
     return images
 
 
@@ -186,8 +178,7 @@ def _check_index(index: Any, n: int) -> list[int] | None:
     if values.shape != (n,) or values.dtype.kind not in "iu" or (values < 0).any():
         raise FairnessConfigError(
             f"index must hold one non-negative int per image (length {n}); got "
-            f"{index!r:.80}. Pass the images' row numbers in the dataset, or None."
-        )
+            f"{index!r:.80}. Pass the images' row numbers in the dataset, or None.")
     return [int(v) for v in values]
 
 

@@ -1,21 +1,11 @@
 """Seeds and cluster-aware bootstrap intervals shared by the indicators.
 
-Every stochastic computation takes ``seed: int | numpy.random.Generator | None`` and turns
-it into a Generator here, so the seed that was used can be reported with the result.
-
-:func:`bootstrap` resamples units (images, queries, households, stimuli) for any statistic
-an indicator states as a function of unit weights. Units can belong to clusters
-(households, identities): a replicate then draws whole clusters with replacement, so
-correlated units move together (Dollar Street households, face identities); strata keep
-their sizes. The per-group statistics most indicators share (group values, gap, ratio)
-are built on it by ``pytest_fairness.indicators._common.group_table``. Replicates are
-drawn in chunks of bounded memory.
-
-Two interval methods:
-
-- ``"percentile"``: the α/2 and 1 − α/2 quantiles of the replicates.
-- ``"bca"``: bias-corrected and accelerated (Efron 1987); the bias from the share of
-  replicates below the estimate, the acceleration from a leave-one-cluster-out jackknife.
+Every stochastic computation turns ``seed: int | numpy.random.Generator | None`` into a
+Generator here, so the seed used can be reported. :func:`bootstrap` resamples units
+(images, queries, households, stimuli) for any statistic stated as a function of unit
+weights; whole clusters are drawn together and strata keep their sizes. Intervals are
+``"percentile"`` or ``"bca"`` (bias-corrected and accelerated, Efron 1987, with a
+leave-one-cluster-out jackknife).
 """
 
 from __future__ import annotations
@@ -72,8 +62,7 @@ def as_generator(seed: Any) -> np.random.Generator:
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise FairnessConfigError(
             f"seed must be a non-negative int, a numpy.random.Generator or None; got "
-            f"seed={seed!r} (type={type(seed).__name__})."
-        )
+            f"seed={seed!r} (type={type(seed).__name__}).")
     return np.random.default_rng(int(seed))
 
 
@@ -101,25 +90,21 @@ def check_bootstrap_options(
     if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, int) or n_bootstrap < 0:
         raise FairnessConfigError(
             f"n_bootstrap must be a non-negative int (0 switches intervals off); got "
-            f"n_bootstrap={n_bootstrap!r}."
-        )
+            f"n_bootstrap={n_bootstrap!r}.")
     if 0 < n_bootstrap < 100:
         raise FairnessConfigError(
             f"n_bootstrap={n_bootstrap} is too few replicates for a stable interval; use at "
-            "least 100 (1000 or more is usual), or 0 to switch intervals off."
-        )
+            "least 100 (1000 or more is usual), or 0 to switch intervals off.")
     if isinstance(confidence_level, bool) or not isinstance(confidence_level, (int, float)) or not (
         0.5 <= confidence_level < 1
     ):
         raise FairnessConfigError(
             f"confidence_level must be a float in [0.5, 1); got "
-            f"confidence_level={confidence_level!r}."
-        )
+            f"confidence_level={confidence_level!r}.")
     if interval_method not in BOOTSTRAP_METHODS:
         raise FairnessConfigError(
             f"interval_method must be one of {BOOTSTRAP_METHODS}; got "
-            f"interval_method={interval_method!r}."
-        )
+            f"interval_method={interval_method!r}.")
     return int(n_bootstrap), float(confidence_level), str(interval_method)
 
 
@@ -235,8 +220,7 @@ class Units:
             if array.shape[:1] != (n,) or array.ndim > 2:
                 raise InvalidDataError(
                     f"clusters must have one label per row ({n}); got shape {array.shape}. "
-                    "Pass the household or identity of each row."
-                )
+                    "Pass the household or identity of each row.")
             codes, size = np.zeros(n, dtype=np.int64), 1
             for column in array.reshape(n, -1).T:  # rows as tuples, one column at a time
                 low, high = (column.min(), column.max()) if n else (0, 0)
@@ -271,8 +255,7 @@ class Units:
         if (of_cluster[codes] != stratum).any():
             raise InvalidDataError(
                 "clusters must each lie in one stratum; a cluster spans two. Give every "
-                "cluster's rows the same stratum."
-            )
+                "cluster's rows the same stratum.")
         return cls(codes, n_clusters, tuple(np.flatnonzero(of_cluster == s).astype(np.intp)
                                             for s in range(int(stratum.max()) + 1)))
 

@@ -184,3 +184,36 @@ def test_every_features_name_resolves(name: str) -> None:
     from pytest_fairness import features
 
     assert getattr(features, name) is not None
+
+
+def test_data_and_perturbations_namespaces_are_pinned() -> None:
+    """The names docs and examples import from ``data`` and ``perturbations`` stay there."""
+    import importlib
+    import subprocess
+    import sys
+
+    from pytest_fairness import data, perturbations
+
+    data_names = [
+        "CANONICAL_COLUMNS", "FairnessDataset", "IEATStimuli", "IEATTestSpec", "LOADERS",
+        "Taxonomy", "age_group", "as_taxonomy", "ieat_tests", "imagenet1k_classes",
+        "imagenet1k_taxonomy", "income_bucket", "load_casual_conversations", "load_celeba",
+        "load_dollar_street", "load_fairface", "load_fitzpatrick17k", "load_ieat_stimuli",
+        "load_manifest", "load_miap", "load_utkface", "parse_utkface_name", "skin_tone_group",
+    ]
+    assert data.__all__ == data_names == sorted(data_names)
+    for name in data_names:  # each is the defining object, not a copy
+        value = getattr(data, name)
+        module = getattr(value, "__module__", None)
+        if module is not None and module.startswith("pytest_fairness.data."):
+            assert getattr(importlib.import_module(module), name) is value
+    assert sorted(data.LOADERS) == [n.removeprefix("load_") for n in data_names
+                                    if n.startswith("load_") and n != "load_ieat_stimuli"]
+    assert perturbations.__all__ == ["PERTURBATIONS", "Perturbation", "PerturbationSpec",
+                                     "parameter", "perturb"]
+    assert all(getattr(perturbations, n) is not None for n in perturbations.__all__)
+    code = ("import sys, pytest_fairness.data; "
+            "print(sorted(m for m in ('numpy', 'pandas', 'PIL') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"

@@ -116,8 +116,7 @@ def load_casual_conversations(
         if not path.is_file():
             raise InvalidDataError(
                 f"{name}: annotations file {str(path)!r} does not exist; pass the path of "
-                "CasualConversations.json (absolute or relative to root)."
-            )
+                "CasualConversations.json (absolute or relative to root).")
     duplicates: list[str] = []
 
     def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -143,8 +142,7 @@ def load_casual_conversations(
     else:
         raise InvalidDataError(
             f"{name}: {str(path)!r} holds a JSON {type(data).__name__}; expected an object "
-            "keyed by subject id (Meta's release) or a list of records (flattened)."
-        )
+            "keyed by subject id (Meta's release) or a list of records (flattened).")
     import pandas as pd
 
     frame = pd.DataFrame.from_records(records)
@@ -162,21 +160,18 @@ def _parse_label(label: Any, where: str, path: Path) -> dict[str, Any]:
     if not isinstance(label, dict):
         raise InvalidDataError(
             f"{name}: {str(path)!r} {where}: 'label' must be an object with age, gender and "
-            f"skin-type; got {label!r}."
-        )
+            f"skin-type; got {label!r}.")
     for key in ("age", "gender", "skin-type"):
         if key not in label:
             raise InvalidDataError(
                 f"{name}: {str(path)!r} {where}: label has no {key!r} key (keys: "
-                f"{sorted(label)}); every label needs age, gender and skin-type."
-            )
+                f"{sorted(label)}); every label needs age, gender and skin-type.")
     gender_raw = label["gender"]
     gender = _GENDERS.get(gender_raw.strip().lower()) if isinstance(gender_raw, str) else None
     if gender is None:
         raise InvalidDataError(
             f"{name}: {str(path)!r} {where}: gender={shown(gender_raw)} is not one of "
-            "'Female', 'Male', 'Other', 'N/A'; correct the label."
-        )
+            "'Female', 'Male', 'Other', 'N/A'; correct the label.")
     age = _parse_age(label["age"], where, path)
     skin_raw = label["skin-type"]
     skin = str(skin_raw).strip() if isinstance(skin_raw, (str, int)) and not isinstance(
@@ -188,8 +183,7 @@ def _parse_label(label: Any, where: str, path: Path) -> dict[str, Any]:
     else:
         raise InvalidDataError(
             f"{name}: {str(path)!r} {where}: skin-type={shown(skin_raw)} is not a Fitzpatrick "
-            "type '1'..'6' (or 'N/A'); correct the label."
-        )
+            "type '1'..'6' (or 'N/A'); correct the label.")
     return {
         "gender": gender,
         "age": age,
@@ -212,14 +206,12 @@ def _parse_age(raw: Any, where: str, path: Path) -> float:
     if text is None or not _DIGITS.fullmatch(text.lstrip("+-")):
         raise InvalidDataError(
             f"{name}: {str(path)!r} {where}: age={shown(raw)} is neither an integer (years) "
-            "nor 'N/A'; correct the label."
-        )
+            "nor 'N/A'; correct the label.")
     digits = text.lstrip("+-").lstrip("0") or "0"
     if text.startswith("-") and digits != "0" or len(digits) > 3 or int(digits) > MAX_AGE:
         raise InvalidDataError(
             f"{name}: {str(path)!r} {where}: age={shown(raw)} is outside 0-{MAX_AGE} years; "
-            "correct the label (or write 'N/A' when it is not known)."
-        )
+            "correct the label (or write 'N/A' when it is not known).")
     return float(int(digits))
 
 
@@ -230,8 +222,7 @@ def _string_list(value: Any, key: str, where: str, path: Path) -> list[str]:
     inside = "" if bad is value else " in it"
     raise InvalidDataError(
         f"casual_conversations: {str(path)!r} {where}: {key!r} must be a list of video paths "
-        f"(strings); got {shown(bad)} (type={type(bad).__name__}){inside}. Correct the entry."
-    )
+        f"(strings); got {shown(bad)} (type={type(bad).__name__}){inside}. Correct the entry.")
 
 
 def _find_image(stem: Path) -> Path | None:
@@ -256,8 +247,7 @@ def _from_release(data: dict[str, Any], path: Path, image_root: Path,
             got = sorted(entry) if isinstance(entry, dict) else entry
             raise InvalidDataError(
                 f"{name}: {str(path)!r} {where}: expected an object with 'files', "
-                f"'dark_files' and 'label'; got {got!r}."
-            )
+                f"'dark_files' and 'label'; got {got!r}.")
         label = _parse_label(entry["label"], where, path)
         dark_raw = entry.get("dark_files")
         dark = set(() if dark_raw is None else _string_list(dark_raw, "dark_files", where, path))
@@ -269,8 +259,7 @@ def _from_release(data: dict[str, Any], path: Path, image_root: Path,
                     and folder.lstrip("0") != key.lstrip("0")):
                 raise InvalidDataError(
                     f"{name}: {str(path)!r} {where}: file {video!r} sits in the folder of "
-                    f"subject {folder!r}; the key and the folder must agree."
-                )
+                    f"subject {folder!r}; the key and the folder must agree.")
             stem = relative.with_suffix("")
             image = _find_image(image_root / stem)
             if image is None:
@@ -296,8 +285,7 @@ def _from_flat(data: list[Any], path: Path, base: Path,
         if not isinstance(entry, dict) or "img_path" not in entry:
             raise InvalidDataError(
                 f"{name}: {str(path)!r} {where}: expected an object with 'img_path', "
-                f"'subject_id', 'age', 'gender' and 'skin-type'; got {entry!r}."
-            )
+                f"'subject_id', 'age', 'gender' and 'skin-type'; got {entry!r}.")
         image = path_in_root(entry["img_path"], base, absolute=absolute,
                              where=f"{name}: {str(path)!r} {where}: img_path")
         key = entry["img_path"]
@@ -305,13 +293,11 @@ def _from_flat(data: list[Any], path: Path, base: Path,
         if isinstance(subject, bool) or not isinstance(subject, (str, int)):
             raise InvalidDataError(
                 f"{name}: {str(path)!r} {where}: subject_id={shown(subject)} must be a string "
-                "(or an integer); correct the record."
-            )
+                "(or an integer); correct the record.")
         if key in seen:
             raise InvalidDataError(
                 f"{name}: {str(path)!r} records {seen[key]} and {i} share img_path {key!r}; "
-                "each image must be listed once. Remove the repeated record."
-            )
+                "each image must be listed once. Remove the repeated record.")
         seen[key] = i
         records.append({
             "image_id": key,

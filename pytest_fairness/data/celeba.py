@@ -58,8 +58,7 @@ def load_celeba(root: str | os.PathLike[str], *, split: str = "all") -> Fairness
     base = as_root(root, name)
     if split not in ("all", *_SPLITS):
         raise FairnessConfigError(
-            f"celeba: split must be 'all', 'train', 'valid' or 'test'; got split={split!r}."
-        )
+            f"celeba: split must be 'all', 'train', 'valid' or 'test'; got split={split!r}.")
     if (base / "celeba").is_dir() and not _has_attr_file(base):
         base = base / "celeba"
     if (base / "list_attr_celeba.txt").is_file():
@@ -82,8 +81,7 @@ def load_celeba(root: str | os.PathLike[str], *, split: str = "all") -> Fairness
     else:
         raise InvalidDataError(
             f"celeba: no list_attr_celeba.txt (official) or list_attr_celeba.csv (Kaggle) under "
-            f"{str(base)!r}; point the root at the CelebA folder."
-        )
+            f"{str(base)!r}; point the root at the CelebA folder.")
     images = base / "img_align_celeba"
     if (images / "img_align_celeba").is_dir():
         images = images / "img_align_celeba"
@@ -96,15 +94,13 @@ def load_celeba(root: str | os.PathLike[str], *, split: str = "all") -> Fairness
         if missing:
             raise InvalidDataError(
                 f"celeba: {str(file)!r} has no {column} for {len(missing)} image(s) of the "
-                f"attribute file, e.g. {missing[0]!r}; use the files of one release."
-            )
+                f"attribute file, e.g. {missing[0]!r}; use the files of one release.")
         frame[column] = [mapping[i] for i in frame["image_id"]]
     if split != "all":
         if "partition" not in frame.columns:
             raise InvalidDataError(
                 f"celeba: split={split!r} needs list_eval_partition.txt (or .csv) under "
-                f"{str(base)!r}; add it or use split='all'."
-            )
+                f"{str(base)!r}; add it or use split='all'.")
         frame = frame[frame["partition"] == _SPLITS[split]]
     # Names were checked line by line when read (_image_name): they stay inside images/.
     frame["path"] = [str(path_in_root(i, images, where="celeba: image name"))
@@ -131,16 +127,14 @@ def _read_official_attrs(path: Path) -> Any:
     except ValueError:
         raise InvalidDataError(
             f"celeba: {str(path)!r} line 1 should be the image count; got {lines[0]!r}. Is this "
-            "the official list_attr_celeba.txt?"
-        ) from None
+            "the official list_attr_celeba.txt?") from None
     if len(lines) < 2:
         raise InvalidDataError(f"celeba: {str(path)!r} has no attribute-name line (line 2).")
     names = lines[1].split()
     if "Male" not in names:
         raise InvalidDataError(
             f"celeba: {str(path)!r} line 2 does not name the attribute 'Male' (got {names[:5]}"
-            "...); line 2 must list the 40 attribute names."
-        )
+            "...); line 2 must list the 40 attribute names.")
     ids, rows = [], []
     for number, line in enumerate(lines[2:], start=3):
         fields = line.split()
@@ -148,8 +142,7 @@ def _read_official_attrs(path: Path) -> Any:
             raise InvalidDataError(
                 f"celeba: {str(path)!r} line {number}: {len(fields)} fields, expected "
                 f"{len(names) + 1} (file name + {len(names)} attributes); the file is truncated "
-                "or corrupted."
-            )
+                "or corrupted.")
         values = []
         for column, value in zip(names, fields[1:]):
             if value not in ("1", "-1"):
@@ -160,8 +153,7 @@ def _read_official_attrs(path: Path) -> Any:
     if declared != len(ids):
         raise InvalidDataError(
             f"celeba: {str(path)!r} line 1 declares {declared} images but {len(ids)} rows "
-            "follow; the file is truncated. Download it again."
-        )
+            "follow; the file is truncated. Download it again.")
     check_unique(ids, name, path, "image file name", first_line=3)
     frame = pd.DataFrame(rows, columns=names)
     frame.insert(0, "image_id", ids)
@@ -203,13 +195,11 @@ def _read_pairs(path: Path, column: str) -> tuple[Path, dict[str, str]] | None:
         if len(fields) != 2:
             raise InvalidDataError(
                 f"celeba: {str(path)!r} line {number}: expected '<file name> <{column}>', got "
-                f"{line!r}."
-            )
+                f"{line!r}.")
         if fields[0] in mapping:
             raise InvalidDataError(
                 f"celeba: {str(path)!r} line {number}: {fields[0]!r} is listed twice; each "
-                "image must appear once."
-            )
+                "image must appear once.")
         if column == "partition" and fields[1] not in ("0", "1", "2"):
             raise bad_value(name, path, number, "partition", fields[1], ("0", "1", "2"))
         mapping[fields[0]] = fields[1]

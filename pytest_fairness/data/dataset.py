@@ -130,19 +130,16 @@ class FairnessDataset:
 
         if not isinstance(frame, pd.DataFrame):
             raise FairnessConfigError(
-                f"frame must be a pandas DataFrame; got frame of type {type(frame).__name__}."
-            )
+                f"frame must be a pandas DataFrame; got frame of type {type(frame).__name__}.")
         for column in ("image_id", "path"):
             if column not in frame.columns:
                 raise InvalidDataError(
                     f"dataset {name!r}: the frame has no {column!r} column (columns: "
-                    f"{list(frame.columns)}); add one ({column} per image)."
-                )
+                    f"{list(frame.columns)}); add one ({column} per image).")
         if square_crop_ratio is not None and not square_crop_ratio >= 1.0:
             raise FairnessConfigError(
                 f"square_crop_ratio must be None or a number >= 1; got "
-                f"square_crop_ratio={square_crop_ratio!r}."
-            )
+                f"square_crop_ratio={square_crop_ratio!r}.")
         frame = frame.reset_index(drop=True).copy()
         _check_text(frame, str(name))
         frame["image_id"] = frame["image_id"].astype(str)
@@ -154,8 +151,7 @@ class FairnessDataset:
             raise InvalidDataError(
                 f"dataset {name!r}: image_id {first!r} appears {len(rows)} times (rows {rows}); "
                 "ids must be unique. De-duplicate the annotations or build ids that include "
-                "the box or frame."
-            )
+                "the box or frame.")
         for column in CANONICAL_COLUMNS:
             if column not in frame.columns:
                 frame[column] = None
@@ -197,11 +193,9 @@ class FairnessDataset:
                 # Relative paths: moving the dataset must not invalidate cached features.
                 prefix = str(self.root).rstrip(os.sep) + os.sep
                 frame = frame.assign(
-                    path=[p[len(prefix):] if p.startswith(prefix) else p for p in frame["path"]]
-                )
+                    path=[p[len(prefix):] if p.startswith(prefix) else p for p in frame["path"]])
             self._fingerprint = _frame_fingerprint(
-                frame, extra=(self.name, repr(self.square_crop_ratio))
-            )
+                frame, extra=(self.name, repr(self.square_crop_ratio)))
         return self._fingerprint
 
     # -- selection ------------------------------------------------------------------------
@@ -223,8 +217,7 @@ class FairnessDataset:
             if array.shape != (len(self),):
                 raise InvalidDataError(
                     f"subset mask has shape {array.shape}; it needs one bool per row "
-                    f"({len(self)} rows)."
-                )
+                    f"({len(self)} rows).")
             positions = np.flatnonzero(array)
         elif array.size == 0:
             positions = np.zeros(0, dtype=np.intp)
@@ -232,8 +225,7 @@ class FairnessDataset:
             if array.min() < -len(self) or array.max() >= len(self):
                 raise InvalidDataError(
                     f"subset positions must be in [0, {len(self)}); got min={array.min()}, "
-                    f"max={array.max()}."
-                )
+                    f"max={array.max()}.")
             positions = array
         else:
             index = {v: i for i, v in enumerate(self.frame["image_id"])}
@@ -241,8 +233,7 @@ class FairnessDataset:
             if missing:
                 raise InvalidDataError(
                     f"subset: {len(missing)} image id(s) are not in dataset {self.name!r}, "
-                    f"e.g. {missing[0]!r}; pass ids from dataset.frame['image_id']."
-                )
+                    f"e.g. {missing[0]!r}; pass ids from dataset.frame['image_id'].")
             positions = np.array([index[str(v)] for v in array], dtype=np.intp)
         return FairnessDataset(
             self.frame.iloc[positions],
@@ -269,8 +260,7 @@ class FairnessDataset:
         if missing:
             raise FairnessConfigError(
                 f"by={by!r}: dataset {self.name!r} has no column {missing[0]!r}; "
-                f"available: {sorted(map(str, self.frame.columns))}."
-            )
+                f"available: {sorted(map(str, self.frame.columns))}.")
         if isinstance(by, str):
             return self.frame[by].reset_index(drop=True)
         return self.frame[columns].reset_index(drop=True)
@@ -327,8 +317,7 @@ def _check_text(frame: pd.DataFrame, name: str) -> None:
                 f"dataset {name!r}: column {column!r} row {row} holds "
                 f"{values[row].encode('utf-8', 'backslashreplace').decode()!r}, which is not "
                 "valid UTF-8 text (a file name in another encoding?); rename the file or fix "
-                "the value."
-            ) from None
+                "the value.") from None
 
 
 def _surrogates(text: str) -> bool:
@@ -384,14 +373,12 @@ def as_root(root: Any, dataset: str) -> Path:
     if not isinstance(root, (str, os.PathLike)):
         raise FairnessConfigError(
             f"{dataset}: root must be a path (str or os.PathLike); got root={root!r} "
-            f"(type={type(root).__name__})."
-        )
+            f"(type={type(root).__name__}).")
     path = Path(root).expanduser()
     if not path.is_dir():
         raise InvalidDataError(
             f"{dataset}: root {str(path)!r} is not a directory; pass the folder that holds "
-            "the dataset (e.g. --fairness-data NAME=PATH)."
-        )
+            "the dataset (e.g. --fairness-data NAME=PATH).")
     return path.resolve()
 
 
@@ -403,8 +390,7 @@ def find_file(root: Path, names: Sequence[str], dataset: str, *, what: str) -> P
             return candidate
     raise InvalidDataError(
         f"{dataset}: no {what} found under {str(root)!r}; looked for "
-        f"{', '.join(repr(n) for n in names)}. Point the root at the folder that contains it."
-    )
+        f"{', '.join(repr(n) for n in names)}. Point the root at the folder that contains it.")
 
 
 def read_text(path: Path, dataset: str) -> str:
@@ -418,8 +404,7 @@ def read_text(path: Path, dataset: str) -> str:
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
         raise InsufficientDataError(
-            f"{dataset}: {str(path)!r} is empty; download the annotation file again."
-        )
+            f"{dataset}: {str(path)!r} is empty; download the annotation file again.")
     return text
 
 
@@ -452,8 +437,7 @@ def read_csv(path: Path, dataset: str, *, required: Sequence[str], sep: str = ",
     if missing:
         raise InvalidDataError(
             f"{dataset}: {str(path)!r} has no column {missing[0]!r} (header: "
-            f"{list(frame.columns)}); expected {list(required)}. Is this the right file?"
-        )
+            f"{list(frame.columns)}); expected {list(required)}. Is this the right file?")
     if frame.empty:
         raise InsufficientDataError(f"{dataset}: {str(path)!r} has a header but no rows.")
     return frame
@@ -470,12 +454,10 @@ def _field_count_error(text: str, sep: str, path: Path, dataset: str) -> Invalid
             return InvalidDataError(
                 f"{dataset}: {str(path)!r} line {rows.line_num} has {len(row)} fields but the "
                 f"header has {len(header)}; a field holds an unquoted {sep!r} or is missing. "
-                "Quote or fix that row."
-            )
+                "Quote or fix that row.")
     return InvalidDataError(
         f"{dataset}: {str(path)!r}: some row has a different number of fields than the header "
-        f"({len(header)}); quote or fix that row."
-    )
+        f"({len(header)}); quote or fix that row.")
 
 
 def bad_value(dataset: str, path: Path, line: int, column: str, value: Any,
@@ -486,8 +468,7 @@ def bad_value(dataset: str, path: Path, line: int, column: str, value: Any,
     choices = ", ".join(repr(a) for a in allowed)
     return InvalidDataError(
         f"{dataset}: {str(path)!r} line {line}: {column}={shown(value)} is not one of "
-        f"{choices}; {fix}."
-    )
+        f"{choices}; {fix}.")
 
 
 def check_drop_unknown(drop_unknown: Any, allowed: Sequence[str], dataset: str) -> tuple[str, ...]:
@@ -508,8 +489,7 @@ def check_drop_unknown(drop_unknown: Any, allowed: Sequence[str], dataset: str) 
         raise FairnessConfigError(
             f"{dataset}: drop_unknown must be True (every attribute), False, or a tuple drawn "
             f"from {tuple(allowed)}; got drop_unknown={drop_unknown!r} ({wrong!r} is not "
-            f"one of them). Example: drop_unknown=({allowed[0]!r},)."
-        )
+            f"one of them). Example: drop_unknown=({allowed[0]!r},).")
     return tuple(dict.fromkeys(names))
 
 
@@ -522,8 +502,7 @@ def check_unique(ids: Sequence[str], dataset: str, path: Path, column: str,
             raise InvalidDataError(
                 f"{dataset}: {str(path)!r} lines {seen[value] + first_line} and "
                 f"{i + first_line}: duplicate {column} {value!r}; each {column} must appear "
-                "once. Remove the repeated row."
-            )
+                "once. Remove the repeated row.")
         seen[value] = i
 
 
@@ -533,8 +512,7 @@ def check_filled(values: Sequence[str], dataset: str, path: Path, column: str, f
     for i, value in enumerate(values):
         if not value:
             raise InvalidDataError(
-                f"{dataset}: {str(path)!r} line {i + first_line}: {column} is empty; {fix}"
-            )
+                f"{dataset}: {str(path)!r} line {i + first_line}: {column} is empty; {fix}")
 
 
 def require_rows(dataset_name: str, source: Any, n: int) -> None:
@@ -542,5 +520,4 @@ def require_rows(dataset_name: str, source: Any, n: int) -> None:
     if n == 0:
         raise InsufficientDataError(
             f"{dataset_name}: {source} has no usable rows; check that the file is the "
-            "complete annotation file and that the images are where the loader looks."
-        )
+            "complete annotation file and that the images are where the loader looks.")

@@ -80,8 +80,7 @@ def _parse_list(text: str, where: str) -> list[Any]:
     if not isinstance(value, (list, tuple)):
         raise InvalidDataError(
             f"dollar_street: {where}: {shown(text)} is not a list literal; write a list such "
-            "as [892] or ['stoves']."
-        )
+            "as [892] or ['stoves'].")
     return list(value)
 
 
@@ -91,8 +90,7 @@ def _strings(values: list[Any], text: str, where: str) -> list[str]:
         if not isinstance(value, str) or not value.strip():
             raise InvalidDataError(
                 f"dollar_street: {where}: {shown(text)} holds {shown(value)} "
-                f"(type={type(value).__name__}); list topic names as strings, e.g. ['stoves']."
-            )
+                f"(type={type(value).__name__}); list topic names as strings, e.g. ['stoves'].")
     return [v.strip() for v in values]
 
 
@@ -111,8 +109,7 @@ def _class_indices(values: list[Any], text: str, where: str) -> list[int]:
             raise InvalidDataError(
                 f"dollar_street: {where}={shown(text)} holds {shown(value)}, which is not an "
                 f"ImageNet-1k class index (a whole number in 0-{IMAGENET1K_CLASSES - 1}); "
-                "correct or remove that row."
-            )
+                "correct or remove that row.")
         out.append(index)
     return out
 
@@ -165,8 +162,7 @@ def load_dollar_street(
     base = as_root(root, name)
     if split not in _FILES:
         raise FairnessConfigError(
-            f"dollar_street: split must be one of {sorted(_FILES)}; got split={split!r}."
-        )
+            f"dollar_street: split must be one of {sorted(_FILES)}; got split={split!r}.")
     nested = base / "dataset_dollarstreet"
     if nested.is_dir() and not any((base / f).is_file() for f in _FILES[split]):
         base = nested  # the parent of Kaggle's unzipped folder
@@ -190,13 +186,11 @@ def _income(value: str, path: Path, line: int) -> float:
     except ValueError:
         raise InvalidDataError(
             f"dollar_street: {str(path)!r} line {line}: income={shown(value)} is not a number "
-            "(monthly household income in USD); correct or remove that row."
-        ) from None
+            "(monthly household income in USD); correct or remove that row.") from None
     if not 0 < income < math.inf:
         raise InvalidDataError(
             f"dollar_street: {str(path)!r} line {line}: income={shown(value)} must be a "
-            "positive, finite number; correct or remove that row."
-        )
+            "positive, finite number; correct or remove that row.")
     return income
 
 
@@ -212,8 +206,7 @@ def _kaggle_records(frame: Any, path: Path, base: Path) -> list[dict[str, Any]]:
         if not image_id:
             raise InvalidDataError(
                 f"dollar_street: {str(path)!r} line {line}: id is empty; every image needs "
-                "its 24-hex id."
-            )
+                "its 24-hex id.")
         where = f"{str(path)!r} line {line}"
         cell = row["imagenet_sysnet_id"]
         labels = _class_indices(_parse_list(cell, f"{where}: imagenet_sysnet_id"), cell,
@@ -253,8 +246,7 @@ def _meta_records(frame: Any, path: Path, images: Path) -> list[dict[str, Any]]:
         if len(parts) < 2:
             raise InvalidDataError(
                 f"dollar_street: {str(path)!r} line {line}: url={shown(row['url'])} has no "
-                "'media/<Country N>/image/<uuid>/<file>.jpg' path; correct or remove that row."
-            )
+                "'media/<Country N>/image/<uuid>/<file>.jpg' path; correct or remove that row.")
         file = path_in_root(parts[-1], images, where=f"dollar_street: {str(path)!r} line "
                             f"{line}: the file name of url", root_label=f"the image folder "
                             f"{str(images)!r}")
@@ -291,8 +283,7 @@ def _deduplicate(records: list[dict[str, Any]], path: Path) -> tuple[list[dict[s
                 raise InvalidDataError(
                     f"dollar_street: {str(path)!r} lines {first['_line']} and {line} list image "
                     f"{record['image_id']!r} with different {key} ({first[key]!r} vs "
-                    f"{record[key]!r}); one image has one {key}. Correct one of the rows."
-                )
+                    f"{record[key]!r}); one image has one {key}. Correct one of the rows.")
         for key in ("labels", "topics"):
             if key in record:
                 first[key] = first[key] + [v for v in record[key] if v not in first[key]]

@@ -57,8 +57,7 @@ def load_fairface(root: str | os.PathLike[str], *, split: str = "val") -> Fairne
     splits = {"val": ("val",), "train": ("train",), "all": ("train", "val")}
     if split not in splits:
         raise FairnessConfigError(
-            f"fairface: split must be 'val', 'train' or 'all'; got split={split!r}."
-        )
+            f"fairface: split must be 'val', 'train' or 'all'; got split={split!r}.")
     frames = []
     for part in splits[split]:
         path = find_file(base, [f"fairface_label_{part}.csv"], name,

@@ -73,8 +73,7 @@ def load_fitzpatrick17k(
     if scale is None:
         raise InvalidDataError(
             f"fitzpatrick17k: {str(path)!r} has neither 'fitzpatrick_scale' (current CSV) nor "
-            f"'fitzpatrick' (2021 CSV); header: {list(frame.columns)}."
-        )
+            f"'fitzpatrick' (2021 CSV); header: {list(frame.columns)}.")
     ids = frame["md5hash"].str.strip().tolist()
     check_filled(ids, name, path, "md5hash",
                  "every image needs its md5hash (the image file name).")
@@ -118,8 +117,7 @@ def _image_dir(base: Path, image_dir: str | None) -> Path:
         if not folder.is_dir():
             raise InvalidDataError(
                 f"fitzpatrick17k: image_dir {str(folder)!r} is not a directory; pass the "
-                "sub-folder of root with the <md5hash>.jpg files."
-            )
+                "sub-folder of root with the <md5hash>.jpg files.")
         return folder
     for candidate in _IMAGE_DIRS:
         folder = base / candidate

@@ -1,23 +1,11 @@
 """iEAT stimuli: image folders laid out like ryansteed/ieat, and the declarative test list.
 
-A stimuli root holds one folder per category, grouped one level deep::
-
-    <root>/valence/pleasant/*.jpg
-    <root>/insect-flower/flower/*.png
-    ...
-
-The folder *is* the label (file names carry none). An iEAT is four category folders
-(X and Y targets, A and B attributes). The Table 1 and Table 2 tests of "Image
-Representations Learned With Unsupervised Pre-Training Contain Human-like Biases" (Steed &
-Caliskan, FAccT 2021) ship as data
-(:func:`ieat_tests`, from ``ieat_tests.json``): names and folder names only — the images are
-third-party photos and are not distributed; users bring them.
-
-:func:`load_ieat_stimuli` lists the image paths and their category labels, without reading
-any image. The embeddings come from any callable ``embed(paths) -> (len(paths), d) array``
-(:meth:`IEATStimuli.embed`), or from features computed elsewhere in the order of
-:attr:`IEATStimuli.paths` (:meth:`IEATStimuli.split`); :meth:`IEATStimuli.test_sets`
-then feeds :func:`pytest_fairness.indicators.embedding_association.ieat_battery`.
+A stimuli root holds one folder per category, one level deep (``<root>/valence/pleasant``);
+the folder is the label. The Table 1 and Table 2 tests of "Image Representations Learned
+With Unsupervised Pre-Training Contain Human-like Biases" (Steed & Caliskan, FAccT 2021)
+ship as data (:func:`ieat_tests`): names and folder names only, the images are not
+distributed. :func:`load_ieat_stimuli` lists the paths; :meth:`IEATStimuli.test_sets` feeds
+:func:`pytest_fairness.indicators.embedding_association.ieat_battery`.
 """
 
 from __future__ import annotations
@@ -86,16 +74,14 @@ class IEATTestSpec:
             if not isinstance(value, str) or not value.strip("/"):
                 raise FairnessConfigError(
                     f"IEATTestSpec {self.name!r}: {role} must be a category folder relative "
-                    f"to the stimuli root, like 'valence/pleasant'; got {role}={value!r}."
-                )
+                    f"to the stimuli root, like 'valence/pleasant'; got {role}={value!r}.")
             folder = path_in_root(value, None, where=f"IEATTestSpec {self.name!r}: {role}",
                                   root_label="the stimuli root", error=FairnessConfigError)
             object.__setattr__(self, role, folder.as_posix())
         if self.X == self.Y:
             raise FairnessConfigError(
                 f"IEATTestSpec {self.name!r}: X and Y are the same folder {self.X!r}; the "
-                "targets must differ."
-            )
+                "targets must differ.")
         if not self.label:
             object.__setattr__(self, "label", self.name)
 
@@ -115,12 +101,10 @@ def _spec(value: Any) -> IEATTestSpec:
         except KeyError as exc:
             raise FairnessConfigError(
                 f"an iEAT test given as a mapping needs the keys name, X, Y, A, B; "
-                f"{exc.args[0]!r} is missing in {dict(value)!r}."
-            ) from None
+                f"{exc.args[0]!r} is missing in {dict(value)!r}.") from None
     raise FairnessConfigError(
         f"tests must hold test names, IEATTestSpec objects or mappings with keys name, X, Y, "
-        f"A, B; got {value!r} (type={type(value).__name__})."
-    )
+        f"A, B; got {value!r} (type={type(value).__name__}).")
 
 
 def _shipped() -> tuple[IEATTestSpec, ...]:
@@ -159,8 +143,7 @@ def ieat_tests(
             raise FairnessConfigError(
                 f"table must be 1 (Table 1 of Steed & Caliskan 2021) or 2 (its intersectional "
                 f"Table 2); got "
-                f"table={table!r}."
-            )
+                f"table={table!r}.")
         specs = tuple(s for s in specs if s.table == table)
     if names is None:
         return specs
@@ -169,8 +152,7 @@ def ieat_tests(
     missing = [n for n in wanted if n not in index]
     if missing:
         raise FairnessConfigError(
-            f"unknown iEAT test(s) {missing}; known names: {sorted(s.name for s in specs)}."
-        )
+            f"unknown iEAT test(s) {missing}; known names: {sorted(s.name for s in specs)}.")
     return tuple(index[n] for n in wanted)
 
 
@@ -188,8 +170,7 @@ def category_paths(
     if not folder.is_dir():
         raise InvalidDataError(
             f"iEAT category folder {category!r} is missing under {str(root)!r} (looked for "
-            f"{str(folder)!r}); lay the stimuli out as <root>/<group>/<category>/*.jpg."
-        )
+            f"{str(folder)!r}); lay the stimuli out as <root>/<group>/<category>/*.jpg.")
     allowed = {e.lower() for e in extensions}
     found = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in allowed)
     for path in found:
@@ -199,8 +180,7 @@ def category_paths(
             shown = path.name.encode("utf-8", "surrogateescape")
             raise InvalidDataError(
                 f"iEAT category folder {category!r} under {str(root)!r} holds the file {shown!r}, "
-                "whose name is not valid UTF-8; rename it (its path cannot be recorded)."
-            ) from None
+                "whose name is not valid UTF-8; rename it (its path cannot be recorded).") from None
     return found
 
 
@@ -249,13 +229,11 @@ class IEATStimuli:
         if not callable(embed):
             raise FairnessConfigError(
                 f"embed must be a callable from a list of image paths to an (n, d) array; got "
-                f"{type(embed).__name__}."
-            )
+                f"{type(embed).__name__}.")
         step = len(self.paths) if batch_size is None else batch_size
         if isinstance(step, bool) or not isinstance(step, int) or step < 1:
             raise FairnessConfigError(
-                f"batch_size must be a positive int or None; got batch_size={batch_size!r}."
-            )
+                f"batch_size must be a positive int or None; got batch_size={batch_size!r}.")
         parts = []
         for start in range(0, len(self.paths), step):
             chunk = list(self.paths[start : start + step])
@@ -266,8 +244,7 @@ class IEATStimuli:
             if array.ndim != 2 or array.shape[0] != len(chunk):
                 raise InvalidDataError(
                     f"embed returned shape {array.shape} for {len(chunk)} paths; it must return "
-                    "one embedding per path, shape (len(paths), d)."
-                )
+                    "one embedding per path, shape (len(paths), d).")
             parts.append(array)
         return self.split(np.concatenate(parts))
 
@@ -279,8 +256,7 @@ class IEATStimuli:
         if array.ndim != 2 or array.shape[0] != len(self.paths):
             raise InvalidDataError(
                 f"features must have one row per stimulus image, shape ({len(self.paths)}, d) "
-                f"in the order of IEATStimuli.paths; got shape {array.shape}."
-            )
+                f"in the order of IEATStimuli.paths; got shape {array.shape}.")
         labels = np.asarray(self.labels, dtype=object)
         return {c: array[labels == c] for c in self.categories}
 
@@ -298,8 +274,7 @@ class IEATStimuli:
         if missing:
             raise InvalidDataError(
                 f"features has no embeddings for categories {missing}; pass the output of "
-                "IEATStimuli.embed() or IEATStimuli.split()."
-            )
+                "IEATStimuli.embed() or IEATStimuli.split().")
         return {t.name: tuple(np.asarray(features[c]) for c in t.categories) for t in self.tests}
 
     def set_names(self) -> dict[str, tuple[str, str, str, str]]:
@@ -374,12 +349,10 @@ def load_ieat_stimuli(
     if not root_path.is_dir():
         raise InvalidDataError(
             f"iEAT stimuli root {str(root)!r} is not a directory; pass the folder that holds "
-            "<group>/<category>/ image folders (ryansteed/ieat: data/experiments)."
-        )
+            "<group>/<category>/ image folders (ryansteed/ieat: data/experiments).")
     if isinstance(min_images, bool) or not isinstance(min_images, int) or min_images < 1:
         raise FairnessConfigError(
-            f"min_images must be a positive int; got min_images={min_images!r}."
-        )
+            f"min_images must be a positive int; got min_images={min_images!r}.")
     if tests is None:
         specs = _shipped()
     elif isinstance(tests, (str, IEATTestSpec, Mapping)):
@@ -394,8 +367,7 @@ def load_ieat_stimuli(
     if missing:
         raise InvalidDataError(
             f"{len(missing)} iEAT category folder(s) are missing under {str(root)!r}: "
-            f"{missing}. Add them, or select tests whose folders exist with tests=[...]."
-        )
+            f"{missing}. Add them, or select tests whose folders exist with tests=[...].")
     paths: list[Path] = []
     labels: list[str] = []
     for category in categories:
@@ -403,8 +375,7 @@ def load_ieat_stimuli(
         if len(found) < min_images:
             raise InsufficientDataError(
                 f"iEAT category {category!r} has {len(found)} image(s) with extensions "
-                f"{tuple(extensions)} under {str(root)!r}; each set needs at least {min_images}."
-            )
+                f"{tuple(extensions)} under {str(root)!r}; each set needs at least {min_images}.")
         paths.extend(found)
         labels.extend([category] * len(found))
     return IEATStimuli(root=root_path, tests=specs, paths=tuple(paths), labels=tuple(labels))

@@ -1,22 +1,11 @@
 r"""Reading JSON files strictly, with every problem reported as an :class:`InvalidDataError`.
 
-:func:`read_json` is the one way pytest-fairness reads a JSON file it did not write in this
-process (dataset annotations; baselines and history records may use it too). Python's
-:func:`json.loads` alone lets several damaged inputs through as bare exceptions or odd values:
-
-* deep nesting (100,000 ``[``) raises :class:`RecursionError`;
-* bytes that are not UTF-8 raise :class:`UnicodeDecodeError`; a UTF-16 file (it starts with
-  the byte-order mark ``FF FE`` or ``FE FF``) is not JSON's encoding;
-* ``NaN`` and ``Infinity`` are accepted although JSON has no such values, and ``1e400``
-  becomes an infinite float;
-* ``"\ud800"`` escapes give strings that cannot be written back as UTF-8 (pandas and
-  pyarrow fail on them later, far from the file);
-* a key repeated in one object silently keeps the last value;
-* an integer of more than 4,300 digits raises a bare :class:`ValueError`.
-
-Here each of these is an :class:`~pytest_fairness.errors.InvalidDataError` naming the file,
-the place (line and column, or the key) and what to do. Nesting is bounded by scanning the
-brackets outside strings *before* parsing, so no input can exhaust the stack.
+:func:`read_json` is the one way pytest-fairness reads a JSON file it did not write. Where
+:func:`json.loads` lets damage through (deep nesting, non-UTF-8 bytes or a UTF-16 BOM,
+``NaN``/``Infinity``/``1e400``, lone ``"\ud800"`` surrogates, repeated keys, integers of
+more than 4,300 digits) this raises an :class:`~pytest_fairness.errors.InvalidDataError`
+naming the file, the place and the fix. Nesting is bounded by scanning the brackets before
+parsing, so no input can exhaust the stack.
 """
 
 from __future__ import annotations
@@ -83,8 +72,7 @@ def check_nesting(text: str, *, source: str, max_depth: int = DEFAULT_MAX_DEPTH)
                 raise InvalidDataError(
                     f"{source} nests arrays/objects more than {max_depth} levels deep{at}; "
                     f"no valid file for this reader nests that deep, so it is damaged "
-                    f"or not the expected file: {_FIX}."
-                )
+                    f"or not the expected file: {_FIX}.")
             deepest = max(deepest, depth)
         elif token == "]" or token == "}":
             depth -= 1
@@ -146,8 +134,7 @@ def parse_json(
             if text.startswith(bom):
                 raise InvalidDataError(
                     f"{source} starts with the byte-order mark of {encoding}; JSON must be "
-                    "UTF-8. Re-save the file as UTF-8 (without a byte-order mark)."
-                )
+                    "UTF-8. Re-save the file as UTF-8 (without a byte-order mark).")
         data = text[3:] if text.startswith(b"\xef\xbb\xbf") else text
         try:
             text = data.decode("utf-8")
@@ -156,8 +143,7 @@ def parse_json(
             raise InvalidDataError(
                 f"{source} is not UTF-8 text: byte {exc.start} (line {line}) is "
                 f"{data[exc.start:exc.start + 1]!r} ({exc.reason}); JSON must be UTF-8. "
-                f"Re-save it as UTF-8 or {_FIX}."
-            ) from None
+                f"Re-save it as UTF-8 or {_FIX}.") from None
     if not text.strip():
         raise InsufficientDataError(f"{source} is empty; {_FIX}.")
     check_nesting(text, source=source, max_depth=max_depth)
@@ -166,8 +152,7 @@ def parse_json(
         if not allow_nan:
             raise _Rejected(
                 f"{source} contains {name}, which is not a JSON value; write null (missing) "
-                f"or a number, or {_FIX}."
-            )
+                f"or a number, or {_FIX}.")
         return float(name)
 
     def number(literal: str) -> float:
@@ -175,8 +160,7 @@ def parse_json(
         if not allow_nan and value - value != 0:  # overflowed to ±inf (1e400)
             raise _Rejected(
                 f"{source} contains the number {literal[:40]!r}, beyond the range of a float; "
-                f"write a smaller number, or {_FIX}."
-            )
+                f"write a smaller number, or {_FIX}.")
         return value
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -185,8 +169,7 @@ def parse_json(
             if key in out:
                 raise _Rejected(
                     f"{source} repeats the key {key!r} in one object; JSON readers keep only "
-                    "one of the values. Remove the repeated entry."
-                )
+                    "one of the values. Remove the repeated entry.")
             out[key] = value
         return out
 
@@ -201,8 +184,7 @@ def parse_json(
         ) from None
     except RecursionError:  # only when the caller's own stack is already deep
         raise InvalidDataError(
-            f"{source} nests arrays/objects too deeply to parse here; {_FIX}."
-        ) from None
+            f"{source} nests arrays/objects too deeply to parse here; {_FIX}.") from None
     except ValueError as exc:  # an integer longer than Python's digit limit (4300)
         reason = str(exc).split(";")[0]
         raise InvalidDataError(f"{source} holds a number Python cannot read ({reason}); {_FIX}.") \
@@ -211,8 +193,7 @@ def parse_json(
     if bad is not None:
         raise InvalidDataError(
             f"{source}: the string at {bad} holds a lone UTF-16 surrogate escape (\\ud800-"
-            "\\udfff), which is not text; write the character itself or a valid pair."
-        )
+            "\\udfff), which is not text; write the character itself or a valid pair.")
     return data
 
 

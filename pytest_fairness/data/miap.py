@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_fairness.data.dataset import (
     FairnessDataset,
@@ -18,6 +18,9 @@ from pytest_fairness.data.dataset import (
 from pytest_fairness.data.paths import path_in_root
 from pytest_fairness.errors import FairnessConfigError, InvalidDataError
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 __all__ = ["load_miap"]
 
 COLUMNS = ("ImageID", "LabelName", "Confidence", "XMin", "XMax", "YMin", "YMax", "IsOccluded",
@@ -30,14 +33,9 @@ _SPLITS = {"train": "train", "val": "validation", "validation": "validation", "t
 
 
 def load_miap(
-    root: str | os.PathLike[str],
-    *,
-    split: str = "test",
-    image_dir: str | None = None,
-    min_box_size: int = 100,
-    drop_unknown: bool | tuple[str, ...] = (),
-    square_crop_ratio: float | None = 1.2,
-    drop_duplicate_boxes: bool = True,
+    root: str | os.PathLike[str], *, split: str = "test", image_dir: str | None = None,
+    min_box_size: int = 100, drop_unknown: bool | tuple[str, ...] = (),
+    square_crop_ratio: float | None = 1.2, drop_duplicate_boxes: bool = True,
 ) -> FairnessDataset:
     r"""Load the person boxes of Open Images MIAP with perceived gender and age.
 
@@ -87,12 +85,10 @@ def load_miap(
     base = as_root(root, name)
     if split not in _SPLITS:
         raise FairnessConfigError(
-            f"miap: split must be one of {sorted(_SPLITS)}; got split={split!r}."
-        )
+            f"miap: split must be one of {sorted(_SPLITS)}; got split={split!r}.")
     if isinstance(min_box_size, bool) or not isinstance(min_box_size, int) or min_box_size < 0:
         raise FairnessConfigError(
-            f"miap: min_box_size must be an int >= 0 (pixels); got min_box_size={min_box_size!r}."
-        )
+            f"miap: min_box_size must be an int >= 0 (pixels); got min_box_size={min_box_size!r}.")
     drop = check_drop_unknown(drop_unknown, ("gender", "age"), name)
     file_split = "val" if split == "validation" else split
     path = find_file(base, [f"open_images_extended_miap_boxes_{file_split}.csv"], name,
@@ -111,53 +107,13 @@ def load_miap(
         lines = (frame.index + 2).tolist()
 
     import pandas as pd
-    from PIL import Image
 
     sizes: dict[str, tuple[int, int] | None] = {}
     records: list[dict[str, Any]] = []
     for line, row in zip(lines, frame.itertuples(index=False)):
-        image_id = str(row.ImageID).strip()
-        if not image_id:
-            raise InvalidDataError(
-                f"miap: {str(path)!r} line {line}: ImageID is empty; every box needs the "
-                "16-hex Open Images ImageID."
-            )
-        gender = _GENDERS.get(row.GenderPresentation.strip())
-        if gender is None:
-            raise bad_value(name, path, line, "GenderPresentation", row.GenderPresentation,
-                            _GENDERS)
-        age = _AGES.get(row.AgePresentation.strip())
-        if age is None:
-            raise bad_value(name, path, line, "AgePresentation", row.AgePresentation, _AGES)
-        try:
-            x0, x1, y0, y1 = (float(getattr(row, c)) for c in ("XMin", "XMax", "YMin", "YMax"))
-        except ValueError:
-            raise InvalidDataError(
-                f"miap: {str(path)!r} line {line}: box coordinates "
-                f"{[row.XMin, row.XMax, row.YMin, row.YMax]} are not numbers; the columns are "
-                "XMin, XMax, YMin, YMax, normalised to [0, 1]."
-            ) from None
-        if not (0.0 <= x0 <= x1 <= 1.0 and 0.0 <= y0 <= y1 <= 1.0):
-            raise InvalidDataError(
-                f"miap: {str(path)!r} line {line}: box XMin={x0}, XMax={x1}, YMin={y0}, "
-                f"YMax={y1} is not inside [0, 1] with min <= max; the columns are XMin, XMax, "
-                "YMin, YMax (in that order), normalised."
-            )
+        image_id, gender, age, (x0, x1, y0, y1) = _check_row(row, path, line)
         if image_id not in sizes:
-            file = path_in_root(f"{image_id}.jpg", images, where=f"miap: {str(path)!r} line "
-                                f"{line}: ImageID + '.jpg'", root_label=f"the image folder "
-                                f"{str(images)!r}")
-            try:
-                with Image.open(file) as handle:
-                    sizes[image_id] = handle.size
-            except FileNotFoundError:
-                sizes[image_id] = None
-            except Exception as exc:  # PIL raises many types on damaged files (OSError,
-                # UnidentifiedImageError, SyntaxError, struct.error, DecompressionBombError, ...)
-                raise InvalidDataError(
-                    f"miap: cannot read image {str(file)!r} (ImageID {image_id!r}, {str(path)!r} "
-                    f"line {line}): {exc}. Download it again or delete it to skip its boxes."
-                ) from exc
+            sizes[image_id] = _image_size(image_id, images, path, line)
         size = sizes[image_id]
         if size is None:
             skipped["image file missing"] = skipped.get("image file missing", 0) + 1
@@ -180,23 +136,80 @@ def load_miap(
             "is_group_of": row.IsGroupOf == "1", "is_depiction_of": row.IsDepictionOf == "1",
             "is_inside_of": row.IsInsideOf == "1",
         })
-    out = pd.DataFrame.from_records(records)
-    require_rows(name, repr(str(path)), len(out))
+    out = _drop_and_number(pd.DataFrame.from_records(records), drop, skipped, path)
+    return FairnessDataset(out, name=name, root=base, square_crop_ratio=square_crop_ratio,
+                           skipped=skipped)
+
+
+def _check_row(row: Any, path: Path, line: int,
+               ) -> tuple[str, str, str, tuple[float, float, float, float]]:
+    """ImageID, gender, age group and the normalised box of one row, or raise."""
+    image_id = str(row.ImageID).strip()
+    if not image_id:
+        raise InvalidDataError(
+            f"miap: {str(path)!r} line {line}: ImageID is empty; every box needs the "
+            "16-hex Open Images ImageID.")
+    gender = _GENDERS.get(row.GenderPresentation.strip())
+    if gender is None:
+        raise bad_value("miap", path, line, "GenderPresentation", row.GenderPresentation,
+                        _GENDERS)
+    age = _AGES.get(row.AgePresentation.strip())
+    if age is None:
+        raise bad_value("miap", path, line, "AgePresentation", row.AgePresentation, _AGES)
+    try:
+        x0, x1, y0, y1 = (float(getattr(row, c)) for c in ("XMin", "XMax", "YMin", "YMax"))
+    except ValueError:
+        raise InvalidDataError(
+            f"miap: {str(path)!r} line {line}: box coordinates "
+            f"{[row.XMin, row.XMax, row.YMin, row.YMax]} are not numbers; the columns are "
+            "XMin, XMax, YMin, YMax, normalised to [0, 1].") from None
+    if not (0.0 <= x0 <= x1 <= 1.0 and 0.0 <= y0 <= y1 <= 1.0):
+        raise InvalidDataError(
+            f"miap: {str(path)!r} line {line}: box XMin={x0}, XMax={x1}, YMin={y0}, "
+            f"YMax={y1} is not inside [0, 1] with min <= max; the columns are XMin, XMax, "
+            "YMin, YMax (in that order), normalised.")
+    return image_id, gender, age, (x0, x1, y0, y1)
+
+
+def _image_size(image_id: str, images: Path, path: Path, line: int) -> tuple[int, int] | None:
+    """The pixel size of ``<image_id>.jpg`` (None if the file is missing), or raise."""
+    from PIL import Image
+
+    file = path_in_root(f"{image_id}.jpg", images, where=f"miap: {str(path)!r} line "
+                        f"{line}: ImageID + '.jpg'", root_label=f"the image folder "
+                        f"{str(images)!r}")
+    try:
+        with Image.open(file) as handle:
+            size: tuple[int, int] = handle.size
+            return size
+    except FileNotFoundError:
+        return None
+    except Exception as exc:  # PIL raises many types on damaged files (OSError,
+        # UnidentifiedImageError, SyntaxError, struct.error, DecompressionBombError, ...)
+        raise InvalidDataError(
+            f"miap: cannot read image {str(file)!r} (ImageID {image_id!r}, {str(path)!r} "
+            f"line {line}): {exc}. Download it again or delete it to skip its boxes."
+        ) from exc
+
+
+def _drop_and_number(out: pd.DataFrame, drop: tuple[str, ...], skipped: dict[str, int],
+                     path: Path) -> pd.DataFrame:
+    """Drop unknown gender/age as asked (counted), then number the boxes of each image."""
+    require_rows("miap", repr(str(path)), len(out))
     for column, key in (("gender", "gender"), ("age", "age_group")):
         if column in drop:
             unknown = out[key] == "unknown"
             if unknown.any():
                 skipped[f"unknown {column}"] = int(unknown.sum())
                 out = out[~unknown]
-    require_rows(name, repr(str(path)), len(out))
+    require_rows("miap", repr(str(path)), len(out))
     # Rows are not sorted in the real files: number boxes per image in coordinate order so
     # ids do not depend on row order.
     out = out.sort_values(["source_image_id", "box_x0", "box_y0", "box_x1", "box_y1",
                            "gender", "age_group"], kind="stable").reset_index(drop=True)
     rank = out.groupby("source_image_id").cumcount()
     out.insert(0, "image_id", out["source_image_id"] + "_" + rank.astype(str))
-    return FairnessDataset(out, name=name, root=base, square_crop_ratio=square_crop_ratio,
-                           skipped=skipped)
+    return out
 
 
 def _image_dir(base: Path, image_dir: str | None, token: str) -> Path:
@@ -205,13 +218,11 @@ def _image_dir(base: Path, image_dir: str | None, token: str) -> Path:
         if not folder.is_dir():
             raise InvalidDataError(
                 f"miap: image_dir {str(folder)!r} is not a directory; pass the sub-folder of "
-                "root that holds <ImageID>.jpg files."
-            )
+                "root that holds <ImageID>.jpg files.")
         return folder
     for folder in (base / token, base / "images", base):
         if folder.is_dir() and any(p.suffix.lower() == ".jpg" for p in folder.iterdir()):
             return folder
     raise InvalidDataError(
         f"miap: no <ImageID>.jpg images under {str(base)!r} (looked in {token}/, images/ and "
-        "the root); download them with Open Images' downloader.py or pass image_dir=."
-    )
+        "the root); download them with Open Images' downloader.py or pass image_dir=.")

@@ -113,8 +113,7 @@ without '..' that leaves it. Correct the entry or move the file under the root.
     if absolute not in ABSOLUTE_POLICIES:
         raise ValueError(f"absolute must be one of {ABSOLUTE_POLICIES}; got {absolute!r}")
     label = root_label or (
-        "the root" if root is None else f"the dataset root {str(root)!r}"
-    )
+        "the root" if root is None else f"the dataset root {str(root)!r}")
     rule = (f"it must stay inside {label}: a path relative to it, without '..' that leaves "
             "it. Correct the entry or move the file under the root.")
 
@@ -124,8 +123,7 @@ without '..' that leaves it. Correct the entry or move the file under the root.
     if not isinstance(value, str):
         raise error(
             f"{where} must be a path (a string); got {shown(value)} "
-            f"(type={type(value).__name__}). Write the image path relative to {label}."
-        )
+            f"(type={type(value).__name__}). Write the image path relative to {label}.")
     if not value.strip():
         raise error(f"{where} is empty; every entry needs an image path relative to {label}.")
     if "\x00" in value:

@@ -87,26 +87,22 @@ class Taxonomy:
         if not isinstance(self.mapping, Mapping):
             raise FairnessConfigError(
                 f"Taxonomy mapping must be a mapping of label -> type; got "
-                f"{type(self.mapping).__name__}."
-            )
+                f"{type(self.mapping).__name__}.")
         clean: dict[Hashable, str] = {}
         for label, kind in self.mapping.items():
             if not isinstance(kind, str) or not kind:
                 raise FairnessConfigError(
                     f"taxonomy maps label {label!r} to {kind!r}; a type must be a non-empty "
-                    f"string such as {LABEL_TYPES}."
-                )
+                    f"string such as {LABEL_TYPES}.")
             clean[_label_key(label)] = kind
         object.__setattr__(self, "mapping", clean)
         used = list(dict.fromkeys(clean.values()))
         types = tuple(self.types) or (
-            *LABEL_TYPES, *sorted(t for t in used if t not in LABEL_TYPES)
-        )
+            *LABEL_TYPES, *sorted(t for t in used if t not in LABEL_TYPES))
         missing = [t for t in used if t not in types]
         if missing:
             raise FairnessConfigError(
-                f"taxonomy uses types {missing} that are not in types={types}; add them."
-            )
+                f"taxonomy uses types {missing} that are not in types={types}; add them.")
         object.__setattr__(self, "types", types)
         object.__setattr__(self, "harmful", tuple(self.harmful))
 
@@ -129,15 +125,13 @@ class Taxonomy:
         for kind, labels in labels_by_type.items():
             if isinstance(labels, (str, bytes)) or not isinstance(labels, Iterable):
                 raise FairnessConfigError(
-                    f"taxonomy type {kind!r} must list its labels; got {labels!r}."
-                )
+                    f"taxonomy type {kind!r} must list its labels; got {labels!r}.")
             for label in labels:
                 key = _label_key(label)
                 if key in mapping and mapping[key] != kind:
                     raise FairnessConfigError(
                         f"label {label!r} is listed under both {mapping[key]!r} and {kind!r}; "
-                        "a label has one type."
-                    )
+                        "a label has one type.")
                 mapping[key] = kind
         return cls(mapping, name=name, harmful=harmful)
 
@@ -174,8 +168,7 @@ def _imagenet1k_document() -> dict[str, Any]:
 
     data = resources.files("pytest_fairness.data").joinpath("imagenet1k_taxonomy.json").read_bytes()
     document: dict[str, Any] = parse_json(
-        data, source="pytest_fairness: the shipped imagenet1k_taxonomy.json"
-    )
+        data, source="pytest_fairness: the shipped imagenet1k_taxonomy.json")
     return document
 
 
@@ -184,8 +177,7 @@ def _variant(variant: str) -> str:
     if key is None:
         raise FairnessConfigError(
             f"variant must be one of {IMAGENET1K_VARIANTS} (Goyal et al. 2022's Casual "
-            f"Conversations or OpenImages MIAP mapping); got variant={variant!r}."
-        )
+            f"Conversations or OpenImages MIAP mapping); got variant={variant!r}.")
     return key
 
 
@@ -248,8 +240,7 @@ def as_taxonomy(taxonomy: Any) -> Taxonomy:
             return imagenet1k_taxonomy("miap")
         raise FairnessConfigError(
             f"taxonomy={taxonomy!r} is not a shipped taxonomy; use 'imagenet1k_cc', "
-            "'imagenet1k_miap', a Taxonomy, or a mapping {label: type}."
-        )
+            "'imagenet1k_miap', a Taxonomy, or a mapping {label: type}.")
     if isinstance(taxonomy, Mapping):
         if not taxonomy:
             raise FairnessConfigError("taxonomy is empty; map at least one label to a type.")
@@ -260,12 +251,10 @@ def as_taxonomy(taxonomy: Any) -> Taxonomy:
             return Taxonomy.from_types(taxonomy)
         raise FairnessConfigError(
             "taxonomy mapping must be {label: type} (string values) or {type: [labels]} (list "
-            f"values), not a mix; got values {values[:3]!r}."
-        )
+            f"values), not a mix; got values {values[:3]!r}.")
     raise FairnessConfigError(
         f"taxonomy must be a Taxonomy, a shipped name such as 'imagenet1k_cc', or a mapping; "
-        f"got {type(taxonomy).__name__}."
-    )
+        f"got {type(taxonomy).__name__}.")
 
 
 # -- predictions ------------------------------------------------------------------------
@@ -286,8 +275,7 @@ def label_matrix(labels: Any) -> NDArray[Any]:
     if array.ndim != 2 or array.shape[1] == 0:
         raise InvalidDataError(
             f"labels must have shape (images, k): the top-k predicted labels of each image, "
-            f"best first; got shape {array.shape}."
-        )
+            f"best first; got shape {array.shape}.")
     if array.shape[0] == 0:
         raise InvalidDataError("labels is empty; pass the predictions of at least one image.")
     bad: Any = None
@@ -305,8 +293,7 @@ def label_matrix(labels: Any) -> NDArray[Any]:
         raise InvalidDataError(
             f"labels[{row}, {column}] {problem} ({value!r}); every image needs its "
             f"top-k predicted labels (class indices or names). {len(bad)} such entr"
-            f"{'y' if len(bad) == 1 else 'ies'} in all: fix or drop those images."
-        )
+            f"{'y' if len(bad) == 1 else 'ies'} in all: fix or drop those images.")
     return array
 
 
@@ -332,34 +319,28 @@ def score_matrix(scores: Any, labels: NDArray[Any]) -> NDArray[np.float64]:
         array = raw.astype(np.float64)
     except (TypeError, ValueError):
         raise InvalidDataError(
-            f"scores must be numeric confidences; got dtype {raw.dtype}."
-        ) from None
+            f"scores must be numeric confidences; got dtype {raw.dtype}.") from None
     if array.shape != labels.shape:
         full = (
             array.ndim == 2 and array.shape[0] == labels.shape[0]
-            and array.shape[1] > labels.shape[1] and labels.dtype.kind in "iu"
-        )
+            and array.shape[1] > labels.shape[1] and labels.dtype.kind in "iu")
         if not full:
             raise InvalidDataError(
                 f"scores must have the shape of labels {labels.shape} (the confidence of each "
-                f"listed label) or (images, classes) with integer labels; got {array.shape}."
-            )
+                f"listed label) or (images, classes) with integer labels; got {array.shape}.")
         if labels.min() < 0 or labels.max() >= array.shape[1]:
             raise InvalidDataError(
                 f"labels index classes in [0, {array.shape[1]}) of the score matrix; got "
-                f"labels from {labels.min()} to {labels.max()}."
-            )
+                f"labels from {labels.min()} to {labels.max()}.")
         array = np.take_along_axis(array, labels.astype(np.intp), axis=1)
     bad = ~np.isfinite(array)
     if bad.any():
         row = int(np.flatnonzero(bad.any(axis=1))[0])
         raise InvalidDataError(
             f"scores contains NaN or infinite values (first at image {row}); drop or fix "
-            "those images."
-        )
+            "those images.")
     if array.min() < 0 or array.max() > 1 + 1e-9:
         raise InvalidDataError(
             f"scores must be confidences in [0, 1] (thresholds τ are probabilities); got values "
-            f"from {array.min():.4g} to {array.max():.4g}. Apply a softmax to logits first."
-        )
+            f"from {array.min():.4g} to {array.max():.4g}. Apply a softmax to logits first.")
     return array

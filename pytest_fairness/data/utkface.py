@@ -88,8 +88,7 @@ def load_utkface(root: str | os.PathLike[str]) -> FairnessDataset:
     if not files:
         raise InsufficientDataError(
             f"utkface: {str(base)!r} contains no files; point the root at the UTKFace/ folder "
-            "(or the parent of part1/ part2/ part3/)."
-        )
+            "(or the parent of part1/ part2/ part3/).")
     for file in files:
         try:
             file.relative_to(base).as_posix().encode("utf-8")
@@ -108,8 +107,7 @@ def load_utkface(root: str | os.PathLike[str]) -> FairnessDataset:
             raise InvalidDataError(
                 f"utkface: the file name {file.name!r} appears twice, in "
                 f"{str(seen[file.name].parent)!r} and {str(file.parent)!r}; point the root at "
-                "one release (UTKFace/ or part1-3/), not both."
-            )
+                "one release (UTKFace/ or part1-3/), not both.")
         seen[file.name] = file
         records.append({
             "image_id": file.relative_to(base).as_posix(),

@@ -1,9 +1,8 @@
 """Validation, grouping and the per-group core shared by every indicator family.
 
-One place for the checks every family needs (lengths, NaN, group vectors) so that each
-message reads the same: the parameter, the offending value or row, and the fix; and one
-place (:func:`group_table`) that turns per-unit contributions into per-group values, the
-gap and the ratio over the groups that are large enough, and their bootstrap intervals.
+The checks every family needs (lengths, NaN, group vectors), so that each message reads
+the same, and :func:`group_table`, which turns per-unit contributions into per-group
+values, gaps, ratios and their bootstrap intervals.
 """
 
 from __future__ import annotations
@@ -27,6 +26,8 @@ __all__ = [
     "check_clusters",
     "check_min_group_size",
     "check_same_length",
+    "check_top_k",
+    "check_top_k_columns",
     "check_variant",
     "encode_groups",
     "exclusion_notes",
@@ -46,8 +47,7 @@ def check_variant(variant: str, function: str) -> str:
     if variant not in VARIANTS:
         raise FairnessConfigError(
             f"variant must be 'paper' (the published definition) or 'reference' (the "
-            f"authors' released code) in {function}; got variant={variant!r}."
-        )
+            f"authors' released code) in {function}; got variant={variant!r}.")
     return variant
 
 
@@ -56,13 +56,26 @@ def check_min_group_size(min_group_size: Any) -> int:
     if isinstance(min_group_size, bool) or not isinstance(min_group_size, (int, np.integer)):
         raise FairnessConfigError(
             f"min_group_size must be an int >= 1; got min_group_size={min_group_size!r} "
-            f"(type={type(min_group_size).__name__})."
-        )
+            f"(type={type(min_group_size).__name__}).")
     if min_group_size < 1:
         raise FairnessConfigError(
-            f"min_group_size must be >= 1; got min_group_size={min_group_size!r}."
-        )
+            f"min_group_size must be >= 1; got min_group_size={min_group_size!r}.")
     return int(min_group_size)
+
+
+def check_top_k(top_k: Any) -> int:
+    """Validate ``top_k`` (an int >= 1)."""
+    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
+        raise FairnessConfigError(f"top_k must be an int >= 1; got top_k={top_k!r}.")
+    return int(top_k)
+
+
+def check_top_k_columns(top_k: int, labels: NDArray[Any]) -> None:
+    """Refuse a ``top_k`` above the number of predicted labels per image."""
+    if top_k > labels.shape[1]:
+        raise FairnessConfigError(
+            f"top_k={top_k} but labels has only {labels.shape[1]} column(s) per image; "
+            f"pass the top-{top_k} predictions or top_k={labels.shape[1]}.")
 
 
 def check_clusters(clusters: Any, n: int) -> Any:
@@ -108,8 +121,7 @@ def as_1d(values: Any, name: str, *, allow_nan: bool = False) -> NDArray[Any]:
         array = array.reshape(-1)
     if array.ndim != 1:
         raise InvalidDataError(
-            f"{name} must be one-dimensional (one value per image); got shape {array.shape}."
-        )
+            f"{name} must be one-dimensional (one value per image); got shape {array.shape}.")
     if array.size == 0:
         raise InsufficientDataError(f"{name} is empty; pass at least one value per group.")
     if not allow_nan:
@@ -117,8 +129,7 @@ def as_1d(values: Any, name: str, *, allow_nan: bool = False) -> NDArray[Any]:
         if row is not None:
             raise InvalidDataError(
                 f"{name} contains NaN/None at row {row} ({int(_count_nan(array))} missing in "
-                "all); drop or impute those rows before computing the indicator."
-            )
+                "all); drop or impute those rows before computing the indicator.")
     return array
 
 
@@ -135,8 +146,7 @@ def check_same_length(**arrays: Any) -> int:
         shown = ", ".join(f"len({k})={v}" for k, v in lengths.items())
         raise InvalidDataError(
             f"Inputs must have one entry per image, but lengths differ: {shown}. "
-            "Align them (same images, same order) before calling the indicator."
-        )
+            "Align them (same images, same order) before calling the indicator.")
     return next(iter(lengths.values()))
 
 
@@ -149,12 +159,10 @@ def sort_keys(keys: list[GroupKey]) -> list[GroupKey]:
 
 
 def group_array(values: Any, name: str) -> NDArray[Any]:
-    """Group labels as an array without numpy's silent coercions.
+    """Group labels as an array without numpy's silent coercions (``[1, "1"]``, ``[True, 1]``).
 
-    ``np.asarray([1, "1"])`` turns both into the string ``'1'`` and ``[True, 1]`` into two
-    ones; a Python sequence of mixed types is therefore kept as an object vector, where
-    :func:`_check_labels` can tell its values apart. Ragged sequences also become object
-    vectors (numpy refuses them).
+    A sequence of mixed types stays an object vector, where :func:`_check_labels` tells its
+    values apart.
     """
     if hasattr(values, "to_numpy"):  # pandas Series / Index
         return np.asarray(values.to_numpy())
@@ -173,8 +181,7 @@ def group_array(values: Any, name: str) -> NDArray[Any]:
                     f"{name} holds sequences (e.g. {_first_sequence(values)!r}); a list of "
                     "lists is read as a one-hot matrix (0/1, one 1 per row), which these are "
                     "not. For intersectional groups pass a DataFrame, a mapping of columns or "
-                    "a pandas Series of tuples."
-                )
+                    "a pandas Series of tuples.")
             return array
         if len(kinds) > 1:
             out = np.empty(len(values), dtype=object)
@@ -225,11 +232,7 @@ def _strict(value: Any) -> Any:
 
 
 def _check_labels(labels: list[Any], name: str) -> None:
-    """Refuse labels that are missing, unhashable, or that would merge or print alike.
-
-    Labels of one plain type (all ``str``, all ``int``, ...) are checked in one step; the
-    row-by-row check runs only for mixed types and tuples.
-    """
+    """Refuse labels that are missing, unhashable, or that would merge or print alike."""
     kinds = set(map(type, labels))
     if len(kinds) == 1:
         kind = next(iter(kinds))
@@ -248,8 +251,7 @@ def _check_labels(labels: list[Any], name: str) -> None:
             raise InvalidDataError(
                 f"{name} row {row}: the value {bad.value!r}{shown} {bad.problem}; every row "
                 "needs a label (a string, number, bool, or a tuple of them for "
-                "intersectional groups). Drop or fix that row."
-            ) from None
+                "intersectional groups). Drop or fix that row.") from None
         first.setdefault(strict, row)
     by_value: dict[Any, tuple[Any, int]] = {}
     by_label: dict[str, tuple[Any, int]] = {}
@@ -265,8 +267,7 @@ def _check_labels(labels: list[Any], name: str) -> None:
                 raise InvalidDataError(
                     f"{name} mixes value types: {seen!r} ({type(seen).__name__}, row "
                     f"{other[1]}) and {value!r} ({type(value).__name__}, row {row}) {clash}. "
-                    f"Give the column one type (e.g. all strings: {name}.astype(str))."
-                )
+                    f"Give the column one type (e.g. all strings: {name}.astype(str)).")
 
 
 def encode_groups(
@@ -296,9 +297,7 @@ def encode_groups(
     Raises
     ------
     InvalidDataError
-        When a label is missing (NaN/None) or not a label (a dict, list or set), or when
-        values of different types would merge (``True`` and ``1``) or print alike (``1`` and
-        ``"1"``); the message names the parameter, the rows and the values.
+        A missing label or a non-label, or values that would merge or print alike.
     """
     if isinstance(groups, Mapping) or hasattr(groups, "columns"):
         columns = list(groups.columns) if hasattr(groups, "columns") else list(groups)
@@ -323,16 +322,14 @@ def encode_groups(
             if array.dtype.kind not in "biuf":
                 raise InvalidDataError(
                     f"{name} is a 2-D array of {array.dtype} values, read as one-hot (0/1, one "
-                    "1 per row); pass a label vector, or a DataFrame for intersectional groups."
-                )
+                    "1 per row); pass a label vector, or a DataFrame for intersectional groups.")
             valid = np.isin(array, (0, 1)).all(axis=1) & (array.sum(axis=1) == 1)
             if not valid.all():
                 bad = int(np.flatnonzero(~valid)[0])
                 raise InvalidDataError(
                     f"{name} is a 2-D array, read as one-hot, but row {bad} is "
                     f"{array[bad].tolist()}: each row needs exactly one 1. Pass a label "
-                    "vector, or a DataFrame for intersectional groups."
-                )
+                    "vector, or a DataFrame for intersectional groups.")
             flat = array.argmax(axis=1)
         else:
             flat = as_1d(array, name)
@@ -369,8 +366,7 @@ def make_group_stats(
             excluded=int(ns[i]) < min_group_size,
             stats={} if stats is None else stats[i],
         )
-        for i, key in enumerate(keys)
-    )
+        for i, key in enumerate(keys))
 
 
 def exclusion_notes(groups: Sequence[GroupStat], min_group_size: int) -> tuple[str, ...]:
@@ -426,24 +422,11 @@ def _ratio(values: NDArray[np.float64], included: NDArray[np.bool_]) -> NDArray[
 class GroupTable:
     """Per-group values of an indicator, what it derives from them, and their intervals.
 
-    Made by :func:`group_table`. Columns are named (``"accuracy"``, ``"tpr"``); the first
-    is the headline: its per-group values are the groups' values, its gap and ratio the
-    result's. Every array has a last axis of ``m`` entries (one per threshold or K).
-
-    Attributes
-    ----------
-    keys : list of group keys
-    counts : ndarray of intp, shape (groups,)
-        Units per group (a unit counted once per row it has in the group).
-    values : mapping of str to ndarray, shape (groups, m)
-        Per-group value of each column: the ratio of its per-unit sums.
-    derived : mapping of str to ndarray, shape (m,)
-        What the indicator's ``derive`` computed from the per-group values.
-    included : ndarray of bool
-        Groups with ``counts >= min_group_size``.
-    boot : Bootstrap or None
-        Replicates and intervals of ``group:<column>``, ``value``, ``gap:<column>``,
-        ``ratio`` and every derived name; None without intervals.
+    Made by :func:`group_table`. ``values`` maps each column (the first is the headline) to
+    its per-group values (groups, m), one entry per threshold or K; ``derived`` what
+    ``derive`` computed (m,); ``included`` the groups with ``counts >= min_group_size``;
+    ``boot`` the replicates of ``group:<column>``, ``value``, ``gap:<column>``, ``ratio``
+    and every derived name (None without intervals).
     """
 
     keys: list[GroupKey]
@@ -462,11 +445,7 @@ class GroupTable:
     def group_stats(
         self, j: int = 0, stats: Sequence[Mapping[str, float]] | None = None
     ) -> tuple[GroupStat, ...]:
-        """One :class:`GroupStat` per group at entry ``j``.
-
-        Its value is the headline column's, with its interval; the other columns (and
-        ``stats[g]`` when given) are its stats.
-        """
+        """One :class:`GroupStat` per group at entry ``j``; other columns are its stats."""
         head, boot, groups = self.headline, self.boot, range(len(self.keys))
         return make_group_stats(
             self.keys, self.counts, self.values[head][:, j],
@@ -481,11 +460,7 @@ class GroupTable:
         return {name: float(v[j]) for name, v in self.derived.items()}
 
     def intervals(self, j: int = 0) -> dict[str, tuple[float, float]]:
-        """Defined intervals at entry ``j``.
-
-        ``value``, ``gap``, ``ratio``, ``gap:<column>`` of the other columns, and every
-        derived statistic.
-        """
+        """Defined intervals at entry ``j``: value, gap, ratio, gap:<column>, derived."""
         if self.boot is None:
             return {}
         head = self.headline
@@ -524,13 +499,9 @@ def group_table(
 ) -> GroupTable:
     r"""The per-group core: per-unit contributions in, per-group values and intervals out.
 
-    An indicator states, for each named column, a numerator and a denominator per unit
-    (row); a group's value is :math:`\sum_{i \in g} a_i / \sum_{i \in g} b_i` (a mean
-    when the denominators are 1, a rate such as a TPR otherwise). ``derive`` turns the
-    per-group values into whole-result statistics. With intervals asked for
-    (``options.n_bootstrap > 0``), units are resampled, whole clusters together when
-    ``clusters`` labels them (households, identities), and the same code computes every
-    replicate.
+    A group's value is :math:`\sum_{i \in g} a_i / \sum_{i \in g} b_i` for each column's
+    numerator and denominator per unit; ``derive`` turns per-group values into whole-result
+    statistics. Intervals resample units (whole clusters when ``clusters`` labels them).
 
     Parameters
     ----------

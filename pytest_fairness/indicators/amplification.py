@@ -5,56 +5,29 @@ the training data did. :func:`bias_amp` ("Men Also Like Shopping", Zhao et al. 2
 :func:`directional_bias_amp` ("Directional Bias Amplification", Wang & Russakovsky 2021)
 score single attributes, signed; :func:`multi_mals` and :func:`multi_directional` (Multi_MALS
 and Multi→ of "Men Also Do Laundry: Multi-Attribute Bias Amplification", Zhao, Andrews &
-Xiang 2023) attribute combinations M: mean |Δ| and the variance of Δ. One core does all.
+Xiang 2023) score attribute combinations M. One core does all.
 
-Parameters: attribute matrices (``*_attrs``) are 0/1 arrays or DataFrames (images ×
-attributes) sharing their columns, named by ``attribute_names``; predictions (of the test
-images) may be scores, binarised as ``score >= threshold`` (one number or one per column).
-Groups are label vectors, one-hot matrices or DataFrames (intersectional): at least two,
-each with training and test images. ``direction="G->M"`` ("G→M") needs ``pred_attrs``,
-"M->G" ``pred_groups``. Lists of prediction matrices (and of group vectors) are runs: the
-numbers are their means, ``stats[name + "_std"]`` and ``intervals[name]`` (mean ±
-1.96·std/√runs, the released ``conf_interval``) their spread. Groups with fewer than
-``min_group_size`` test (BiasAmp: training) images are marked excluded. ``value`` is
-``stats["amplification"]``, beside ``signed_mean``, ``abs_mean`` (mean |Δ|) and ``variance``
-(of Δ); a group's value is its term of X (directional: its mean). ``tables["cells"]`` holds
-the ``TABLE_ROWS`` (100) cells with the largest |Δ|, largest first (undefined last).
-Intervals (``n_bootstrap > 0``) redraw the test images (rows of the test and prediction
-inputs, one draw for all runs; BiasAmp: prediction rows), training statistics, M and y fixed:
-``intervals["value"]`` (= ``["amplification"]``) and ``["variance"]``, of the runs' mean.
-
-M: the attribute sets with ``min_size <= |m| <= max_size`` (None: any) that ``min_count``
-training and test images hold (BiasAmp: training only). Images' subsets grow by their own
-labels one at a time while they can still lead to a combination; each size's are counted
-per group by ``np.unique`` and ``np.bincount``, never the ``2^n`` subsets of the vocabulary
-(past ``MAX_SUBSETS`` of one size, a smaller ``max_size`` is asked for).
-
-``variant="reference"`` reproduces the released code. BiasAmp (uclanlp/reducingbias
-``coco_get_bias_score``): two groups; never-predicted attributes add 0 but count in |O|.
-BiasAmp→ (princetonvisualai/directional-bias-amp): every attribute column; training images
-without labels are dropped before y; y = sign(·); the mean is ``nanmean(y·Δ)``. Multi_MALS
-and Multi→ follow the ``MBA`` class of SonyResearch/multi_bias_amp (``metrics/mba.py``): M
-holds the exact training label sets seen ``min_count`` times that ``min_count`` test images
-hold; Multi_MALS compares b with 1/(|G| − 1) (two groups give 0), counts never-predicted
-combinations in |M| and takes ``nanvar``; Multi→ compares the predictions with the *test*
-ground truth, y = sign(·). Groups given as labels or one-hot N × |G| columns are what the
-class is called with: every group is evaluated and every training image defines y. Groups
-given in the released evaluate script's layout, |G| − 1 0/1 columns (one per group after
-the first, whose rows are all zeros; recognised by a single column or all-zero rows), are
-read as that script does: Multi_MALS counts the first group's images as the second's (argmax
-of a zero row) and evaluates the |G| − 1 columns (two groups: the first group); Multi→
-evaluates every group but the first, and y counts training images with a label or a 1.
+Inputs: 0/1 attribute matrices (images × attributes) sharing their columns; predictions may
+be scores, binarised as ``score >= threshold``; groups are labels, one-hot matrices or
+DataFrames. Lists of prediction matrices are runs: the numbers are their means, with
+``stats[name + "_std"]`` and ``intervals[name]`` (mean ± 1.96·std/√runs). ``tables["cells"]``
+holds the ``TABLE_ROWS`` cells with the largest |Δ|. Intervals (``n_bootstrap > 0``)
+redraw the test images. ``variant="reference"`` reproduces the released code of each paper
+(uclanlp/reducingbias, princetonvisualai/directional-bias-amp, SonyResearch/multi_bias_amp);
+``docs/bias-amplification.md`` lists the differences, including the released evaluate
+script's layout of |G| − 1 group columns (a single column, or all-zero rows).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
+from pytest_fairness.indicators._combos import Combos, Hits, Labels, combinations
 from pytest_fairness.indicators._common import (
     check_min_group_size,
     check_variant,
@@ -64,19 +37,17 @@ from pytest_fairness.indicators._common import (
     sort_keys,
 )
 from pytest_fairness.results import GroupKey, IndicatorResult, group_label
-from pytest_fairness.stats import IntervalOptions, Units
+from pytest_fairness.stats import Bootstrap, IntervalOptions, Units
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = ["bias_amp", "directional_bias_amp", "multi_directional", "multi_mals"]
 
-MAX_SUBSETS = 50_000_000  #: most subsets of one size of one matrix (else: smaller max_size)
 N_NOTED = 3  #: combinations named in the "most amplified" note
 TABLE_ROWS = 100  #: rows of ``tables["cells"]``: the cells with the largest |Δ|
+Row = dict[str, str | int | float | None]  # a row of ``tables["cells"]``
 _DIRECTIONS = {"G->M": "G->M", "G→M": "G->M", "M->G": "M->G", "M→G": "M->G"}
-_Combos = dict[int, "NDArray[Any]"]  # size → (combinations, size) attribute columns, sorted
-_Hits = tuple["NDArray[np.intp]", "NDArray[np.intp]"]  # (image, combination) pairs
 
 
 def _binary(values: Any, name: str, threshold: Any = None) -> NDArray[np.bool_]:
@@ -253,101 +224,87 @@ def _prepare(a: dict[str, Any], function: str, released: int | None) -> tuple[An
                                   "pred_groups", index)[1] for r, g in enumerate(runs)])
 
 
-def _unique(items: NDArray[Any]) -> tuple[NDArray[Any], NDArray[np.intp]]:
-    """The distinct rows of ``items`` in lexicographic order, and each row's index there."""
-    order = np.lexsort(items.T[::-1])
-    ranked = items[order]
-    new = np.ones(len(ranked), dtype=bool)
-    np.any(ranked[1:] != ranked[:-1], axis=1, out=new[1:])
-    inverse = np.empty(len(items), dtype=np.intp)
-    inverse[order] = np.cumsum(new) - 1
-    return ranked[new], inverse
+def _conf(values: Any) -> tuple[float, float, float]:
+    """Mean, standard deviation and 1.96·std/√runs: the released ``conf_interval``."""
+    mean, std = float(np.mean(values)), float(np.std(values))
+    return mean, std, 1.96 * std / math.sqrt(len(values))
 
 
-def _find(table: NDArray[Any], items: NDArray[Any]) -> NDArray[np.intp]:
-    """Index of each row of ``items`` in ``table`` (distinct rows), −1 where absent."""
-    _, inverse = _unique(np.concatenate([table, items]))
-    where = np.full(len(table) + len(items), -1, dtype=np.intp)
-    where[inverse[:len(table)]] = np.arange(len(table))
-    return where[inverse[len(table):]]
+def _cells(runs: list[dict[str, Any]], counted: NDArray[np.bool_], shown: list[GroupKey],
+           items: list[list[int]], names: list[str], truth_train: NDArray[np.float64],
+           truth_test: NDArray[np.float64] | None, y: NDArray[np.float64] | None) -> list[Row]:
+    """``tables["cells"]``: largest |Δ| first, undefined last; ties by group, then combination."""
+    pred, delta = (np.mean([r[k] for r in runs], axis=0) for k in ("pred", "delta"))
+    ii, jj = np.nonzero(counted)
+    magnitude = np.abs(delta[ii, jj])
+    order = np.lexsort((ii, jj, -np.where(np.isnan(magnitude), -1.0, magnitude)))[:TABLE_ROWS]
+    ii, jj = ii[order], jj[order]
+    table: dict[str, list[Any]] = {
+        "group": [group_label(shown[j]) for j in jj.tolist()],
+        "attributes": ["+".join(sorted(names[c] for c in items[i])) for i in ii.tolist()],
+        "size": [len(items[i]) for i in ii.tolist()]}
+    for key, values in (("train", truth_train), ("test", truth_test), ("pred", pred),
+                        ("delta", delta), ("y", y), ("delta_std", np.std(
+                            [r["delta"] for r in runs], axis=0) if len(runs) > 1 else None)):
+        if values is not None or key == "test":
+            table[key] = [None] * len(ii) if values is None else [
+                None if v != v else v for v in values[ii, jj].tolist()]
+    return [dict(zip(table, values)) for values in zip(*table.values())]
 
 
-class _Labels:
-    """Images' label sets and subsets; a level: (image, columns, last label's position)."""
-
-    def __init__(self, x: NDArray[np.bool_], name: str) -> None:
-        self.rows, cols = np.nonzero(x)  # row-major: each image's columns come out sorted
-        self.cols = cols.astype(np.int16 if x.shape[1] < 2**15 else np.int32)  # radix sorts
-        self.counts = np.bincount(self.rows, minlength=(n := x.shape[0]))
-        self.starts, self.name = np.cumsum(self.counts) - self.counts, name
-        self.empty = (np.arange(n), np.empty((n, 0), self.cols.dtype), np.full(n, -1))
-
-    def grow(self, level: tuple[Any, Any, Any], keep: Any = slice(None)) -> tuple[Any, Any, Any]:
-        """Each kept subset of a level with one more label: each of its image's later ones."""
-        images, items, last = (x[keep] for x in level)
-        later = self.counts[images] - last - 1
-        pick = np.repeat(np.arange(len(images)), later)
-        last = last[pick] + 1 + np.arange(len(pick)) - np.repeat(np.cumsum(later) - later, later)
-        images = images[pick]
-        if len(images) > MAX_SUBSETS:
-            raise FairnessConfigError(
-                f"{self.name} has images with up to {int(self.counts.max())} labels: "
-                f"{len(images):,} subsets of size {items.shape[1] + 1} (limit {MAX_SUBSETS:,}). "
-                "Pass a smaller max_size.")
-        return images, np.column_stack([items[pick], self.cols[self.starts[images] + last]]), last
-
-    def hits(self, combos: _Combos) -> _Hits:
-        """(image, combination) pairs, numbered by size; only beginnings of M's grow."""
-        offset, found, level = 0, [], self.grow(self.empty)
-        for size in range(1, max(combos) + 1):
-            if size in combos:
-                index = _find(combos[size], level[1])
-                found.append((level[0][index >= 0], index[index >= 0] + offset))
-                offset += len(combos[size])
-            if size < max(combos):
-                heads = np.concatenate([c[:, :size] for s, c in combos.items() if s > size])
-                level = self.grow(level, _find(_unique(heads)[0], level[1]) >= 0)
-        return np.concatenate([f[0] for f in found]), np.concatenate([f[1] for f in found])
+def _replicates(
+    options: IntervalOptions, score: Callable[[NDArray[np.float64]], tuple[Any, ...]],
+    n_test: int, value: float,
+) -> tuple[Bootstrap | None, dict[str, tuple[float, float]], list[str], dict[str, Any]]:
+    """The bootstrap of the runs' mean (one draw of test images): intervals, notes, params."""
+    params: dict[str, Any] = {}
+    boot = options.run(lambda w: dict(zip(("value", "variance"), np.array([[np.mean([
+        r[k] for r in runs]) for k in ("amplification", "variance")] for runs in (
+        score(row)[0] for row in w)]).T)), Units.of(n_test), params)
+    if boot is None:
+        return None, {}, [], params
+    found = boot.defined("value", "variance")
+    lost = int(np.isnan(boot.replicates["value"] + boot.replicates["variance"]).sum())
+    low, high = found.get("value", (value,) * 2)
+    notes = [f"{lost} of {options.n_bootstrap} bootstrap replicates drew test images that "
+             "leave no cell defined; they are left out of the intervals."] * bool(lost) + [
+        f"the value lies outside its bootstrap interval [{low:.4g}, {high:.4g}]: resampling "
+        "inflates |Δ| of cells with few test images; raise min_count."] * (
+        not low <= value <= high)
+    return boot, found | ({"amplification": found["value"]} if "value" in found else {}), (
+        notes), params
 
 
-def _combinations(x_train: NDArray[np.bool_], x_test: NDArray[np.bool_], a: dict[str, Any],
-                  reference: bool) -> tuple[_Combos, _Hits, _Hits]:
-    """M (combinations held by ``min_count`` train and test images) and its hits there."""
-    train, test = _Labels(x_train, "train_attrs"), _Labels(x_test, "test_attrs")
-    low, high, min_count = a["min_size"], a["max_size"] or x_train.shape[1], a["min_count"]
-    combos: _Combos = {}
-    if reference:  # the released get_multiatts: the exact training label sets
-        for s in np.unique(train.counts[(train.counts >= low) & (train.counts <= high)]).tolist():
-            unique, inverse = _unique(train.cols[train.counts[train.rows] == s].reshape(-1, s))
-            combos[s] = unique[np.bincount(inverse) >= min_count]
-    else:  # every subset; a rare one is part of no frequent one, so only frequent ones grow
-        level, size = train.grow(train.empty), 1
-        while len(level[0]) and size <= high:
-            unique, inverse = _unique(level[1])
-            often = np.bincount(inverse, minlength=len(unique)) >= min_count
-            combos[size] = unique[often] if size >= low else unique[:0]
-            level, size = train.grow(level, often[inverse]), size + 1
-    combos = {s: c for s, c in combos.items() if len(c)}
-    if combos:
-        held = np.bincount(test.hits(combos)[1], minlength=sum(map(len, combos.values())))
-        parts = np.split(held >= min_count, np.cumsum([len(c) for c in combos.values()])[:-1])
-        combos = {s: c[h] for (s, c), h in zip(combos.items(), parts) if h.any()}
-    if not combos:
-        upto = "" if a["max_size"] is None else f" and <= {high}"
-        raise InsufficientDataError(
-            f"no attribute combination of size >= {low}{upto} occurs in at least min_count="
-            f"{min_count} images of both train and test; lower min_count or min_size.")
-    return combos, train.hits(combos), test.hits(combos)
+class _Setup(NamedTuple):
+    """What :func:`_amplification` computes before counting: checked inputs, M, columns."""
+
+    given: set[str]
+    a: dict[str, Any]
+    options: IntervalOptions
+    reference: bool
+    direction: str | None
+    multi: bool
+    released: int | None
+    x_train: NDArray[np.bool_]
+    x_test: NDArray[np.bool_] | None
+    x_preds: list[NDArray[np.bool_]]
+    train_codes: NDArray[np.intp]
+    test_codes: NDArray[np.intp]
+    pred_codes: list[Any]
+    n_groups: int
+    n_codes: int
+    combos: Combos
+    train: Hits
+    test: Hits
+    notes: list[str]
+    codes_of: NDArray[np.intp]
+    shown: list[GroupKey]
+    columns: list[int]
+    n_combos: int
 
 
-def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
-    """One indicator (``a``: its arguments): inputs, M, counts per group, Δ, the result.
-
-    They differ in what Δ compares (P(g | m), the bias score, or P(m | g) for G→M) with which
-    ground truth; Zhao et al.'s 1[b_train > 1/|G|]; y (1[·]: ``y·Δ + (1 − y)(−Δ)``, sign:
-    ``y·Δ``); averaging over combinations (BiasAmp, Multi_MALS) or cells; the headline
-    (signed or mean |Δ|); whether undefined cells count (released BiasAmp, Multi_MALS).
-    """
+def _setup(function: str, a: dict[str, Any]) -> _Setup:
+    """Check the arguments ``a`` of ``function``; find M, the groups and the scored columns."""
     given, a = set(a), dict(a)
     options = IntervalOptions.check(a["n_bootstrap"], a["confidence_level"],
                                     a["interval_method"], a["seed"])
@@ -370,7 +327,8 @@ def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
             f"variant='reference' reproduces code written for exactly two groups; got "
             f"{n_groups} groups ({', '.join(map(group_label, keys))}). Use variant='paper'.")
     if multi:
-        combos, train, test = _combinations(x_train, x_test, a, reference)
+        combos, train, test = combinations(x_train, x_test, min_size=a["min_size"], max_size=a[
+            "max_size"], min_count=a["min_count"], reference=reference)
     else:  # single attributes: combinations of size 1
         ok = x_train.sum(axis=0) >= a["min_count"]
         if x_test is not None:  # the released BiasAmp→ code uses every column
@@ -381,10 +339,10 @@ def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
                     "images of both train and test; lower min_count or check the attribute "
                     "matrices." if x_test is not None else "training images; lower "
                     "min_count or check train_attrs."))
-        labels = _Labels(x_train, "train_attrs")
+        labels = Labels(x_train, "train_attrs")
         combos = {1: np.flatnonzero(ok)[:, None].astype(labels.cols.dtype)}
         train = test = labels.hits(combos)
-        test = test if x_test is None else _Labels(x_test, "test_attrs").hits(combos)
+        test = test if x_test is None else Labels(x_test, "test_attrs").hits(combos)
     notes = ["never occur in the test ground truth; their cells are undefined and left out"
              if direction else f"were never predicted; they add 0 but count in "
              f"|{'M' if multi else 'O'}| (released code)" if reference else
@@ -404,8 +362,23 @@ def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
                      "released code.")
     shown = [shown[c] for c in columns]
     n_combos = sum(map(len, combos.values()))
+    return _Setup(given, a, options, reference, direction, multi, released, x_train, x_test,
+                  x_preds, train_codes, test_codes, pred_codes, n_groups, n_codes, combos,
+                  train, test, notes, codes_of, shown, columns, n_combos)
 
-    def tally(hits: _Hits, codes: NDArray[np.intp]) -> Any:
+
+def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
+    """One indicator (``a``: its arguments): inputs, M, counts per group, Δ, the result.
+
+    They differ in what Δ compares (P(g | m), the bias score, or P(m | g)) with which truth;
+    Zhao et al.'s 1[b_train > 1/|G|]; y (1[·] or sign); averaging over combinations or
+    cells; the headline (signed or mean |Δ|); whether undefined cells count.
+    """
+    (given, a, options, reference, direction, multi, released, x_train, x_test, x_preds,
+     train_codes, test_codes, pred_codes, n_groups, n_codes, combos, train, test, notes,
+     codes_of, shown, columns, n_combos) = _setup(function, a)
+
+    def tally(hits: Hits, codes: NDArray[np.intp]) -> Any:
         """``out(w)[i, g]``: images of code ``g`` holding combination ``i``, image j w[j] times."""
         from scipy import sparse
         m = sparse.csr_matrix((np.ones(len(hits[0])), (hits[1] * n_codes + codes_of[codes][
@@ -420,7 +393,7 @@ def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
 
     # M→G: test images truly holding m, by predicted group; else predicted attributes
     pred_counts = [tally(test, c) for c in pred_codes] if direction == "M->G" else [
-        tally(_Labels(x, "pred_attrs").hits(combos), test_codes if direction else c)
+        tally(Labels(x, "pred_attrs").hits(combos), test_codes if direction else c)
         for x, c in zip(x_preds, pred_codes or x_preds)]
     test_counts = None if x_test is None else tally(test, test_codes)
     counts = tally(train, train_codes)(np.ones(len(train_codes)))
@@ -469,14 +442,10 @@ def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
 
     runs, n, truth_test = score(np.ones(len(test_codes)))
 
-    def conf(values: Any) -> tuple[float, float, float]:  # the released conf_interval
-        mean, std = float(np.mean(values)), float(np.std(values))
-        return mean, std, 1.96 * std / math.sqrt(len(values))
-
     stats: dict[str, float] = {}
     intervals: dict[str, tuple[float, float]] = {}
     for key in ("amplification", "signed_mean", "abs_mean", "variance"):
-        mean, std, half = conf([r[key] for r in runs])
+        mean, std, half = _conf([r[key] for r in runs])
         stats[key] = mean
         if len(runs) > 1:
             stats[f"{key}_std"], intervals[key] = std, (mean - half, mean + half)
@@ -486,41 +455,15 @@ def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
                  runs=float(len(runs)), **{} if kept is None else {"n_train_kept": float(
                      kept.sum())})
     intervals |= {"value": intervals["amplification"]} if intervals else {}
-    params: dict[str, Any] = {}  # the bootstrap: the runs' mean, one draw of test images
-    boot = options.run(lambda w: dict(zip(("value", "variance"), np.array([[np.mean([
-        r[k] for r in runs]) for k in ("amplification", "variance")] for runs in (
-        score(row)[0] for row in w)]).T)), Units.of(len(test_codes)), params)
-    if boot is not None:  # notes after notes[0], the template of the undefined cells' note
-        intervals |= (found := boot.defined("value", "variance")) | (
-            {"amplification": found["value"]} if "value" in found else {})
-        lost = int(np.isnan(boot.replicates["value"] + boot.replicates["variance"]).sum())
-        low, high = found.get("value", (stats["amplification"],) * 2)
-        notes += [f"{lost} of {options.n_bootstrap} bootstrap replicates drew test images that "
-                  "leave no cell defined; they are left out of the intervals."] * bool(lost) + [
-            f"the value lies outside its bootstrap interval [{low:.4g}, {high:.4g}]: resampling "
-            "inflates |Δ| of cells with few test images; raise min_count."] * (
-            not low <= stats["amplification"] <= high)
+    boot, found, boot_notes, params = _replicates(options, score, len(test_codes),
+                                                  stats["amplification"])
+    intervals |= found
+    notes += boot_notes  # after notes[0], the template of the undefined cells' note
     per_run = np.array([r["groups"] for r in runs])
     groups = make_group_stats(shown, n[columns], per_run.mean(axis=0), intervals=None if len(
-        runs) == 1 else [(m - h, m + h) for m, _, h in map(conf, per_run.T)],
+        runs) == 1 else [(m - h, m + h) for m, _, h in map(_conf, per_run.T)],
         min_group_size=a["min_group_size"])
-    # The table: largest |Δ| first, undefined last; ties by group, then combination.
-    pred, delta = (np.mean([r[k] for r in runs], axis=0) for k in ("pred", "delta"))
-    ii, jj = np.nonzero(counted)
-    magnitude = np.abs(delta[ii, jj])
-    order = np.lexsort((ii, jj, -np.where(np.isnan(magnitude), -1.0, magnitude)))[:TABLE_ROWS]
-    ii, jj = ii[order], jj[order]
-    table: dict[str, list[Any]] = {
-        "group": [group_label(shown[j]) for j in jj.tolist()],
-        "attributes": ["+".join(sorted(a["names"][c] for c in items[i])) for i in ii.tolist()],
-        "size": [len(items[i]) for i in ii.tolist()]}
-    for key, values in (("train", truth_train), ("test", truth_test), ("pred", pred),
-                        ("delta", delta), ("y", y), ("delta_std", np.std(
-                            [r["delta"] for r in runs], axis=0) if len(runs) > 1 else None)):
-        if values is not None or key == "test":
-            table[key] = [None] * len(ii) if values is None else [
-                None if v != v else v for v in values[ii, jj].tolist()]
-    rows = [dict(zip(table, values)) for values in zip(*table.values())]
+    rows = _cells(runs, counted, shown, items, a["names"], truth_train, truth_test, y)
     notes = [f"{runs[0]['undefined']} combination(s) {notes[0]}."] * bool(
         runs[0]["undefined"]) + notes[1:]
     if [r for r in rows[:N_NOTED] if r["delta"]]:
@@ -559,8 +502,7 @@ def bias_amp(train_attrs: Any, train_groups: Any, pred_attrs: Any, pred_groups: 
     Parameters
     ----------
     n_bootstrap, confidence_level, interval_method, seed
-        Bootstrap intervals over the prediction rows (0 replicates, the default: none),
-        as the module docstring says; the seed used is in ``params``.
+        Bootstrap intervals over the prediction rows (0: none); the seed is in ``params``.
 
     Examples
     --------
@@ -587,8 +529,7 @@ def directional_bias_amp(
     Parameters
     ----------
     n_bootstrap, confidence_level, interval_method, seed
-        Bootstrap intervals over the test images (0 replicates, the default: none),
-        as the module docstring says; the seed used is in ``params``.
+        Bootstrap intervals over the test images (0: none); the seed used is in ``params``.
 
     Examples
     --------
@@ -616,8 +557,7 @@ def multi_mals(train_attrs: Any, train_groups: Any, test_attrs: Any, test_groups
     Parameters
     ----------
     n_bootstrap, confidence_level, interval_method, seed
-        Bootstrap intervals over the test images (0 replicates, the default: none),
-        as the module docstring says; the seed used is in ``params``.
+        Bootstrap intervals over the test images (0: none); the seed used is in ``params``.
 
     Examples
     --------
@@ -647,8 +587,7 @@ def multi_directional(
     Parameters
     ----------
     n_bootstrap, confidence_level, interval_method, seed
-        Bootstrap intervals over the test images (0 replicates, the default: none),
-        as the module docstring says; the seed used is in ``params``.
+        Bootstrap intervals over the test images (0: none); the seed used is in ``params``.
 
     Examples
     --------

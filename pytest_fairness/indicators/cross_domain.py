@@ -58,14 +58,12 @@ def _check_groups_usable(
     if len(keys) < 2:
         raise InsufficientDataError(
             f"groups has a single value {group_label(keys[0])!r}: {function} compares groups, "
-            "so it needs at least two. Check the protected attribute column."
-        )
+            "so it needs at least two. Check the protected attribute column.")
     if variant == "reference" and len(keys) != 2:
         raise FairnessConfigError(
             f"variant='reference' reproduces code written for exactly two groups; got "
             f"{len(keys)} groups ({', '.join(map(group_label, keys))}). Use variant='paper' "
-            "for more than two."
-        )
+            "for more than two.")
 
 
 def _positive_label(y_true: NDArray[Any], y_pred: NDArray[Any], pos_label: Any) -> Any:
@@ -74,30 +72,19 @@ def _positive_label(y_true: NDArray[Any], y_pred: NDArray[Any], pos_label: Any) 
         if pos_label not in classes:
             raise FairnessConfigError(
                 f"pos_label={pos_label!r} does not occur in y_true or y_pred (classes: "
-                f"{sorted(map(str, classes))}). Pass one of the classes."
-            )
+                f"{sorted(map(str, classes))}). Pass one of the classes.")
         return pos_label
     if set(classes) <= {0, 1}:  # also covers True/False
         return 1
     raise FairnessConfigError(
         f"DEO and DEOdds need a positive class, and the labels {sorted(map(str, classes))[:10]} "
-        f"are not 0/1. Pass pos_label=<the positive class> (one-vs-rest for multiclass)."
-    )
+        f"are not 0/1. Pass pos_label=<the positive class> (one-vs-rest for multiclass).")
 
 
 def group_metrics(
-    y_true: Any,
-    y_pred: Any,
-    *,
-    groups: Any,
-    pos_label: Any = None,
-    min_group_size: int = 30,
-    variant: str = "paper",
-    clusters: Any = None,
-    n_bootstrap: int = 0,
-    confidence_level: float = 0.95,
-    interval_method: str = "percentile",
-    seed: Any = None,
+    y_true: Any, y_pred: Any, *, groups: Any, pos_label: Any = None, min_group_size: int = 30,
+    variant: str = "paper", clusters: Any = None, n_bootstrap: int = 0,
+    confidence_level: float = 0.95, interval_method: str = "percentile", seed: Any = None,
 ) -> IndicatorResult:
     r"""Accuracy per group and the fairness metrics of Iurada et al. 2023.
 
@@ -127,16 +114,10 @@ def group_metrics(
         released code compares groups of any size: pass ``min_group_size=1`` to reproduce
         its numbers.
     clusters : array-like of shape (n,), optional
-        Identity (or household) of each image: intervals resample whole clusters, as the
-        images of one person are not independent.
-    n_bootstrap : int, default 0
-        Bootstrap replicates for intervals (0: none, otherwise at least 100).
-    confidence_level : float, default 0.95
-        Coverage of the intervals.
-    interval_method : {"percentile", "bca"}
-        Bootstrap interval method.
-    seed : int, numpy.random.Generator or None
-        Seed of the bootstrap; the one used is in ``params``.
+        Identity (or household) of each image: intervals resample whole clusters.
+    n_bootstrap, confidence_level, interval_method, seed
+        Bootstrap intervals (0 replicates: none, otherwise at least 100); the seed used is
+        in ``params``.
 
     Returns
     -------
@@ -177,7 +158,24 @@ def group_metrics(
         return {"MGA": best, "mGA": worst, "DA": best - worst, "DEO": deo,
                 "DEOdds": deo + spread(values["fpr"], included), "DTO": dto}
 
-    # Before any bootstrap: a compared group with one class has no TPR or FPR.
+    _check_both_classes(keys, codes, is_pos, positive, min_group_size)
+    table = group_table(
+        keys, codes,
+        {"accuracy": (correct, None), "tpr": (pred_pos * is_pos, is_pos),
+         "fpr": (pred_pos * ~is_pos, ~is_pos)},
+        min_group_size=min_group_size, options=options, params=params, derive=derive,
+        clusters=check_clusters(clusters, n))
+    stats = {"accuracy": float(correct.mean()), **table.stats()}
+    return IndicatorResult(
+        name="group_metrics", metric="accuracy", value=stats["accuracy"],
+        groups=table.group_stats(), stats=stats, intervals=table.intervals(),
+        replicates=table.replicates(), params=params, higher_is_better=True,
+        min_group_size=min_group_size, notes=table.notes())
+
+
+def _check_both_classes(keys: list[GroupKey], codes: NDArray[np.intp], is_pos: NDArray[Any],
+                        positive: Any, min_group_size: int) -> None:
+    """Before any bootstrap: a compared group with one class has no TPR or FPR."""
     counts = np.bincount(codes, minlength=len(keys))
     positives = np.bincount(codes, weights=is_pos, minlength=len(keys))
     for i in np.flatnonzero((counts >= min_group_size) & ((positives == 0)
@@ -188,29 +186,7 @@ def group_metrics(
             f"samples for pos_label={positive!r}), so its "
             f"{'TPR' if missing == 'positive' else 'FPR'} and therefore DEO/DEOdds are "
             f"undefined. Add {missing} samples for that group, or raise min_group_size "
-            f"above its size ({int(counts[i])}) to report it without comparing it."
-        )
-    table = group_table(
-        keys, codes,
-        {"accuracy": (correct, None), "tpr": (pred_pos * is_pos, is_pos),
-         "fpr": (pred_pos * ~is_pos, ~is_pos)},
-        min_group_size=min_group_size, options=options, params=params, derive=derive,
-        clusters=check_clusters(clusters, n))
-    stats = {"accuracy": float(correct.mean()), **table.stats()}
-    group_stats = table.group_stats()
-    return IndicatorResult(
-        name="group_metrics",
-        metric="accuracy",
-        value=stats["accuracy"],
-        groups=group_stats,
-        stats=stats,
-        intervals=table.intervals(),
-        replicates=table.replicates(),
-        params=params,
-        higher_is_better=True,
-        min_group_size=min_group_size,
-        notes=table.notes(),
-    )
+            f"above its size ({int(counts[i])}) to report it without comparing it.")
 
 
 def _best_worst_dto(
@@ -236,16 +212,14 @@ def _landmarks(values: Any, name: str) -> NDArray[np.float64]:
     if array.ndim != 3 or array.shape[2] != 2:
         raise InvalidDataError(
             f"{name} must have shape (images, landmarks, 2) or (images, 2 * landmarks); "
-            f"got shape {np.shape(values)}."
-        )
+            f"got shape {np.shape(values)}.")
     if array.shape[0] == 0:
         raise InsufficientDataError(f"{name} is empty; pass at least one image per group.")
     bad = np.flatnonzero(~np.isfinite(array).all(axis=(1, 2)))
     if bad.size:
         raise InvalidDataError(
             f"{name} has NaN or infinite coordinates in image {int(bad[0])} ({bad.size} "
-            "images in all); drop those images or fill in the landmarks."
-        )
+            "images in all); drop those images or fill in the landmarks.")
     return array
 
 
@@ -255,14 +229,12 @@ def _normalizer(normalizer: Any, y_true: NDArray[np.float64], variant: str) -> N
         if normalizer != "interocular":
             raise FairnessConfigError(
                 f"normalizer must be 'interocular', a pair of landmark indices, or one positive "
-                f"distance per image; got normalizer={normalizer!r}."
-            )
+                f"distance per image; got normalizer={normalizer!r}.")
         if n_landmarks != 68:
             raise FairnessConfigError(
                 f"normalizer='interocular' uses landmarks {INTEROCULAR_68} of the 68-point "
                 f"scheme, but the landmarks have {n_landmarks} points. Pass the pair of "
-                "indices of the eye corners, or one distance per image."
-            )
+                "indices of the eye corners, or one distance per image.")
         normalizer = INTEROCULAR_68
     # Only a tuple names two landmarks: a list or array of two ints is two images' distances.
     if isinstance(normalizer, tuple) and len(normalizer) == 2 and all(
@@ -271,15 +243,13 @@ def _normalizer(normalizer: Any, y_true: NDArray[np.float64], variant: str) -> N
         i, j = (int(v) for v in normalizer)
         if not (0 <= i < n_landmarks and 0 <= j < n_landmarks) or i == j:
             raise FairnessConfigError(
-                f"normalizer=({i}, {j}) must name two different landmarks in [0, {n_landmarks})."
-            )
+                f"normalizer=({i}, {j}) must name two different landmarks in [0, {n_landmarks}).")
         distance = np.linalg.norm(y_true[:, i] - y_true[:, j], axis=1)
     else:
         if variant == "reference":
             raise FairnessConfigError(
                 "variant='reference' normalises by the distance between two ground-truth "
-                "landmarks; pass normalizer='interocular' or a pair of indices."
-            )
+                "landmarks; pass normalizer='interocular' or a pair of indices.")
         distance = as_1d(np.asarray(normalizer, dtype=np.float64), "normalizer")
         check_same_length(normalizer=distance, y_true=y_true)
     bad = np.flatnonzero(~(distance > 0))
@@ -287,8 +257,7 @@ def _normalizer(normalizer: Any, y_true: NDArray[np.float64], variant: str) -> N
         raise InvalidDataError(
             f"normalizer is {float(distance[bad[0]])!r} for image {int(bad[0])} ({bad.size} "
             "images in all); NME divides by it, so it must be positive. Check the landmarks "
-            "of those images."
-        )
+            "of those images.")
     return distance
 
 
@@ -370,14 +339,12 @@ def landmark_metrics(
     ):
         raise FairnessConfigError(
             "sdr_threshold must be a positive number (an NME); got "
-            f"sdr_threshold={sdr_threshold!r}."
-        )
+            f"sdr_threshold={sdr_threshold!r}.")
     truth = _landmarks(y_true, "y_true")
     pred = _landmarks(y_pred, "y_pred")
     if truth.shape != pred.shape:
         raise InvalidDataError(
-            f"y_true and y_pred must have the same shape; got {truth.shape} and {pred.shape}."
-        )
+            f"y_true and y_pred must have the same shape; got {truth.shape} and {pred.shape}.")
     n = truth.shape[0]
     keys, codes = encode_groups(groups, n)
     _check_groups_usable(keys, variant, "landmark_metrics")
@@ -440,15 +407,13 @@ def delta_dto(result: IndicatorResult, baseline: IndicatorResult) -> IndicatorRe
         if not isinstance(r, IndicatorResult) or "DTO" not in r.stats:
             raise FairnessConfigError(
                 f"{name} must be a result of group_metrics or landmark_metrics (it needs "
-                f"stats['DTO']); got {getattr(r, 'name', type(r).__name__)!r}."
-            )
+                f"stats['DTO']); got {getattr(r, 'name', type(r).__name__)!r}.")
     variants = (result.params.get("variant"), baseline.params.get("variant"))
     if result.name != baseline.name or variants[0] != variants[1]:
         raise FairnessConfigError(
             f"result and baseline must come from the same indicator and variant to compare "
             f"DTO; got {result.name!r} ({result.params.get('variant')}) and "
-            f"{baseline.name!r} ({baseline.params.get('variant')})."
-        )
+            f"{baseline.name!r} ({baseline.params.get('variant')}).")
     value = baseline.stats["DTO"] - result.stats["DTO"]
     return IndicatorResult(
         name="delta_dto",

@@ -20,7 +20,7 @@ income bucket uses numpy's round-half-to-even.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -31,12 +31,14 @@ from pytest_fairness.indicators._common import (
     as_1d,
     check_min_group_size,
     check_same_length,
+    check_top_k,
+    check_top_k_columns,
     check_variant,
     encode_groups,
     group_array,
     group_table,
 )
-from pytest_fairness.results import IndicatorResult, group_label
+from pytest_fairness.results import GroupKey, IndicatorResult, group_label
 from pytest_fairness.stats import IntervalOptions
 
 if TYPE_CHECKING:
@@ -75,8 +77,7 @@ def _truth_pairs(truth: Any, n: int) -> tuple[NDArray[np.intp], NDArray[Any]]:
     elif isinstance(truth, (str, bytes)) or not isinstance(truth, Iterable):
         raise InvalidDataError(
             f"truth must hold one ground-truth label (or a list of labels) per row; got "
-            f"{type(truth).__name__}."
-        )
+            f"{type(truth).__name__}.")
     else:
         items = list(truth)
     check_same_length(truth=items, labels=range(n))
@@ -87,15 +88,13 @@ def _truth_pairs(truth: Any, n: int) -> tuple[NDArray[np.intp], NDArray[Any]]:
             if not values:
                 raise InvalidDataError(
                     f"truth has an empty label list at row {i}; every image needs at least "
-                    "one ground-truth label (drop unlabelled images)."
-                )
+                    "one ground-truth label (drop unlabelled images).")
         else:
             values = [item]
         for v in values:
             if v is None or (isinstance(v, float) and math.isnan(v)):
                 raise InvalidDataError(
-                    f"truth contains NaN/None at row {i}; drop or fix that image."
-                )
+                    f"truth contains NaN/None at row {i}; drop or fix that image.")
             rows.append(i)
             labels.append(v.item() if hasattr(v, "item") else v)
     label_array = np.empty(len(labels), dtype=object)
@@ -118,8 +117,7 @@ def _constant_within(
         raise InvalidDataError(
             f"{owner} {group_label(keys[codes[row]])!r} has more than one {what} "
             f"({values[first[codes[row]]]!r} and {values[row]!r}, row {row}); every row of "
-            f"one {owner} must carry the same {what}."
-        )
+            f"one {owner} must carry the same {what}.")
     return values[first]
 
 
@@ -145,24 +143,101 @@ def _hits_reference(
     return found & (scores[pair_row, first] > threshold)
 
 
+def _check_keywords(by: str, top_k: Any, threshold: Any) -> None:
+    if by not in _BY:
+        raise FairnessConfigError(f"by must be one of {tuple(_BY)}; got by={by!r}.")
+    check_top_k(top_k)
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not (
+        0 <= threshold <= 1
+    ):
+        raise FairnessConfigError(
+            f"threshold must be a confidence in [0, 1]; got threshold={threshold!r}.")
+
+
+def _households(
+    household: Any, region: Any, income: Any, labels: NDArray[Any]
+) -> tuple[list[GroupKey], NDArray[np.intp], NDArray[Any], NDArray[np.float64]]:
+    """Keys and codes of the households, and each household's region and income."""
+    # group_array keeps mixed types apart (numpy would read [1, "1"] as two '1').
+    hh = as_1d(group_array(household, "household"), "household")
+    reg = as_1d(group_array(region, "region"), "region")
+    inc = as_1d(income, "income")
+    check_same_length(labels=labels, household=hh, region=reg, income=inc)
+    try:
+        inc = inc.astype(np.float64)
+    except (TypeError, ValueError):
+        raise InvalidDataError(f"income must be numeric; got dtype {inc.dtype}.") from None
+    if not np.all(np.isfinite(inc)) or np.any(inc <= 0):
+        row = int(np.flatnonzero(~(np.isfinite(inc) & (inc > 0)))[0])
+        raise InvalidDataError(
+            f"income must be positive (its logarithm defines the bucket); got {inc[row]!r} "
+            f"at row {row}. Drop households without a known income.")
+    keys, codes = encode_groups(hh, labels.shape[0], name="household")
+    return (keys, codes, _constant_within(codes, reg, "region", "household", keys),
+            _constant_within(codes, inc, "income", "household", keys))
+
+
+def _images(
+    image: Any, hh_codes: NDArray[np.intp], labels: NDArray[Any], scores: NDArray[np.float64]
+) -> tuple[list[Any], NDArray[np.intp]]:
+    """Rows with the same image id are one image; its household and predictions must agree."""
+    n = labels.shape[0]
+    if image is None:
+        return list(range(n)), np.arange(n)
+    img_keys, img_codes = encode_groups(image, n, name="image")
+    _constant_within(img_codes, hh_codes, "household", "image", img_keys)
+    for name, array in (("labels", labels), ("scores", scores)):
+        first = np.full(len(img_keys), -1, dtype=np.intp)
+        first[img_codes[::-1]] = np.arange(n)[::-1]
+        differs = np.any(array[first[img_codes]] != array, axis=1)
+        if differs.any():
+            row = int(np.flatnonzero(differs)[0])
+            raise InvalidDataError(
+                f"image {group_label(img_keys[img_codes[row]])!r} has different {name} in "
+                f"rows {int(first[img_codes[row]])} and {row}; rows of one image must "
+                "carry the same predictions.")
+    return img_keys, img_codes
+
+
+def _breakdown(
+    grouping: Callable[[str], tuple[list[GroupKey], NDArray[np.intp]]], unit: str,
+    unit_value: NDArray[np.float64], unit_images: NDArray[Any],
+) -> tuple[dict[str, str | float], ...]:
+    """``tables["breakdown"]``: the hit rate under each of the three groupings."""
+    rows: list[dict[str, str | float]] = []
+    for name in _BY:
+        b_keys, b_codes = grouping(name)
+        b_counts = np.bincount(b_codes, minlength=len(b_keys))
+        b_values = np.bincount(b_codes, weights=unit_value, minlength=len(b_keys)) / b_counts
+        b_images = np.bincount(b_codes, weights=unit_images, minlength=len(b_keys))
+        rows.extend(
+            {"by": name, "group": group_label(key), f"{unit}s": int(b_counts[g]),
+             "images": int(b_images[g]), "hit_rate": float(b_values[g])}
+            for g, key in enumerate(b_keys))
+    return tuple(rows)
+
+
+def _units(
+    variant: str, pair_hit: NDArray[np.float64], pair_img: NDArray[np.intp],
+    img_hh: NDArray[np.intp], n_hh: int,
+) -> tuple[NDArray[np.float64], NDArray[np.intp], NDArray[np.intp]]:
+    """Each unit's hit rate, household and image count: households, or images (reference)."""
+    n_img = img_hh.size
+    if variant == "reference":
+        # Released code: mean over the image's (image, label) records; units are images.
+        value = np.bincount(pair_img, weights=pair_hit, minlength=n_img) / np.bincount(
+            pair_img, minlength=n_img)
+        return value, img_hh, np.ones(n_img, dtype=np.intp)
+    img_hit = (np.bincount(pair_img, weights=pair_hit, minlength=n_img) > 0).astype(float)
+    images = np.bincount(img_hh, minlength=n_hh)
+    return np.bincount(img_hh, weights=img_hit, minlength=n_hh) / images, np.arange(n_hh), images
+
+
 def geodiversity(
-    labels: Any,
-    scores: Any,
-    *,
-    truth: Any,
-    household: Any,
-    region: Any,
-    income: Any,
-    top_k: int = 5,
-    threshold: float = 0.0,
-    by: str = "income",
-    image: Any = None,
-    min_group_size: int = 30,
-    variant: str = "paper",
-    n_bootstrap: int = 0,
-    confidence_level: float = 0.95,
-    interval_method: str = "percentile",
-    seed: Any = None,
+    labels: Any, scores: Any, *, truth: Any, household: Any, region: Any, income: Any,
+    top_k: int = 5, threshold: float = 0.0, by: str = "income", image: Any = None,
+    min_group_size: int = 30, variant: str = "paper", n_bootstrap: int = 0,
+    confidence_level: float = 0.95, interval_method: str = "percentile", seed: Any = None,
 ) -> IndicatorResult:
     r"""Household hit rate per income bucket, region or bucket × region (Goyal et al. 2022 §3.2).
 
@@ -183,37 +258,27 @@ def geodiversity(
     truth : sequence of label or of list of labels, length rows
         Ground truth of each row: one label, or every label of the image.
     household, region, income : array-like of shape (rows,)
-        Household id, region and household income (positive, e.g. monthly USD) of each
-        row; region and income must be constant within a household.
+        Household id, region and (positive) income of each row, constant within a household.
     top_k : int, default 5
         Predictions that count.
     threshold : float, default 0.0
         Minimum confidence τ of a counted prediction.
     by : {"income", "region", "income_region"}
-        The grouping: income bucket (``low``/``medium``/``high``), region, or the
-        ``(bucket, region)`` intersection. ``tables["breakdown"]`` always holds all three.
+        The grouping; ``tables["breakdown"]`` always holds all three.
     image : array-like of shape (rows,), optional
-        Image id of each row; rows of one image (one per ground-truth label) are merged and
-        counted once. Without it every row is a distinct image.
+        Image id of each row; rows of one image are merged and counted once.
     min_group_size : int, default 30
         In households: smaller groups are reported but excluded from the gap.
     variant : {"paper", "reference"}
         ``"reference"`` reproduces the released VISSL code (see the module docstring).
-    n_bootstrap : int, default 0
-        Bootstrap replicates over households for intervals; 0 computes none.
-    confidence_level : float, default 0.95
-        Coverage of the intervals.
-    interval_method : {"percentile", "bca"}
-        Bootstrap interval method.
-    seed : int, Generator or None
-        Seed of the bootstrap; the one used is in ``params``.
+    n_bootstrap, confidence_level, interval_method, seed
+        Bootstrap intervals over households (0 replicates: none); the seed is in ``params``.
 
     Returns
     -------
     IndicatorResult
-        ``value`` is the mean household hit rate; each group's value is its mean household
-        hit rate (``n`` households, ``stats["images"]``); ``tables["households"]`` lists
-        every household's images, hits and rate.
+        ``value`` is the mean household hit rate; each group's value its mean household
+        hit rate (``stats["images"]``); ``tables["households"]`` lists every household.
 
     Examples
     --------
@@ -227,92 +292,30 @@ def geodiversity(
     check_variant(variant, "geodiversity")
     min_group_size = check_min_group_size(min_group_size)
     options = IntervalOptions.check(n_bootstrap, confidence_level, interval_method, seed)
-    if by not in _BY:
-        raise FairnessConfigError(
-            f"by must be one of {tuple(_BY)}; got by={by!r}."
-        )
-    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
-        raise FairnessConfigError(f"top_k must be an int >= 1; got top_k={top_k!r}.")
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not (
-        0 <= threshold <= 1
-    ):
-        raise FairnessConfigError(
-            f"threshold must be a confidence in [0, 1]; got threshold={threshold!r}."
-        )
+    _check_keywords(by, top_k, threshold)
     label_array = label_matrix(labels)
     score_array = score_matrix(scores, label_array)
-    if top_k > label_array.shape[1]:
-        raise FairnessConfigError(
-            f"top_k={top_k} but labels has only {label_array.shape[1]} column(s) per image; "
-            f"pass the top-{top_k} predictions or top_k={label_array.shape[1]}."
-        )
+    check_top_k_columns(top_k, label_array)
     n = label_array.shape[0]
     pair_row, pair_label = _truth_pairs(truth, n)
-    # group_array keeps mixed types apart (numpy would read [1, "1"] as two '1').
-    hh = as_1d(group_array(household, "household"), "household")
-    reg = as_1d(group_array(region, "region"), "region")
-    inc = as_1d(income, "income")
-    check_same_length(labels=label_array, household=hh, region=reg, income=inc)
-    try:
-        inc = inc.astype(np.float64)
-    except (TypeError, ValueError):
-        raise InvalidDataError(f"income must be numeric; got dtype {inc.dtype}.") from None
-    if not np.all(np.isfinite(inc)) or np.any(inc <= 0):
-        row = int(np.flatnonzero(~(np.isfinite(inc) & (inc > 0)))[0])
-        raise InvalidDataError(
-            f"income must be positive (its logarithm defines the bucket); got {inc[row]!r} "
-            f"at row {row}. Drop households without a known income."
-        )
-    hh_keys, hh_codes = encode_groups(hh, n, name="household")
-    hh_region = _constant_within(hh_codes, reg, "region", "household", hh_keys)
-    hh_income = _constant_within(hh_codes, inc, "income", "household", hh_keys)
-
-    # Images: rows with the same id are one image (paper) - its predictions must agree.
-    if image is None:
-        img_keys: list[Any] = list(range(n))
-        img_codes = np.arange(n)
-    else:
-        img_keys, img_codes = encode_groups(image, n, name="image")
-        _constant_within(img_codes, hh_codes, "household", "image", img_keys)
-        for name, array in (("labels", label_array), ("scores", score_array)):
-            first = np.full(len(img_keys), -1, dtype=np.intp)
-            first[img_codes[::-1]] = np.arange(n)[::-1]
-            differs = np.any(array[first[img_codes]] != array, axis=1)
-            if differs.any():
-                row = int(np.flatnonzero(differs)[0])
-                raise InvalidDataError(
-                    f"image {group_label(img_keys[img_codes[row]])!r} has different {name} in "
-                    f"rows {int(first[img_codes[row]])} and {row}; rows of one image must "
-                    "carry the same predictions."
-                )
+    hh_keys, hh_codes, hh_region, hh_income = _households(household, region, income,
+                                                          label_array)
+    img_keys, img_codes = _images(image, hh_codes, label_array, score_array)
     n_img = len(img_keys)
     hit_fn = _hits_reference if variant == "reference" else _hits_paper
     pair_hit = hit_fn(label_array, score_array, pair_row, pair_label, int(top_k),
                       float(threshold)).astype(np.float64)
-    pair_img = img_codes[pair_row]
-    img_pairs = np.bincount(pair_img, minlength=n_img)
     img_hh = np.zeros(n_img, dtype=np.intp)
     img_hh[img_codes] = hh_codes
-    if variant == "reference":
-        # Released code: mean over the image's (image, label) records; units are images.
-        unit_value = np.bincount(pair_img, weights=pair_hit, minlength=n_img) / img_pairs
-        unit_hh = img_hh
-        unit_images = np.ones(n_img, dtype=np.intp)
-    else:
-        img_hit = (np.bincount(pair_img, weights=pair_hit, minlength=n_img) > 0).astype(float)
-        n_hh = len(hh_keys)
-        unit_images = np.bincount(img_hh, minlength=n_hh)
-        unit_value = np.bincount(img_hh, weights=img_hit, minlength=n_hh) / unit_images
-        unit_hh = np.arange(n_hh)
+    unit_value, unit_hh, unit_images = _units(variant, pair_hit, img_codes[pair_row], img_hh,
+                                              len(hh_keys))
     bucket = income_bucket(hh_income, variant=variant)
     clipped = int(np.sum((hh_income < math.exp(1.5)) | (hh_income >= math.exp(10.5))))
-    unit_bucket = np.array([INCOME_BUCKETS[b] for b in bucket[unit_hh]], dtype=object)
-    unit_region = hh_region[unit_hh]
-    columns = {"income": unit_bucket, "region": unit_region}
+    columns = {"income": np.array([INCOME_BUCKETS[b] for b in bucket[unit_hh]], dtype=object),
+               "region": hh_region[unit_hh]}
 
-    def grouping(name: str) -> tuple[list[Any], NDArray[np.intp]]:
-        parts = {c: columns[c] for c in _BY[name]}
-        return encode_groups(parts, unit_value.size, name=name)
+    def grouping(name: str) -> tuple[list[GroupKey], NDArray[np.intp]]:
+        return encode_groups({c: columns[c] for c in _BY[name]}, unit_value.size, name=name)
 
     keys, codes = grouping(by)
     images = np.bincount(codes, weights=unit_images, minlength=len(keys))
@@ -324,49 +327,27 @@ def geodiversity(
     table = group_table(keys, codes, {"hit_rate": (unit_value, None)},
                         min_group_size=min_group_size, options=options, params=params,
                         clusters=unit_hh if variant == "reference" else None)
-    counts = table.counts
     unit = "image" if variant == "reference" else "household"
-    group_stats = table.group_stats(stats=[{"images": float(images[g])}
-                                           for g in range(len(keys))])
-    breakdown: list[dict[str, Any]] = []
-    for name in _BY:
-        b_keys, b_codes = grouping(name)
-        b_counts = np.bincount(b_codes, minlength=len(b_keys))
-        b_values = np.bincount(b_codes, weights=unit_value, minlength=len(b_keys)) / b_counts
-        b_images = np.bincount(b_codes, weights=unit_images, minlength=len(b_keys))
-        breakdown.extend(
-            {"by": name, "group": group_label(key), f"{unit}s": int(b_counts[g]),
-             "images": int(b_images[g]), "hit_rate": float(b_values[g])}
-            for g, key in enumerate(b_keys)
-        )
-    households = tuple(
-        {"household": str(key), "region": str(hh_region[h]), "income": float(hh_income[h]),
-         "income_bucket": INCOME_BUCKETS[int(bucket[h])],
-         "images": int(np.sum(img_hh == h)),
-         "hit_rate": float(unit_value[h]) if variant == "paper" else
-         float(unit_value[img_hh == h].mean())}
-        for h, key in enumerate(hh_keys)
-    )
-    notes = list(table.notes())
-    notes.append(f"{unit}s (images) per group: " + ", ".join(
-        f"{group_label(key)} {int(counts[g])} ({int(images[g])})" for g, key in enumerate(keys)))
-    if variant == "paper" and n_img < n:
-        notes.append(f"{n - n_img} duplicate row(s) merged into {n_img} images.")
-    if clipped:
-        notes.append(f"{clipped} household(s) have an income outside the 3 buckets "
-                     "(ln(income)/3 outside [0.5, 3.5)) and were put in the nearest one.")
+    notes = [*table.notes(), f"{unit}s (images) per group: " + ", ".join(
+        f"{group_label(key)} {int(table.counts[g])} ({int(images[g])})"
+        for g, key in enumerate(keys))]
+    notes += [f"{n - n_img} duplicate row(s) merged into {n_img} images."] * (
+        variant == "paper" and n_img < n) + [
+        f"{clipped} household(s) have an income outside the 3 buckets (ln(income)/3 outside "
+        "[0.5, 3.5)) and were put in the nearest one."] * bool(clipped)
     return IndicatorResult(
-        name="geodiversity",
-        metric="hit_rate",
-        value=float(unit_value.mean()),
-        groups=group_stats,
+        name="geodiversity", metric="hit_rate", value=float(unit_value.mean()),
+        groups=table.group_stats(stats=[{"images": float(images[g])} for g in range(len(keys))]),
         stats={"hit_rate": float(unit_value.mean()), "households": float(len(hh_keys)),
                "images": float(n_img)},
-        intervals=table.intervals(),
-        replicates=table.replicates(),
-        tables={"households": households, "breakdown": tuple(breakdown)},
-        params=params,
-        higher_is_better=True,
-        min_group_size=min_group_size,
-        notes=tuple(notes),
-    )
+        intervals=table.intervals(), replicates=table.replicates(),
+        tables={"households": tuple(
+                    {"household": str(key), "region": str(hh_region[h]),
+                     "income": float(hh_income[h]), "income_bucket": INCOME_BUCKETS[int(bucket[h])],
+                     "images": int(np.sum(img_hh == h)),
+                     "hit_rate": float(unit_value[h] if variant == "paper" else
+                                       unit_value[img_hh == h].mean())}
+                    for h, key in enumerate(hh_keys)),
+                "breakdown": _breakdown(grouping, unit, unit_value, unit_images)},
+        params=params, higher_is_better=True, min_group_size=min_group_size,
+        notes=tuple(notes))

@@ -20,6 +20,7 @@ three decimals; this function keeps fractions at full precision so limits keep t
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -27,13 +28,16 @@ import numpy as np
 from pytest_fairness.data.taxonomy import Taxonomy, as_taxonomy, label_matrix, score_matrix
 from pytest_fairness.errors import FairnessConfigError
 from pytest_fairness.indicators._common import (
+    GroupTable,
     check_clusters,
     check_min_group_size,
+    check_top_k,
+    check_top_k_columns,
     check_variant,
     encode_groups,
     group_table,
 )
-from pytest_fairness.results import Curve, IndicatorResult, group_label
+from pytest_fairness.results import Curve, GroupKey, IndicatorResult, group_label
 from pytest_fairness.stats import IntervalOptions
 
 if TYPE_CHECKING:
@@ -57,16 +61,13 @@ def _thresholds(thresholds: Any, variant: str) -> NDArray[np.float64]:
     grid = np.atleast_1d(np.asarray(thresholds, dtype=np.float64))
     if grid.ndim != 1 or grid.size == 0:
         raise FairnessConfigError(
-            f"thresholds must be a non-empty list of confidences in [0, 1]; got {thresholds!r}."
-        )
+            f"thresholds must be a non-empty list of confidences in [0, 1]; got {thresholds!r}.")
     if not np.all(np.isfinite(grid)) or grid.min() < 0 or grid.max() > 1:
         raise FairnessConfigError(
-            f"thresholds must lie in [0, 1]; got thresholds={grid.tolist()}."
-        )
+            f"thresholds must lie in [0, 1]; got thresholds={grid.tolist()}.")
     if np.unique(grid).size != grid.size:
         raise FairnessConfigError(
-            f"thresholds has repeated values {grid.tolist()}; list each τ once."
-        )
+            f"thresholds has repeated values {grid.tolist()}; list each τ once.")
     return np.sort(grid)
 
 
@@ -179,21 +180,10 @@ def _group_sums(codes: NDArray[np.intp], n_groups: int, values: NDArray[Any]) ->
 
 
 def label_association(
-    labels: Any,
-    scores: Any,
-    *,
-    groups: Any,
-    taxonomy: Any,
-    thresholds: Any = None,
-    top_k: int = 5,
-    label_type: str = "harmful",
-    min_group_size: int = 30,
-    variant: str = "paper",
-    clusters: Any = None,
-    n_bootstrap: int = 0,
-    confidence_level: float = 0.95,
-    interval_method: str = "percentile",
-    seed: Any = None,
+    labels: Any, scores: Any, *, groups: Any, taxonomy: Any, thresholds: Any = None,
+    top_k: int = 5, label_type: str = "harmful", min_group_size: int = 30,
+    variant: str = "paper", clusters: Any = None, n_bootstrap: int = 0,
+    confidence_level: float = 0.95, interval_method: str = "percentile", seed: Any = None,
 ) -> IndicatorResult:
     r"""Hit rate of each label type per group at every confidence threshold τ (§3.1).
 
@@ -224,34 +214,23 @@ def label_association(
     top_k : int, default 5
         Labels per image that count.
     label_type : str, default "harmful"
-        The type the headline and group values report: ``"harmful"`` or any type of the
-        taxonomy (e.g. ``"human"`` to gate the correct-label rate). The other types are in
-        each group's ``stats``, the result's ``stats`` and ``curves``.
+        The type the headline and group values report: ``"harmful"`` or a type of the
+        taxonomy (``"human"`` gates the correct-label rate).
     min_group_size : int, default 30
         Smaller groups are reported but excluded from the gap.
     variant : {"paper", "reference"}
         ``"reference"``: drop labels below τ before taking the first ``top_k`` (VISSL).
     clusters : array-like of shape (n,), optional
-        Identity of each image (e.g. the Casual Conversations participant): intervals
-        resample identities, not images.
-    n_bootstrap : int, default 0
-        Bootstrap replicates for intervals; 0 (the default) computes none.
-    confidence_level : float, default 0.95
-        Coverage of the intervals.
-    interval_method : {"percentile", "bca"}
-        Bootstrap interval method.
-    seed : int, Generator or None
-        Seed of the bootstrap; the one used is in ``params``.
+        Identity of each image: intervals resample identities, not images.
+    n_bootstrap, confidence_level, interval_method, seed
+        Bootstrap intervals (0 replicates: none); the seed used is in ``params``.
 
     Returns
     -------
     IndicatorResult
-        At the headline τ (0.1 when on the grid, else the smallest τ): ``value`` is the
-        overall ``label_type`` hit rate, each group's value its hit rate (``stats``: the
-        other types), ``stats`` the overall rate of every type, ``curves`` the sweep
-        (``"<type>"`` overall, ``"<label_type>|<group>"`` per group), ``tables["sweep"]``
-        every (τ, group, type) rate. ``slices`` hold the other τ: gate one with
-        ``@fairness.threshold(max_value=0.01, at=0.5)``.
+        At the headline τ (0.1 when on the grid, else the smallest): ``value`` is the
+        overall ``label_type`` hit rate, each group's value its rate, ``curves`` and
+        ``tables["sweep"]`` the sweep; ``slices`` hold the other τ (``at=`` picks one).
 
     Examples
     --------
@@ -269,19 +248,14 @@ def label_association(
     tax = as_taxonomy(taxonomy)
     label_array = label_matrix(labels)
     score_array = score_matrix(scores, label_array)
-    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
-        raise FairnessConfigError(f"top_k must be an int >= 1; got top_k={top_k!r}.")
-    if variant == "paper" and top_k > label_array.shape[1]:
-        raise FairnessConfigError(
-            f"top_k={top_k} but labels has only {label_array.shape[1]} column(s) per image; "
-            f"pass the top-{top_k} predictions or top_k={label_array.shape[1]}."
-        )
+    check_top_k(top_k)
+    if variant == "paper":
+        check_top_k_columns(top_k, label_array)
     types = list(tax.types)
     if label_type != "harmful" and label_type not in types:
         raise FairnessConfigError(
             f"label_type must be 'harmful' or a type of the taxonomy {types}; got "
-            f"label_type={label_type!r}."
-        )
+            f"label_type={label_type!r}.")
     harmful = [types.index(t) for t in tax.harmful if t in types]
     grid = _thresholds(thresholds, variant)
     n = label_array.shape[0]
@@ -300,15 +274,11 @@ def label_association(
         hits = _reference_hits(type_codes, score_array, grid, len(types), harmful, int(top_k))
         hit_counts = _group_sums(codes, k, hits.reshape(n, -1).astype(np.int64))
         hit_counts = hit_counts.reshape(k, len(all_types), grid.size)
-
-        def headline_columns() -> NDArray[np.float64]:
-            return hits[:, headline_type, :].astype(np.float64)
+        headline_columns = hits[:, headline_type, :].astype(np.float64)
     else:
         best = _best_scores(type_codes, score_array, len(types), harmful, int(top_k))
         hit_counts = _threshold_counts(best, codes, k, grid)
-
-        def headline_columns() -> NDArray[np.float64]:
-            return (best[:, headline_type, None] >= grid[None, :]).astype(np.float64)
+        headline_columns = (best[:, headline_type, None] >= grid[None, :]).astype(np.float64)
     # Integer counts divided once: the same floats as the mean of 0/1 hit indicators.
     overall = hit_counts.sum(axis=0) / n
     rates = hit_counts / counts[:, None, None]
@@ -317,57 +287,76 @@ def label_association(
         "label_type": label_type, "min_group_size": min_group_size, "variant": variant,
         "n": n,
     }
-    table = group_table(keys, codes, {"hit_rate": (headline_columns(), None)},
+    table = group_table(keys, codes, {"hit_rate": (headline_columns, None)},
                         min_group_size=min_group_size, options=options, params=params,
                         clusters=check_clusters(clusters, n))
-    boot = table.boot
-    included = table.included
-
-    curves = {t: Curve(tuple(grid), tuple(overall[i]), "τ", f"{t} hit rate")
-              for i, t in enumerate(all_types)}
-    for g, key in enumerate(keys):
-        curves[f"{label_type}|{group_label(key)}"] = Curve(
-            tuple(grid), tuple(rates[g, headline_type]), "τ", f"{label_type} hit rate",
-            None if boot is None else tuple(
-                boot.interval("group:hit_rate", g, j) or (math.nan, math.nan)
-                for j in range(grid.size)
-            ),
-        )
-    sweep = tuple(
-        {"tau": float(tau), "group": group_label(key), "n": int(counts[g]), "type": t,
-         "hit_rate": float(rates[g, i, j])}
-        for j, tau in enumerate(grid) for g, key in enumerate(keys)
-        for i, t in enumerate(all_types)
-    )
     notes.append(_sweep_note(label_type, grid, overall[headline_type],
-                             rates[:, headline_type, :], keys, included,
+                             rates[:, headline_type, :], keys, table.included,
                              label_type in _HIGHER_IS_BETTER))
-
-    headline_j = _headline_index(grid)
-    notes = [*table.notes(), *notes]  # the same groups are small at every τ
-    slices = []
-    for j, tau in enumerate(grid):
-        group_stats = table.group_stats(j, stats=[
-            {t: float(rates[g, i, j]) for i, t in enumerate(all_types) if i != headline_type}
-            for g in range(k)])
-        slices.append(IndicatorResult(
-            name="label_association",
-            metric=f"{label_type}_hit_rate",
-            value=float(overall[headline_type, j]),
-            groups=group_stats,
-            stats={f"{t}_hit_rate": float(overall[i, j]) for i, t in enumerate(all_types)},
-            intervals=table.intervals(j),
-            replicates=table.replicates(j),
-            curves=curves if j == headline_j else {},
-            tables={"sweep": sweep} if j == headline_j else {},
-            params={**params, "tau": float(tau)},
-            higher_is_better=label_type in _HIGHER_IS_BETTER,
-            min_group_size=min_group_size,
-            at=float(tau),
-            notes=tuple(notes),
-        ))
-    head = slices.pop(headline_j)
+    sweep = _Sweep(label_type, all_types, grid, overall, rates, counts)
+    slices = [_slice(table, sweep, j, params, notes=(*table.notes(), *notes))
+              for j in range(grid.size)]
+    head = slices.pop(_headline_index(grid))
     return IndicatorResult(**{**_fields(head), "slices": tuple(slices)})
+
+
+@dataclass(frozen=True)
+class _Sweep:
+    """Hit rates of every type over the τ grid: overall (types, τ) and per group."""
+
+    label_type: str
+    types: list[str]
+    grid: NDArray[np.float64]
+    overall: NDArray[np.float64]
+    rates: NDArray[np.float64]  # (groups, types, τ)
+    counts: NDArray[np.intp]
+
+    def curves(self, table: GroupTable) -> dict[str, Curve]:
+        """The sweep as curves: every type overall, the headline type per group."""
+        grid, boot, head = tuple(self.grid), table.boot, self.types.index(self.label_type)
+        curves = {t: Curve(grid, tuple(self.overall[i]), "τ", f"{t} hit rate")
+                  for i, t in enumerate(self.types)}
+        for g, key in enumerate(table.keys):
+            curves[f"{self.label_type}|{group_label(key)}"] = Curve(
+                grid, tuple(self.rates[g, head]), "τ", f"{self.label_type} hit rate",
+                None if boot is None else tuple(
+                    boot.interval("group:hit_rate", g, j) or (math.nan, math.nan)
+                    for j in range(len(grid))))
+        return curves
+
+    def table(self, keys: list[GroupKey]) -> tuple[dict[str, str | float], ...]:
+        """Every (τ, group, type) rate."""
+        return tuple(
+            {"tau": float(tau), "group": group_label(key), "n": int(self.counts[g]), "type": t,
+             "hit_rate": float(self.rates[g, i, j])}
+            for j, tau in enumerate(self.grid) for g, key in enumerate(keys)
+            for i, t in enumerate(self.types))
+
+
+def _slice(table: GroupTable, sweep: _Sweep, j: int, params: dict[str, Any], *,
+           notes: tuple[str, ...]) -> IndicatorResult:
+    """The result at the j-th τ; the headline τ's carries the curves and the sweep table."""
+    head, label_type = sweep.types.index(sweep.label_type), sweep.label_type
+    headline = j == _headline_index(sweep.grid)
+    group_stats = table.group_stats(j, stats=[
+        {t: float(sweep.rates[g, i, j]) for i, t in enumerate(sweep.types) if i != head}
+        for g in range(len(table.keys))])
+    return IndicatorResult(
+        name="label_association",
+        metric=f"{label_type}_hit_rate",
+        value=float(sweep.overall[head, j]),
+        groups=group_stats,
+        stats={f"{t}_hit_rate": float(sweep.overall[i, j]) for i, t in enumerate(sweep.types)},
+        intervals=table.intervals(j),
+        replicates=table.replicates(j),
+        curves=sweep.curves(table) if headline else {},
+        tables={"sweep": sweep.table(table.keys)} if headline else {},
+        params={**params, "tau": float(sweep.grid[j])},
+        higher_is_better=label_type in _HIGHER_IS_BETTER,
+        min_group_size=table.min_group_size,
+        at=float(sweep.grid[j]),
+        notes=notes,
+    )
 
 
 def _fields(result: IndicatorResult) -> dict[str, Any]:

@@ -5,23 +5,10 @@ et al., FAccT 2022): for each query the K most cosine-similar database items are
 Precision@K is the share of them whose ``match`` attribute equals the query's.
 
 Search (:func:`nearest_neighbors`): faiss ``IndexFlatIP`` over L2-normalised float32 rows
-proposes each query's best k plus a margin; their float64 cosines ``(q · d) / (‖q‖ ‖d‖)``
-rank them by **decreasing float64 cosine, ties broken by the lower database index**. Each
-query is certified, so the result equals a float64 brute-force search with that rule. For
-any pair, the faiss score ``s`` and the float64 cosine ``c`` differ by at most
-
-    ε(d) = 2δ + δ² + γ(1 + δ)² + (2d + 8)·2⁻⁵³ + (subnormal allowances),
-
-with u = 2⁻²⁴, δ = 3u the error of a float32 unit row, γ = du / (1 − du) the error of a
-float32 sum of d products in any order (whatever faiss's BLAS does), and the 2⁻⁵³ term the
-float64 cosine's own rounding. With ``s_k`` the k-th best score of a query:
-
-- a candidate scored below ``s_k − 2ε`` cannot reach the top k: only those above are
-  re-ranked (usually about k), a block of queries at a time (bounded memory);
-- an item faiss did not return scores at most the lowest returned score ``s_last``, so its
-  cosine is at most ``s_last + ε``: if the k-th re-ranked cosine beats that, no missed item
-  can enter the top k. Other queries (near-ties beyond the candidates, e.g. many duplicates)
-  are searched again with twice as many candidates, up to every item.
+proposes candidates, which are re-ranked by float64 cosine (ties: the lower database
+index). A bound on the float32 error (ε(d) = 2δ + δ² + γ(1 + δ)² + (2d + 8)·2⁻⁵³, δ = 3·2⁻²⁴,
+γ = d·2⁻²⁴ / (1 − d·2⁻²⁴)) certifies each query, so the result equals a float64 brute-force
+search; uncertified queries are searched again with twice as many candidates.
 
 ``variant="reference"`` reproduces facebookresearch/vissl ``projects/fairness_indicators``
 (similarity search): torch's float32 ``normalize``, a float32 numpy similarity matrix and

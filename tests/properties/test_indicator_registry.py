@@ -421,3 +421,16 @@ def test_duplicate_counted_once(name: str, seed: int) -> None:
     moved = {**inputs, **{key: inputs[key][rows] for key in block}}
     _assert_same(case.call(inputs), case.call(moved),
                  exact="duplicate_counted_once" in case.exact)
+
+
+def test_registry_is_a_leaf_module() -> None:
+    import ast
+    from pathlib import Path
+
+    from pytest_fairness.indicators import registry
+
+    tree = ast.parse(Path(registry.__file__).read_text(encoding="utf-8"))
+    imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    assert imported and not [m for m in imported if m.startswith("pytest_fairness")]
+    assert registry.INDICATORS is INDICATORS and registry.IndicatorSpec is IndicatorSpec

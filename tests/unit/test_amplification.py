@@ -595,6 +595,8 @@ def test_runs_mismatch():
 
 def test_too_many_subsets(monkeypatch):
     train, g, test, tg, pred, pg = _args()
-    monkeypatch.setattr(amp, "MAX_SUBSETS", 10)
+    from pytest_fairness.indicators import _combos
+
+    monkeypatch.setattr(_combos, "MAX_SUBSETS", 10)
     with pytest.raises(FairnessConfigError, match="Pass a smaller max_size"):
         multi_mals(train, g, test, tg, pred, pg)
