@@ -58,39 +58,9 @@ __all__ = [
     "match_baseline",
     "resolve_baseline",
     "save_baseline",
-    "strip_param",
     "unmatched_message",
     "validate_baseline",
 ]
-
-
-def strip_param(nodeid: str, ident: str | None) -> str:
-    """Remove one parameter id (e.g. a checkpoint's) from a node id's ``[...]`` part.
-
-    Lets the same test at two checkpoints be compared: ``t.py::test[ckpt1]`` and
-    ``t.py::test[ckpt2]`` both become ``t.py::test``.
-
-    Examples
-    --------
-    >>> strip_param("t.py::test_a[cpu-ckpt1]", "ckpt1")
-    't.py::test_a[cpu]'
-    >>> strip_param("t.py::test_a[ckpt1]", "ckpt1")
-    't.py::test_a'
-    """
-    if not ident or not nodeid.endswith("]") or "[" not in nodeid:
-        return nodeid
-    head, _, inner = nodeid[:-1].partition("[")
-    if inner == ident:
-        return head
-    parts = inner.split("-")
-    idents = ident.split("-")
-    width = len(idents)
-    for start in range(len(parts) - width + 1):
-        if parts[start:start + width] == idents:
-            rest = parts[:start] + parts[start + width:]
-            return f"{head}[{'-'.join(rest)}]" if rest else head
-    return nodeid
-
 
 
 def build_baseline(

@@ -40,11 +40,12 @@ import fnmatch
 import math
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
-from typing import Any, Final, final
+from dataclasses import replace
+from numbers import Integral, Real
+from typing import Any, Final
 
 from pytest_fairness.errors import FairnessConfigError, InsufficientDataError
-from pytest_fairness.options import CONFIDENCE_MODES
+from pytest_fairness.options import COMPARE_METRICS, CONFIDENCE_MODES, LIMITS, METRIC_LIMITS
 from pytest_fairness.records import CheckOutcome
 from pytest_fairness.results import (
     GroupStat,
@@ -54,54 +55,16 @@ from pytest_fairness.results import (
 )
 
 __all__ = [
-    "CONFIDENCE_MODES",
     "LIMITS",
     "METRIC_LIMITS",
     "InlineCheck",
-    "LimitSpec",
     "check_metric_name",
     "collect",
     "collecting",
     "evaluate",
+    "validate_regression",
+    "validate_threshold",
 ]
-
-
-@final
-@dataclass(frozen=True)
-class LimitSpec:
-    """One limit keyword: its direction, allowed range and what it bounds."""
-
-    name: str
-    bound: str  # "max" (observed must be <=) or "min" (observed must be >=)
-    low: float | None
-    high: float | None
-    description: str
-
-
-def _spec(name: str, low: float | None, high: float | None, description: str) -> LimitSpec:
-    return LimitSpec(name, name.split("_", 1)[0], low, high, description)
-
-
-#: Every limit keyword of ``fairness.threshold``, the one schema the markers validate.
-LIMITS: Final[Mapping[str, LimitSpec]] = {
-    spec.name: spec
-    for spec in (
-        _spec("max_gap", 0.0, None, "largest allowed max − min across included groups"),
-        _spec("min_ratio", 0.0, 1.0, "smallest allowed min / max across included groups"),
-        _spec("min_value", None, None, "smallest allowed value of any included group"),
-        _spec("max_value", None, None, "largest allowed value of any included group"),
-        _spec("max_effect_size", 0.0, None, "largest allowed |effect size|"),
-        _spec("min_p_value", 0.0, 1.0, "smallest allowed p-value"),
-        _spec("max_amplification", None, None, "largest allowed bias amplification"),
-        _spec("max_variance", 0.0, None, "largest allowed variance of the amplification"),
-        _spec("max_auc", 0.0, None, "largest allowed |AUC| of any matrix cell"),
-        _spec("max_l1", 0.0, None, "largest allowed L1 norm of the AUC matrix"),
-    )
-}
-
-
-#: The limits whose number ``metric=`` can pick.
-METRIC_LIMITS: Final = ("max_value", "min_value", "max_gap", "min_ratio")
 
 
 def check_metric_name(metric: Any) -> str:
@@ -125,6 +88,149 @@ def check_metric_name(metric: Any) -> str:
         f"metric={metric!r} is not a metric any indicator offers. Names by indicator — "
         f"{listing}. Without metric=, limits bound the headline value and groups."
     )
+
+
+# -- the markers' keywords ---------------------------------------------------------------
+
+
+_THRESHOLD_OPTIONS: Final = ("at", "confidence", "result", "metric")
+_REGRESSION_OPTIONS: Final = ("tolerance", "metric", "result", "confidence")
+
+
+def _allowed(options: tuple[str, ...]) -> str:
+    return ", ".join([*LIMITS, *options])
+
+
+def _confidence(kwargs: Mapping[str, Any]) -> str:
+    """The ``confidence`` keyword of a marker, checked (default ``"point"``)."""
+    confidence = kwargs.get("confidence", "point")
+    if confidence not in CONFIDENCE_MODES:
+        raise FairnessConfigError(
+            f"confidence must be one of {', '.join(map(repr, CONFIDENCE_MODES))}; "
+            f"got confidence={confidence!r}."
+        )
+    return str(confidence)
+
+
+def _number(name: str, value: Any) -> float:
+    if isinstance(value, bool) or type(value).__name__ == "bool_" or not isinstance(value, Real):
+        raise FairnessConfigError(
+            f"{name} must be a number; got {name}={value!r} (type={type(value).__name__})."
+        )
+    if math.isnan(value):
+        raise FairnessConfigError(f"{name} must be a number, not NaN; got {name}={value!r}.")
+    return float(value)
+
+
+def validate_threshold(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate the arguments of a ``fairness_threshold`` marker and return its keywords.
+
+    Raises
+    ------
+    FairnessConfigError
+        On positional arguments, an unknown keyword, a wrong type, a value out of range,
+        contradictory limits, or no limit at all; the message names the keyword and lists
+        the allowed ones.
+    """
+    if args:
+        raise FairnessConfigError(
+            f"fairness.threshold takes keyword arguments only; got positional {args!r}. "
+            f"Allowed keywords: {_allowed(_THRESHOLD_OPTIONS)}."
+        )
+    unknown = [k for k in kwargs if k not in LIMITS and k not in _THRESHOLD_OPTIONS]
+    if unknown:
+        raise FairnessConfigError(
+            f"fairness.threshold got unknown keyword {unknown[0]}={kwargs[unknown[0]]!r}. "
+            f"Allowed keywords: {_allowed(_THRESHOLD_OPTIONS)}."
+        )
+    limits = {k: v for k, v in kwargs.items() if k in LIMITS}
+    if not limits:
+        raise FairnessConfigError(
+            "fairness.threshold needs at least one limit; got "
+            f"{dict(kwargs)!r}. Limits: {', '.join(LIMITS)}."
+        )
+    clean: dict[str, Any] = {}
+    for name, value in limits.items():
+        spec = LIMITS[name]
+        number = _number(name, value)
+        if (spec.low is not None and number < spec.low) or (
+            spec.high is not None and number > spec.high
+        ):
+            low = "-inf" if spec.low is None else spec.low
+            high = "inf" if spec.high is None else spec.high
+            raise FairnessConfigError(
+                f"{name} must be in [{low}, {high}] ({spec.description}); got {name}={value!r}."
+            )
+        clean[name] = number
+    if "min_value" in clean and "max_value" in clean and clean["min_value"] > clean["max_value"]:
+        raise FairnessConfigError(
+            "Contradictory limits: min_value="
+            f"{clean['min_value']!r} > max_value={clean['max_value']!r}; no value can pass both."
+        )
+    if "at" in kwargs:
+        number = _number("at", kwargs["at"])
+        clean["at"] = int(kwargs["at"]) if isinstance(kwargs["at"], Integral) else number
+    if "metric" in kwargs:
+        clean["metric"] = check_metric_name(kwargs["metric"])
+        other = next((k for k in limits if k not in METRIC_LIMITS), None)
+        if other is not None:
+            raise FairnessConfigError(
+                f"metric= picks the number that {', '.join(METRIC_LIMITS)} bound; {other} "
+                f"bounds its own ({LIMITS[other].description}). Put {other} in a separate "
+                "fairness.threshold."
+            )
+    clean["confidence"] = _confidence(kwargs)
+    if "result" in kwargs:
+        if not isinstance(kwargs["result"], str):
+            raise FairnessConfigError(
+                "result must be a str naming a returned result (its dict key or indicator "
+                f"name); got result={kwargs['result']!r}."
+            )
+        clean["result"] = kwargs["result"]
+    return clean
+
+
+def validate_regression(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate the arguments of a ``fairness_regression`` marker and return its keywords.
+
+    Raises
+    ------
+    FairnessConfigError
+        On positional arguments, unknown keywords, a negative tolerance or an unknown metric.
+    """
+    if args:
+        raise FairnessConfigError(
+            f"fairness.no_regression takes keyword arguments only; got positional {args!r}. "
+            f"Allowed keywords: {', '.join(_REGRESSION_OPTIONS)}."
+        )
+    unknown = [k for k in kwargs if k not in _REGRESSION_OPTIONS]
+    if unknown:
+        raise FairnessConfigError(
+            f"fairness.no_regression got unknown keyword {unknown[0]}={kwargs[unknown[0]]!r}. "
+            f"Allowed keywords: {', '.join(_REGRESSION_OPTIONS)}."
+        )
+    tolerance = _number("tolerance", kwargs.get("tolerance", 0.0))
+    if tolerance < 0:
+        raise FairnessConfigError(
+            f"tolerance must be >= 0 (how much worse than the baseline is still accepted); "
+            f"got tolerance={tolerance!r}."
+        )
+    metric = kwargs.get("metric", "headline")
+    if metric not in COMPARE_METRICS:
+        raise FairnessConfigError(
+            f"metric must be one of {', '.join(map(repr, COMPARE_METRICS))}; "
+            f"got metric={metric!r}."
+        )
+    clean: dict[str, Any] = {"tolerance": tolerance, "metric": metric,
+                             "confidence": _confidence(kwargs)}
+    if "result" in kwargs:
+        if not isinstance(kwargs["result"], str):
+            raise FairnessConfigError(
+                "result must be a str naming a returned result (its dict key or indicator "
+                f"name); got result={kwargs['result']!r}."
+            )
+        clean["result"] = kwargs["result"]
+    return clean
 
 
 # -- observations ----------------------------------------------------------------------

@@ -276,8 +276,8 @@ def _baseline(ref: str, history: str) -> tuple[Baseline, str]:
 
 def _compare(args: argparse.Namespace) -> int:
     from pytest_fairness.baseline import match_baseline, unmatched_message
-    from pytest_fairness.regression import compare_baselines, regression_tally
-    from pytest_fairness.report.terminal import regression_message
+    from pytest_fairness.regression import compare_baselines
+    from pytest_fairness.report.terminal import regression_message, regression_tally
 
     history = str(_history_of(args))
     base, base_source = _baseline(args.a, history)

@@ -15,23 +15,23 @@ This module imports nothing heavy: it is loaded with the plugin.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
-from numbers import Integral, Real
 from typing import Any, Final, final
 
 import pytest
 
 from pytest_fairness.checks import (
-    CONFIDENCE_MODES,
-    LIMITS,
-    METRIC_LIMITS,
-    check_metric_name,
     collect,
     evaluate,
+    validate_regression,
+    validate_threshold,
 )
-from pytest_fairness.errors import FairnessConfigError, FairnessViolation
-from pytest_fairness.options import COMPARE_METRICS
+from pytest_fairness.errors import FairnessViolation
+from pytest_fairness.options import (
+    MARKER_FAIRNESS,
+    MARKER_REGRESSION,
+    MARKER_THRESHOLD,
+    MARKER_UNIT,
+)
 from pytest_fairness.records import CheckOutcome
 
 __all__ = [
@@ -48,10 +48,6 @@ __all__ = [
     "validate_threshold",
 ]
 
-MARKER_FAIRNESS: Final = "fairness"
-MARKER_THRESHOLD: Final = "fairness_threshold"
-MARKER_REGRESSION: Final = "fairness_regression"
-MARKER_UNIT: Final = "fairness_unit"
 #: The ``markers`` ini lines that register them (``--strict-markers`` needs them).
 MARKER_LINES: Final = (
     f"{MARKER_FAIRNESS}: a fairness test (skipped unless --fairness is given).",
@@ -63,146 +59,6 @@ MARKER_LINES: Final = (
     f"{MARKER_UNIT}: a unit test of fairness code (of fairness.check itself, say), not a "
     "fairness test: it runs without --fairness even when it calls fairness.check.",
 )
-
-_THRESHOLD_OPTIONS: Final = ("at", "confidence", "result", "metric")
-_REGRESSION_OPTIONS: Final = ("tolerance", "metric", "result", "confidence")
-
-
-def _allowed(options: tuple[str, ...]) -> str:
-    return ", ".join([*LIMITS, *options])
-
-
-def _confidence(kwargs: Mapping[str, Any]) -> str:
-    """The ``confidence`` keyword of a marker, checked (default ``"point"``)."""
-    confidence = kwargs.get("confidence", "point")
-    if confidence not in CONFIDENCE_MODES:
-        raise FairnessConfigError(
-            f"confidence must be one of {', '.join(map(repr, CONFIDENCE_MODES))}; "
-            f"got confidence={confidence!r}."
-        )
-    return str(confidence)
-
-
-def _number(name: str, value: Any) -> float:
-    if isinstance(value, bool) or type(value).__name__ == "bool_" or not isinstance(value, Real):
-        raise FairnessConfigError(
-            f"{name} must be a number; got {name}={value!r} (type={type(value).__name__})."
-        )
-    if math.isnan(value):
-        raise FairnessConfigError(f"{name} must be a number, not NaN; got {name}={value!r}.")
-    return float(value)
-
-
-def validate_threshold(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """Validate the arguments of a ``fairness_threshold`` marker and return its keywords.
-
-    Raises
-    ------
-    FairnessConfigError
-        On positional arguments, an unknown keyword, a wrong type, a value out of range,
-        contradictory limits, or no limit at all; the message names the keyword and lists
-        the allowed ones.
-    """
-    if args:
-        raise FairnessConfigError(
-            f"fairness.threshold takes keyword arguments only; got positional {args!r}. "
-            f"Allowed keywords: {_allowed(_THRESHOLD_OPTIONS)}."
-        )
-    unknown = [k for k in kwargs if k not in LIMITS and k not in _THRESHOLD_OPTIONS]
-    if unknown:
-        raise FairnessConfigError(
-            f"fairness.threshold got unknown keyword {unknown[0]}={kwargs[unknown[0]]!r}. "
-            f"Allowed keywords: {_allowed(_THRESHOLD_OPTIONS)}."
-        )
-    limits = {k: v for k, v in kwargs.items() if k in LIMITS}
-    if not limits:
-        raise FairnessConfigError(
-            "fairness.threshold needs at least one limit; got "
-            f"{dict(kwargs)!r}. Limits: {', '.join(LIMITS)}."
-        )
-    clean: dict[str, Any] = {}
-    for name, value in limits.items():
-        spec = LIMITS[name]
-        number = _number(name, value)
-        if (spec.low is not None and number < spec.low) or (
-            spec.high is not None and number > spec.high
-        ):
-            low = "-inf" if spec.low is None else spec.low
-            high = "inf" if spec.high is None else spec.high
-            raise FairnessConfigError(
-                f"{name} must be in [{low}, {high}] ({spec.description}); got {name}={value!r}."
-            )
-        clean[name] = number
-    if "min_value" in clean and "max_value" in clean and clean["min_value"] > clean["max_value"]:
-        raise FairnessConfigError(
-            "Contradictory limits: min_value="
-            f"{clean['min_value']!r} > max_value={clean['max_value']!r}; no value can pass both."
-        )
-    if "at" in kwargs:
-        number = _number("at", kwargs["at"])
-        clean["at"] = int(kwargs["at"]) if isinstance(kwargs["at"], Integral) else number
-    if "metric" in kwargs:
-        clean["metric"] = check_metric_name(kwargs["metric"])
-        other = next((k for k in limits if k not in METRIC_LIMITS), None)
-        if other is not None:
-            raise FairnessConfigError(
-                f"metric= picks the number that {', '.join(METRIC_LIMITS)} bound; {other} "
-                f"bounds its own ({LIMITS[other].description}). Put {other} in a separate "
-                "fairness.threshold."
-            )
-    clean["confidence"] = _confidence(kwargs)
-    if "result" in kwargs:
-        if not isinstance(kwargs["result"], str):
-            raise FairnessConfigError(
-                "result must be a str naming a returned result (its dict key or indicator "
-                f"name); got result={kwargs['result']!r}."
-            )
-        clean["result"] = kwargs["result"]
-    return clean
-
-
-def validate_regression(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """Validate the arguments of a ``fairness_regression`` marker and return its keywords.
-
-    Raises
-    ------
-    FairnessConfigError
-        On positional arguments, unknown keywords, a negative tolerance or an unknown metric.
-    """
-    if args:
-        raise FairnessConfigError(
-            f"fairness.no_regression takes keyword arguments only; got positional {args!r}. "
-            f"Allowed keywords: {', '.join(_REGRESSION_OPTIONS)}."
-        )
-    unknown = [k for k in kwargs if k not in _REGRESSION_OPTIONS]
-    if unknown:
-        raise FairnessConfigError(
-            f"fairness.no_regression got unknown keyword {unknown[0]}={kwargs[unknown[0]]!r}. "
-            f"Allowed keywords: {', '.join(_REGRESSION_OPTIONS)}."
-        )
-    tolerance = _number("tolerance", kwargs.get("tolerance", 0.0))
-    if tolerance < 0:
-        raise FairnessConfigError(
-            f"tolerance must be >= 0 (how much worse than the baseline is still accepted); "
-            f"got tolerance={tolerance!r}."
-        )
-    metric = kwargs.get("metric", "headline")
-    if metric not in COMPARE_METRICS:
-        raise FairnessConfigError(
-            f"metric must be one of {', '.join(map(repr, COMPARE_METRICS))}; "
-            f"got metric={metric!r}."
-        )
-    clean: dict[str, Any] = {"tolerance": tolerance, "metric": metric,
-                             "confidence": _confidence(kwargs)}
-    if "result" in kwargs:
-        if not isinstance(kwargs["result"], str):
-            raise FairnessConfigError(
-                "result must be a str naming a returned result (its dict key or indicator "
-                f"name); got result={kwargs['result']!r}."
-            )
-        clean["result"] = kwargs["result"]
-    return clean
-
 
 def is_fairness_item(item: pytest.Item) -> bool:
     """Whether the test is a fairness test (it carries the ``fairness`` marker)."""

@@ -15,8 +15,7 @@ from typing import Any
 
 from pytest_fairness.history import now
 from pytest_fairness.options import checkpoint_id
-from pytest_fairness.provenance import joined
-from pytest_fairness.records import TestRecord
+from pytest_fairness.records import TestRecord, joined
 
 __all__ = ["collect_metadata", "git_commit"]
 
@@ -55,9 +54,9 @@ def _versions() -> dict[str, str]:
 
 def _distinct(records: Iterable[TestRecord], names: Sequence[str]) -> str | None:
     """The distinct values of ``names`` in the records' extractions and results' params."""
-    return joined([source for record in records for source in (
+    return joined(source.get(name) for record in records for source in (
         *(e.to_dict() for e in record.extractions),
-        *(r.result.params for r in record.results))], names)
+        *(r.result.params for r in record.results)) for name in names)
 
 
 def collect_metadata(

@@ -14,8 +14,10 @@ from __future__ import annotations
 import argparse
 import math
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, final
 
 if TYPE_CHECKING:
     import pytest
@@ -30,9 +32,17 @@ __all__ = [
     "DEFAULT_CACHE_DIR",
     "ENABLE_INI",
     "HISTORY_INI",
+    "LIMITS",
+    "METRIC_LIMITS",
+    "LimitSpec",
+    "MARKER_FAIRNESS",
+    "MARKER_REGRESSION",
+    "MARKER_THRESHOLD",
+    "MARKER_UNIT",
     "SEED_INI",
     "add_options",
     "checkpoint_id",
+    "strip_param",
     "parse_batch_size",
     "parse_compare_fail",
     "parse_data_item",
@@ -57,6 +67,12 @@ DATASET_NAMES: Final = ("casual_conversations", "celeba", "dollar_street", "fair
                         "fitzpatrick17k", "manifest", "miap", "utkface")
 _DEVICE = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
 
+#: The names of the plugin's markers.
+MARKER_FAIRNESS: Final = "fairness"
+MARKER_THRESHOLD: Final = "fairness_threshold"
+MARKER_REGRESSION: Final = "fairness_regression"
+MARKER_UNIT: Final = "fairness_unit"
+
 #: What a baseline comparison can look at, and which way is better: ``headline`` (what
 #: each indicator is judged on: the gap of group indicators, iEAT's |effect size|, the
 #: amplification, Fair SA's L1; lower is better but for ΔDTO), ``gap`` lower, ``ratio``
@@ -69,6 +85,44 @@ COMPARE_METRICS: Final = ("headline", "gap", "ratio", "value", "worst")
 CONFIDENCE_MODES: Final = ("point", "supported", "strict")
 
 
+@final
+@dataclass(frozen=True)
+class LimitSpec:
+    """One limit keyword: its direction, allowed range and what it bounds."""
+
+    name: str
+    bound: str  # "max" (observed must be <=) or "min" (observed must be >=)
+    low: float | None
+    high: float | None
+    description: str
+
+
+def _spec(name: str, low: float | None, high: float | None, description: str) -> LimitSpec:
+    return LimitSpec(name, name.split("_", 1)[0], low, high, description)
+
+
+#: Every limit keyword of ``fairness.threshold``, the one schema the markers validate.
+LIMITS: Final[Mapping[str, LimitSpec]] = {
+    spec.name: spec
+    for spec in (
+        _spec("max_gap", 0.0, None, "largest allowed max − min across included groups"),
+        _spec("min_ratio", 0.0, 1.0, "smallest allowed min / max across included groups"),
+        _spec("min_value", None, None, "smallest allowed value of any included group"),
+        _spec("max_value", None, None, "largest allowed value of any included group"),
+        _spec("max_effect_size", 0.0, None, "largest allowed |effect size|"),
+        _spec("min_p_value", 0.0, 1.0, "smallest allowed p-value"),
+        _spec("max_amplification", None, None, "largest allowed bias amplification"),
+        _spec("max_variance", 0.0, None, "largest allowed variance of the amplification"),
+        _spec("max_auc", 0.0, None, "largest allowed |AUC| of any matrix cell"),
+        _spec("max_l1", 0.0, None, "largest allowed L1 norm of the AUC matrix"),
+    )
+}
+
+
+#: The limits whose number ``metric=`` can pick.
+METRIC_LIMITS: Final = ("max_value", "min_value", "max_gap", "min_ratio")
+
+
 def checkpoint_id(checkpoint: str) -> str:
     """A ``--fairness-checkpoint`` as test ids and reports name it: its file name.
 
@@ -78,6 +132,34 @@ def checkpoint_id(checkpoint: str) -> str:
     ('epoch-3.pt', 'epoch-3')
     """
     return Path(checkpoint).name or checkpoint
+
+def strip_param(nodeid: str, ident: str | None) -> str:
+    """Remove one parameter id (e.g. a checkpoint's) from a node id's ``[...]`` part.
+
+    Lets the same test at two checkpoints be compared: ``t.py::test[ckpt1]`` and
+    ``t.py::test[ckpt2]`` both become ``t.py::test``.
+
+    Examples
+    --------
+    >>> strip_param("t.py::test_a[cpu-ckpt1]", "ckpt1")
+    't.py::test_a[cpu]'
+    >>> strip_param("t.py::test_a[ckpt1]", "ckpt1")
+    't.py::test_a'
+    """
+    if not ident or not nodeid.endswith("]") or "[" not in nodeid:
+        return nodeid
+    head, _, inner = nodeid[:-1].partition("[")
+    if inner == ident:
+        return head
+    parts = inner.split("-")
+    idents = ident.split("-")
+    width = len(idents)
+    for start in range(len(parts) - width + 1):
+        if parts[start:start + width] == idents:
+            rest = parts[:start] + parts[start + width:]
+            return f"{head}[{'-'.join(rest)}]" if rest else head
+    return nodeid
+
 
 _COMPARE_EXAMPLE: Final = "gap:0.01,value:0.02"
 

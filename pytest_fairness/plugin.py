@@ -36,19 +36,17 @@ from typing import Any, Final
 
 import pytest
 
+from pytest_fairness.checks import validate_regression, validate_threshold
 from pytest_fairness.errors import FairnessConfigError, FairnessViolation
-from pytest_fairness.markers import (
+from pytest_fairness.markers import MARKER_LINES, calls_inline_check, is_fairness_item
+from pytest_fairness.options import (
     MARKER_FAIRNESS,
-    MARKER_LINES,
     MARKER_REGRESSION,
     MARKER_THRESHOLD,
     MARKER_UNIT,
-    calls_inline_check,
-    is_fairness_item,
-    validate_regression,
-    validate_threshold,
+    add_options,
+    checkpoint_id,
 )
-from pytest_fairness.options import add_options, checkpoint_id
 from pytest_fairness.progress import PROGRESS_ATTRIBUTE
 from pytest_fairness.records import TestRecord
 from pytest_fairness.report.junit import junit_properties

@@ -68,7 +68,7 @@ class ProgressWriter:
         mode = self.mode
         if mode == "off" or (mode != "live" and not event.milestone):
             return  # outside a terminal: nothing per batch
-        from pytest_fairness.report.terminal import progress_line
+        from pytest_fairness.features.progress import progress_line
 
         if mode == "collect":
             if event.finished:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, final
@@ -48,7 +48,6 @@ __all__ = [
     "fingerprints_dir",
     "identity_of",
     "note_features",
-    "joined",
     "publish",
     "same_features",
     "same_features_message",
@@ -75,7 +74,7 @@ def identity_of(item: pytest.Item) -> tuple[str, str | None]:
     checkpoint = None if callspec is None else callspec.params.get("fairness_checkpoint")
     if checkpoint is None:
         return item.nodeid, None
-    from pytest_fairness.baseline import strip_param
+    from pytest_fairness.options import strip_param
 
     text = str(checkpoint)
     return strip_param(item.nodeid, checkpoint_id(text)), text
@@ -98,19 +97,6 @@ def extraction(features: Features, *, model_fingerprint: str) -> Extraction:
     """The record entry of one extraction: dataset, fingerprints and the features' digest."""
     return Extraction(features.dataset.name, features.dataset.fingerprint, model_fingerprint,
                       features.digest)
-
-
-def joined(sources: Iterable[Mapping[str, Any]], names: Sequence[str]) -> str | None:
-    """The distinct values of ``names`` in ``sources``, in order, joined by commas; or None.
-
-    Examples
-    --------
-    >>> joined([{"a": "x"}, {"a": "y"}, {"b": "x"}], ("a", "b"))
-    'x,y'
-    """
-    seen = dict.fromkeys(str(source[name]) for source in sources for name in names
-                         if source.get(name) is not None)
-    return ",".join(seen) or None
 
 
 def features_function(settings: Settings, model: Any, item: pytest.Item, *,

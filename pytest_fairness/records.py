@@ -11,11 +11,12 @@ pytest-xdist report attribute, the JSON files (report, baseline) and the history
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, final
 
 from pytest_fairness.errors import FairnessConfigError
+from pytest_fairness.options import LIMITS
 from pytest_fairness.results import (
     IndicatorResult,
     decode_float,
@@ -38,6 +39,7 @@ __all__ = [
     "KeyedResult",
     "ResultSummary",
     "TestRecord",
+    "joined",
 ]
 
 #: Float slack so that a value recomputed bit-for-bit differently does not count as worse.
@@ -317,9 +319,15 @@ class Extraction:
                    str(data["model_fingerprint"]), str(data["features_digest"]))
 
 
-def _joined(values: list[str]) -> str | None:
-    """Distinct values in order, comma-joined; None when there are none."""
-    return ",".join(dict.fromkeys(values)) or None
+def joined(values: Iterable[object]) -> str | None:
+    """The distinct values (None left out), in order, comma-joined; None if there are none.
+
+    Examples
+    --------
+    >>> joined(["y", "x", None, "y"])
+    'y,x'
+    """
+    return ",".join(dict.fromkeys(str(v) for v in values if v is not None)) or None
 
 
 @final
@@ -364,12 +372,12 @@ class TestRecord:
     @property
     def model_fingerprint(self) -> str | None:
         """The fingerprint of the model the test's features came from (comma-joined if several)."""
-        return _joined([e.model_fingerprint for e in self.extractions])
+        return joined([e.model_fingerprint for e in self.extractions])
 
     @property
     def dataset_fingerprint(self) -> str | None:
         """The fingerprint of the datasets the test extracted features of (comma-joined)."""
-        return _joined([e.dataset_fingerprint for e in self.extractions])
+        return joined([e.dataset_fingerprint for e in self.extractions])
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: it crosses the xdist boundary; history, baselines, reports store it."""
@@ -483,7 +491,7 @@ _FITS: Final[Mapping[str, Callable[[Any], bool]]] = {
                        and all(x is None or _finite(x) for x in v)),
     "float": lambda v: v in ("inf", "-inf") or (isinstance(v, (int, float))
                                                 and not isinstance(v, bool)),
-    "limit": lambda v: v in LIMIT_NAMES,
+    "limit": lambda v: v in LIMITS,
     "strs": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
     "groups": lambda v: isinstance(v, list) and all(
         isinstance(g, list) and len(g) == 3 and isinstance(g[0], str)
@@ -494,10 +502,6 @@ _FITS: Final[Mapping[str, Callable[[Any], bool]]] = {
 }
 
 
-#: The limit keywords of ``fairness.threshold`` (:data:`pytest_fairness.checks.LIMITS`).
-LIMIT_NAMES: Final[tuple[str, ...]] = (
-    "max_gap", "min_ratio", "min_value", "max_value", "max_effect_size", "min_p_value",
-    "max_amplification", "max_variance", "max_auc", "max_l1")
 #: The fields of a stored :class:`CheckOutcome` that reports read; "!": required.
 CHECK_KINDS: Final = {
     "limit": "limit!", "threshold": "num!", "passed": "bool!", "observed": "float?",

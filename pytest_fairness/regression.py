@@ -38,27 +38,7 @@ __all__ = [
     "compare_checkpoints",
     "compare_results",
     "compare_test",
-    "regression_tally",
 ]
-
-
-def regression_tally(comparisons: Sequence[Comparison]) -> str:
-    """How many comparisons regressed, in how many tests: the same count everywhere.
-
-    The pytest run's summary and ``pytest-fairness compare`` both print it.
-
-    Examples
-    --------
-    >>> regression_tally([])
-    'no regression in 0 comparisons'
-    """
-    regressed = [c for c in comparisons if c.regressed]
-    total = f"{len(comparisons)} comparison{'s' if len(comparisons) != 1 else ''}"
-    if not regressed:
-        return f"no regression in {total}"
-    tests = len({c.test for c in regressed})
-    return (f"{len(regressed)} regression{'s' if len(regressed) != 1 else ''} in {tests} "
-            f"test{'s' if tests != 1 else ''} ({total})")
 
 
 def _reading(summary: ResultSummary, metric: str) -> tuple[str | None, bool, str]:

@@ -20,15 +20,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
+from pytest_fairness.checks import validate_regression, validate_threshold
 from pytest_fairness.errors import FairnessConfigError, FairnessError, FairnessViolation
-from pytest_fairness.markers import (
-    MARKER_REGRESSION,
-    MARKER_THRESHOLD,
-    validate_regression,
-    validate_threshold,
-)
 from pytest_fairness.options import (
     DATA_INI,
+    MARKER_REGRESSION,
+    MARKER_THRESHOLD,
     checkpoint_id,
 )
 from pytest_fairness.progress import ProgressWriter
@@ -310,7 +307,7 @@ class FairnessSession:
         if self.baseline is None:
             return exitstatus
         from pytest_fairness.baseline import few_ids, match_baseline, unmatched_message
-        from pytest_fairness.regression import regression_tally
+        from pytest_fairness.report.terminal import regression_tally
 
         ran = [(r.nodeid, r.test) for r in self.records if r.results]
         if not ran:

@@ -56,18 +56,7 @@ APART: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 #: Imports upward or across :data:`APART` in files this branch does not own, each with why
 #: it is still here. Remove an entry when its import is gone.
-KNOWN_CROSSINGS: Mapping[tuple[str, str], str] = {
-    ("pytest_fairness.report.terminal", "pytest_fairness.checks"):
-        "LIMITS (a limit's direction) is read by the renderer; it moves below checks",
-    ("pytest_fairness.report.html", "pytest_fairness.checks"):
-        "LIMITS (a limit's direction) is read by the renderer; it moves below checks",
-    ("pytest_fairness.report.terminal", "pytest_fairness.regression"):
-        "regression_tally is text: it moves into report/terminal",
-    ("pytest_fairness.features.job", "pytest_fairness.report.terminal"):
-        "the job's progress lines use the terminal's formatting; it moves to the run",
-    ("pytest_fairness.session", "pytest_fairness.markers"):
-        "the session validates marks; the marker schema moves below the run",
-}
+KNOWN_CROSSINGS: Mapping[tuple[str, str], str] = {}
 
 #: Underscore names imported across modules in files this branch does not own, each with
 #: why it is still here. Remove an entry when its import is gone.

@@ -210,7 +210,7 @@ def _write_shard(shard: Path, ids: Sequence[str], outputs: dict[str, NDArray[Any
 
 def _progress(world_size: int, log: Callable[[str], None]) -> Any:
     """Progress as pytest shows it: a live bar on a terminal, else start and end lines."""
-    from pytest_fairness.report.terminal import progress_line
+    from pytest_fairness.features.progress import progress_line
 
     if world_size == 1 and sys.stderr.isatty():
         return True

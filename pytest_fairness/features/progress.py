@@ -12,7 +12,7 @@ from typing import Any, final
 
 from pytest_fairness.errors import FairnessConfigError
 
-__all__ = ["ExtractionProgress", "Progress", "ProgressSink", "progress_to"]
+__all__ = ["ExtractionProgress", "Progress", "ProgressSink", "progress_line", "progress_to"]
 
 
 @final
@@ -164,3 +164,39 @@ def _perturbation_label(perturbation: Any) -> str | None:
     if " at 0x" in text or len(text) > 60:
         text = getattr(perturbation, "__name__", type(perturbation).__name__)
     return text
+
+
+def _seconds(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(int(round(seconds)), 60)
+    return f"{minutes} min {rest:02d} s"
+
+
+def progress_line(event: ExtractionProgress) -> str:
+    """One line of extraction progress: what is extracted, how far, how fast, how long left.
+
+    Examples
+    --------
+    >>> from pytest_fairness.features import ExtractionProgress
+    >>> progress_line(ExtractionProgress("faces", "gaussian_blur 0.5", 0, 100, 0.0))
+    'fairness: extracting faces (gaussian_blur 0.5): 100 images'
+    >>> progress_line(ExtractionProgress("faces", None, 40, 100, 2.0))
+    'fairness: extracting faces: 40/100 images, 20 images/s, ETA 3.0 s'
+    >>> progress_line(ExtractionProgress("faces", None, 100, 100, 4.0, finished=True))
+    'fairness: extracted faces: 100 images in 4.0 s (25 images/s)'
+    """
+    what = event.dataset + (f" ({event.perturbation})" if event.perturbation else "")
+    rate = event.rate
+    speed = "" if rate is None else f"{rate:.3g} images/s"
+    if event.finished:
+        if event.done < event.total:
+            return (f"fairness: extraction of {what} stopped after {event.done}/{event.total} "
+                    f"images ({_seconds(event.elapsed)})")
+        return (f"fairness: extracted {what}: {event.total} images in "
+                f"{_seconds(event.elapsed)}" + (f" ({speed})" if speed else ""))
+    if not event.done:
+        return f"fairness: extracting {what}: {event.total} images"
+    eta = event.eta
+    return (f"fairness: extracting {what}: {event.done}/{event.total} images, {speed}"
+            + ("" if eta is None else f", ETA {_seconds(eta)}"))

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
-from pytest_fairness.checks import LIMITS
 from pytest_fairness.errors import FairnessConfigError
 from pytest_fairness.files import atomic_write_text
+from pytest_fairness.options import LIMITS
 from pytest_fairness.records import Comparison
 from pytest_fairness.report import figures
 from pytest_fairness.report.terminal import (

@@ -11,13 +11,13 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pytest_fairness.checks import LIMITS
 from pytest_fairness.indicators import headline
+from pytest_fairness.options import LIMITS
 from pytest_fairness.records import CheckOutcome, Comparison, KeyedResult, TestRecord
 from pytest_fairness.results import IndicatorResult, group_label
 
 if TYPE_CHECKING:
-    from pytest_fairness.features import ExtractionProgress
+    pass
 
 __all__ = [
     "checkpoint_lines",
@@ -27,8 +27,8 @@ __all__ = [
     "format_number",
     "group_table_lines",
     "interval_text",
-    "progress_line",
     "regression_message",
+    "regression_tally",
     "report_section",
     "result_lines",
     "shows_gap",
@@ -46,42 +46,6 @@ def format_number(x: float | None, digits: int = 4) -> str:
     if isinstance(x, float) and math.isinf(x):
         return "inf" if x > 0 else "-inf"
     return f"{x:.{digits}g}" if abs(x) >= 1e-3 or x == 0 else f"{x:.3e}"
-
-
-def _seconds(seconds: float) -> str:
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    minutes, rest = divmod(int(round(seconds)), 60)
-    return f"{minutes} min {rest:02d} s"
-
-
-def progress_line(event: ExtractionProgress) -> str:
-    """One line of extraction progress: what is extracted, how far, how fast, how long left.
-
-    Examples
-    --------
-    >>> from pytest_fairness.features import ExtractionProgress
-    >>> progress_line(ExtractionProgress("faces", "gaussian_blur 0.5", 0, 100, 0.0))
-    'fairness: extracting faces (gaussian_blur 0.5): 100 images'
-    >>> progress_line(ExtractionProgress("faces", None, 40, 100, 2.0))
-    'fairness: extracting faces: 40/100 images, 20 images/s, ETA 3.0 s'
-    >>> progress_line(ExtractionProgress("faces", None, 100, 100, 4.0, finished=True))
-    'fairness: extracted faces: 100 images in 4.0 s (25 images/s)'
-    """
-    what = event.dataset + (f" ({event.perturbation})" if event.perturbation else "")
-    rate = event.rate
-    speed = "" if rate is None else f"{rate:.3g} images/s"
-    if event.finished:
-        if event.done < event.total:
-            return (f"fairness: extraction of {what} stopped after {event.done}/{event.total} "
-                    f"images ({_seconds(event.elapsed)})")
-        return (f"fairness: extracted {what}: {event.total} images in "
-                f"{_seconds(event.elapsed)}" + (f" ({speed})" if speed else ""))
-    if not event.done:
-        return f"fairness: extracting {what}: {event.total} images"
-    eta = event.eta
-    return (f"fairness: extracting {what}: {event.done}/{event.total} images, {speed}"
-            + ("" if eta is None else f", ETA {_seconds(eta)}"))
 
 
 def _interval(interval: Sequence[float] | None) -> str:
@@ -380,6 +344,25 @@ def report_section(
                      if part)
 
 
+def regression_tally(comparisons: Sequence[Comparison]) -> str:
+    """How many comparisons regressed, in how many tests: the same count everywhere.
+
+    The pytest run's summary and ``pytest-fairness compare`` both print it.
+
+    Examples
+    --------
+    >>> regression_tally([])
+    'no regression in 0 comparisons'
+    """
+    regressed = [c for c in comparisons if c.regressed]
+    total = f"{len(comparisons)} comparison{'s' if len(comparisons) != 1 else ''}"
+    if not regressed:
+        return f"no regression in {total}"
+    tests = len({c.test for c in regressed})
+    return (f"{len(regressed)} regression{'s' if len(regressed) != 1 else ''} in {tests} "
+            f"test{'s' if tests != 1 else ''} ({total})")
+
+
 # -- baseline comparisons ---------------------------------------------------------------------
 
 
@@ -445,8 +428,6 @@ def checkpoint_lines(
 
     ``judged`` adds each verdict (``--fairness-compare-fail`` was given) and a tally.
     """
-    from pytest_fairness.regression import regression_tally
-
     fmt = format_number
     rule = next((c.confidence for c in comparisons), "point")
     lines = [f"fairness checkpoints: each compared with {reference}"

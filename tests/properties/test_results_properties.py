@@ -10,8 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_fairness.checks import evaluate
-from pytest_fairness.markers import validate_threshold
+from pytest_fairness.checks import evaluate, validate_threshold
 from pytest_fairness.results import Curve, GroupStat, IndicatorResult, Matrix
 
 # Local settings (not a global profile, which would change other modules' tests):

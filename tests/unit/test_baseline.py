@@ -19,10 +19,10 @@ from pytest_fairness.baseline import (
     load_baseline,
     resolve_baseline,
     save_baseline,
-    strip_param,
     validate_baseline,
 )
 from pytest_fairness.errors import FairnessConfigError
+from pytest_fairness.options import strip_param
 from pytest_fairness.records import Comparison, KeyedResult, ResultSummary, TestRecord
 from pytest_fairness.regression import compare_baselines, compare_results
 from pytest_fairness.report.terminal import regression_message

@@ -9,13 +9,14 @@ from typing import Any
 import pytest
 
 from pytest_fairness import fairness
-from pytest_fairness.checks import LIMITS, collecting, evaluate
+from pytest_fairness.checks import collecting, evaluate, validate_threshold
 from pytest_fairness.errors import (
     FairnessConfigError,
     FairnessViolation,
     InsufficientDataError,
 )
-from pytest_fairness.markers import check, validate_threshold
+from pytest_fairness.markers import check
+from pytest_fairness.options import LIMITS
 from pytest_fairness.records import CheckOutcome
 from pytest_fairness.results import GroupStat, IndicatorResult, Matrix
 

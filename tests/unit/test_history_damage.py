@@ -220,11 +220,3 @@ def test_text_that_is_not_utf8(history: Path) -> None:
             FairnessConfigError, match=r"not a readable pytest-fairness history \(Could not "
                                        r"decode to UTF-8 column 'label'"):
         store.runs()
-
-
-def test_stored_limits_are_the_markers_limits() -> None:
-    """A stored check's limit is read against the same keywords ``fairness.threshold`` takes."""
-    from pytest_fairness.checks import LIMITS
-    from pytest_fairness.records import LIMIT_NAMES
-
-    assert set(LIMIT_NAMES) == set(LIMITS)

@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pytest_fairness.checks import CONFIDENCE_MODES, LIMITS
 from pytest_fairness.errors import FairnessConfigError
 from pytest_fairness.markers import (
     MARKER_REGRESSION,
@@ -17,6 +16,7 @@ from pytest_fairness.markers import (
     validate_regression,
     validate_threshold,
 )
+from pytest_fairness.options import CONFIDENCE_MODES, LIMITS
 
 ALL_LIMITS = ["max_gap", "min_ratio", "min_value", "max_value", "max_effect_size",
               "min_p_value", "max_amplification", "max_variance", "max_auc", "max_l1"]

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from pytest_fairness import fairness, indicators
+from pytest_fairness.checks import validate_threshold
 from pytest_fairness.errors import FairnessConfigError, FairnessViolation, InsufficientDataError
-from pytest_fairness.markers import validate_threshold
 
 
 def _classification():

@@ -14,12 +14,11 @@ from pytest_fairness.errors import CheckpointIgnoredError
 from pytest_fairness.features import Features
 from pytest_fairness.provenance import (
     extraction,
-    joined,
     publish,
     same_features,
     same_features_message,
 )
-from pytest_fairness.records import Extraction, TestRecord
+from pytest_fairness.records import Extraction, TestRecord, joined
 
 ENTRY = {"dataset": "d", "dataset_fingerprint": "data:1", "model_fingerprint": "state:1f3a",
          "features_digest": "9c0d"}
@@ -48,8 +47,8 @@ def test_extraction_entry_names_dataset_fingerprints_and_digest() -> None:
 
 
 def test_joined_keeps_distinct_values_in_order() -> None:
-    assert joined([{"a": "y"}, {"a": "x"}, {"a": "y"}], ("a",)) == "y,x"
-    assert joined([{"a": None}, {}], ("a",)) is None
+    assert joined(["y", "x", "y"]) == "y,x"
+    assert joined([None]) is None and joined([]) is None
 
 
 def test_same_features_names_every_checkpoint_of_the_test() -> None:

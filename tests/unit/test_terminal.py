@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_fairness.checks import evaluate
-from pytest_fairness.markers import validate_threshold
+from pytest_fairness.checks import evaluate, validate_threshold
 from pytest_fairness.records import CheckOutcome, TestRecord
 from pytest_fairness.report.terminal import (
     format_number,
