@@ -239,6 +239,50 @@ def test_the_import_graph_runs_one_way() -> None:
     assert not found, "\n".join(found)
 
 
+#: The most floors the import graph may have: the longest chain of imports, each
+#: sub-package counted as one node (plugin → session → store → ... → errors).
+MAX_FLOORS = 7
+
+
+def package_graph(root: Path, package: str) -> dict[str, set[str]]:
+    """Imports between the package's modules, each sub-package folded into one node."""
+    def node(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+
+    edges: dict[str, set[str]] = {}
+    for imp in imports(root, package):
+        a, b = node(imp.importer), node(imp.target)
+        if not imp.name and a != b and a != package:
+            edges.setdefault(a, set()).add(b)
+    return edges
+
+
+def floors(edges: Mapping[str, set[str]]) -> list[str]:
+    """The longest import chain of an acyclic graph, top to bottom."""
+    memo: dict[str, list[str]] = {}
+
+    def chain(node: str) -> list[str]:
+        if node not in memo:
+            below = [chain(t) for t in sorted(edges.get(node, ()))]
+            memo[node] = [node, *max(below, key=len, default=[])]
+        return memo[node]
+
+    return max((chain(n) for n in sorted(edges)), key=len, default=[])
+
+
+def test_sub_packages_form_no_cycle_and_few_floors() -> None:
+    """Folding each sub-package into one node, the graph stays acyclic and shallow."""
+    edges = package_graph(SOURCE, PACKAGE)
+    assert cycles(edges) == []
+    longest = floors(edges)
+    assert len(longest) <= MAX_FLOORS, " → ".join(longest)
+
+
+def test_floors_counts_the_longest_chain() -> None:
+    assert floors({"a": {"b", "c"}, "b": {"c"}, "c": set()}) == ["a", "b", "c"]
+    assert floors({}) == []
+
+
 def test_known_crossings_are_still_there() -> None:
     """An exception for a crossing that is gone must go too."""
     present = {(i.importer, i.target) for i in imports(SOURCE, PACKAGE) if not i.name}

@@ -217,3 +217,53 @@ def test_data_and_perturbations_namespaces_are_pinned() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+def _documented_imports() -> list[tuple[str, str]]:
+    """``(module, name)`` of every ``from pytest_fairness... import name`` in the docs,
+    the README and the examples: what users copy."""
+    import ast
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    found: set[tuple[str, str]] = set()
+    texts = [p.read_text(encoding="utf-8") for p in
+             [root / "README.md", *sorted((root / "docs").glob("*.md"))]]
+    sources = [p.read_text(encoding="utf-8") for p in sorted((root / "examples").rglob("*.py"))]
+    # Code in Markdown: fenced blocks and doctest lines, parsed statement by statement.
+    for text in texts:
+        sources.append("\n".join(re.sub(r"^\s*(>>>|\.\.\.) ?", "", line)
+                                  for line in text.splitlines()))
+    for source in sources:
+        for statement in re.findall(r"from pytest_fairness[\w.]* import \([^)]*\)|"
+                                    r"from pytest_fairness[\w.]* import [^\n]+", source):
+            try:
+                tree = ast.parse(statement.strip())
+            except SyntaxError:
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    found.update((node.module, alias.name) for alias in node.names)
+    return sorted(found)
+
+
+@pytest.mark.parametrize(("module", "name"), _documented_imports())
+def test_every_documented_import_is_public(module: str, name: str) -> None:
+    """A name the docs, README or examples import is in its module's ``__all__``.
+
+    Moving or renaming it must then be a deliberate change of the public surface.
+    """
+    import importlib
+
+    imported = importlib.import_module(module)
+    assert getattr(imported, name) is not None
+    if not isinstance(getattr(imported, name), type(importlib)):  # a submodule needs none
+        assert name in getattr(imported, "__all__", ()), (
+            f"{module}.{name} is used by the docs but not in {module}.__all__")
+
+
+def test_the_documented_imports_are_found() -> None:
+    assert ("pytest_fairness.features", "load_precomputed") in _documented_imports()
+    assert ("pytest_fairness", "fairness") in _documented_imports()
+    assert ("pytest_fairness.perturbations", "perturb") in _documented_imports()
