@@ -50,6 +50,7 @@ __all__ = [
     "note_features",
     "publish",
     "same_features",
+    "same_features_lines",
     "same_features_message",
 ]
 
@@ -100,7 +101,7 @@ def extraction(features: Features, *, model_fingerprint: str) -> Extraction:
 
 
 def features_function(settings: Settings, model: Any, item: pytest.Item, *,
-                      memory: dict[str, Any], fingerprints_dir: Path | None
+                      memory: dict[str, Features], fingerprints_dir: Path | None
                       ) -> Callable[..., Features]:
     """The ``fairness_features`` function of ``item`` for ``model``, with the run's settings.
 
@@ -256,3 +257,13 @@ def same_features(records: Iterable[TestRecord]) -> list[SameFeatures]:
     return [SameFeatures(test, tuple(nodeids[c] for c in sorted(nodeids)),
                          same_features_message(test, sorted(nodeids), model))
             for test, (nodeids, model) in found.items()]
+
+
+def same_features_lines(records: Iterable[TestRecord]) -> list[str]:
+    """One summary line per test whose checkpoints gave the same features (it fails the run).
+
+    The earlier test of a pair may have passed, and under pytest-xdist both may have run
+    at once, so the end of the run names every affected test.
+    """
+    return [f"fairness checkpoint ERROR in {', '.join(same.nodeids)}: {same.message}"
+            for same in same_features(records)]

@@ -35,6 +35,8 @@ from pytest_fairness.settings import Settings
 
 if TYPE_CHECKING:
     from pytest_fairness.checks import InlineCheck
+    from pytest_fairness.data import FairnessDataset
+    from pytest_fairness.features import Features
     from pytest_fairness.records import Baseline, CheckOutcome, Comparison
 
 __all__ = [
@@ -89,9 +91,9 @@ class FairnessSession:
         self.config = config
         self.settings = Settings.from_config(config)
         self.fingerprints_dir = fingerprints_dir(config, self.settings.checkpoints)
-        self.memory: dict[str, Any] = {}  # features by cache key, for this process
+        self.memory: dict[str, Features] = {}  # features by cache key, for this process
         self.progress = ProgressWriter(config)
-        self.datasets: dict[str, Any] = {}
+        self.datasets: dict[str, FairnessDataset] = {}
         # what the run produced
         self.records: list[TestRecord] = []
         self.lines: list[str] = []  # what the end of the run wrote, for the summary
@@ -116,7 +118,7 @@ class FairnessSession:
 
     # -- data and features --------------------------------------------------------------
 
-    def dataset(self, name: str) -> Any:
+    def dataset(self, name: str) -> FairnessDataset:
         """The dataset ``name`` from its configured root; skip (or fail) when it has none."""
         if name in self.datasets:
             return self.datasets[name]
@@ -185,14 +187,12 @@ class FairnessSession:
                 f"{item.nodeid} has a fairness.threshold marker but returned nothing to check. "
                 "Return the indicator's result (or a list or dict of results)."
             )
+        from pytest_fairness.report.terminal import regression_message, violation_message
+
         parts = []
         if any(not o.passed for o in outcomes):
-            from pytest_fairness.report.terminal import violation_message
-
             parts.append(violation_message(outcomes))
         if any(c.regressed for c in comparisons):
-            from pytest_fairness.report.terminal import regression_message
-
             parts.append(regression_message(comparisons, source=self.baseline_source))
         if parts:
             violation = FairnessViolation("\n\n".join(parts), outcomes)
@@ -253,7 +253,12 @@ class FairnessSession:
 
         records = self.records
         exitstatus = self._check_baseline_match(exitstatus)
-        exitstatus = self._check_checkpoints(records, exitstatus)
+        from pytest_fairness.provenance import same_features_lines
+
+        same = same_features_lines(records)  # the later test of each pair failed already
+        self.lines.extend(same)
+        if same:
+            exitstatus = self._fail_run(exitstatus, pytest.ExitCode.TESTS_FAILED)
         checkpoints = self._compare_checkpoints(records)
         if any(c.regressed for c in checkpoints) and self.settings.compare_fail:
             exitstatus = self._fail_run(exitstatus, pytest.ExitCode.TESTS_FAILED)
@@ -297,12 +302,10 @@ class FairnessSession:
         return exitstatus
 
     def _check_baseline_match(self, exitstatus: int) -> int:
-        """How many tests of the run the baseline matched; none at all fails the run.
+        """How many tests of the run the baseline matched (a summary line); none fails the run.
 
-        A partial match is a summary line (``baseline matched 7/9``). No match means
-        nothing was compared, which must not pass silently: the message names a few ids of
-        each side and the likely cause, and the run's exit status becomes a usage error.
-        Returns the (possibly changed) exit status.
+        No match must not pass silently: the message names a few ids of each side and the
+        likely cause, and the exit status (returned) becomes a usage error.
         """
         if self.baseline is None:
             return exitstatus
@@ -357,23 +360,6 @@ class FairnessSession:
                 comparisons, reference=checkpoint_id(self.settings.reference_checkpoint),
                 judged=judged))
         return comparisons
-
-    def _check_checkpoints(self, records: Sequence[TestRecord], exitstatus: int) -> int:
-        """Name every test whose checkpoints gave the same features; they fail the run.
-
-        The later test of each pair already failed (:meth:`note_features`); the earlier one
-        may have passed, and under pytest-xdist both may have run at once.
-        Returns the (possibly changed) exit status.
-        """
-        from pytest_fairness.provenance import same_features
-
-        found = same_features(records)
-        for same in found:
-            self.lines.append(f"fairness checkpoint ERROR in {', '.join(same.nodeids)}: "
-                              f"{same.message}")
-        if not found:
-            return exitstatus
-        return self._fail_run(exitstatus, pytest.ExitCode.TESTS_FAILED)
 
     def close(self) -> None:
         """Remove the folder the run's extractions met in (controller)."""
