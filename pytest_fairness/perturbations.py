@@ -1,46 +1,12 @@
-"""The nine image perturbations of Fair SA, batched on float tensors.
+"""The image perturbations of Fair SA, batched on float tensors.
 
-Fair SA is "Fair SA: Sensitivity Analysis for Fairness in Face Recognition" (Joshi et al.
-2022).
+Fair SA is "Fair SA: Sensitivity Analysis for Fairness in Face Recognition" (Joshi et al. 2022).
 
-Every perturbation maps a batch of images ``(N, C, H, W)`` (or one image ``(C, H, W)``)
-with values in [0, 1] and ``C`` in {1, 3} to a new tensor of the same shape, dtype and
-device, driven by a **level** in [0, 1]: level 0 returns an exact copy (the identity),
-level 1 the strongest setting below. The physical parameter grows linearly with the level,
-so the effect on a simple statistic is monotone in the level (blur lowers high-frequency
-energy, low exposure lowers the mean, ...). Pixel sizes are given for a 224-pixel image and
-scale with the shorter side, so a level means the same on a 25-pixel crop and a 224-pixel one.
-
-=================  ===================================  =================================
-name               parameter at level ``l``             definition
-=================  ===================================  =================================
-gaussian_blur      σ = 4·l px                           separable Gaussian, replicate edges
-gamma_contrast     γ = 1 + 2·l                          ``x ** γ`` (darkens mid-tones)
-rotation           θ = 90·l degrees                     counter-clockwise about the centre,
-                                                        bilinear, black corners
-speckle_noise      σ = 0.5·l                            ``clip(x + σ·x·n)``, n ~ N(0, 1)
-exposure_low       −3·l EV                              ``x · 2**(−3·l)``
-exposure_high      +3·l EV                              ``clip(x · 2**(3·l))``
-saturation_low     s = 1 − l                            ``gray + s·(x − gray)`` (l=1: gray)
-saturation_high    s = 1 + 2·l                          ``clip(gray + s·(x − gray))``
-motion_blur        streak of 1 + 20·l px                horizontal box of half-width 10·l px,
-                                                        fractional end taps, replicate edges
-jpeg               quality q = round(100 − 95·l)        torchvision's JPEG encoder/decoder
-vignette           strength l                           ``x · (1 − l·(r / r_corner)²)``
-=================  ===================================  =================================
-
-Exposure and saturation run in both directions in the seed ("from low to high"); a level
-in [0, 1] with 0 as the identity covers one direction, so each is two perturbations here.
-``gray`` is the ITU-R 601 luma (0.299 R + 0.587 G + 0.114 B); saturation leaves
-one-channel images unchanged.
-
-Only speckle noise is random. Its noise for one image comes from a generator seeded by
-``(seed, key)``, where the key is the image's row ``index`` when given, otherwise a hash of
-the image's bytes. The output therefore depends on the seed and the image alone, never on
-the batch it was processed in: a batch perturbed at once equals its images perturbed one at
-a time.
-
-Use :func:`perturb` on batches, or :class:`Perturbation` as a torchvision-style transform.
+Images ``(N, C, H, W)`` or ``(C, H, W)`` in [0, 1], ``C`` in {1, 3}; a level in [0, 1] sets
+the parameter linearly from the identity (0) to the strongest setting (1); pixel sizes are
+for a 224-pixel image. The table is on the docs page "Fair SA and VPSA: fairness under image
+perturbations". Speckle noise, the one random perturbation, is seeded by ``(seed, key)``
+per image (its row ``index``, else a hash of its bytes), so batching never changes it.
 """
 
 from __future__ import annotations
@@ -69,20 +35,10 @@ _LUMA: Final = (0.299, 0.587, 0.114)
 @final
 @dataclass(frozen=True)
 class PerturbationSpec:
-    """One perturbation: what its level controls and how.
+    """One perturbation: the ``parameter`` its level sets, and how.
 
-    Parameters
-    ----------
-    name : str
-        The name used in ``perturb`` and in Fair SA results.
-    parameter : str
-        The physical parameter the level sets (``"sigma_px"``, ``"gamma"``, ...).
-    at_one : float
-        The parameter at level 1 (pixel sizes for a 224-pixel image).
-    at_zero : float
-        The parameter at level 0, the identity.
-    random : bool
-        Whether the output depends on the seed.
+    From ``at_zero`` (the identity) to ``at_one`` (pixels for a 224-pixel image); ``random``
+    when the output depends on the seed.
     """
 
     name: str
@@ -115,9 +71,6 @@ _SPECS: Final[dict[str, PerturbationSpec]] = {
 
 #: The perturbation names, in the order of Joshi et al. 2022's figures.
 PERTURBATIONS: Final[tuple[str, ...]] = tuple(_SPECS)
-
-
-# -- validation ----------------------------------------------------------------------------
 
 
 def _check_name(name: Any) -> PerturbationSpec:
@@ -182,9 +135,6 @@ def _check_index(index: Any, n: int) -> list[int] | None:
     return [int(v) for v in values]
 
 
-# -- helpers -------------------------------------------------------------------------------
-
-
 def _scale(images: torch.Tensor) -> float:
     return min(images.shape[-2:]) / REFERENCE_SIZE
 
@@ -225,8 +175,8 @@ def _box_kernel(half_width: float) -> torch.Tensor:
 
 
 def _luma(images: torch.Tensor) -> torch.Tensor:
-    r, g, b = images[:, 0:1], images[:, 1:2], images[:, 2:3]
-    return _LUMA[0] * r + _LUMA[1] * g + _LUMA[2] * b
+    """ITU-R 601 luma of RGB images, one channel."""
+    return _LUMA[0] * images[:, 0:1] + _LUMA[1] * images[:, 1:2] + _LUMA[2] * images[:, 2:3]
 
 
 def _image_seed(seed: int, key: int) -> int:
@@ -236,9 +186,6 @@ def _image_seed(seed: int, key: int) -> int:
 def _content_key(image: torch.Tensor) -> int:
     data = image.detach().to("cpu", torch.float32).contiguous().numpy().tobytes()
     return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
-
-
-# -- the perturbations ---------------------------------------------------------------------
 
 
 def _gaussian_blur(x: torch.Tensor, level: float, seed: int, keys: Any) -> torch.Tensor:
@@ -255,17 +202,14 @@ def _rotation(x: torch.Tensor, level: float, seed: int, keys: Any) -> torch.Tens
     from torchvision.transforms.v2 import functional as TF  # type: ignore[import-untyped,unused-ignore]
 
     angle = _SPECS["rotation"].value(level)
-    out: torch.Tensor = TF.rotate(x, angle, interpolation=InterpolationMode.BILINEAR,
-                                  fill=[0.0])
+    out: torch.Tensor = TF.rotate(x, angle, interpolation=InterpolationMode.BILINEAR, fill=[0.0])
     return out.clamp_(0.0, 1.0)
 
 
 def _speckle_noise(x: torch.Tensor, level: float, seed: int, keys: Any) -> torch.Tensor:
     sigma = _SPECS["speckle_noise"].value(level)
-    n = x.shape[0]
-    image_keys = keys if keys is not None else [_content_key(x[i]) for i in range(n)]
     noise = torch.empty(x.shape, dtype=torch.float32)
-    for i, key in enumerate(image_keys):
+    for i, key in enumerate(keys if keys is not None else [_content_key(image) for image in x]):
         generator = torch.Generator().manual_seed(_image_seed(seed, key))
         noise[i] = torch.randn(x.shape[1:], generator=generator)
     noise = noise.to(device=x.device, dtype=x.dtype)
@@ -307,11 +251,8 @@ def _jpeg(x: torch.Tensor, level: float, seed: int, keys: Any) -> torch.Tensor:
         # and are what Fair SA's JPEG perturbation needs, so keep user logs quiet.
         warnings.filterwarnings("ignore", message=".*TorchVision are deprecated",
                                 category=DeprecationWarning)
-        encoded = encode_jpeg(
-            list((x.detach() * 255.0).round_().to("cpu", torch.uint8).unbind(0)),
-            quality=quality,
-        )
-        decoded = decode_jpeg(encoded)
+        pixels = list((x.detach() * 255.0).round_().to("cpu", torch.uint8).unbind(0))
+        decoded = decode_jpeg(encode_jpeg(pixels, quality=quality))
     return torch.stack(decoded).to(device=x.device, dtype=x.dtype).div_(255.0)
 
 
@@ -340,9 +281,6 @@ _APPLY: Final[dict[str, Callable[..., torch.Tensor]]] = {
 }
 
 
-# -- public API ----------------------------------------------------------------------------
-
-
 def parameter(name: str, level: float, *, size: int = REFERENCE_SIZE) -> float:
     """The physical parameter a level sets for one perturbation.
 
@@ -358,8 +296,7 @@ def parameter(name: str, level: float, *, size: int = REFERENCE_SIZE) -> float:
     Returns
     -------
     float
-        σ in pixels, γ, degrees, EV, saturation factor, half-width in pixels, JPEG quality
-        or vignette strength (see the module table).
+        σ or half-width in pixels, γ, degrees, EV, saturation factor, quality or strength.
 
     Examples
     --------
@@ -375,21 +312,11 @@ def parameter(name: str, level: float, *, size: int = REFERENCE_SIZE) -> float:
     return value
 
 
-def perturb(
-    images: torch.Tensor,
-    name: str,
-    level: float,
-    *,
-    seed: int = 0,
-    index: Sequence[int] | None = None,
-) -> torch.Tensor:
+def perturb(images: torch.Tensor, name: str, level: float, *, seed: int = 0,
+            index: Sequence[int] | None = None) -> torch.Tensor:
     r"""Apply one perturbation at one level to a batch of images.
 
-    .. math::
-
-        T(x, 0) = x, \qquad T(x, l) = T_{p(l)}(x), \quad p(l) = p_0 + (p_1 - p_0)\,l
-
-    where ``p`` is the perturbation's parameter (module table).
+    :math:`T(x, 0) = x`, :math:`T(x, l) = T_{p(l)}(x)` with :math:`p(l) = p_0 + (p_1 - p_0)\,l`.
 
     Parameters
     ----------
@@ -402,8 +329,7 @@ def perturb(
     seed : int, default 0
         Seeds the random perturbations (speckle noise).
     index : sequence of int, optional
-        Each image's row in its dataset; keys the per-image noise. Without it the key is a
-        hash of the image's bytes. Either way, batched equals one image at a time.
+        Each image's row in its dataset, the key of its noise (default: a hash of its bytes).
 
     Returns
     -------
@@ -413,9 +339,9 @@ def perturb(
     Raises
     ------
     FairnessConfigError
-        For an unknown name, a level outside [0, 1], a bad seed or index.
+        An unknown name, a level outside [0, 1], a bad seed or index.
     InvalidDataError
-        For images that are not float tensors of shape (N, C, H, W) in [0, 1].
+        Images that are not float tensors of shape (N, C, H, W) in [0, 1].
 
     Examples
     --------
@@ -432,10 +358,8 @@ def perturb(
     single = isinstance(images, torch.Tensor) and images.ndim == 3
     batch = _check_images(images.unsqueeze(0) if single else images)
     keys = _check_index(index, batch.shape[0])
-    if level == 0.0 or batch.shape[0] == 0:
-        out = batch.clone()
-    else:
-        out = _APPLY[spec.name](batch, level, seed, keys)
+    out = batch.clone() if level == 0.0 or not len(batch) else _APPLY[spec.name](
+        batch, level, seed, keys)
     return out.squeeze(0) if single else out
 
 
@@ -445,12 +369,8 @@ class Perturbation:
 
     Parameters
     ----------
-    name : str
-        One of :data:`PERTURBATIONS`.
-    level : float
-        In [0, 1]; 0 is the identity.
-    seed : int, default 0
-        Seeds speckle noise (per image, keyed by the image's content).
+    name, level, seed
+        As in :func:`perturb` (noise keyed by the image's content).
 
     Examples
     --------

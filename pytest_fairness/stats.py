@@ -1,11 +1,8 @@
 """Seeds and cluster-aware bootstrap intervals shared by the indicators.
 
-Every stochastic computation turns ``seed: int | numpy.random.Generator | None`` into a
-Generator here, so the seed used can be reported. :func:`bootstrap` resamples units
-(images, queries, households, stimuli) for any statistic stated as a function of unit
-weights; whole clusters are drawn together and strata keep their sizes. Intervals are
-``"percentile"`` or ``"bca"`` (bias-corrected and accelerated, Efron 1987, with a
-leave-one-cluster-out jackknife).
+:func:`bootstrap` resamples units (images, households, stimuli) for a statistic of unit
+weights, percentile or BCa (Efron 1987); the docs page "Intervals and a calibrated gate"
+says what is resampled for each indicator.
 """
 
 from __future__ import annotations
@@ -21,16 +18,8 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = [
-    "BOOTSTRAP_METHODS",
-    "Bootstrap",
-    "IntervalOptions",
-    "Units",
-    "as_generator",
-    "bootstrap",
-    "check_bootstrap_options",
-    "resolve_seed",
-]
+__all__ = ["BOOTSTRAP_METHODS", "Bootstrap", "IntervalOptions", "Units", "as_generator",
+           "bootstrap", "check_bootstrap_options", "resolve_seed"]
 
 #: Interval methods :func:`bootstrap` accepts.
 BOOTSTRAP_METHODS = ("percentile", "bca")
@@ -67,11 +56,7 @@ def as_generator(seed: Any) -> np.random.Generator:
 
 
 def resolve_seed(seed: Any) -> tuple[np.random.Generator, int | None]:
-    """Return ``(generator, reported_seed)``.
-
-    ``None`` draws a fresh int seed so that the result can still report (and a user
-    rerun) it; a Generator is used as is and reported as ``None``.
-    """
+    """Return ``(generator, reported_seed)``; None draws a fresh seed, a Generator reports None."""
     import numpy as np
 
     if seed is None:
@@ -83,10 +68,7 @@ def resolve_seed(seed: Any) -> tuple[np.random.Generator, int | None]:
 def check_bootstrap_options(
     n_bootstrap: Any, confidence_level: Any, interval_method: Any
 ) -> tuple[int, float, str]:
-    """Validate the interval keywords every indicator shares.
-
-    ``n_bootstrap=0`` switches intervals off; otherwise it must be at least 100.
-    """
+    """Validate the interval keywords every indicator shares (``n_bootstrap`` 0 or >= 100)."""
     if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, int) or n_bootstrap < 0:
         raise FairnessConfigError(
             f"n_bootstrap must be a non-negative int (0 switches intervals off); got "
@@ -170,15 +152,9 @@ def _interval_from_replicates(
 class Units:
     """The resampling units of a bootstrap: clusters of rows, each in one stratum.
 
-    A replicate draws, within each stratum, as many clusters as it has, with replacement;
-    a row's weight is the number of times its cluster was drawn. Rows that contribute
-    identically to a statistic can be pooled into *kinds* (:meth:`of` with ``kinds=``):
-    rows are still drawn one by one, but the statistic sees one weight per kind.
-
-    Draws depend only on the seed and on which rows form clusters and strata
-    (:attr:`plan`), never on the data: two results over the same units with the same
-    seed are resampled alike, which pairs their replicates (the change between two
-    checkpoints is then bootstrapped on the same resampled units).
+    A replicate draws each stratum's clusters with replacement; rows that contribute alike
+    may be pooled into *kinds* (still drawn row by row). Draws depend on the seed and the
+    :attr:`plan` only, never on the data, so two results with both equal pair their replicates.
 
     Attributes
     ----------
@@ -203,10 +179,8 @@ class Units:
            kinds: Any = None) -> Units:
         """Units of ``n`` rows, each its own cluster unless ``clusters`` groups them.
 
-        ``clusters`` is one label per row (household, identity); ``strata`` is one label per
-        row, constant within a cluster, and makes every stratum keep its size in each
-        replicate (e.g. the four stimulus sets of an association test). ``kinds`` (without
-        ``clusters``) labels rows whose contributions to the statistic are identical.
+        ``clusters``, ``strata`` (constant within a cluster; each keeps its size) and
+        ``kinds`` (rows that contribute alike; not with ``clusters``) hold one label per row.
         """
         import numpy as np
 
@@ -280,11 +254,9 @@ class Units:
         return digest.hexdigest()[:16]
 
     def totals(self, data: Any, rows: Any, columns: Any, width: int) -> Any:
-        """Per-cluster sums of the entries ``data[i]`` at ``(rows[i], columns[i])``.
+        """Per-cluster sums ``T`` (n_clusters, width) of ``data[i]`` at ``(rows[i], columns[i])``.
 
-        Returns a (n_clusters, width) matrix ``T``, dense when small (pooled kinds) and
-        sparse otherwise: a replicate with cluster weights ``w`` (r, n_clusters) has the
-        column sums ``(T.T @ w.T).T``.
+        Dense when small, sparse otherwise; weights ``w`` give the sums ``(T.T @ w.T).T``.
         """
         import numpy as np
         from scipy import sparse
@@ -304,10 +276,7 @@ class Units:
 class Bootstrap:
     """Estimates, replicates and intervals of named statistics (see :func:`bootstrap`).
 
-    Every mapping has one array per statistic: ``estimate[name]`` of shape ``(1, *s)``,
-    ``replicates[name]`` ``(n_bootstrap, *s)``, ``intervals[name]`` ``(1, *s, 2)`` with
-    NaN where an interval cannot be computed. ``plan`` is the resampled units'
-    :attr:`Units.plan`.
+    Shapes ``(1, *s)``, ``(n_bootstrap, *s)``, ``(1, *s, 2)`` (NaN where undefined).
     """
 
     estimate: Mapping[str, NDArray[np.float64]]
@@ -323,31 +292,21 @@ class Bootstrap:
         return _pair(self.intervals[name][(0, *index)])
 
     def draws(self, names: Mapping[str, str], *index: int) -> dict[str, tuple[float, ...]]:
-        """Replicates of statistics (``{shown: name}``) at ``index``, in draw order.
-
-        What a result keeps as its ``replicates`` for paired regression checks.
-        """
+        """Replicates of statistics (``{shown: name}``) at ``index``, in draw order."""
         at: Any = (slice(None), *index)
         return {shown: tuple(self.replicates[name][at].tolist())
                 for shown, name in names.items() if name in self.replicates}
 
     def defined(self, *names: str) -> dict[str, tuple[float, float]]:
         """``{name: interval}`` of the scalar statistics named, those defined only."""
-        out = {}
-        for name in names:
-            pair = self.interval(name)
-            if pair is not None:
-                out[name] = pair
-        return out
+        pairs = {name: self.interval(name) for name in names}
+        return {name: pair for name, pair in pairs.items() if pair is not None}
 
 
 @final
 @dataclass(frozen=True)
 class IntervalOptions:
-    """The interval keywords every indicator takes, checked once.
-
-    Build it with :meth:`check` at the top of an indicator, then :meth:`run` the
-    indicator's statistic; with ``n_bootstrap=0`` nothing is drawn and nothing changes.
+    """The interval keywords every indicator takes, checked once (:meth:`check`, then :meth:`run`).
 
     Examples
     --------
@@ -378,10 +337,8 @@ class IntervalOptions:
     def run(self, statistic: Any, units: Units | None, params: dict[str, Any]) -> Bootstrap | None:
         """Bootstrap ``statistic`` over ``units``; None when ``n_bootstrap`` is 0.
 
-        Records ``n_bootstrap`` in ``params`` and, when intervals are drawn, the seed used
-        (None for a Generator), ``confidence_level``, ``interval_method`` and the
-        ``bootstrap_plan`` (:attr:`Units.plan`): replicates of two results with the same
-        seed and plan were drawn on the same resampled units.
+        Records in ``params`` ``n_bootstrap`` and, when drawn, the seed used,
+        ``confidence_level``, ``interval_method`` and ``bootstrap_plan``.
         """
         params["n_bootstrap"] = self.n_bootstrap
         if not self.n_bootstrap:
@@ -396,11 +353,7 @@ class IntervalOptions:
 
 
 def _draw(units: Units, r: int, rng: np.random.Generator) -> NDArray[np.float64]:
-    """Cluster (or kind) weights (r, n_clusters) of r replicates, stratum by stratum.
-
-    Each stratum draws as many of its units (clusters, or rows when pooled into kinds)
-    as it has, so the draws depend on the seed and the plan only (see :class:`Units`).
-    """
+    """Cluster (or kind) weights (r, n_clusters) of r replicates, stratum by stratum."""
     import numpy as np
 
     weights = np.zeros((r, units.n_clusters))
@@ -433,16 +386,9 @@ def bootstrap(
 ) -> Bootstrap:
     r"""Cluster (and stratified) bootstrap of any statistic of weighted units.
 
-    An indicator states its statistic as a function of cluster weights: given ``w`` of
-    shape (r, n_clusters) it returns, for each named statistic, an array whose first axis
-    is r. All weights 1 give the estimate; each replicate draws the clusters of every
-    stratum with replacement (Efron & Tibshirani, *An Introduction to the Bootstrap*,
-    1993). Statistics that are ratios of weighted sums (group means, rates, gaps of rates)
-    are then computed for all replicates with one sparse product (:meth:`Units.totals`).
-
-    Intervals are percentile, or BCa (Efron 1987) with the acceleration from a
-    leave-one-cluster-out jackknife. A replicate whose statistic is NaN (a group drawn
-    empty) is left out of that statistic's interval.
+    Efron & Tibshirani, *An Introduction to the Bootstrap* (1993): weights all 1 give the
+    estimate, each replicate draws every stratum's clusters with replacement. Intervals are
+    percentile or BCa (Efron 1987, jackknife acceleration); NaN replicates are left out.
 
     Parameters
     ----------

@@ -1,8 +1,7 @@
 """Datasets, loaders for the public fairness datasets, and label taxonomies.
 
-Each loader reads a dataset exactly as it is distributed and returns a
-:class:`FairnessDataset` with canonical columns. Importing this package is cheap: numpy,
-pandas and PIL load when a loader, a taxonomy or the iEAT stimuli are first used.
+Each loader reads a dataset as distributed into a :class:`FairnessDataset`; numpy, pandas
+and PIL load on first use.
 """
 
 from __future__ import annotations
@@ -31,31 +30,11 @@ if TYPE_CHECKING:
     from pytest_fairness.data.taxonomy import imagenet1k_classes as imagenet1k_classes
     from pytest_fairness.data.taxonomy import imagenet1k_taxonomy as imagenet1k_taxonomy
 
-__all__ = [
-    "CANONICAL_COLUMNS",
-    "FairnessDataset",
-    "IEATStimuli",
-    "IEATTestSpec",
-    "LOADERS",
-    "Taxonomy",
-    "age_group",
-    "as_taxonomy",
-    "ieat_tests",
-    "imagenet1k_classes",
-    "imagenet1k_taxonomy",
-    "income_bucket",
-    "load_casual_conversations",
-    "load_celeba",
-    "load_dollar_street",
-    "load_fairface",
-    "load_fitzpatrick17k",
-    "load_ieat_stimuli",
-    "load_manifest",
-    "load_miap",
-    "load_utkface",
-    "parse_utkface_name",
-    "skin_tone_group",
-]
+__all__ = ["CANONICAL_COLUMNS", "FairnessDataset", "IEATStimuli", "IEATTestSpec", "LOADERS",
+           "Taxonomy", "age_group", "as_taxonomy", "ieat_tests", "imagenet1k_classes",
+           "imagenet1k_taxonomy", "income_bucket", "load_casual_conversations", "load_celeba",
+           "load_dollar_street", "load_fairface", "load_fitzpatrick17k", "load_ieat_stimuli",
+           "load_manifest", "load_miap", "load_utkface", "parse_utkface_name", "skin_tone_group"]
 
 #: Names whose modules import numpy: loaded on first use (name → module of this package).
 _LAZY = {

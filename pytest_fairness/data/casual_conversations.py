@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from pytest_fairness.data.dataset import (
     FairnessDataset,
@@ -13,6 +13,7 @@ from pytest_fairness.data.dataset import (
     as_root,
     check_drop_unknown,
     find_file,
+    first_repeat,
     require_rows,
 )
 from pytest_fairness.data.jsonfile import read_json
@@ -20,6 +21,8 @@ from pytest_fairness.data.paths import path_in_root, shown
 from pytest_fairness.errors import InvalidDataError
 
 __all__ = ["load_casual_conversations", "skin_tone_group"]
+
+_NAME = "casual_conversations"
 
 _GENDERS = {"female": "female", "male": "male", "other": "other", "n/a": "unknown"}
 _ANNOTATIONS = ("CasualConversations_mini.json", "CasualConversations.json")
@@ -60,23 +63,13 @@ def load_casual_conversations(
 ) -> FairnessDataset:
     r"""Load Casual Conversations v1 face crops with self-reported age and gender.
 
-    Two annotation layouts are read:
-
-    * Meta's release, a JSON object keyed by subject id with ``files``, ``dark_files`` and
-      ``label`` (``age``, ``gender``, ``skin-type``). One row per video; its face crop is
-      looked up at ``<root>/<image_dir>/<video path without extension>.jpg`` (or
-      ``.jpeg``/``.png``). Videos without a crop are skipped and counted, as the seed does
-      for the 29 videos where no face was found.
-    * The flattened list used by Meta's fairness indicators: ``[{"img_path", "subject_id",
-      "age", "gender", "skin-type"}, ...]``; ``img_path`` is relative to root, or absolute
-      and inside root (``allow_absolute=True`` accepts absolute paths anywhere).
-
-    Paths from the file must stay inside root: ``..`` that climbs out of it is refused, and
-    so are absolute video paths in ``files``. Ages are whole years in 0-130 (or ``N/A``).
-
-    Groups follow Goyal et al. 2022: age buckets 18-30, 30-45, 45-70, 70+ (lower bound inclusive,
-    ``<18``, ``unknown`` otherwise); skin tone ``lighter`` for Fitzpatrick I-III and
-    ``darker`` for IV-VI; gender lower-cased, ``N/A`` → ``unknown``.
+    Reads Meta's release (an object keyed by subject id with ``files``, ``dark_files`` and
+    ``label``; one row per video, its face crop at ``<root>/<image_dir>/<video path without
+    extension>.jpg``, ``.jpeg`` or ``.png``, videos without one skipped and counted) or the
+    flattened list of Meta's fairness indicators (``[{"img_path", "subject_id", "age",
+    "gender", "skin-type"}, ...]``). Paths must stay inside root. Groups follow Goyal et al.
+    2022: :func:`~pytest_fairness.data.dataset.age_group`, :func:`skin_tone_group`, gender
+    lower-cased with ``N/A`` → ``unknown``.
 
     Parameters
     ----------
@@ -88,52 +81,41 @@ def load_casual_conversations(
     image_dir : str
         Sub-folder of root that mirrors the video paths with one image per video.
     drop_unknown : bool or tuple of {"gender", "age", "skin_tone"}
-        Drop rows whose attribute is unknown (counted in ``dataset.skipped``); ``"age"``
-        drops rows whose ``age_group`` is unknown. ``True`` drops all three, ``False`` none.
+        Drop rows whose attribute (for ``"age"``, ``age_group``) is unknown, counted in
+        ``dataset.skipped``; ``True`` drops all three, ``False`` none.
     allow_absolute : bool, default False
-        Flattened layout only: accept an absolute ``img_path`` outside root (Meta's
-        flattened files list absolute paths of the machine that wrote them).
+        Flattened layout only: accept an absolute ``img_path`` outside root.
 
     Returns
     -------
     FairnessDataset
-        Columns: the canonical ones plus ``fitzpatrick`` (1-6, or -1) and ``lighting``
+        The canonical columns plus ``fitzpatrick`` (1-6, or -1) and ``lighting``
         (``dark``/``bright``); ``identity`` is the subject id.
-
-    Examples
-    --------
-    >>> ds = load_casual_conversations("fixtures/casual_conversations")  # doctest: +SKIP
-    >>> ds.frame["age_group"].value_counts()  # doctest: +SKIP
     """
-    name = "casual_conversations"
-    base = as_root(root, name)
-    drop = check_drop_unknown(drop_unknown, tuple(_DROP_COLUMNS), name)
+    base = as_root(root, _NAME)
+    drop = check_drop_unknown(drop_unknown, tuple(_DROP_COLUMNS), _NAME)
     if annotations is None:
-        path = find_file(base, _ANNOTATIONS, name, what="annotation JSON")
+        path = find_file(base, _ANNOTATIONS, _NAME, what="annotation JSON")
     else:
-        path = Path(annotations)
-        path = path if path.is_absolute() else base / path
+        path = base / annotations  # an absolute path replaces base
         if not path.is_file():
             raise InvalidDataError(
-                f"{name}: annotations file {str(path)!r} does not exist; pass the path of "
+                f"{_NAME}: annotations file {str(path)!r} does not exist; pass the path of "
                 "CasualConversations.json (absolute or relative to root).")
     duplicates: list[str] = []
 
     def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        seen: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in seen:
-                duplicates.append(key)
-            seen[key] = value
-        return seen
+        first = {key: i for i, (key, _) in reversed(list(enumerate(pairs)))}
+        duplicates.extend(key for i, (key, _) in enumerate(pairs) if first[key] < i)
+        return dict(pairs)
 
-    data = read_json(path, what=name, object_pairs_hook=_pairs)
+    data = read_json(path, what=_NAME, object_pairs_hook=_pairs)
     if duplicates:
         key = duplicates[0]
         what = (f"lists subject {key!r} more than once; each subject id must be one key"
                 if isinstance(data, dict) and key in data else
                 f"repeats the key {key!r} in one object; each key must appear once")
-        raise InvalidDataError(f"{name}: {str(path)!r} {what}. Remove the repeated entry.")
+        raise InvalidDataError(f"{_NAME}: {str(path)!r} {what}. Remove the repeated entry.")
     skipped: dict[str, int] = {}
     if isinstance(data, dict):
         records = _from_release(data, path, base / image_dir, skipped)
@@ -141,38 +123,52 @@ def load_casual_conversations(
         records = _from_flat(data, path, base, "any" if allow_absolute else "inside")
     else:
         raise InvalidDataError(
-            f"{name}: {str(path)!r} holds a JSON {type(data).__name__}; expected an object "
+            f"{_NAME}: {str(path)!r} holds a JSON {type(data).__name__}; expected an object "
             "keyed by subject id (Meta's release) or a list of records (flattened).")
     import pandas as pd
 
     frame = pd.DataFrame.from_records(records)
-    require_rows(name, repr(str(path)), len(frame))
+    require_rows(_NAME, repr(str(path)), len(frame))
     for column in drop:
         unknown = frame[_DROP_COLUMNS[column]] == "unknown"
         if unknown.any():
             skipped[f"unknown {column}"] = int(unknown.sum())
             frame = frame[~unknown]
-    return FairnessDataset(frame, name=name, root=base, skipped=skipped)
+    return FairnessDataset(frame, name=_NAME, root=base, skipped=skipped)
 
 
-def _parse_label(label: Any, where: str, path: Path) -> dict[str, Any]:
-    name = "casual_conversations"
+class _Label(TypedDict):
+    gender: str
+    age: float
+    age_group: str
+    fitzpatrick: int
+    skin_tone: str
+
+
+class _Record(_Label):
+    image_id: str
+    path: str
+    identity: str
+    lighting: str | None
+
+
+def _parse_label(label: Any, at: str) -> _Label:
+    """The groups of one label; ``at`` names the file and the subject or record."""
     if not isinstance(label, dict):
         raise InvalidDataError(
-            f"{name}: {str(path)!r} {where}: 'label' must be an object with age, gender and "
-            f"skin-type; got {label!r}.")
+            f"{at}: 'label' must be an object with age, gender and skin-type; got {label!r}.")
     for key in ("age", "gender", "skin-type"):
         if key not in label:
             raise InvalidDataError(
-                f"{name}: {str(path)!r} {where}: label has no {key!r} key (keys: "
-                f"{sorted(label)}); every label needs age, gender and skin-type.")
+                f"{at}: label has no {key!r} key (keys: {sorted(label)}); every label needs "
+                "age, gender and skin-type.")
     gender_raw = label["gender"]
     gender = _GENDERS.get(gender_raw.strip().lower()) if isinstance(gender_raw, str) else None
     if gender is None:
         raise InvalidDataError(
-            f"{name}: {str(path)!r} {where}: gender={shown(gender_raw)} is not one of "
-            "'Female', 'Male', 'Other', 'N/A'; correct the label.")
-    age = _parse_age(label["age"], where, path)
+            f"{at}: gender={shown(gender_raw)} is not one of 'Female', 'Male', 'Other', 'N/A'; "
+            "correct the label.")
+    age = _parse_age(label["age"], at)
     skin_raw = label["skin-type"]
     skin = str(skin_raw).strip() if isinstance(skin_raw, (str, int)) and not isinstance(
         skin_raw, bool) else None
@@ -182,20 +178,14 @@ def _parse_label(label: Any, where: str, path: Path) -> dict[str, Any]:
         fitzpatrick = int(skin)
     else:
         raise InvalidDataError(
-            f"{name}: {str(path)!r} {where}: skin-type={shown(skin_raw)} is not a Fitzpatrick "
-            "type '1'..'6' (or 'N/A'); correct the label.")
-    return {
-        "gender": gender,
-        "age": age,
-        "age_group": age_group(age),
-        "fitzpatrick": fitzpatrick,
-        "skin_tone": skin_tone_group(fitzpatrick),
-    }
+            f"{at}: skin-type={shown(skin_raw)} is not a Fitzpatrick type '1'..'6' (or 'N/A'); "
+            "correct the label.")
+    return _Label(gender=gender, age=age, age_group=age_group(age), fitzpatrick=fitzpatrick,
+                  skin_tone=skin_tone_group(fitzpatrick))
 
 
-def _parse_age(raw: Any, where: str, path: Path) -> float:
+def _parse_age(raw: Any, at: str) -> float:
     """Age in years from a label: an integer string (or number) in 0-130, or N/A → NaN."""
-    name = "casual_conversations"
     text = None
     if isinstance(raw, str):
         text = raw.strip()
@@ -205,24 +195,23 @@ def _parse_age(raw: Any, where: str, path: Path) -> float:
         text = str(raw) if abs(raw) < 10**6 else "1" * 7
     if text is None or not _DIGITS.fullmatch(text.lstrip("+-")):
         raise InvalidDataError(
-            f"{name}: {str(path)!r} {where}: age={shown(raw)} is neither an integer (years) "
-            "nor 'N/A'; correct the label.")
+            f"{at}: age={shown(raw)} is neither an integer (years) nor 'N/A'; correct the label.")
     digits = text.lstrip("+-").lstrip("0") or "0"
     if text.startswith("-") and digits != "0" or len(digits) > 3 or int(digits) > MAX_AGE:
         raise InvalidDataError(
-            f"{name}: {str(path)!r} {where}: age={shown(raw)} is outside 0-{MAX_AGE} years; "
-            "correct the label (or write 'N/A' when it is not known).")
+            f"{at}: age={shown(raw)} is outside 0-{MAX_AGE} years; correct the label (or write "
+            "'N/A' when it is not known).")
     return float(int(digits))
 
 
-def _string_list(value: Any, key: str, where: str, path: Path) -> list[str]:
+def _string_list(value: Any, key: str, at: str) -> list[str]:
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return value
     bad = value if not isinstance(value, list) else next(v for v in value if not isinstance(v, str))
     inside = "" if bad is value else " in it"
     raise InvalidDataError(
-        f"casual_conversations: {str(path)!r} {where}: {key!r} must be a list of video paths "
-        f"(strings); got {shown(bad)} (type={type(bad).__name__}){inside}. Correct the entry.")
+        f"{at}: {key!r} must be a list of video paths (strings); got {shown(bad)} "
+        f"(type={type(bad).__name__}){inside}. Correct the entry.")
 
 
 def _find_image(stem: Path) -> Path | None:
@@ -237,73 +226,57 @@ def _find_image(stem: Path) -> Path | None:
 
 
 def _from_release(data: dict[str, Any], path: Path, image_root: Path,
-                  skipped: dict[str, int]) -> list[dict[str, Any]]:
-    name = "casual_conversations"
+                  skipped: dict[str, int]) -> list[_Record]:
     records = []
     for key in sorted(data):
         entry = data[key]
-        where = f"subject {key!r}"
+        at = f"{_NAME}: {str(path)!r} subject {key!r}"
         if not isinstance(entry, dict) or "files" not in entry or "label" not in entry:
             got = sorted(entry) if isinstance(entry, dict) else entry
             raise InvalidDataError(
-                f"{name}: {str(path)!r} {where}: expected an object with 'files', "
-                f"'dark_files' and 'label'; got {got!r}.")
-        label = _parse_label(entry["label"], where, path)
+                f"{at}: expected an object with 'files', 'dark_files' and 'label'; got {got!r}.")
+        label = _parse_label(entry["label"], at)
         dark_raw = entry.get("dark_files")
-        dark = set(() if dark_raw is None else _string_list(dark_raw, "dark_files", where, path))
-        for j, video in enumerate(_string_list(entry["files"], "files", where, path)):
-            relative = path_in_root(video, None, where=f"{name}: {str(path)!r} {where}: "
-                                    f"files[{j}]")
+        dark = set(() if dark_raw is None else _string_list(dark_raw, "dark_files", at))
+        for j, video in enumerate(_string_list(entry["files"], "files", at)):
+            relative = path_in_root(video, None, where=f"{at}: files[{j}]")
             folder = relative.parent.name
             if (folder and _DIGITS.fullmatch(folder) and _DIGITS.fullmatch(key)
                     and folder.lstrip("0") != key.lstrip("0")):
                 raise InvalidDataError(
-                    f"{name}: {str(path)!r} {where}: file {video!r} sits in the folder of "
-                    f"subject {folder!r}; the key and the folder must agree.")
+                    f"{at}: file {video!r} sits in the folder of subject {folder!r}; the key "
+                    "and the folder must agree.")
             stem = relative.with_suffix("")
             image = _find_image(image_root / stem)
             if image is None:
                 skipped["no face-crop image"] = skipped.get("no face-crop image", 0) + 1
                 continue
-            records.append({
-                "image_id": stem.as_posix(),
-                "path": str(image),
-                "identity": key,
-                "lighting": "dark" if video in dark else "bright",
-                **label,
-            })
+            records.append(_Record(image_id=stem.as_posix(), path=str(image), identity=key,
+                                   lighting="dark" if video in dark else "bright", **label))
     return records
 
 
-def _from_flat(data: list[Any], path: Path, base: Path,
-               absolute: str) -> list[dict[str, Any]]:
-    name = "casual_conversations"
+def _from_flat(data: list[Any], path: Path, base: Path, absolute: str) -> list[_Record]:
     records = []
-    seen: dict[str, int] = {}
     for i, entry in enumerate(data):
-        where = f"record {i}"
+        at = f"{_NAME}: {str(path)!r} record {i}"
         if not isinstance(entry, dict) or "img_path" not in entry:
             raise InvalidDataError(
-                f"{name}: {str(path)!r} {where}: expected an object with 'img_path', "
-                f"'subject_id', 'age', 'gender' and 'skin-type'; got {entry!r}.")
-        image = path_in_root(entry["img_path"], base, absolute=absolute,
-                             where=f"{name}: {str(path)!r} {where}: img_path")
-        key = entry["img_path"]
+                f"{at}: expected an object with 'img_path', 'subject_id', 'age', 'gender' and "
+                f"'skin-type'; got {entry!r}.")
+        image = path_in_root(entry["img_path"], base, absolute=absolute, where=f"{at}: img_path")
         subject = entry.get("subject_id", "")
         if isinstance(subject, bool) or not isinstance(subject, (str, int)):
             raise InvalidDataError(
-                f"{name}: {str(path)!r} {where}: subject_id={shown(subject)} must be a string "
-                "(or an integer); correct the record.")
-        if key in seen:
-            raise InvalidDataError(
-                f"{name}: {str(path)!r} records {seen[key]} and {i} share img_path {key!r}; "
-                "each image must be listed once. Remove the repeated record.")
-        seen[key] = i
-        records.append({
-            "image_id": key,
-            "path": str(image),
-            "identity": str(subject),
-            "lighting": None,
-            **_parse_label(entry, where, path),
-        })
+                f"{at}: subject_id={shown(subject)} must be a string (or an integer); correct "
+                "the record.")
+        records.append(_Record(image_id=entry["img_path"], path=str(image),
+                               identity=str(subject), lighting=None, **_parse_label(entry, at)))
+    repeat = first_repeat(r["image_id"] for r in records)
+    if repeat is not None:
+        first, again = repeat
+        raise InvalidDataError(
+            f"{_NAME}: {str(path)!r} records {first} and {again} share img_path "
+            f"{records[again]['image_id']!r}; each image must be listed once. Remove the "
+            "repeated record.")
     return records

@@ -20,18 +20,17 @@ from pytest_fairness.errors import FairnessConfigError, InvalidDataError
 
 __all__ = ["load_celeba"]
 
+_NAME = "celeba"
 _SPLITS = {"train": "0", "valid": "1", "test": "2"}
+_PARTITIONS = ("0", "1", "2")
 
 
 def load_celeba(root: str | os.PathLike[str], *, split: str = "all") -> FairnessDataset:
     """Load CelebA's 40 binary attributes, identities and partitions.
 
-    Reads the official files (``list_attr_celeba.txt``, ``identity_CelebA.txt``,
-    ``list_eval_partition.txt``; whitespace runs as separators, the trailing space of the
-    header and CRLF tolerated) or the Kaggle CSVs (``list_attr_celeba.csv``,
-    ``list_eval_partition.csv``; no identity file). Root may be the folder with the files
-    or torchvision's parent of ``celeba/``. Images are looked up in ``img_align_celeba/``
-    (also Kaggle's doubled ``img_align_celeba/img_align_celeba/``).
+    Reads the official text files (``list_attr_celeba.txt``, ``identity_CelebA.txt``,
+    ``list_eval_partition.txt``) or the Kaggle CSVs (no identity file); images in
+    ``img_align_celeba/`` (or Kaggle's doubled folder).
 
     Parameters
     ----------
@@ -43,23 +42,18 @@ def load_celeba(root: str | os.PathLike[str], *, split: str = "all") -> Fairness
     Returns
     -------
     FairnessDataset
-        One int column (0/1) per attribute, named as in the file (``Male``, ``Young``, …),
-        torchvision's ``(x + 1) // 2``; ``gender`` ∈ {male, female} from ``Male``;
-        ``age_group`` ∈ {young, not_young} from ``Young``; ``identity`` (str) when the
-        identity file is present; ``partition``.
-
-    Examples
-    --------
-    >>> ds = load_celeba("fixtures/celeba", split="test")  # doctest: +SKIP
+        One 0/1 column per attribute as named in the file (torchvision's ``(x + 1) // 2``);
+        ``gender`` from ``Male``, ``age_group`` (young, not_young) from ``Young``;
+        ``identity`` when the identity file is present; ``partition``.
     """
     import pandas as pd
 
-    name = "celeba"
-    base = as_root(root, name)
+    base = as_root(root, _NAME)
     if split not in ("all", *_SPLITS):
         raise FairnessConfigError(
             f"celeba: split must be 'all', 'train', 'valid' or 'test'; got split={split!r}.")
-    if (base / "celeba").is_dir() and not _has_attr_file(base):
+    if (base / "celeba").is_dir() and not any(
+            (base / f"list_attr_celeba.{kind}").is_file() for kind in ("txt", "csv")):
         base = base / "celeba"
     if (base / "list_attr_celeba.txt").is_file():
         attrs = _read_official_attrs(base / "list_attr_celeba.txt")
@@ -71,11 +65,11 @@ def load_celeba(root: str | os.PathLike[str], *, split: str = "all") -> Fairness
         file = base / "list_eval_partition.csv"
         partition = None
         if file.is_file():
-            table = read_csv(file, name, required=("image_id", "partition"))
-            check_unique(table["image_id"].tolist(), name, file, "image_id")
+            table = read_csv(file, _NAME, required=("image_id", "partition"))
+            check_unique(table["image_id"].tolist(), _NAME, file, "image_id")
             for i, value in enumerate(table["partition"].str.strip()):
-                if value not in ("0", "1", "2"):
-                    raise bad_value(name, file, i + 2, "partition", value, ("0", "1", "2"))
+                if value not in _PARTITIONS:
+                    raise bad_value(_NAME, file, i + 2, "partition", value, _PARTITIONS)
             partition = (file, dict(zip(table["image_id"].str.strip(),
                                         table["partition"].str.strip())))
     else:
@@ -109,19 +103,14 @@ def load_celeba(root: str | os.PathLike[str], *, split: str = "all") -> Fairness
         if "Male" in frame.columns else None
     frame["age_group"] = ["young" if v == 1 else "not_young" for v in frame["Young"]] \
         if "Young" in frame.columns else None
-    require_rows(name, repr(str(base)), len(frame))
-    return FairnessDataset(pd.DataFrame(frame), name=name, root=base)
-
-
-def _has_attr_file(base: Path) -> bool:
-    return (base / "list_attr_celeba.txt").is_file() or (base / "list_attr_celeba.csv").is_file()
+    require_rows(_NAME, repr(str(base)), len(frame))
+    return FairnessDataset(pd.DataFrame(frame), name=_NAME, root=base)
 
 
 def _read_official_attrs(path: Path) -> Any:
     import pandas as pd
 
-    name = "celeba"
-    lines = [line for line in read_text(path, name).split("\n") if line.strip()]
+    lines = [line for line in read_text(path, _NAME).split("\n") if line.strip()]
     try:
         declared = int(lines[0].strip())
     except ValueError:
@@ -146,7 +135,7 @@ def _read_official_attrs(path: Path) -> Any:
         values = []
         for column, value in zip(names, fields[1:]):
             if value not in ("1", "-1"):
-                raise bad_value(name, path, number, column, value, ("-1", "1"))
+                raise bad_value(_NAME, path, number, column, value, ("-1", "1"))
             values.append((int(value) + 1) // 2)
         ids.append(_image_name(fields[0], path, number))
         rows.append(values)
@@ -154,22 +143,21 @@ def _read_official_attrs(path: Path) -> Any:
         raise InvalidDataError(
             f"celeba: {str(path)!r} line 1 declares {declared} images but {len(ids)} rows "
             "follow; the file is truncated. Download it again.")
-    check_unique(ids, name, path, "image file name", first_line=3)
+    check_unique(ids, _NAME, path, "image file name", first_line=3)
     frame = pd.DataFrame(rows, columns=names)
     frame.insert(0, "image_id", ids)
     return frame
 
 
 def _read_kaggle_attrs(path: Path) -> Any:
-    name = "celeba"
-    frame = read_csv(path, name, required=("image_id", "Male"))
-    check_unique(frame["image_id"].tolist(), name, path, "image_id")
+    frame = read_csv(path, _NAME, required=("image_id", "Male"))
+    check_unique(frame["image_id"].tolist(), _NAME, path, "image_id")
     for column in frame.columns[1:]:
         values = frame[column].str.strip()
         bad = ~values.isin(("1", "-1"))
         if bad.any():
             row = int(bad.to_numpy().nonzero()[0][0])
-            raise bad_value(name, path, row + 2, column, values.iloc[row], ("-1", "1"))
+            raise bad_value(_NAME, path, row + 2, column, values.iloc[row], ("-1", "1"))
         frame[column] = (values.astype(int) + 1) // 2
     frame["image_id"] = [_image_name(v.strip(), path, i + 2)
                          for i, v in enumerate(frame["image_id"])]
@@ -186,9 +174,8 @@ def _image_name(value: str, path: Path, line: int) -> str:
 def _read_pairs(path: Path, column: str) -> tuple[Path, dict[str, str]] | None:
     if not path.is_file():
         return None
-    name = "celeba"
     mapping: dict[str, str] = {}
-    for number, line in enumerate(read_text(path, name).split("\n"), start=1):
+    for number, line in enumerate(read_text(path, _NAME).split("\n"), start=1):
         if not line.strip():
             continue
         fields = line.split()
@@ -200,7 +187,7 @@ def _read_pairs(path: Path, column: str) -> tuple[Path, dict[str, str]] | None:
             raise InvalidDataError(
                 f"celeba: {str(path)!r} line {number}: {fields[0]!r} is listed twice; each "
                 "image must appear once.")
-        if column == "partition" and fields[1] not in ("0", "1", "2"):
-            raise bad_value(name, path, number, "partition", fields[1], ("0", "1", "2"))
+        if column == "partition" and fields[1] not in _PARTITIONS:
+            raise bad_value(_NAME, path, number, "partition", fields[1], _PARTITIONS)
         mapping[fields[0]] = fields[1]
     return path, mapping

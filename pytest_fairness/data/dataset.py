@@ -1,8 +1,6 @@
-"""FairnessDataset: lazily loaded images plus a frame of canonical attributes.
+"""FairnessDataset: images on disk, attributes in a frame of canonical columns.
 
-Every loader in :mod:`pytest_fairness.data` returns one. Images stay on disk until a batch
-needs them (``load_image``); the attributes live in a pandas frame whose canonical columns
-are the same across datasets, so an indicator written for one dataset runs on another.
+Also the helpers the loaders share: roots, text and CSV files, errors naming a bad row.
 """
 
 from __future__ import annotations
@@ -11,10 +9,11 @@ import hashlib
 import io
 import os
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_fairness.data.paths import is_utf8, shown
 from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
 
 if TYPE_CHECKING:
@@ -24,21 +23,8 @@ if TYPE_CHECKING:
 __all__ = ["BOX_COLUMNS", "CANONICAL_COLUMNS", "FairnessDataset", "age_group"]
 
 #: Columns every dataset frame has (missing values are ``None``/NaN or ``"unknown"``).
-CANONICAL_COLUMNS = (
-    "image_id",
-    "path",
-    "gender",
-    "age",
-    "age_group",
-    "skin_tone",
-    "race",
-    "identity",
-    "region",
-    "income",
-    "income_bucket",
-    "household",
-    "labels",
-)
+CANONICAL_COLUMNS = ("image_id", "path", "gender", "age", "age_group", "skin_tone", "race",
+                     "identity", "region", "income", "income_bucket", "household", "labels")
 
 #: Optional crop box in pixels of the image file (left, top, right, bottom).
 BOX_COLUMNS = ("box_x0", "box_y0", "box_x1", "box_y1")
@@ -51,10 +37,7 @@ _AGE_EDGES = ((18, "<18"), (30, "18-30"), (45, "30-45"), (70, "45-70"))
 def age_group(age: Any) -> str:
     """Bucket an age in years: ``<18``, ``18-30``, ``30-45``, ``45-70``, ``70+``.
 
-    The buckets are those of Goyal et al. 2022.
-
-    Lower bounds are inclusive (30 → ``30-45``); a missing or non-numeric age gives
-    ``"unknown"``.
+    The buckets of Goyal et al. 2022 (lower bounds inclusive); missing gives ``"unknown"``.
 
     Examples
     --------
@@ -88,21 +71,12 @@ class FairnessDataset:
     root : str or Path, optional
         Where the dataset lives, for messages.
     square_crop_ratio : float, optional
-        When set, an image (after the box crop) whose ``max(h, w) / min(h, w)`` is at least
-        this ratio is cropped to a square from its top-left corner, as Goyal et al. 2022 do for
-        MIAP boxes (ratio 1.2). ``None`` keeps the aspect ratio.
+        Crop an image (after the box) whose ``max(h, w) / min(h, w)`` reaches this ratio to a
+        square from its top-left corner, as Goyal et al. 2022 do for MIAP (1.2).
     skipped : mapping of str to int, optional
         Rows the loader left out, by reason (``{"box smaller than 100 px": 12}``).
     notes : sequence of str, optional
-        Human-readable remarks from the loader (dropped rows, assumptions).
-
-    Attributes
-    ----------
-    frame : pandas.DataFrame
-        The attributes; row ``i`` describes image ``i``.
-    fingerprint : str
-        A sha256 of the annotations and the file list; equal datasets have equal
-        fingerprints, whatever the order of the files on disk.
+        Remarks from the loader (dropped rows, assumptions).
 
     Examples
     --------
@@ -163,7 +137,6 @@ class FairnessDataset:
         self.notes: tuple[str, ...] = tuple(notes)
         self._fingerprint: str | None = None
 
-    # -- basic protocol -------------------------------------------------------------------
     def __len__(self) -> int:
         return len(self.frame)
 
@@ -175,18 +148,16 @@ class FairnessDataset:
     @property
     def image_ids(self) -> list[str]:
         """The ``image_id`` of every row, in order."""
-        ids: list[str] = self.frame["image_id"].tolist()
-        return ids
+        return [str(i) for i in self.frame["image_id"]]
 
     @property
     def has_boxes(self) -> bool:
         """Whether rows carry a crop box."""
         return all(c in self.frame.columns for c in BOX_COLUMNS)
 
-    # -- fingerprint ----------------------------------------------------------------------
     @property
     def fingerprint(self) -> str:
-        """sha256 over the annotations and the file list (the content of ``frame``)."""
+        """sha256 of the annotations and the file list, whatever the row order."""
         if self._fingerprint is None:
             frame = self.frame
             if self.root is not None:
@@ -198,7 +169,6 @@ class FairnessDataset:
                 frame, extra=(self.name, repr(self.square_crop_ratio)))
         return self._fingerprint
 
-    # -- selection ------------------------------------------------------------------------
     def subset(self, rows: Any) -> FairnessDataset:
         """Return the dataset restricted to ``rows``.
 
@@ -235,14 +205,9 @@ class FairnessDataset:
                     f"subset: {len(missing)} image id(s) are not in dataset {self.name!r}, "
                     f"e.g. {missing[0]!r}; pass ids from dataset.frame['image_id'].")
             positions = np.array([index[str(v)] for v in array], dtype=np.intp)
-        return FairnessDataset(
-            self.frame.iloc[positions],
-            name=self.name,
-            root=self.root,
-            square_crop_ratio=self.square_crop_ratio,
-            skipped=self.skipped,
-            notes=self.notes,
-        )
+        return FairnessDataset(self.frame.iloc[positions], name=self.name, root=self.root,
+                               square_crop_ratio=self.square_crop_ratio, skipped=self.skipped,
+                               notes=self.notes)
 
     def groups(self, by: str | Sequence[str]) -> Any:
         """Return group labels for the indicators' ``groups=`` argument.
@@ -265,7 +230,6 @@ class FairnessDataset:
             return self.frame[by].reset_index(drop=True)
         return self.frame[columns].reset_index(drop=True)
 
-    # -- images ---------------------------------------------------------------------------
     def load_image(self, index: int) -> Image.Image:
         """Open image ``index`` as RGB, cropped to its box and square-cropped if configured.
 
@@ -300,11 +264,7 @@ class FairnessDataset:
 
 
 def _check_text(frame: pd.DataFrame, name: str) -> None:
-    """Refuse strings that are not valid Unicode (file names of a foreign encoding).
-
-    pandas stores text with pyarrow, which cannot encode them: without this check the
-    failure surfaces later as a bare UnicodeEncodeError.
-    """
+    """Refuse strings that are not valid Unicode, before pyarrow fails on them without a word."""
     for column in frame.columns:
         if frame[column].dtype != object:
             continue
@@ -312,7 +272,7 @@ def _check_text(frame: pd.DataFrame, name: str) -> None:
         try:
             "".join(v for v in values if isinstance(v, str)).encode("utf-8")
         except UnicodeEncodeError:
-            row = next(i for i, v in enumerate(values) if isinstance(v, str) and _surrogates(v))
+            row = next(i for i, v in enumerate(values) if isinstance(v, str) and not is_utf8(v))
             raise InvalidDataError(
                 f"dataset {name!r}: column {column!r} row {row} holds "
                 f"{values[row].encode('utf-8', 'backslashreplace').decode()!r}, which is not "
@@ -320,19 +280,8 @@ def _check_text(frame: pd.DataFrame, name: str) -> None:
                 "the value.") from None
 
 
-def _surrogates(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
 def square_top_left(image: Image.Image, ratio: float) -> Image.Image:
-    """Crop to a square from the top-left when ``max(w, h) / min(w, h) >= ratio``.
-
-    As Goyal et al. 2022 do for MIAP boxes.
-    """
+    """Crop to a square from the top-left when ``max(w, h) / min(w, h) >= ratio`` (MIAP)."""
     width, height = image.size
     short, long = min(width, height), max(width, height)
     if short > 0 and long / short >= ratio:
@@ -409,19 +358,13 @@ def read_text(path: Path, dataset: str) -> str:
 
 
 def read_csv(path: Path, dataset: str, *, required: Sequence[str], sep: str = ",") -> pd.DataFrame:
-    """Read a CSV with every column as a string and check that ``required`` columns exist.
-
-    Every row must have as many fields as the header: pandas would otherwise shift the values
-    of a longer row (reading its first fields as an index) or fill a shorter one with NaN.
-    """
+    """Read a CSV as strings; check the ``required`` columns and every row's field count."""
     import pandas as pd
 
     text = read_text(path, dataset)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", pd.errors.ParserWarning)
-        try:
-            # index_col=False: pandas would otherwise turn the extra fields of a row that has
-            # more than the header into an index and shift every value one column left.
+        try:  # index_col=False: a longer row's extra fields would become an index
             frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False,
                                 index_col=False)
         except (pd.errors.ParserError, ValueError) as exc:
@@ -462,9 +405,7 @@ def _field_count_error(text: str, sep: str, path: Path, dataset: str) -> Invalid
 
 def bad_value(dataset: str, path: Path, line: int, column: str, value: Any,
               allowed: Iterable[Any], fix: str = "correct or remove that row") -> InvalidDataError:
-    """Build the error for an unknown code: file, line, column, value, allowed values, fix."""
-    from pytest_fairness.data.paths import shown
-
+    """The error for an unknown code: file, line, column, value, allowed values, fix."""
     choices = ", ".join(repr(a) for a in allowed)
     return InvalidDataError(
         f"{dataset}: {str(path)!r} line {line}: {column}={shown(value)} is not one of "
@@ -472,10 +413,7 @@ def bad_value(dataset: str, path: Path, line: int, column: str, value: Any,
 
 
 def check_drop_unknown(drop_unknown: Any, allowed: Sequence[str], dataset: str) -> tuple[str, ...]:
-    """Validate a loader's ``drop_unknown``: True (all of ``allowed``), False, or some names.
-
-    Returns the attribute names to drop unknown values of, in the order given.
-    """
+    """Validate ``drop_unknown``: True (all of ``allowed``), False, or some of the names."""
     if drop_unknown is True:
         return tuple(allowed)
     if drop_unknown is False or drop_unknown is None:
@@ -493,17 +431,31 @@ def check_drop_unknown(drop_unknown: Any, allowed: Sequence[str], dataset: str) 
     return tuple(dict.fromkeys(names))
 
 
+def first_repeat(values: Iterable[Hashable]) -> tuple[int, int] | None:
+    """The positions of the first value met again and of its repeat, or None when unique."""
+    seen: dict[Hashable, int] = {}
+    for i, value in enumerate(values):
+        if value in seen:
+            return seen[value], i
+        seen[value] = i
+    return None
+
+
 def check_unique(ids: Sequence[str], dataset: str, path: Path, column: str,
                  *, first_line: int = 2) -> None:
     """Raise naming the lines when an id column repeats a value."""
-    seen: dict[str, int] = {}
-    for i, value in enumerate(ids):
-        if value in seen:
-            raise InvalidDataError(
-                f"{dataset}: {str(path)!r} lines {seen[value] + first_line} and "
-                f"{i + first_line}: duplicate {column} {value!r}; each {column} must appear "
-                "once. Remove the repeated row.")
-        seen[value] = i
+    repeat = first_repeat(ids)
+    if repeat is not None:
+        first, again = repeat
+        raise InvalidDataError(
+            f"{dataset}: {str(path)!r} lines {first + first_line} and {again + first_line}: "
+            f"duplicate {column} {ids[again]!r}; each {column} must appear once. Remove the "
+            "repeated row.")
+
+
+def empty_value(dataset: str, path: Path, line: int, column: str, fix: str) -> InvalidDataError:
+    """The error for a value that must be filled in: file, line, column, fix."""
+    return InvalidDataError(f"{dataset}: {str(path)!r} line {line}: {column} is empty; {fix}")
 
 
 def check_filled(values: Sequence[str], dataset: str, path: Path, column: str, fix: str,
@@ -511,8 +463,19 @@ def check_filled(values: Sequence[str], dataset: str, path: Path, column: str, f
     """Raise naming the first line whose (stripped) value in ``column`` is empty."""
     for i, value in enumerate(values):
         if not value:
-            raise InvalidDataError(
-                f"{dataset}: {str(path)!r} line {i + first_line}: {column} is empty; {fix}")
+            raise empty_value(dataset, path, i + first_line, column, fix)
+
+
+def image_folder(base: Path, image_dir: str | None, dataset: str, *, holds: str) -> Path | None:
+    """``base / image_dir`` when ``image_dir`` is given (it must be a folder), else None."""
+    if image_dir is None:
+        return None
+    folder = base / image_dir
+    if not folder.is_dir():
+        raise InvalidDataError(
+            f"{dataset}: image_dir {str(folder)!r} is not a directory; pass the sub-folder of "
+            f"root {holds}.")
+    return folder
 
 
 def require_rows(dataset_name: str, source: Any, n: int) -> None:

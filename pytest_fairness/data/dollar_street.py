@@ -7,13 +7,14 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypedDict
 from urllib.parse import unquote, urlparse
 
 from pytest_fairness.data.dataset import (
     FairnessDataset,
     as_root,
     bad_value,
+    empty_value,
     find_file,
     read_csv,
     require_rows,
@@ -37,17 +38,34 @@ IMAGENET1K_CLASSES = 1000
 _MAX_CELL_DEPTH = 8
 _FILES = {"all": ("images_v2.csv",), "train": ("images_v2_imagenet_train.csv",),
           "test": ("images_v2_imagenet_test.csv",), "meta": ("metadata.csv",)}
+#: What the rows of one image must agree on.
+_AGREED: tuple[Literal["region", "income", "household", "path"], ...] = (
+    "region", "income", "household", "path")
+
+
+class _Kaggle(TypedDict, total=False):
+    country_id: str
+    topics: list[str]
+
+
+class _Image(_Kaggle):
+    """One image as a row of the frame (``labels``: class indices, or topics for Meta's)."""
+
+    image_id: str
+    path: str
+    country: str
+    region: str
+    income: float
+    household: str
+    labels: list[Any]
 
 
 def income_bucket(income: float) -> str:
     r"""Income bucket: :math:`\mathrm{round}(\ln(\text{income}) / 3)`.
 
     The buckets of "Fairness Indicators for Systematic Assessments of Visual Feature
-    Extractors" (Goyal et al., FAccT 2022).
-
-    1 → ``low``, 2 → ``medium``, 3 → ``high``; rounding is half-to-even, as
-    ``np.round`` in Meta's code. Incomes whose bucket would be 0 or 4 (below ≈ $4.5 or above
-    ≈ $36k) are clamped to ``low``/``high``; a missing income gives ``unknown``.
+    Extractors" (Goyal et al., FAccT 2022): 1 → ``low``, 2 → ``medium``, 3 → ``high``
+    (half-to-even, clamped); a missing income gives ``unknown``.
 
     Examples
     --------
@@ -122,20 +140,11 @@ def load_dollar_street(
 ) -> FairnessDataset:
     """Load Dollar Street with region, income bucket, household and labels.
 
-    Reads either release, picked by ``split``:
-
-    * MLCommons/Kaggle ``dataset_dollarstreet/``: ``images_v2.csv`` (``split="all"``) or
-      ``images_v2_imagenet_{train,test}.csv``. ``labels`` are the ImageNet-1k class
-      indices of ``imagenet_sysnet_id`` (whole numbers in 0-999; anything else is refused);
-      household is ``place``; images at ``imageRelPath``, which must stay inside root.
-    * Meta's fairness-indicators version, ``metadata.csv`` (``split="meta"``): ``labels`` are
-      the Dollar Street topics of ``label``; household is the ``<Country> <N>`` folder of the
-      url; images at ``<root>/<image_dir>/<file name of the url>``.
-
-    Following Goyal et al. 2022, images listed several times (once per label) are de-duplicated
-    into one row whose ``labels`` is the union (an image is a hit when any of its labels is
-    predicted); the merged rows are counted in ``dataset.skipped``. Region names are
-    Africa, Asia, Europe, The Americas; ``income_bucket`` is :func:`income_bucket`.
+    The MLCommons/Kaggle release (``labels``: the ImageNet-1k class indices of
+    ``imagenet_sysnet_id``; household ``place``; images at ``imageRelPath``) or Meta's
+    ``metadata.csv`` (``split="meta"``; ``labels``: the topics of ``label``; household the
+    url's ``<Country> <N>`` folder). As in Goyal et al. 2022, an image listed once per label
+    becomes one row with the union of its labels (merged rows counted in ``skipped``).
 
     Parameters
     ----------
@@ -150,11 +159,6 @@ def load_dollar_street(
     Returns
     -------
     FairnessDataset
-
-    Examples
-    --------
-    >>> ds = load_dollar_street("fixtures/dollar_street")  # doctest: +SKIP
-    >>> ds.groups(by=("region", "income_bucket"))  # doctest: +SKIP
     """
     import pandas as pd
 
@@ -194,7 +198,7 @@ def _income(value: str, path: Path, line: int) -> float:
     return income
 
 
-def _kaggle_records(frame: Any, path: Path, base: Path) -> list[dict[str, Any]]:
+def _kaggle_records(frame: Any, path: Path, base: Path) -> list[tuple[int, _Image]]:
     records = []
     for i, row in enumerate(frame.to_dict("records")):
         line = i + 2
@@ -204,32 +208,24 @@ def _kaggle_records(frame: Any, path: Path, base: Path) -> list[dict[str, Any]]:
                             _REGION_IDS)
         image_id = row["id"].strip()
         if not image_id:
-            raise InvalidDataError(
-                f"dollar_street: {str(path)!r} line {line}: id is empty; every image needs "
-                "its 24-hex id.")
+            raise empty_value("dollar_street", path, line, "id", "every image needs its 24-hex id.")
         where = f"{str(path)!r} line {line}"
         cell = row["imagenet_sysnet_id"]
         labels = _class_indices(_parse_list(cell, f"{where}: imagenet_sysnet_id"), cell,
                                 f"{where}: imagenet_sysnet_id")
         image = path_in_root(row["imageRelPath"].strip(), base,
                              where=f"dollar_street: {where}: imageRelPath")
-        records.append({
-            "image_id": image_id,
-            "path": str(image),
-            "country": row["country.name"].strip(),
-            "country_id": row["country.id"].strip(),
-            "region": region,
-            "income": _income(row["income"], path, line),
-            "household": row["place"].strip() or "unknown",
-            "labels": labels,
-            "topics": _strings(_parse_list(row["topics"], f"{where}: topics"), row["topics"],
-                               f"{where}: topics"),
-            "_line": line,
-        })
+        topics = _strings(_parse_list(row["topics"], f"{where}: topics"), row["topics"],
+                          f"{where}: topics")
+        records.append((line, _Image(
+            image_id=image_id, path=str(image), country=row["country.name"].strip(),
+            country_id=row["country.id"].strip(), region=region,
+            income=_income(row["income"], path, line),
+            household=row["place"].strip() or "unknown", labels=labels, topics=topics)))
     return records
 
 
-def _meta_records(frame: Any, path: Path, images: Path) -> list[dict[str, Any]]:
+def _meta_records(frame: Any, path: Path, images: Path) -> list[tuple[int, _Image]]:
     records = []
     for i, row in enumerate(frame.to_dict("records")):
         line = i + 2
@@ -252,42 +248,33 @@ def _meta_records(frame: Any, path: Path, images: Path) -> list[dict[str, Any]]:
                             f"{str(images)!r}")
         household = parts[parts.index("media") + 1] if "media" in parts[:-1] else "unknown"
         image_id = parts[-2] if "image" in parts else file.stem
-        records.append({
-            "image_id": image_id,
-            "path": str(file),
-            "country": row["country"].strip(),
-            "region": region,
-            "income": _income(row["income"], path, line),
-            "household": household,
-            "labels": _strings(_parse_list(row["label"], f"{where}: label"), row["label"],
-                               f"{where}: label"),
-            "_line": line,
-        })
+        labels = _strings(_parse_list(row["label"], f"{where}: label"), row["label"],
+                          f"{where}: label")
+        records.append((line, _Image(
+            image_id=image_id, path=str(file), country=row["country"].strip(), region=region,
+            income=_income(row["income"], path, line), household=household, labels=labels)))
     return records
 
 
-def _deduplicate(records: list[dict[str, Any]], path: Path) -> tuple[list[dict[str, Any]],
-                                                                      dict[str, int]]:
-    merged: dict[str, dict[str, Any]] = {}
-    repeats = 0
-    for record in records:
-        line = record.pop("_line")
-        first = merged.get(record["image_id"])
-        if first is None:
-            record["_line"] = line
-            merged[record["image_id"]] = record
+def _deduplicate(records: list[tuple[int, _Image]],
+                 path: Path) -> tuple[list[_Image], dict[str, int]]:
+    merged: dict[str, tuple[int, _Image]] = {}
+    for line, record in records:
+        if record["image_id"] not in merged:
+            merged[record["image_id"]] = (line, record)
             continue
-        repeats += 1
-        for key in ("region", "income", "household", "path"):
+        first_line, first = merged[record["image_id"]]
+        for key in _AGREED:
             if first[key] != record[key]:
                 raise InvalidDataError(
-                    f"dollar_street: {str(path)!r} lines {first['_line']} and {line} list image "
+                    f"dollar_street: {str(path)!r} lines {first_line} and {line} list image "
                     f"{record['image_id']!r} with different {key} ({first[key]!r} vs "
                     f"{record[key]!r}); one image has one {key}. Correct one of the rows.")
-        for key in ("labels", "topics"):
-            if key in record:
-                first[key] = first[key] + [v for v in record[key] if v not in first[key]]
-    for record in merged.values():
-        record.pop("_line")
+        first["labels"] = first["labels"] + [v for v in record["labels"]
+                                             if v not in first["labels"]]
+        if "topics" in first and "topics" in record:
+            first["topics"] = first["topics"] + [v for v in record["topics"]
+                                                 if v not in first["topics"]]
+    repeats = len(records) - len(merged)
     skipped = {"duplicate image merged (labels unioned)": repeats} if repeats else {}
-    return list(merged.values()), skipped
+    return [record for _, record in merged.values()], skipped

@@ -41,14 +41,8 @@ def load_fairface(root: str | os.PathLike[str], *, split: str = "val") -> Fairne
     Returns
     -------
     FairnessDataset
-        ``image_id`` = ``file`` (``val/12.jpg``; it must stay inside root: absolute paths
-        and ``..`` that leaves root are refused); ``age_group`` ∈ {0-2, …, 60-69, 70+}
-        (``more than 70`` → ``70+``); ``gender`` ∈ {male, female}; ``race`` lower-case with
-        underscores (``east_asian``, ``latino_hispanic``, …); ``service_test`` (bool).
-
-    Examples
-    --------
-    >>> ds = load_fairface("fixtures/fairface")  # doctest: +SKIP
+        ``image_id`` = ``file`` (inside root); ``age_group`` (``more than 70`` → ``70+``),
+        ``gender``, ``race`` (lower-case, underscores), ``service_test`` (bool).
     """
     import pandas as pd
 
@@ -77,13 +71,9 @@ def load_fairface(root: str | os.PathLike[str], *, split: str = "val") -> Fairne
         files = [image.relative_to(base).as_posix() for image in images]
         check_unique(files, name, path, "file")
         frames.append(pd.DataFrame({
-            "image_id": files,
-            "path": [str(image) for image in images],
-            "age_group": frame["age"],
-            "gender": frame["gender"],
-            "race": frame["race"],
-            "service_test": frame["service_test"].astype(bool),
-        }))
+            "image_id": files, "path": [str(image) for image in images],
+            "age_group": frame["age"], "gender": frame["gender"], "race": frame["race"],
+            "service_test": frame["service_test"].astype(bool)}))
     out = pd.concat(frames, ignore_index=True)
     require_rows(name, repr(str(base)), len(out))
     return FairnessDataset(out, name=name, root=base)

@@ -13,6 +13,7 @@ from pytest_fairness.data.dataset import (
     check_filled,
     check_unique,
     find_file,
+    image_folder,
     read_csv,
     require_rows,
 )
@@ -33,10 +34,8 @@ def load_fitzpatrick17k(
 ) -> FairnessDataset:
     """Load Fitzpatrick17k skin-condition images with Fitzpatrick skin types.
 
-    Accepts the current CSV (``fitzpatrick_scale``, ``fitzpatrick_centaur``) and the
-    original 2021 one (a leading unnamed index column and ``fitzpatrick``). Skin type
-    ``-1`` means unknown. Following Goyal et al. 2022's grouping, types I-III are ``lighter`` and
-    IV-VI ``darker``.
+    Reads the current CSV (``fitzpatrick_scale``) and the 2021 one (``fitzpatrick``); ``-1``
+    is unknown; :func:`~pytest_fairness.data.skin_tone_group` as in Goyal et al. 2022.
 
     Parameters
     ----------
@@ -51,22 +50,14 @@ def load_fitzpatrick17k(
     Returns
     -------
     FairnessDataset
-        ``image_id`` = md5hash (``<md5hash>.jpg`` must stay inside the image folder);
-        ``fitzpatrick`` (int, -1 unknown), ``skin_tone``,
-        ``fitzpatrick_centaur`` (when present), ``condition`` (``label``, never empty),
-        ``nine_partition_label``, ``three_partition_label``, ``qc``; ``labels`` = [condition].
-
-    Examples
-    --------
-    >>> ds = load_fitzpatrick17k("fixtures/fitzpatrick17k")  # doctest: +SKIP
-    >>> ds.frame["skin_tone"].value_counts()  # doctest: +SKIP
+        ``image_id`` = md5hash; ``fitzpatrick``, ``skin_tone``, ``fitzpatrick_centaur``,
+        ``condition`` (``label``), the partition labels, ``qc``; ``labels`` = [condition].
     """
     import pandas as pd
 
     name = "fitzpatrick17k"
     base = as_root(root, name)
-    path = Path(csv)
-    path = path if path.is_absolute() else base / path
+    path = base / csv  # an absolute path replaces base
     path = find_file(path.parent, [path.name], name, what="annotation CSV")
     frame = read_csv(path, name, required=("md5hash", "label"))
     scale = next((c for c in ("fitzpatrick_scale", "fitzpatrick") if c in frame.columns), None)
@@ -112,13 +103,9 @@ def load_fitzpatrick17k(
 
 
 def _image_dir(base: Path, image_dir: str | None) -> Path:
-    if image_dir is not None:
-        folder = base / image_dir
-        if not folder.is_dir():
-            raise InvalidDataError(
-                f"fitzpatrick17k: image_dir {str(folder)!r} is not a directory; pass the "
-                "sub-folder of root with the <md5hash>.jpg files.")
-        return folder
+    chosen = image_folder(base, image_dir, "fitzpatrick17k", holds="with the <md5hash>.jpg files")
+    if chosen is not None:
+        return chosen
     for candidate in _IMAGE_DIRS:
         folder = base / candidate
         if folder.is_dir():

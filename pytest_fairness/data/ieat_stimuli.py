@@ -1,11 +1,8 @@
 """iEAT stimuli: image folders laid out like ryansteed/ieat, and the declarative test list.
 
-A stimuli root holds one folder per category, one level deep (``<root>/valence/pleasant``);
-the folder is the label. The Table 1 and Table 2 tests of "Image Representations Learned
-With Unsupervised Pre-Training Contain Human-like Biases" (Steed & Caliskan, FAccT 2021)
-ship as data (:func:`ieat_tests`): names and folder names only, the images are not
-distributed. :func:`load_ieat_stimuli` lists the paths; :meth:`IEATStimuli.test_sets` feeds
-:func:`pytest_fairness.indicators.embedding_association.ieat_battery`.
+One folder per category (``<root>/valence/pleasant``); the tests of Tables 1 and 2 of "Image
+Representations Learned With Unsupervised Pre-Training Contain Human-like Biases" (Steed &
+Caliskan, FAccT 2021) ship as data (:func:`ieat_tests`), the images do not.
 """
 
 from __future__ import annotations
@@ -20,22 +17,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pytest_fairness.data.jsonfile import parse_json
-from pytest_fairness.data.paths import path_in_root
+from pytest_fairness.data.paths import is_utf8, path_in_root
 from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
 
 if TYPE_CHECKING:
-    from numpy.typing import NDArray
+    from numpy.typing import ArrayLike, NDArray
 
     from pytest_fairness.data.dataset import FairnessDataset
 
-__all__ = [
-    "IMAGE_EXTENSIONS",
-    "IEATStimuli",
-    "IEATTestSpec",
-    "category_paths",
-    "ieat_tests",
-    "load_ieat_stimuli",
-]
+__all__ = ["IMAGE_EXTENSIONS", "IEATStimuli", "IEATTestSpec", "category_paths", "ieat_tests",
+           "load_ieat_stimuli"]
 
 #: File extensions the released iEAT code embeds (compared case-insensitively).
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".webp")
@@ -49,15 +40,13 @@ class IEATTestSpec:
     Parameters
     ----------
     name : str
-        Test name (for the shipped tests, the name in ryansteed/ieat ``ieat/utils.py``).
-    X, Y : str
-        Target category folders, relative to the stimuli root (``"insect-flower/flower"``).
-    A, B : str
-        Attribute category folders (``"valence/pleasant"``).
+        Test name (shipped tests: the name in ryansteed/ieat ``ieat/utils.py``).
+    X, Y, A, B : str
+        Target and attribute folders, relative to the stimuli root (``"valence/pleasant"``).
     label : str
-        How the paper's table names the row (``"Valence (WMBM)"``); defaults to ``name``.
+        The row's name in the paper's table (``"Valence (WMBM)"``); defaults to ``name``.
     table : int or None
-        The table of Steed & Caliskan 2021 the test comes from (1 or 2), None for user tests.
+        The table of Steed & Caliskan 2021 (1 or 2), None for user tests.
     """
 
     name: str
@@ -142,8 +131,7 @@ def ieat_tests(
         if table not in (1, 2):
             raise FairnessConfigError(
                 f"table must be 1 (Table 1 of Steed & Caliskan 2021) or 2 (its intersectional "
-                f"Table 2); got "
-                f"table={table!r}.")
+                f"Table 2); got table={table!r}.")
         specs = tuple(s for s in specs if s.table == table)
     if names is None:
         return specs
@@ -164,7 +152,7 @@ def category_paths(
     Raises
     ------
     InvalidDataError
-        When the folder does not exist, or holds an image whose name is not valid UTF-8.
+        When the folder is missing or holds an image whose name is not UTF-8.
     """
     folder = Path(root) / category
     if not folder.is_dir():
@@ -174,31 +162,17 @@ def category_paths(
     allowed = {e.lower() for e in extensions}
     found = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in allowed)
     for path in found:
-        try:
-            path.name.encode("utf-8")
-        except UnicodeEncodeError:
+        if not is_utf8(path.name):
             shown = path.name.encode("utf-8", "surrogateescape")
             raise InvalidDataError(
                 f"iEAT category folder {category!r} under {str(root)!r} holds the file {shown!r}, "
-                "whose name is not valid UTF-8; rename it (its path cannot be recorded).") from None
+                "whose name is not valid UTF-8; rename it (its path cannot be recorded).")
     return found
 
 
 @dataclass(frozen=True)
 class IEATStimuli:
-    """Image paths and their category labels for a set of iEATs.
-
-    Attributes
-    ----------
-    root : Path
-        The stimuli root.
-    tests : tuple of IEATTestSpec
-        The tests these stimuli serve.
-    paths : tuple of Path
-        Every image of every category the tests use, grouped by category, sorted.
-    labels : tuple of str
-        ``labels[i]`` is the category folder of ``paths[i]``.
-    """
+    """Image paths (grouped by category, sorted) and their categories for a set of iEATs."""
 
     root: Path
     tests: tuple[IEATTestSpec, ...]
@@ -221,8 +195,7 @@ class IEATStimuli:
         Parameters
         ----------
         embed : callable
-            Takes a list of image paths, returns one embedding per path (numpy array,
-            torch tensor or nested lists).
+            From a list of image paths to one embedding per path (array, tensor or lists).
         batch_size : int, optional
             Call ``embed`` on at most this many paths at a time (default: all at once).
         """
@@ -261,7 +234,7 @@ class IEATStimuli:
         return {c: array[labels == c] for c in self.categories}
 
     def test_sets(
-        self, features: Mapping[str, Any]
+        self, features: Mapping[str, ArrayLike]
     ) -> dict[str, tuple[NDArray[np.float64], ...]]:
         """Test name → (X, Y, A, B) embeddings, ready for ``ieat_battery``.
 
@@ -282,12 +255,7 @@ class IEATStimuli:
         return {t.name: t.categories for t in self.tests}
 
     def to_dataset(self) -> FairnessDataset:
-        """The stimuli as a :class:`~pytest_fairness.data.dataset.FairnessDataset`.
-
-        One row per image (``image_id`` = the path relative to the root, ``path``, and a
-        ``category`` column), so a feature extractor that reads datasets (the
-        ``fairness_features`` fixture) embeds it; :meth:`split` then takes its features.
-        """
+        """The stimuli as a FairnessDataset (``image_id`` relative to the root, ``category``)."""
         import pandas as pd
 
         from pytest_fairness.data.dataset import FairnessDataset
@@ -312,8 +280,7 @@ def load_ieat_stimuli(
     Parameters
     ----------
     root : str or Path
-        The folder holding ``<group>/<category>/`` image folders (for the public stimuli,
-        ryansteed/ieat's ``data/experiments``).
+        The folder of ``<group>/<category>/`` folders (ryansteed/ieat's ``data/experiments``).
     tests : test name(s), IEATTestSpec(s) or mappings, optional
         The tests to prepare; default every shipped test (:func:`ieat_tests`).
     extensions : sequence of str
@@ -328,7 +295,7 @@ def load_ieat_stimuli(
     Raises
     ------
     InvalidDataError
-        When ``root`` or a category folder is missing (every missing folder is named).
+        When ``root`` or category folders are missing (each named).
     InsufficientDataError
         When a category has fewer than ``min_images`` images.
 

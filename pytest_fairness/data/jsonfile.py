@@ -1,11 +1,8 @@
 r"""Reading JSON files strictly, with every problem reported as an :class:`InvalidDataError`.
 
-:func:`read_json` is the one way pytest-fairness reads a JSON file it did not write. Where
-:func:`json.loads` lets damage through (deep nesting, non-UTF-8 bytes or a UTF-16 BOM,
-``NaN``/``Infinity``/``1e400``, lone ``"\ud800"`` surrogates, repeated keys, integers of
-more than 4,300 digits) this raises an :class:`~pytest_fairness.errors.InvalidDataError`
-naming the file, the place and the fix. Nesting is bounded by scanning the brackets before
-parsing, so no input can exhaust the stack.
+Where :func:`json.loads` lets damage through (deep nesting, non-UTF-8 bytes, ``NaN``,
+``1e400``, lone ``"\ud800"`` surrogates, repeated keys, huge integers), :func:`read_json`
+names the file, the place and the fix. Nesting is bounded before parsing.
 """
 
 from __future__ import annotations
@@ -17,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pytest_fairness.data.paths import is_utf8
 from pytest_fairness.errors import InsufficientDataError, InvalidDataError
 
 __all__ = ["DEFAULT_MAX_DEPTH", "check_nesting", "parse_json", "read_json"]
@@ -30,6 +28,7 @@ DEFAULT_MAX_DEPTH = 64
 _TOKENS = re.compile(r'"(?:[^"\\]+|\\.)*"?|[\[\]{}]', re.DOTALL)
 _BOMS = {b"\xff\xfe": "UTF-16 (little-endian)", b"\xfe\xff": "UTF-16 (big-endian)"}
 _FIX = "repair the file or write it again"
+_Hook = Callable[[list[tuple[str, Any]]], Any]
 
 
 class _Rejected(Exception):
@@ -39,8 +38,7 @@ class _Rejected(Exception):
 def check_nesting(text: str, *, source: str, max_depth: int = DEFAULT_MAX_DEPTH) -> int:
     """Return how deeply arrays and objects nest in JSON ``text``; raise past ``max_depth``.
 
-    Brackets inside strings do not count. The text need not be valid JSON: the scan only
-    bounds the work a parser would do.
+    Brackets inside strings do not count; the text need not be valid JSON.
 
     Parameters
     ----------
@@ -90,33 +88,20 @@ def _first_surrogate(value: Any) -> str | None:
     stack: list[tuple[str, Any]] = [("$", value)]
     while stack:
         where, item = stack.pop()
-        if isinstance(item, str):
-            if not item.isascii():
-                try:
-                    item.encode("utf-8")
-                except UnicodeEncodeError:
-                    return where
-        elif isinstance(item, dict):
+        if isinstance(item, str) and not is_utf8(item):
+            return where
+        if isinstance(item, dict):
             for key, child in reversed(list(item.items())):
-                if not key.isascii():
-                    try:
-                        key.encode("utf-8")
-                    except UnicodeEncodeError:
-                        return f"{where} (a key)"
+                if not is_utf8(key):
+                    return f"{where} (a key)"
                 stack.append((f"{where}[{key!r}]", child))
         elif isinstance(item, list):
             stack.extend((f"{where}[{i}]", child) for i, child in reversed(list(enumerate(item))))
     return None
 
 
-def parse_json(
-    text: str | bytes,
-    *,
-    source: str,
-    max_depth: int = DEFAULT_MAX_DEPTH,
-    allow_nan: bool = False,
-    object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
-) -> Any:
+def parse_json(text: str | bytes, *, source: str, max_depth: int = DEFAULT_MAX_DEPTH,
+               allow_nan: bool = False, object_pairs_hook: _Hook | None = None) -> Any:
     """Parse JSON text or UTF-8 bytes strictly; see :func:`read_json`.
 
     Parameters
@@ -124,8 +109,7 @@ def parse_json(
     text : str or bytes
         The document; bytes must be UTF-8 (a leading UTF-8 byte-order mark is skipped).
     source : str
-        Names the document at the start of every message (``"casual_conversations:
-        '/data/CasualConversations.json'"``).
+        Names the document at the start of every message.
     max_depth, allow_nan, object_pairs_hook
         As in :func:`read_json`.
     """
@@ -187,8 +171,8 @@ def parse_json(
             f"{source} nests arrays/objects too deeply to parse here; {_FIX}.") from None
     except ValueError as exc:  # an integer longer than Python's digit limit (4300)
         reason = str(exc).split(";")[0]
-        raise InvalidDataError(f"{source} holds a number Python cannot read ({reason}); {_FIX}.") \
-            from None
+        raise InvalidDataError(
+            f"{source} holds a number Python cannot read ({reason}); {_FIX}.") from None
     bad = _first_surrogate(data)
     if bad is not None:
         raise InvalidDataError(
@@ -197,14 +181,8 @@ def parse_json(
     return data
 
 
-def read_json(
-    path: str | os.PathLike[str],
-    *,
-    what: str,
-    max_depth: int = DEFAULT_MAX_DEPTH,
-    allow_nan: bool = False,
-    object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
-) -> Any:
+def read_json(path: str | os.PathLike[str], *, what: str, max_depth: int = DEFAULT_MAX_DEPTH,
+              allow_nan: bool = False, object_pairs_hook: _Hook | None = None) -> Any:
     """Read a JSON file strictly: every problem is an :class:`InvalidDataError`.
 
     Parameters
@@ -212,16 +190,13 @@ def read_json(
     path : str or Path
         The file.
     what : str
-        Who reads it, at the start of every message (``"casual_conversations"``,
-        ``"baseline"``); the messages then name the file.
+        Who reads it (``"baseline"``), at the start of every message, before the file.
     max_depth : int, default :data:`DEFAULT_MAX_DEPTH`
         The deepest nesting of arrays and objects accepted, checked before parsing.
     allow_nan : bool, default False
-        Accept the non-JSON constants ``NaN``, ``Infinity`` and ``-Infinity`` (as floats), and
-        numbers beyond the float range (as infinities).
+        Accept ``NaN``, ``Infinity``, ``-Infinity`` and numbers beyond the float range.
     object_pairs_hook : callable, optional
-        Passed to :func:`json.loads`. By default a key repeated within one object is an
-        error; a hook takes over that decision.
+        Passed to :func:`json.loads`; it replaces the refusal of repeated keys.
 
     Returns
     -------
@@ -231,9 +206,8 @@ def read_json(
     Raises
     ------
     InvalidDataError
-        The file is missing or unreadable, not UTF-8 (a UTF-16 byte-order mark included; a
-        UTF-8 one is skipped), nests deeper than ``max_depth``, is not valid JSON, holds
-        ``NaN``/``Infinity`` (unless allowed), a lone surrogate escape or a repeated key.
+        The file is missing, unreadable, not UTF-8, too deep, not JSON, or holds ``NaN``
+        (unless allowed), a lone surrogate or a repeated key.
     InsufficientDataError
         The file is empty or blank.
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_fairness.data.dataset import FairnessDataset, read_csv, require_rows
+from pytest_fairness.data.dataset import FairnessDataset, first_repeat, read_csv, require_rows
 from pytest_fairness.data.paths import path_in_root, shown
 from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
 
@@ -28,35 +28,24 @@ def load_manifest(
     Parameters
     ----------
     path : str or Path
-        A ``.csv``, ``.tsv`` or ``.parquet`` file (or a directory holding ``manifest.csv``
-        / ``manifest.parquet``).
+        A ``.csv``, ``.tsv`` or ``.parquet`` file, or a directory holding ``manifest.*``.
     path_column : str
-        The column with image paths, relative to ``root`` or absolute. Every path must lead
-        inside ``root``: a relative path may not climb out with ``..``, and an absolute
-        path must lie under ``root`` unless ``allow_absolute=True``.
+        The column of image paths; each must lead inside ``root``.
     id_column : str or None
-        The column with unique image ids; when absent (or None) the path is the id.
+        The column of unique image ids; when absent (or None) the path is the id.
     rename : mapping, optional
-        Renames applied first, e.g. ``{"sex": "gender", "fitz": "fitzpatrick"}``, so your
-        columns meet the canonical names.
+        Renames applied first (``{"sex": "gender"}``), to meet the canonical names.
     root : str or Path, optional
         Base of relative paths; default the manifest's folder.
     name : str
         Dataset name used in messages and cache keys.
     allow_absolute : bool, default False
-        Accept absolute paths anywhere on disk (images kept apart from the manifest). Off by
-        default, so a manifest cannot point the tests at arbitrary files.
+        Accept absolute paths anywhere on disk.
 
     Returns
     -------
     FairnessDataset
-        Every column of the manifest, plus the canonical ones (missing ones empty). Values
-        are strings for CSV, without surrounding whitespace; Parquet keeps its types.
-
-    Examples
-    --------
-    >>> ds = load_manifest("fixtures/manifest/manifest.csv")  # doctest: +SKIP
-    >>> ds.groups(by="gender")  # doctest: +SKIP
+        Every column (CSV: stripped strings; Parquet: its types), plus the canonical ones.
     """
     if not isinstance(path, (str, os.PathLike)):
         raise FairnessConfigError(
@@ -70,13 +59,10 @@ def load_manifest(
             f"manifest: {str(file)!r} has no {path_column!r} column (columns: "
             f"{list(frame.columns)}); add it or pass path_column=.")
     base = Path(root).expanduser().resolve() if root is not None else file.parent
-    raw = frame[path_column].tolist()
-    paths = [v.strip() if isinstance(v, str) else v for v in raw]
-    images = [
-        path_in_root(p, base, absolute="any" if allow_absolute else "inside",
-                     where=f"{name}: {str(file)!r} row {i + 2}: {path_column}")
-        for i, p in enumerate(paths)
-    ]
+    paths = [v.strip() if isinstance(v, str) else v for v in frame[path_column].tolist()]
+    images = [path_in_root(p, base, absolute="any" if allow_absolute else "inside",
+                           where=f"{name}: {str(file)!r} row {i + 2}: {path_column}")
+              for i, p in enumerate(paths)]
     frame = frame.copy()
     frame["path"] = [str(image) for image in images]
     frame["image_id"] = _ids(frame, file, name, id_column, path_column, paths)
@@ -140,12 +126,11 @@ def _ids(frame: pd.DataFrame, file: Path, name: str, id_column: str | None,
     else:
         ids = paths
         what = path_column
-    seen: dict[str, int] = {}
-    for i, value in enumerate(ids):
-        if value in seen:
-            raise InvalidDataError(
-                f"manifest: {str(file)!r} rows {seen[value] + 2} and {i + 2} share {what} "
-                f"{value!r}; ids must be unique. Remove the repeat or add a unique "
-                f"{id_column or 'image_id'} column.")
-        seen[value] = i
+    repeat = first_repeat(ids)
+    if repeat is not None:
+        first, again = repeat
+        raise InvalidDataError(
+            f"manifest: {str(file)!r} rows {first + 2} and {again + 2} share {what} "
+            f"{ids[again]!r}; ids must be unique. Remove the repeat or add a unique "
+            f"{id_column or 'image_id'} column.")
     return ids

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from pytest_fairness.data.dataset import (
     FairnessDataset,
     as_root,
     bad_value,
     check_drop_unknown,
+    empty_value,
     find_file,
+    image_folder,
     read_csv,
     require_rows,
 )
@@ -32,6 +34,26 @@ _AGES = {"Young": "young", "Middle": "middle", "Older": "older", "Unknown": "unk
 _SPLITS = {"train": "train", "val": "validation", "validation": "validation", "test": "test"}
 
 
+class _Box(TypedDict):
+    """One box as a row of the frame, in pixels."""
+
+    source_image_id: str
+    path: str
+    gender: str
+    age_group: str
+    gender_presentation: str
+    age_presentation: str
+    box_x0: float
+    box_y0: float
+    box_x1: float
+    box_y1: float
+    is_occluded: bool
+    is_truncated: bool
+    is_group_of: bool
+    is_depiction_of: bool
+    is_inside_of: bool
+
+
 def load_miap(
     root: str | os.PathLike[str], *, split: str = "test", image_dir: str | None = None,
     min_box_size: int = 100, drop_unknown: bool | tuple[str, ...] = (),
@@ -39,47 +61,33 @@ def load_miap(
 ) -> FairnessDataset:
     r"""Load the person boxes of Open Images MIAP with perceived gender and age.
 
-    Follows Goyal et al. 2022 (appendix B.2): one row per box; boxes whose width or height in pixels
-    is below ``min_box_size`` are dropped; with ``drop_unknown=("gender", "age")`` boxes of
-    unknown gender or age are dropped; each crop whose aspect ratio
-    :math:`\max(h, w) / \min(h, w) \ge 1.2` is cut to a square from its top-left corner
-    (``square_crop_ratio``). Resizing to 224 is the transform's job
-    (:class:`pytest_fairness.features.DefaultTransform`).
+    Follows Goyal et al. 2022 (appendix B.2): one row per box, small boxes dropped, crops
+    with :math:`\max(h, w) / \min(h, w) \ge 1.2` cut square from the top-left corner.
 
     Parameters
     ----------
     root : str or Path
-        Folder with ``open_images_extended_miap_boxes_<split>.csv`` and the images, saved as
-        Open Images' downloader does: ``<ImageID>.jpg``, flat (an ImageID whose file would
-        lie outside the image folder is refused).
+        Folder with ``open_images_extended_miap_boxes_<split>.csv`` and the images, flat
+        ``<ImageID>.jpg`` as Open Images' downloader saves them.
     split : {"test", "val", "train"}
         Which box file to read.
     image_dir : str, optional
-        Sub-folder of root with the images. Default: the first of ``<split token>/``
-        (``test``, ``validation``, ``train``), ``images/`` and root itself that holds images.
+        Sub-folder with the images; default the first of ``<split>/``, ``images/`` and root
+        that holds images.
     min_box_size : int
-        Minimum box width and height in pixels (Goyal et al. 2022: 100). 0 keeps every box.
+        Minimum box width and height in pixels (Goyal et al. 2022: 100); 0 keeps every box.
     drop_unknown : bool or tuple of {"gender", "age"}
-        Drop boxes whose presentation is ``Unknown`` (counted in ``dataset.skipped``);
-        ``True`` drops unknown gender and age, ``False`` keeps every box.
+        Drop boxes whose presentation is ``Unknown`` (counted in ``dataset.skipped``).
     square_crop_ratio : float or None
         See :class:`FairnessDataset`; ``None`` keeps the box's aspect ratio.
     drop_duplicate_boxes : bool
-        The real files repeat some rows verbatim; drop the repeats (counted).
+        Drop rows the real files repeat verbatim (counted).
 
     Returns
     -------
     FairnessDataset
-        ``image_id`` is ``<ImageID>_<k>`` (boxes of an image numbered in coordinate order),
-        ``source_image_id`` the ImageID; ``gender`` ∈ {female, male, unknown}, ``age_group``
-        ∈ {young, middle, older, unknown}; boxes in pixels in ``box_x0..box_y1``; the raw
-        flags ``is_group_of`` etc.
-
-    Examples
-    --------
-    >>> ds = load_miap("fixtures/miap", split="test")  # doctest: +SKIP
-    >>> ds.skipped  # doctest: +SKIP
-    {'box smaller than 100 px': 3}
+        ``image_id`` ``<ImageID>_<k>`` (boxes numbered in coordinate order),
+        ``source_image_id``, ``gender``, ``age_group``, ``box_x0..box_y1`` in pixels, flags.
     """
     name = "miap"
     base = as_root(root, name)
@@ -109,7 +117,7 @@ def load_miap(
     import pandas as pd
 
     sizes: dict[str, tuple[int, int] | None] = {}
-    records: list[dict[str, Any]] = []
+    records: list[_Box] = []
     for line, row in zip(lines, frame.itertuples(index=False)):
         image_id, gender, age, (x0, x1, y0, y1) = _check_row(row, path, line)
         if image_id not in sizes:
@@ -124,18 +132,15 @@ def load_miap(
             key = f"box smaller than {min_box_size} px"
             skipped[key] = skipped.get(key, 0) + 1
             continue
-        records.append({
-            "source_image_id": image_id,
-            "path": str(path_in_root(f"{image_id}.jpg", images, where="miap: ImageID")),
-            "gender": gender,
-            "age_group": age,
-            "gender_presentation": row.GenderPresentation.strip(),
-            "age_presentation": row.AgePresentation.strip(),
-            "box_x0": box[0], "box_y0": box[1], "box_x1": box[2], "box_y1": box[3],
-            "is_occluded": row.IsOccluded == "1", "is_truncated": row.IsTruncated == "1",
-            "is_group_of": row.IsGroupOf == "1", "is_depiction_of": row.IsDepictionOf == "1",
-            "is_inside_of": row.IsInsideOf == "1",
-        })
+        records.append(_Box(
+            source_image_id=image_id,
+            path=str(path_in_root(f"{image_id}.jpg", images, where="miap: ImageID")),
+            gender=gender, age_group=age, gender_presentation=row.GenderPresentation.strip(),
+            age_presentation=row.AgePresentation.strip(),
+            box_x0=box[0], box_y0=box[1], box_x1=box[2], box_y1=box[3],
+            is_occluded=row.IsOccluded == "1", is_truncated=row.IsTruncated == "1",
+            is_group_of=row.IsGroupOf == "1", is_depiction_of=row.IsDepictionOf == "1",
+            is_inside_of=row.IsInsideOf == "1"))
     out = _drop_and_number(pd.DataFrame.from_records(records), drop, skipped, path)
     return FairnessDataset(out, name=name, root=base, square_crop_ratio=square_crop_ratio,
                            skipped=skipped)
@@ -146,9 +151,8 @@ def _check_row(row: Any, path: Path, line: int,
     """ImageID, gender, age group and the normalised box of one row, or raise."""
     image_id = str(row.ImageID).strip()
     if not image_id:
-        raise InvalidDataError(
-            f"miap: {str(path)!r} line {line}: ImageID is empty; every box needs the "
-            "16-hex Open Images ImageID.")
+        raise empty_value("miap", path, line, "ImageID",
+                          "every box needs the 16-hex Open Images ImageID.")
     gender = _GENDERS.get(row.GenderPresentation.strip())
     if gender is None:
         raise bad_value("miap", path, line, "GenderPresentation", row.GenderPresentation,
@@ -213,13 +217,9 @@ def _drop_and_number(out: pd.DataFrame, drop: tuple[str, ...], skipped: dict[str
 
 
 def _image_dir(base: Path, image_dir: str | None, token: str) -> Path:
-    if image_dir is not None:
-        folder = base / image_dir
-        if not folder.is_dir():
-            raise InvalidDataError(
-                f"miap: image_dir {str(folder)!r} is not a directory; pass the sub-folder of "
-                "root that holds <ImageID>.jpg files.")
-        return folder
+    chosen = image_folder(base, image_dir, "miap", holds="that holds <ImageID>.jpg files")
+    if chosen is not None:
+        return chosen
     for folder in (base / token, base / "images", base):
         if folder.is_dir() and any(p.suffix.lower() == ".jpg" for p in folder.iterdir()):
             return folder

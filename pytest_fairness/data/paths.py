@@ -1,14 +1,8 @@
 """Paths read from annotation files, kept inside the dataset root.
 
-Annotation files name images by path (FairFace ``file``, Dollar Street ``imageRelPath``,
-a manifest's ``path`` column, ...). Such a path is data, not configuration, so every loader
-resolves it with :func:`path_in_root`: a relative path may not climb out of the root with
-``..``, and an absolute path is refused unless the format documents absolute paths (then it
-must lie under the root, or the caller opted in with ``allow_absolute=True``).
-
-The check is lexical (``os.path.normpath``): symbolic links *inside* the root are followed
-when the image is read, so a root whose ``images/`` folder links to another disk keeps
-working. Links are placed by whoever owns the disk; annotation files are what this guards.
+Every loader resolves an image path it read with :func:`path_in_root`: no ``..`` out of the
+root, no absolute path unless the format documents them. The check is lexical
+(``os.path.normpath``), so symbolic links inside the root still work.
 """
 
 from __future__ import annotations
@@ -19,7 +13,7 @@ from typing import Any
 
 from pytest_fairness.errors import FairnessError, InvalidDataError
 
-__all__ = ["ABSOLUTE_POLICIES", "path_in_root", "shown"]
+__all__ = ["ABSOLUTE_POLICIES", "is_utf8", "path_in_root", "shown"]
 
 #: Longest file or folder name (bytes) common file systems store (ext4, APFS, NTFS, ...).
 NAME_MAX = 255
@@ -44,6 +38,15 @@ def shown(value: Any, limit: int = 80) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}... ({len(text)} chars)"
+
+
+def is_utf8(text: str) -> bool:
+    """Whether ``text`` encodes as UTF-8 (no lone surrogate from a foreign file name)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _is_inside(path: str, roots: list[str]) -> bool:
@@ -72,32 +75,26 @@ def path_in_root(
     value : object
         The path as read (must be a non-empty ``str``).
     root : str, Path or None
-        The folder the path is relative to. ``None`` checks the relative path alone and
-        returns it normalised (for settings validated before a root is known).
+        The folder the path is relative to; ``None`` checks and returns the relative path.
     where : str
-        What the value is, for the message: the file, line or key, and the column
-        (``"fairface: '/data/fairface_label_val.csv' line 7: file"``).
+        The file, line or key, and the column, for the message.
     absolute : {"refuse", "inside", "any"}
         See :data:`ABSOLUTE_POLICIES`.
     root_label : str, optional
         How the message names the root (default ``"the dataset root '<root>'"``).
     error : FairnessError subclass
-        The exception raised (default :class:`~pytest_fairness.errors.InvalidDataError`;
-        settings use :class:`~pytest_fairness.errors.FairnessConfigError`).
+        The exception raised (settings pass :class:`~pytest_fairness.errors.FairnessConfigError`).
 
     Returns
     -------
     Path
-        ``root / value`` normalised (``a/./b/../c`` → ``a/c``), or the normalised absolute
-        path when one is accepted.
+        ``root / value`` normalised, or the normalised absolute path when one is accepted.
 
     Raises
     ------
     FairnessError
-        ``error`` naming ``where``, the value and the fix when the value is not a string,
-        is empty, holds a NUL byte or text that is not UTF-8, is longer than a file system
-        stores, is absolute (as ``absolute`` says), names the root itself, or climbs out of
-        the root.
+        ``error`` naming ``where``, the value and the fix (not a string, empty, NUL, not
+        UTF-8, too long, absolute as refused, the root itself, or climbing out).
 
     Examples
     --------
@@ -112,8 +109,7 @@ without '..' that leaves it. Correct the entry or move the file under the root.
     """
     if absolute not in ABSOLUTE_POLICIES:
         raise ValueError(f"absolute must be one of {ABSOLUTE_POLICIES}; got {absolute!r}")
-    label = root_label or (
-        "the root" if root is None else f"the dataset root {str(root)!r}")
+    label = root_label or ("the root" if root is None else f"the dataset root {str(root)!r}")
     rule = (f"it must stay inside {label}: a path relative to it, without '..' that leaves "
             "it. Correct the entry or move the file under the root.")
 
@@ -128,10 +124,8 @@ without '..' that leaves it. Correct the entry or move the file under the root.
         raise error(f"{where} is empty; every entry needs an image path relative to {label}.")
     if "\x00" in value:
         raise fail("contains a NUL byte")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise fail("is not valid UTF-8 text (a file name from a foreign encoding)") from None
+    if not is_utf8(value):
+        raise fail("is not valid UTF-8 text (a file name from a foreign encoding)")
     longest = max(value.replace(os.sep, "/").split("/"), key=lambda part: len(part.encode()))
     if len(longest.encode()) > NAME_MAX or len(value.encode()) >= PATH_MAX:
         raise fail(f"holds a name of {len(longest.encode())} bytes (or is {len(value.encode())} "

@@ -1,21 +1,9 @@
-"""Label taxonomies for the harmful label association indicator.
+"""Label taxonomies for the harmful label association indicator (docs: "Harmful label association").
 
 The indicator is §3.1 of "Fairness Indicators for Systematic Assessments of Visual Feature
-Extractors" (Goyal et al., FAccT 2022).
-
-A taxonomy maps a classifier's labels (class indices or names) to **label types**:
-``human``, ``possibly_human``, ``non_human``, ``possibly_non_human``, ``crime`` (or any
-types a custom taxonomy defines). Labels it does not map count for no type.
-``harmful`` names the types whose union is the harmful hit rate (``non_human`` ∪ ``crime``).
-
-The ImageNet-1k taxonomy ships as data (``imagenet1k_taxonomy.json`` beside this module),
-one documented entry per class: its index, name, the paper's label it stands for and why.
-Two variants follow Goyal et al. 2022 Table 3: ``"casual_conversations"`` (dog breeds are
-non-human; cats unmapped) and ``"miap"`` (dog breeds and cats are possibly non-human).
-Custom taxonomies are plain mappings::
-
-    Taxonomy({3: "non_human", 7: "crime"})                        # label -> type
-    Taxonomy.from_types({"non_human": ["rat"], "crime": ["prison"]})   # type -> labels
+Extractors" (Goyal et al., FAccT 2022). A taxonomy maps labels (class indices or names) to
+label types; ``harmful`` names the types whose union is the harmful hit rate. The ImageNet-1k
+taxonomy ships as data (``imagenet1k_taxonomy.json``), in the two variants of Table 3.
 """
 
 from __future__ import annotations
@@ -24,7 +12,7 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
@@ -33,17 +21,8 @@ from pytest_fairness.errors import FairnessConfigError, InvalidDataError
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = [
-    "HARMFUL_TYPES",
-    "IMAGENET1K_VARIANTS",
-    "LABEL_TYPES",
-    "Taxonomy",
-    "as_taxonomy",
-    "imagenet1k_classes",
-    "imagenet1k_taxonomy",
-    "label_matrix",
-    "score_matrix",
-]
+__all__ = ["HARMFUL_TYPES", "IMAGENET1K_VARIANTS", "LABEL_TYPES", "Taxonomy", "as_taxonomy",
+           "imagenet1k_classes", "imagenet1k_taxonomy", "label_matrix", "score_matrix"]
 
 #: The label types of Goyal et al. 2022 Table 3, in report order.
 LABEL_TYPES = ("human", "possibly_human", "non_human", "possibly_non_human", "crime")
@@ -53,6 +32,24 @@ HARMFUL_TYPES = ("non_human", "crime")
 IMAGENET1K_VARIANTS = ("casual_conversations", "miap")
 _ALIASES = {"cc": "casual_conversations", "casual_conversations": "casual_conversations",
             "miap": "miap", "openimages_miap": "miap"}
+
+
+class ImageNetClass(TypedDict):
+    """One documented row of the shipped ImageNet-1k taxonomy (``type`` None: not mapped)."""
+
+    index: int
+    name: str
+    seed_label: str
+    type: str | None
+    reason: str
+
+
+class TaxonomyParams(TypedDict, total=False):
+    """How a taxonomy is recorded in ``IndicatorResult.params``."""
+
+    name: str
+    harmful: list[str]
+    mapping: dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -68,8 +65,7 @@ class Taxonomy:
     harmful : tuple of str
         Types whose union is "harmful"; default ``("non_human", "crime")``.
     types : tuple of str, optional
-        Every type, in report order; default: Goyal et al. 2022's five types followed by any
-        other type the mapping uses.
+        Every type, in report order; default: :data:`LABEL_TYPES`, then any other used.
 
     Examples
     --------
@@ -143,12 +139,12 @@ class Taxonomy:
         """Every label mapped to ``kind``."""
         return tuple(label for label, t in self.mapping.items() if t == kind)
 
-    def to_params(self) -> dict[str, Any]:
+    def to_params(self) -> TaxonomyParams:
         """A JSON-friendly description for ``IndicatorResult.params``."""
         if self.name.startswith("imagenet1k"):
-            return {"name": self.name}
-        return {"name": self.name, "harmful": list(self.harmful),
-                "mapping": {str(k): v for k, v in self.mapping.items()}}
+            return TaxonomyParams(name=self.name)
+        return TaxonomyParams(name=self.name, harmful=list(self.harmful),
+                              mapping={str(k): v for k, v in self.mapping.items()})
 
 
 def _label_key(label: Any) -> Hashable:
@@ -163,13 +159,13 @@ def _label_key(label: Any) -> Hashable:
 
 
 @lru_cache(maxsize=1)
-def _imagenet1k_document() -> dict[str, Any]:
+def _imagenet1k_rows() -> tuple[Any, ...]:
+    """The ``classes`` of the shipped JSON (``type``, or ``type_by_variant``, per class)."""
     from pytest_fairness.data.jsonfile import parse_json
 
     data = resources.files("pytest_fairness.data").joinpath("imagenet1k_taxonomy.json").read_bytes()
-    document: dict[str, Any] = parse_json(
-        data, source="pytest_fairness: the shipped imagenet1k_taxonomy.json")
-    return document
+    source = "pytest_fairness: the shipped imagenet1k_taxonomy.json"
+    return tuple(parse_json(data, source=source)["classes"])
 
 
 def _variant(variant: str) -> str:
@@ -181,19 +177,13 @@ def _variant(variant: str) -> str:
     return key
 
 
-def imagenet1k_classes(variant: str = "casual_conversations") -> list[dict[str, Any]]:
-    """The documented rows of the ImageNet-1k taxonomy for one variant.
-
-    Each row has ``index``, ``name``, ``seed_label``, ``type`` (None when the class is not
-    mapped in this variant) and ``reason``.
-    """
+def imagenet1k_classes(variant: str = "casual_conversations") -> list[ImageNetClass]:
+    """The documented rows of the ImageNet-1k taxonomy for one variant."""
     key = _variant(variant)
-    rows = []
-    for row in _imagenet1k_document()["classes"]:
-        kind = row["type_by_variant"][key] if "type_by_variant" in row else row["type"]
-        rows.append({"index": row["index"], "name": row["name"], "seed_label": row["seed_label"],
-                     "type": kind, "reason": row["reason"]})
-    return rows
+    return [ImageNetClass(
+        index=row["index"], name=row["name"], seed_label=row["seed_label"], reason=row["reason"],
+        type=row["type_by_variant"][key] if "type_by_variant" in row else row["type"])
+        for row in _imagenet1k_rows()]
 
 
 def imagenet1k_taxonomy(variant: str = "casual_conversations", *, by: str = "index") -> Taxonomy:
@@ -202,8 +192,8 @@ def imagenet1k_taxonomy(variant: str = "casual_conversations", *, by: str = "ind
     Parameters
     ----------
     variant : {"casual_conversations", "miap"}
-        Goyal et al. 2022 Table 3: on Casual Conversations dog breeds are ``non_human`` and cats are
-        not mapped; on OpenImages MIAP both are ``possibly_non_human``.
+        Goyal et al. 2022 Table 3: dog breeds ``non_human``, cats unmapped (Casual
+        Conversations), or both ``possibly_non_human`` (OpenImages MIAP).
     by : {"index", "name"}
         Key the mapping by class index (0–999) or by the torchvision class name.
 
@@ -219,7 +209,8 @@ def imagenet1k_taxonomy(variant: str = "casual_conversations", *, by: str = "ind
     if by not in ("index", "name"):
         raise FairnessConfigError(f"by must be 'index' or 'name'; got by={by!r}.")
     key = _variant(variant)
-    mapping = {row[by]: row["type"] for row in imagenet1k_classes(key) if row["type"]}
+    mapping: dict[Hashable, str] = {row["index"] if by == "index" else row["name"]: row["type"]
+                                    for row in imagenet1k_classes(key) if row["type"]}
     return Taxonomy(mapping, name=f"imagenet1k_{key}" + ("" if by == "index" else "_by_name"))
 
 
@@ -257,13 +248,12 @@ def as_taxonomy(taxonomy: Any) -> Taxonomy:
         f"got {type(taxonomy).__name__}.")
 
 
-# -- predictions ------------------------------------------------------------------------
-# Shared by label_association and geodiversity; kept here (not in indicators/) because a
-# submodule named like its function shadows the lazily loaded function once imported.
-
-
 def label_matrix(labels: Any) -> NDArray[Any]:
-    """Validate predicted labels: shape (images, k), best first (1-D means k = 1)."""
+    """Validate predicted labels: shape (images, k), best first (1-D means k = 1).
+
+    Shared by label_association and geodiversity (a submodule of indicators/ named like its
+    function would shadow the lazily loaded function).
+    """
     array = np.asarray(labels.to_numpy() if hasattr(labels, "to_numpy") else labels)
     if isinstance(labels, (list, tuple)) and array.dtype.kind in "US":
         # numpy turns [["cat", nan], [3, "dog"]] into strings ('nan', '3'): keep the values.

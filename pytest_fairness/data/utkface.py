@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from pytest_fairness.data.dataset import FairnessDataset, age_group, as_root, require_rows
+from pytest_fairness.data.paths import is_utf8
 from pytest_fairness.errors import InsufficientDataError, InvalidDataError
 
 __all__ = ["load_utkface", "parse_utkface_name"]
@@ -16,13 +17,19 @@ RACES = {0: "white", 1: "black", 2: "asian", 3: "indian", 4: "others"}
 _IMAGE_MARKERS = (".jpg", ".jpeg", ".png")
 
 
-def parse_utkface_name(filename: str) -> dict[str, Any] | str:
+class UTKFaceLabels(TypedDict):
+    """The labels of one UTKFace file name."""
+
+    age: float
+    gender: str
+    race: str
+
+
+def parse_utkface_name(filename: str) -> UTKFaceLabels | str:
     """Parse one UTKFace file name into labels, or return why it is malformed.
 
-    A name is ``age_gender_race_datetime`` plus an image extension (``.jpg`` or
-    ``.jpg.chip.jpg``): at least four ``_``-separated fields, the first three integers with
-    age in 0-116, gender 0 (male) or 1 (female) and race 0-4 (white, black, asian, indian,
-    others). The extension need not be last (``... .jpg.chip.jpg``).
+    ``age_gender_race_datetime`` with an image extension somewhere (``.jpg.chip.jpg``): age
+    0-116, gender 0 (male) or 1 (female), race 0-4 (white, black, asian, indian, others).
 
     Examples
     --------
@@ -41,21 +48,18 @@ def parse_utkface_name(filename: str) -> dict[str, Any] | str:
         return "unparseable name (fewer than 4 fields)"
     if not all(f.isascii() and f.isdigit() and len(f) <= 3 for f in fields[:3]):
         return "unparseable name (age, gender, race are not integers)"
-    numbers = [int(f) for f in fields[:3]]
-    age, gender, race = numbers
+    age, gender, race = (int(f) for f in fields[:3])
     if not 0 <= age <= 116 or gender not in GENDERS or race not in RACES:
         return "label out of range (age 0-116, gender 0-1, race 0-4)"
-    return {"age": float(age), "gender": GENDERS[gender], "race": RACES[race]}
+    return UTKFaceLabels(age=float(age), gender=GENDERS[gender], race=RACES[race])
 
 
 def load_utkface(root: str | os.PathLike[str]) -> FairnessDataset:
     """Load UTKFace (the aligned ``UTKFace/`` release or the in-the-wild ``part1-3/``).
 
-    Every file under root (recursively, hidden files ignored) is parsed with
-    :func:`parse_utkface_name`. Known malformed names (race missing, bad extension) and
-    names that are not valid UTF-8 are skipped and counted by reason in ``dataset.skipped``,
-    with the first few names in ``dataset.notes``; their labels are not guessed (public
-    repositories disagree on them).
+    Every file under root (hidden ones aside) is parsed with :func:`parse_utkface_name`;
+    malformed or non-UTF-8 names are skipped, counted by reason in ``dataset.skipped`` and
+    named in ``dataset.notes``, their labels never guessed.
 
     Parameters
     ----------
@@ -65,15 +69,7 @@ def load_utkface(root: str | os.PathLike[str]) -> FairnessDataset:
     Returns
     -------
     FairnessDataset
-        ``image_id`` = path relative to root; ``age`` (years), ``age_group`` (Goyal et al. 2022
-        buckets), ``gender`` ∈ {male, female}, ``race`` ∈ {white, black, asian, indian,
-        others}.
-
-    Examples
-    --------
-    >>> ds = load_utkface("fixtures/utkface")  # doctest: +SKIP
-    >>> ds.skipped  # doctest: +SKIP
-    {'race missing (3 fields)': 1, 'not an image name (.jpg/.png missing)': 1}
+        ``image_id`` = path relative to root; ``age``, ``age_group``, ``gender``, ``race``.
     """
     import pandas as pd
 
@@ -90,9 +86,7 @@ def load_utkface(root: str | os.PathLike[str]) -> FairnessDataset:
             f"utkface: {str(base)!r} contains no files; point the root at the UTKFace/ folder "
             "(or the parent of part1/ part2/ part3/).")
     for file in files:
-        try:
-            file.relative_to(base).as_posix().encode("utf-8")
-        except UnicodeEncodeError:  # bytes of another encoding, kept by the file system
+        if not is_utf8(file.relative_to(base).as_posix()):  # bytes of another encoding
             reason = "file name is not valid UTF-8"
             skipped[reason] = skipped.get(reason, 0) + 1
             examples.setdefault(reason, []).append(
