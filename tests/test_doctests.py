@@ -7,9 +7,12 @@ test, from a temporary directory, without ``--doctest-modules`` or a rootdir to 
 
 from __future__ import annotations
 
+import copy
 import doctest
 import importlib
 import io
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -51,7 +54,9 @@ def test_docstring_examples(test: doctest.DocTest, tmp_path: Path,
     monkeypatch.chdir(tmp_path)  # an example that writes a file writes it here
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     report = io.StringIO()
-    runner.run(test, out=report.write)
+    fresh = copy.copy(test)
+    fresh.globs = dict(test.globs)  # the run clears its globals: keep the parameter's intact
+    runner.run(fresh, out=report.write)
     outcome = runner.summarize(verbose=False)
     assert outcome.attempted > 0
     assert outcome.failed == 0, report.getvalue()
@@ -64,3 +69,18 @@ def test_every_module_with_examples_is_collected() -> None:
                      if ">>> " in path.read_text(encoding="utf-8")}
     assert with_examples, "no examples found: is SOURCE the package?"
     assert sorted(with_examples - {str(Path(f).resolve()) for f in collected if f}) == []
+
+
+#: Installed by extras (``scale``, ``test``, ``faces``, ``examples``), never needed to import.
+OPTIONAL = ("pyarrow", "sklearn", "fairlearn", "hypothesis", "dlib", "skimage",
+            "face_recognition_models")
+
+
+def test_every_module_imports_without_the_optional_dependencies() -> None:
+    """Collecting the examples imports every module: none may need an extra to import."""
+    blocked = "".join(f"sys.modules[{name!r}] = None\n" for name in OPTIONAL)
+    code = (f"import importlib, sys\n{blocked}"
+            f"for name in {list(module_names())!r}:\n    importlib.import_module(name)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=SOURCE.parent, timeout=300)
+    assert done.returncode == 0, done.stderr
