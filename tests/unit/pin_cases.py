@@ -1,4 +1,6 @@
-"""Indicator calls whose outputs are pinned (``golden/pins.json``) to the bit.
+"""Indicator calls whose outputs are pinned (``golden/pins.json``).
+
+Floats are compared within rel 1e-9 (abs 1e-12), the rest exactly (``test_pins.py``).
 
 The pins were written by the code before intervals were added to every indicator: with
 ``n_bootstrap=0`` (the default) no number may change. Regenerate only on purpose:

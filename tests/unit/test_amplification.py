@@ -600,3 +600,39 @@ def test_too_many_subsets(monkeypatch):
     monkeypatch.setattr(_combos, "MAX_SUBSETS", 10)
     with pytest.raises(FairnessConfigError, match="Pass a smaller max_size"):
         multi_mals(train, g, test, tg, pred, pg)
+
+
+# -- the review's findings (min_count, BiasAmp as Multi_MALS) -------------------------------------
+
+
+def test_min_count_counts_images_of_all_groups_together() -> None:
+    """Open question (reported): DESIGN says M holds combinations that 'co-occur with a group
+    at least min_count times'; the code counts images with m over all groups together.
+
+    {0, 1} occurs once with each group in train and in test: kept at min_count=2 (total 2),
+    although it co-occurs with no single group twice.
+    """
+    train = np.array([[1, 1], [1, 1], [1, 0], [1, 0], [0, 1], [0, 1]])
+    groups = ["a", "b", "a", "a", "b", "b"]
+    r = multi_mals(train, groups, train, groups, train, groups, min_size=2, min_count=2,
+                   attribute_names=["x", "y"], min_group_size=1)
+    assert r.stats["n_combinations"] == 1
+    assert {row["attributes"] for row in r.tables["cells"]} == {"x+y"}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_bias_amp_is_multi_mals_with_single_attributes(seed: int) -> None:
+    """DESIGN §2: single-attribute BiasAmp is the max_size=1 case, signed.
+
+    With every attribute present in the test ground truth, M = O, so Zhao's signed BiasAmp
+    equals Multi_MALS's signed mean, and its |Δ| mean equals Multi_MALS's X.
+    """
+    rng = np.random.default_rng(seed)
+    train, train_g = rng.integers(0, 2, (60, 4)), rng.integers(0, 3, 60)
+    test, test_g = np.ones((30, 4), int), rng.integers(0, 3, 30)
+    pred, pred_g = rng.integers(0, 2, (30, 4)), rng.integers(0, 3, 30)
+    zhao = bias_amp(train, train_g, pred, pred_g, min_group_size=1)
+    mals = multi_mals(train, train_g, test, test_g, pred, pred_g, max_size=1, min_group_size=1)
+    assert zhao.value == pytest.approx(mals.stats["signed_mean"], abs=1e-12)
+    assert zhao.stats["abs_mean"] == pytest.approx(mals.value, abs=1e-12)
+    assert zhao.stats["variance"] == pytest.approx(mals.stats["variance"], abs=1e-12)

@@ -6,6 +6,7 @@ import json
 import math
 from typing import Any
 
+import numpy as np
 import pytest
 
 from pytest_fairness import fairness
@@ -15,6 +16,7 @@ from pytest_fairness.errors import (
     FairnessViolation,
     InsufficientDataError,
 )
+from pytest_fairness.indicators import fair_sa
 from pytest_fairness.markers import check
 from pytest_fairness.options import LIMITS
 from pytest_fairness.records import CheckOutcome
@@ -471,3 +473,19 @@ def test_max_auc_cell_without_interval_is_insufficient_under_confidence() -> Non
         run(full(matrices={"auc": matrix}), max_auc=0.65, confidence="supported")
     (point,) = run(full(matrices={"auc": matrix}), max_auc=0.65)
     assert point.passed
+
+
+# -- the review's findings (a check on an undefined bounded number) -------------------------------
+
+
+def test_undefined_l1_is_insufficient_data_not_a_violation() -> None:
+    rng = np.random.default_rng(1)
+    clean = rng.normal(size=(8, 4))
+    features = {None: clean, ("blur", 1.0): clean + rng.normal(scale=0.5, size=(8, 4))}
+    r = fair_sa(features, attribute=[0] * 4 + [1] * 4, perturbations=["blur"],
+                levels=[1.0], threshold=0.9)  # default min_group_size=30: all excluded
+    assert math.isnan(r.stats["l1"])
+    with pytest.raises(InsufficientDataError):
+        fairness.check(r, max_auc=0.5)  # the matrix limit already says so
+    with pytest.raises(InsufficientDataError, match="min_group_size"):
+        fairness.check(r, max_l1=0.5)

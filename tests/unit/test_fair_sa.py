@@ -682,3 +682,27 @@ def test_supported_confidence_gates_the_l1_norm_and_the_worst_row_by_their_inter
         fairness.check(r, max_l1=(r.value + high) / 2, confidence="strict")
     worst = max(g.interval[0] for g in r.groups if g.interval is not None)
     fairness.check(r, max_value=worst, confidence="supported")
+
+
+# -- the review's findings (rows for a binary attribute) ------------------------------------------
+
+
+def test_binary_attribute_default_rows_count_each_cell_twice_in_l1() -> None:
+    """Documented behaviour: by default both values of a 0/1 attribute are rows.
+
+    Their α curves are exact negatives (P vs R and R vs P), so the matrix L1 norm is twice
+    the seed's, whose CelebA rows are one protected value per binary attribute; the
+    ``protected=`` docstring says so and ``protected=1`` gives the seed's single row.
+    """
+    rng = np.random.default_rng(0)
+    clean = rng.normal(size=(8, 4))
+    noise = rng.normal(size=(8, 4)) * np.r_[[0.1] * 4, [2.0] * 4][:, None]
+    features = {None: clean, ("blur", 1.0): clean + noise}
+    kw = dict(attribute=[0] * 4 + [1] * 4, perturbations=["blur"], levels=[1.0],
+              threshold=0.9, min_group_size=1)
+    both = fair_sa(features, **kw)
+    one = fair_sa(features, protected=1, **kw)
+    (auc0,), (auc1,) = both.matrices["auc"].values
+    assert auc0 == -auc1 != 0
+    assert one.matrices["auc"].values == ((auc1,),)
+    assert both.stats["l1"] == pytest.approx(2 * one.stats["l1"])

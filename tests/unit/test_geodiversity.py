@@ -158,3 +158,29 @@ def test_missing_predicted_labels_name_the_row(labels: list[list[object]], fragm
 def test_bad_group_inputs_are_named(key: str, values: list[object], fragment: str) -> None:
     with pytest.raises(InvalidDataError, match=fragment):
         _run(**{key: values})
+
+
+# -- the review's findings (intervals resample households) ----------------------------------------
+
+
+def test_geodiversity_intervals_resample_households_not_images() -> None:
+    """§2: intervals resample households. Duplicating every household's images (new image
+    ids, same predictions) leaves each household rate, and so every interval, unchanged."""
+    rng = np.random.default_rng(3)
+    n_hh = 12
+    household = np.repeat([f"h{i}" for i in range(n_hh)], 2)
+    income = np.repeat(np.where(np.arange(n_hh) < 6, 30.0, 5000.0), 2)
+    region = np.repeat(["Asia", "Europe"] * (n_hh // 2), 2)
+    labels = rng.integers(0, 5, (2 * n_hh, 2))
+    truth = rng.integers(0, 5, 2 * n_hh)
+    scores = [[0.6, 0.4]] * (2 * n_hh)
+    kw = dict(top_k=2, min_group_size=1, n_bootstrap=200, seed=7)
+    once = geodiversity(labels, scores, truth=truth, household=household, region=region,
+                        income=income, **kw)
+    twice = geodiversity(np.r_[labels, labels], scores * 2, truth=np.r_[truth, truth],
+                         household=np.r_[household, household], region=np.r_[region, region],
+                         income=np.r_[income, income], **kw)
+    assert [g.value for g in twice.groups] == [g.value for g in once.groups]
+    assert [g.interval for g in twice.groups] == [g.interval for g in once.groups]
+    assert twice.intervals == once.intervals
+    assert [g.n for g in twice.groups] == [g.n for g in once.groups]  # households, not images

@@ -10,6 +10,7 @@ import pytest
 
 from pytest_fairness import FairnessConfigError, InsufficientDataError, InvalidDataError
 from pytest_fairness import indicators as ind
+from pytest_fairness.indicators import landmark_metrics
 
 # Group a: accuracy 3/4, TPR 2/3, FPR 0.  Group b: accuracy 2/4, TPR 0, FPR 1/3.
 Y = [1, 0, 1, 1, 0, 1, 0, 0]
@@ -200,3 +201,25 @@ def test_delta_dto_rejects_mismatched_results() -> None:
         ind.delta_dto(cls, ref)
     with pytest.raises(FairnessConfigError, match="baseline must be a result"):
         ind.delta_dto(cls, "baseline")  # type: ignore[arg-type]
+
+
+# -- the review's findings (per-image distances) --------------------------------------------------
+
+
+def test_two_per_image_distances_are_not_read_as_landmark_indices() -> None:
+    truth = np.array([[[0, 0], [10, 0], [20, 0]]] * 2, dtype=float)
+    pred = truth.copy()
+    pred[:, 0, 0] += 1.0  # one landmark off by 1 pixel: mean error 1/3 per image
+    r = landmark_metrics(truth, pred, groups=[0, 1], normalizer=[2, 1], min_group_size=1)
+    assert r.group(0).stats["nme"] == pytest.approx(1 / 3 / 2)
+    assert r.group(1).stats["nme"] == pytest.approx(1 / 3 / 1)
+
+
+def test_float_per_image_distances_with_two_images_are_distances() -> None:
+    """The same input as floats is read as distances: the ambiguity is only for ints."""
+    truth = np.array([[[0, 0], [10, 0], [20, 0]]] * 2, dtype=float)
+    pred = truth.copy()
+    pred[:, 0, 0] += 1.0
+    r = landmark_metrics(truth, pred, groups=[0, 1], normalizer=[2.0, 1.0], min_group_size=1)
+    assert r.group(0).stats["nme"] == pytest.approx(1 / 6)
+    assert r.group(1).stats["nme"] == pytest.approx(1 / 3)

@@ -1,9 +1,13 @@
-"""The SQLite history store: schema and migrations, runs and results, durability."""
+"""The SQLite history store: schema and migrations, runs and results, durability; a damaged or
+read-only store is one clear error naming the file (and the run and row) and the fix, never a
+bare sqlite3 or JSON error, and the command reads without writing."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -14,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from pytest_fairness.cli import main
 from pytest_fairness.errors import FairnessConfigError
 from pytest_fairness.history import MIGRATIONS, SCHEMA_VERSION, HistoryStore
 from pytest_fairness.metadata import collect_metadata, git_commit
@@ -219,3 +224,206 @@ def test_unknown_run_lists_run_ids_in_numeric_order(tmp_path: Path) -> None:
             store.record_run({"exitstatus": 0}, [])
         with pytest.raises(FairnessConfigError, match=r"known: 2, 3, 4, 5, 6, 7, 8, 9, 10, 11\)"):
             store.resolve("nope")
+
+
+# -- a damaged or read-only store ------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def damage_record(nodeid: str, b: float) -> TestRecord:
+    r = IndicatorResult("group_metrics", "accuracy", (0.8 + b) / 2, min_group_size=1,
+                        groups=(GroupStat("a", 10, 0.8), GroupStat("b", 10, b)))
+    check = {"indicator": "group_metrics", "metric": "accuracy", "limit": "max_gap",
+             "threshold": 0.3, "observed": 0.8 - b, "passed": 0.8 - b <= 0.3}
+    return TestRecord.from_dict({"nodeid": nodeid, "outcome": "passed",
+                                 "results": [{**r.to_dict(), "key": None}], "checks": [check]})
+
+
+@pytest.fixture
+def history(tmp_path: Path) -> Path:
+    path = tmp_path / "h.sqlite"
+    with HistoryStore(path) as store:
+        for epoch in range(1, 4):
+            store.record_run({"checkpoint": f"epoch{epoch}"},
+                             [damage_record(f"t.py::test_{i}", 0.5 + 0.01 * i) for i in range(30)])
+    return path
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _execute(path: Path, sql: str, *args: Any) -> None:
+    conn = sqlite3.connect(path)
+    conn.execute(sql, args)
+    conn.commit()
+    conn.close()
+
+
+def test_overwritten_pages_are_noticed_at_open(history: Path) -> None:
+    """Garbage over two pages (the header intact): refused at open, before any run is added."""
+    raw = bytearray(history.read_bytes())
+    page = int.from_bytes(raw[16:18], "big")
+    raw[2 * page:4 * page] = bytes(range(256)) * (2 * page // 256)
+    history.write_bytes(bytes(raw))
+    with pytest.raises(FairnessConfigError, match=r"h\.sqlite' is not a readable pytest-fairness "
+                                                  r"history \(.*\)\. Restore it from a backup"):
+        HistoryStore(history)
+
+
+def test_the_command_on_overwritten_pages(history: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    raw = bytearray(history.read_bytes())
+    raw[8192:12288] = b"\x0d" * 4096
+    history.write_bytes(bytes(raw))
+    for argv in (["history"], ["compare", "epoch1", "epoch2"], ["report", "1", "--html", "x"]):
+        assert main(["--history", str(history), *argv]) == 2
+        err = capsys.readouterr().err
+        assert "is not a readable pytest-fairness history" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("column", "value", "fragment"), [
+    ("data", "{not json", r"result row 31 \(run 2\) has a damaged 'data' column \(.*not valid "
+                          r"JSON"),
+    ("data", "[" * 100_000, r"result row 31 \(run 2\) has a damaged 'data' column \(.*nests"),
+    ("data", '{"result": "x"}', r"result row 31 \(run 2\) .*no 'result' object"),
+    ("data", '{"result": {"name": 5}}', r"result row 31 .*the result does not rebuild"),
+    ("data", json.dumps({"result": IndicatorResult("x", "m", 1.0).to_dict(),
+                         "checks": [{"limit": "max_gap", "threshold": "high",
+                                     "passed": True}]}),
+     r"result row 31 .*an entry of 'checks': threshold='high' is not num"),
+    ("data", b"\xff\xfe{}", r"result row 31 .*bytes, not JSON text"),
+    ("gap", "wide", r"result row 31 \(run 2\) has a damaged 'gap' column \(str 'wide'"),
+])
+def test_a_damaged_result_row_names_the_run_and_the_row(history: Path, column: str,
+                                                        value: Any, fragment: str) -> None:
+    """The error names the row, the run, the column and how to delete the run."""
+    _execute(history, f"UPDATE results SET {column} = ? WHERE id = 31", value)
+    with HistoryStore(history, read_only=True) as store, pytest.raises(
+            FairnessConfigError, match=fragment + r".*DELETE FROM runs WHERE id = 2"):
+        store.records(2)
+        store.series()
+
+
+def test_a_damaged_run_row(history: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _execute(history, "UPDATE runs SET versions = '[1, 2' WHERE id = 3")
+    with HistoryStore(history, read_only=True) as store, pytest.raises(
+            FairnessConfigError, match=r"run 3 has a damaged 'versions' column"):
+        store.runs()
+    assert main(["--history", str(history), "compare", "epoch1", "epoch3"]) == 2
+    assert "run 3 has a damaged 'versions' column" in capsys.readouterr().err
+
+
+def test_the_command_on_a_damaged_row(history: Path, tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """compare and report exit 2 with the message; nothing is skipped silently."""
+    _execute(history, "UPDATE results SET data = '{' WHERE id = 40")
+    assert main(["--history", str(history), "compare", "epoch1", "epoch2"]) == 2
+    assert "result row 40 (run 2)" in capsys.readouterr().err
+    assert main(["--history", str(history), "report", "epoch2", "--html",
+                 str(tmp_path / "r")]) == 2
+    assert "result row 40 (run 2)" in capsys.readouterr().err
+    assert main(["--history", str(history), "compare", "epoch1", "epoch3"]) == 0
+
+
+def test_the_command_never_writes_the_store(history: Path, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """No WAL switch, no -wal/-shm left behind, no migration: the file is byte for byte the same."""
+    from pytest_fairness.report import figures
+
+    monkeypatch.setattr(figures, "import_problem", lambda: "no figures: keep the test fast")
+    _execute(history, "PRAGMA journal_mode = DELETE")
+    before = _digest(history)
+    assert main(["--history", str(history), "history"]) == 0
+    assert main(["--history", str(history), "compare", "epoch1", "epoch2"]) == 0
+    assert main(["--history", str(history), "report", "2", "--html", str(tmp_path / "r")]) == 0
+    assert _digest(history) == before
+    assert sorted(p.name for p in history.parent.iterdir()) == ["h.sqlite", "r"]
+
+
+def test_an_older_store_is_read_without_migrating_it(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "old.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript(MIGRATIONS[0])
+    conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+    conn.execute("INSERT INTO schema_version VALUES (1)")
+    conn.execute("INSERT INTO runs (started, versions) VALUES ('2024-01-01', '{}')")
+    payload = json.dumps({"result": IndicatorResult("x", "m", 0.5).to_dict(), "checks": []})
+    conn.execute("INSERT INTO results (run_id, nodeid, result_id, indicator, metric, value, "
+                 "gap, outcome, data) VALUES (1, 't.py::old', 'x (m)', 'x', 'm', 0.5, NULL, "
+                 "'passed', ?)", (payload,))
+    conn.commit()
+    conn.close()
+    before = _digest(path)
+    assert main(["--history", str(path), "history", "--metric", "value"]) == 0
+    assert "t.py::old" in capsys.readouterr().out
+    assert _digest(path) == before
+    with HistoryStore(path, read_only=True) as store:
+        assert store.version == SCHEMA_VERSION and len(store.records(1)) == 1
+        with pytest.raises(FairnessConfigError, match=r"opened read-only"):
+            store.record_run({}, [])
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT version FROM schema_version").fetchone() == (1,)
+    conn.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0
+                    or shutil.which("setpriv") is None,
+                    reason="needs root and setpriv to run the command as another user")
+def test_a_store_another_user_cannot_write(history: Path,
+                                           request: pytest.FixtureRequest) -> None:
+    """As 'nobody', in a folder and on a file it cannot write: history and compare work."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="fairness-ro-"))  # pytest's tmp_path is private
+    request.addfinalizer(lambda: shutil.rmtree(folder, ignore_errors=True))
+    folder.chmod(0o755)
+    shutil.copy(history, folder / "h.sqlite")
+    (folder / "h.sqlite").chmod(0o644)
+    code = ("import sys; from pytest_fairness.cli import main; "
+            "sys.exit(main(['--history', sys.argv[1], 'compare', 'epoch1', 'epoch3']))")
+    done = subprocess.run(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
+         code, str(folder / "h.sqlite")],
+        capture_output=True, text=True, timeout=120, check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd="/",
+    )
+    if "Permission denied" in done.stderr and "h.sqlite" not in done.stderr:
+        pytest.skip(f"'nobody' cannot run this interpreter: {done.stderr[-200:]}")
+    assert done.returncode == 0, done.stderr
+    assert "no regression" in done.stdout
+    assert sorted(p.name for p in folder.iterdir()) == ["h.sqlite"]
+
+
+@pytest.mark.parametrize("target", ["/proc/x", "/proc/version/x", "{tmp}/file/x"])
+def test_report_into_a_folder_that_cannot_be_written(history: Path, tmp_path: Path, target: str,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "file").write_text("a file, not a folder")
+    folder = target.format(tmp=tmp_path)
+    assert main(["--history", str(history), "report", "1", "--html", folder]) == 2
+    err = capsys.readouterr().err
+    assert f"--html {folder!r}: cannot write the report there" in err
+    assert "Traceback" not in err
+
+
+def test_a_schema_that_lost_a_column(history: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A damaged schema can rename a column without quick_check noticing: refused at open."""
+    _execute(history, "ALTER TABLE runs RENAME COLUMN versions TO versionq")
+    with pytest.raises(FairnessConfigError, match=r"table 'runs' has no column 'versions'"):
+        HistoryStore(history, read_only=True)
+    assert main(["--history", str(history), "compare", "epoch1", "epoch2"]) == 2
+    assert "not a readable pytest-fairness history" in capsys.readouterr().err
+
+
+def test_text_that_is_not_utf8(history: Path) -> None:
+    """Python's sqlite3 decodes TEXT as UTF-8: a damaged cell is the same clear error."""
+    conn = sqlite3.connect(history)
+    conn.execute("UPDATE runs SET label = CAST(x'ff61' AS TEXT) WHERE id = 2")
+    conn.commit()
+    conn.close()
+    with HistoryStore(history, read_only=True) as store, pytest.raises(
+            FairnessConfigError, match=r"not a readable pytest-fairness history \(Could not "
+                                       r"decode to UTF-8 column 'label'"):
+        store.runs()

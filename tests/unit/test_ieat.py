@@ -707,3 +707,31 @@ def test_threshold_marker_gates_an_ieat_test(pytester):
     result = pytester.runpytest("--fairness", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*test_biased*"])
+
+
+# -- the review's findings (the reference variant's sampling) -------------------------------------
+
+
+def _biased_sets(n: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    x = np.c_[np.ones(n), rng.uniform(0, 0.2, n)]
+    y = np.c_[rng.uniform(0, 0.2, n), np.ones(n)]
+    a = np.c_[np.ones(3), rng.uniform(0, 0.1, 3)]
+    b = np.c_[rng.uniform(0, 0.1, 3), np.ones(3)]
+    return x, y, a, b
+
+
+def test_reference_variant_samples_when_partitions_exceed_n_permutations() -> None:
+    x, y, a, b = _biased_sets(7)  # C(14, 7) = 3432 > 1000 = n_permutations
+    r = ieat(x, y, a, b, n_permutations=1_000, seed=0, variant="reference")
+    assert r.params["exact"] is False
+    assert r.stats["p_value"] >= 1 / 1_000
+
+
+def test_reference_variant_is_exact_when_partitions_fit_in_n_permutations() -> None:
+    """The other side of the reference rule: C(12, 6) = 924 <= 1000 enumerates."""
+    x, y, a, b = _biased_sets(6)
+    r = ieat(x, y, a, b, n_permutations=1_000, seed=0, variant="reference")
+    assert r.params["exact"] is True and r.params["n_partitions"] == math.comb(12, 6)
+    # Perfectly separated: only the observed split reaches the statistic (a tie, counted).
+    assert r.stats["p_value"] == pytest.approx(1 / 924)

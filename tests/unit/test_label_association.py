@@ -301,3 +301,17 @@ def test_tuple_groups_from_a_series_and_frames_still_work() -> None:
         _run(groups=pd.DataFrame({"g": GROUPS, "s": [1, "1", 2, 2]}))
     onehot = np.array([[1, 0], [1, 0], [0, 1], [0, 1]])
     assert [g.group for g in _run(groups=onehot).groups] == [0, 1]
+
+
+# -- the review's findings (the threshold is inclusive) -------------------------------------------
+
+
+def test_label_association_threshold_is_inclusive_in_both_variants() -> None:
+    """§2: a hit needs confidence >= τ (VISSL drops only scores < τ): equality counts."""
+    labels, scores = [[1, 2]], [[0.3, 0.2]]
+    for variant in ("paper", "reference"):
+        r = label_association(labels, scores, groups=["g"], taxonomy={1: "crime"},
+                              thresholds=[0.3, 0.31], top_k=2, min_group_size=1,
+                              variant=variant)
+        assert r.select(0.3).value == 1.0
+        assert r.select(0.31).value == 0.0

@@ -256,3 +256,9 @@ def test_transform_validates_at_construction() -> None:
         Perturbation("nope", 0.1)
     with pytest.raises(FairnessConfigError, match=r"seed=-3"):
         Perturbation("jpeg", 0.1, seed=-3)
+
+
+def test_blur_at_a_denormal_level_is_the_identity() -> None:
+    """A level so small that the blur's sigma underflows leaves the image as it is (no NaN)."""
+    x = torch.rand(1, 3, 3, 4, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(perturb(x, "gaussian_blur", 5e-324), x)

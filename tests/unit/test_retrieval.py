@@ -345,3 +345,40 @@ def test_columns_summed_in_chunks_give_the_same_neighbours(
     want = _brute(db, db, 7, True)
     monkeypatch.setattr(retrieval, "_COLUMNS", 3)
     assert (nearest_neighbors(db, db, k=7, exclude_self=True) == want).all()
+
+
+# -- the review's findings (precision_at_k on Features, self excluded) ----------------------------
+
+
+def _face_features():
+    """Four images, two per gender, as the data layer's Features object."""
+    import pandas as pd
+
+    from pytest_fairness.data import FairnessDataset
+    from pytest_fairness.features import Features
+
+    frame = pd.DataFrame({"image_id": list("abcd"), "path": list("abcd"),
+                          "gender": ["f", "f", "m", "m"]})
+    emb = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9]])
+    return Features(FairnessDataset(frame), {"embeddings": emb}), emb, frame
+
+
+def test_precision_at_k_accepts_what_fairness_features_returns() -> None:
+    features, emb, frame = _face_features()
+    r = precision_at_k(features, features, k=1, match="gender", by="gender", min_group_size=1)
+    expected = precision_at_k((emb, frame), (emb, frame), k=1, match="gender", by="gender",
+                              min_group_size=1)
+    assert r.value == expected.value == 1.0
+    assert r.params["exclude_self"] is True
+
+
+def test_self_excluded_when_the_queries_equal_the_database() -> None:
+    _, emb, frame = _face_features()
+    db = (emb, frame)
+    same_object = precision_at_k(db, db, k=1, match="gender", by="gender", min_group_size=1)
+    copy = precision_at_k((emb.copy(), frame.copy()), db, k=1, match="gender", by="gender",
+                          min_group_size=1)
+    # The nearest *other* image of every query has the same gender, itself trivially so.
+    assert same_object.params["exclude_self"] is True
+    assert copy.params["exclude_self"] is True
+    assert copy == same_object
