@@ -71,7 +71,6 @@ class Features:
     def __init__(self, dataset: FairnessDataset, outputs: Mapping[str, ArrayLike], *,
                  key: str | None = None, from_cache: bool = False) -> None:
         import numpy as np
-
         if not outputs:
             raise InvalidDataError(
                 "features: the model returned no outputs; return a tensor (embeddings), a "
@@ -105,7 +104,6 @@ class Features:
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> NDArray[Any]:
         import numpy as np
-
         return np.asarray(self.embeddings, dtype=dtype)
 
     @property
@@ -139,7 +137,6 @@ class Features:
         import hashlib
 
         import numpy as np
-
         digest = hashlib.sha256()
         for name in sorted(self.outputs):
             array = np.ascontiguousarray(self.outputs[name])
@@ -154,7 +151,6 @@ class Features:
     def subset(self, rows: Any) -> Features:
         """Rows of the features and the dataset together (mask, positions or image ids)."""
         import numpy as np
-
         sub = self.dataset.subset(rows)
         index = {v: i for i, v in enumerate(self.dataset.frame["image_id"])}
         positions = np.array([index[v] for v in sub.frame["image_id"]], dtype=np.intp)
@@ -177,7 +173,6 @@ class DefaultTransform:
     def __call__(self, image: Image.Image) -> torch.Tensor:
         """Resize and convert one image."""
         from torchvision.transforms import functional as TF
-
         image = image.resize((self.size, self.size), resample=2)  # PIL.Image.BILINEAR
         tensor: torch.Tensor = TF.pil_to_tensor(image).float().div_(255.0)
         return tensor
@@ -207,7 +202,6 @@ def _perturbation(perturbation: Any) -> tuple[Callable[[Any, Any], Any] | None, 
     if isinstance(perturbation, tuple) and len(perturbation) in (2, 3) and isinstance(
             perturbation[0], str):
         from pytest_fairness.perturbations import perturb
-
         name, level, seed = (*perturbation, 0)[:3]
 
         def apply(batch: Any, index: Any) -> Any:
@@ -221,24 +215,13 @@ def _perturbation(perturbation: Any) -> tuple[Callable[[Any, Any], Any] | None, 
     return (lambda batch, index: perturbation(batch)), callable_fingerprint(perturbation)
 
 
-def extract_features(
-    model: Any,
-    dataset: FairnessDataset,
-    *,
-    transform: Callable[[Any], Any] | None = None,
-    normalize: Any = "imagenet",
-    perturbation: Any = None,
-    layers: Sequence[str] = (),
-    batch_size: int = 64,
-    num_workers: int = 0,
-    device: Any = "cpu",
-    amp: bool = False,
-    cache_dir: str | os.PathLike[str] | None = None,
-    model_id: str | None = None,
-    module: str | None = None,
-    progress: bool | ProgressSink | None = None,
-    memory: MutableMapping[str, Features] | None = None,
-) -> Features:
+def extract_features(model: Any, dataset: FairnessDataset, *,
+                     transform: Callable[[Any], Any] | None = None, normalize: Any = "imagenet",
+                     perturbation: Any = None, layers: Sequence[str] = (), batch_size: int = 64,
+                     num_workers: int = 0, device: Any = "cpu", amp: bool = False,
+                     cache_dir: str | os.PathLike[str] | None = None, model_id: str | None = None,
+                     module: str | None = None, progress: bool | ProgressSink | None = None,
+                     memory: MutableMapping[str, Features] | None = None) -> Features:
     r"""Run ``model`` over every image of ``dataset`` in batches; cache the outputs on disk.
 
     Row :math:`i` gives :math:`f(\mathrm{norm}(P(T(\mathrm{crop}(x_i)))))`, the model in eval
@@ -330,7 +313,6 @@ def _checked(model: Any, dataset: Any, module: str | None, batch_size: Any, num_
              layers: Any) -> Any:
     """The model to run (``module`` of it when given), once the arguments are checked."""
     from pytest_fairness.data.dataset import FairnessDataset
-
     if not isinstance(dataset, FairnessDataset):
         raise FairnessConfigError(
             f"dataset must be a FairnessDataset (from a loader or load_manifest); got "
@@ -363,7 +345,6 @@ def _cached(entry: Path, key: str, dataset: FairnessDataset,
             run: Callable[[], dict[str, NDArray[Any]]]) -> Features:
     """The features at ``entry`` of the cache, extracted (and stored) when absent or damaged."""
     import numpy as np
-
     def extract() -> dict[str, NDArray[Any]]:
         return {**run(), _IDS: np.asarray(dataset.image_ids, dtype=str)}
 
@@ -390,7 +371,6 @@ def _run(model: Any, dataset: FairnessDataset, transform: Any, norm: Any, pertur
          amp: bool, bar: Progress, rows: Sequence[int] | None = None
          ) -> dict[str, NDArray[Any]]:
     import torch
-
     source: Any = _ImageRows(dataset, transform)
     if rows is not None:  # a part of the dataset; batches keep the dataset's row numbers
         source = torch.utils.data.Subset(source, list(rows))
@@ -438,19 +418,11 @@ def _run(model: Any, dataset: FairnessDataset, transform: Any, norm: Any, pertur
             module.train(was_training)
 
 
-def extract_rows(
-    model: Any,
-    dataset: FairnessDataset,
-    rows: Sequence[int],
-    *,
-    transform: Callable[[Any], Any] | None = None,
-    normalize: Any = "imagenet",
-    perturbation: Any = None,
-    batch_size: int = 64,
-    num_workers: int = 0,
-    device: Any = "cpu",
-    progress: bool | ProgressSink | None = None,
-) -> dict[str, NDArray[Any]]:
+def extract_rows(model: Any, dataset: FairnessDataset, rows: Sequence[int], *,
+                 transform: Callable[[Any], Any] | None = None, normalize: Any = "imagenet",
+                 perturbation: Any = None, batch_size: int = 64, num_workers: int = 0,
+                 device: Any = "cpu", progress: bool | ProgressSink | None = None
+                 ) -> dict[str, NDArray[Any]]:
     """Run ``model`` over the given rows of ``dataset`` only: one part of a sharded job.
 
     The same forward pass as :func:`extract_features` (same arguments, no cache). Perturbation

@@ -40,7 +40,6 @@ def as_outputs(value: Any) -> dict[str, torch.Tensor]:
         What the model returned; a mapping keeps only its tensors.
     """
     import torch
-
     if isinstance(value, torch.Tensor):
         return {"embeddings": value}
     if isinstance(value, Mapping):
@@ -62,7 +61,6 @@ def resolve_device(device: Any) -> torch.device:
         None is ``"auto"``.
     """
     import torch
-
     if device is None or device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:
@@ -73,18 +71,13 @@ def resolve_device(device: Any) -> torch.device:
         ) from exc
 
 
-def forward_batches(
-    model: Callable[[Any], Any],
-    batches: Iterable[tuple[Any, list[int]]],
-    *,
-    device: torch.device | None = None,
-    perturb: Callable[[Any, list[int]], Any] | None = None,
-    normalize: tuple[Sequence[float], Sequence[float]] | None = None,
-    amp: bool = False,
-    read: Callable[[Any], Mapping[str, object]] = as_outputs,
-    dtype: Any = None,
-    on_batch: Callable[[int], None] | None = None,
-) -> dict[str, NDArray[Any]]:
+def forward_batches(model: Callable[[Any], Any], batches: Iterable[tuple[Any, list[int]]], *,
+                    device: torch.device | None = None,
+                    perturb: Callable[[Any, list[int]], Any] | None = None,
+                    normalize: tuple[Sequence[float], Sequence[float]] | None = None,
+                    amp: bool = False, read: Callable[[Any], Mapping[str, object]] = as_outputs,
+                    dtype: Any = None, on_batch: Callable[[int], None] | None = None
+                    ) -> dict[str, NDArray[Any]]:
     """Run ``model`` over image batches and stack its outputs: the one batched forward loop.
 
     Each batch is moved to ``device``, perturbed, normalised and passed to ``model`` under
@@ -119,7 +112,6 @@ def forward_batches(
     """
     import numpy as np
     import torch
-
     dtype = torch.float32 if dtype is None else dtype
     device_type = "cpu" if device is None else device.type
     if normalize is not None:

@@ -166,7 +166,6 @@ def _write_shard(shard: Path, ids: Sequence[str], outputs: Mapping[str, NDArray[
     import numpy as np
 
     from pytest_fairness._optional import require
-
     pa = require("pyarrow", package="pytest-fairness[scale]", purpose="writing features")
     pq = require("pyarrow.parquet", package="pytest-fairness[scale]",
                  purpose="writing features")
@@ -193,7 +192,6 @@ def _write_shard(shard: Path, ids: Sequence[str], outputs: Mapping[str, NDArray[
 def _progress(world_size: int, log: Callable[[str], None]) -> Any:
     """Progress as pytest shows it: a live bar on a terminal, else start and end lines."""
     from pytest_fairness.features.progress import progress_line
-
     if world_size == 1 and sys.stderr.isatty():
         return True
 
@@ -206,7 +204,6 @@ def _progress(world_size: int, log: Callable[[str], None]) -> Any:
 
 def _device(device: str) -> Any:
     import torch
-
     if device != "auto":
         return torch.device(device)
     if not torch.cuda.is_available():
@@ -232,7 +229,6 @@ def run_job(job: ExtractJob, *, log: Callable[[str], None] = print) -> ExtractSu
     import torch.distributed as dist
 
     from pytest_fairness.perturbations import PERTURBATIONS
-
     unknown = sorted({name for name, _, _ in job.perturbations} - set(PERTURBATIONS))
     if unknown:
         raise FairnessConfigError(
@@ -261,7 +257,6 @@ def _run(job: ExtractJob, rank: int, world_size: int, device: Any,
     import torch.distributed as dist
 
     from pytest_fairness.data import LOADERS
-
     out = job.out
     if rank == 0:
         out.mkdir(parents=True, exist_ok=True)

@@ -15,13 +15,9 @@ if TYPE_CHECKING:
 __all__ = ["perturbed_features"]
 
 
-def perturbed_features(
-    model: Callable[[Any], Any],
-    images: Any,
-    *,
-    perturbations: Mapping[str, Callable[..., Any]] | None = None,
-    batch_size: int = 64,
-) -> Callable[..., NDArray[Any]]:
+def perturbed_features(model: Callable[[Any], Any], images: Any, *,
+                       perturbations: Mapping[str, Callable[..., Any]] | None = None,
+                       batch_size: int = 64) -> Callable[..., NDArray[Any]]:
     """The embeddings of ``images``, clean or perturbed, as a features callable for Fair SA.
 
     Parameters
@@ -57,7 +53,6 @@ def perturbed_features(
     ...             levels=[1.0], threshold=0.5, min_group_size=1)
     """
     import torch
-
     if isinstance(model, torch.nn.Module) and model.training:
         raise FairnessConfigError(
             "the model is in training mode (dropout and batch norm would change its "
@@ -74,7 +69,6 @@ def perturbed_features(
 
     def features(dataset: Any = None, *, perturbation: Any = None) -> NDArray[Any]:
         from pytest_fairness.perturbations import perturb
-
         name, level, seed = (None, 0.0, 0) if perturbation is None else (
             *perturbation, 0)[:3]
 
@@ -97,7 +91,6 @@ def perturbed_features(
 def _batches(dataset: Any, batch_size: int) -> Iterable[Any]:
     import numpy as np
     import torch
-
     if isinstance(dataset, np.ndarray):
         dataset = torch.from_numpy(dataset)
     if isinstance(dataset, torch.Tensor):
@@ -116,7 +109,6 @@ def _batches(dataset: Any, batch_size: int) -> Iterable[Any]:
 def _batch_images(batch: Any) -> Any:
     import numpy as np
     import torch
-
     if isinstance(batch, Mapping):
         batch = batch.get("image", batch.get("images"))
     elif isinstance(batch, (tuple, list)) and batch:
@@ -142,7 +134,6 @@ def _numbered_batches(dataset: Any, batch_size: int) -> Iterator[tuple[Any, list
 def _embedding_output(out: Any) -> dict[str, torch.Tensor]:
     """The embeddings of one model call: the output, or its first element."""
     import torch
-
     if isinstance(out, (tuple, list)):
         out = out[0]
     return {"embeddings": torch.as_tensor(out)}

@@ -61,11 +61,9 @@ def load_precomputed(path: str | os.PathLike[str], dataset: FairnessDataset, *,
     [1.0, 2.0]
     """
     import numpy as np
-
     file = Path(path)
     if file.is_dir() and file.suffix.lower() not in (".npy", ".npz", ".parquet"):
         from pytest_fairness.features.shards import read_shards
-
         return Features(dataset, read_shards(
             file, dataset, perturbation=perturbation, cache_dir=cache_dir,
             transform=None if transform is None else callable_fingerprint(transform),
@@ -121,7 +119,6 @@ def _aligned(file: Path, dataset: FairnessDataset, outputs: dict[str, NDArray[An
              id_column: str, fix: str) -> Features:
     """The outputs in the dataset's row order, matched by id (each once, none missing)."""
     import numpy as np
-
     ids = np.asarray(ids)
     if ids.ndim != 1 or ids.dtype.kind not in "UiuO":
         raise InvalidDataError(
@@ -154,7 +151,6 @@ def _aligned(file: Path, dataset: FairnessDataset, outputs: dict[str, NDArray[An
 def _read_numpy(file: Path) -> dict[str, NDArray[Any]]:
     """Every array of an ``.npz`` (the one of an ``.npy`` under ``""``), with numpy's reader."""
     import numpy as np
-
     try:
         loaded = np.load(file, allow_pickle=False)
         if isinstance(loaded, np.ndarray):
@@ -183,7 +179,6 @@ def _read_parquet(file: Path, id_column: str) -> tuple[dict[str, NDArray[Any]], 
 def _parquet_outputs(file: Path, id_column: str) -> tuple[dict[str, NDArray[Any]], Any]:
     import numpy as np
     import pandas as pd
-
     frame = pd.read_parquet(file)
     if id_column not in frame.columns:
         raise InvalidDataError(

@@ -210,15 +210,10 @@ def _extraction(manifest: Manifest, key: PerturbationKey | None) -> ExtractionEn
     return None
 
 
-def read_shards(
-    directory: str | os.PathLike[str],
-    dataset: FairnessDataset,
-    *,
-    perturbation: Any = None,
-    transform: str | None = None,
-    normalize: str | None = None,
-    cache_dir: str | os.PathLike[str] | None = None,
-) -> dict[str, NDArray[Any]]:
+def read_shards(directory: str | os.PathLike[str], dataset: FairnessDataset, *,
+                perturbation: Any = None, transform: str | None = None,
+                normalize: str | None = None, cache_dir: str | os.PathLike[str] | None = None
+                ) -> dict[str, NDArray[Any]]:
     """Read one extraction of a features directory, aligned with ``dataset``'s rows.
 
     Parameters
@@ -302,7 +297,6 @@ def _checked_decode(folder: Path, shards: Sequence[ShardEntry], dataset: Fairnes
     A checksum error wins over what decoding a damaged shard raised.
     """
     from concurrent.futures import ThreadPoolExecutor
-
     with ThreadPoolExecutor(max_workers=1) as pool:
         sums = pool.submit(_check_sums, folder, shards, command)
         try:
@@ -330,7 +324,6 @@ def _decode(files: Sequence[Path], dataset: FairnessDataset, outputs: Mapping[st
     import pandas as pd
 
     from pytest_fairness._optional import require
-
     pads = require("pyarrow.dataset", package="pytest-fairness[scale]",
                    purpose="reading extracted features")
     pool = sys.modules["pyarrow"].default_memory_pool()
