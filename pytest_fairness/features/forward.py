@@ -88,7 +88,7 @@ def forward_batches(model: Callable[[Any], Any], batches: Iterable[tuple[Any, li
     model : callable
         An image batch ``(N, C, H, W)`` → its outputs.
     batches : iterable of (tensor, list of int)
-        The images and their row numbers, in order.
+        The images and their row numbers (the keys of per-image noise), in order.
     device : torch.device, optional
         Where to run; None leaves each batch where it is.
     perturb : callable, optional
@@ -98,8 +98,7 @@ def forward_batches(model: Callable[[Any], Any], batches: Iterable[tuple[Any, li
     amp : bool
         Run under ``torch.autocast``.
     read : callable
-        Model output → ``{name: tensor}``; by default a tensor (embeddings), a tuple
-        ``(embeddings, logits)`` or a dict of named tensors.
+        Model output → ``{name: tensor}``; default :func:`as_outputs`.
     dtype : torch.dtype, optional
         The dtype of the stacked outputs; default float32.
     on_batch : callable, optional

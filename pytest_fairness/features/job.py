@@ -62,24 +62,18 @@ class ExtractJob:
 
     Parameters
     ----------
-    model : str
-        ``package.module:function``, a factory returning the model.
+    model, checkpoint : str
+        ``package.module:function``, a factory returning the model, and the ``checkpoint=``
+        it is passed (optional).
     dataset, root : str
         The dataset's name (as in ``--fairness-data NAME=PATH``) and root.
     out : Path
         The features directory.
     perturbations : tuple of (name, level, seed)
         The perturbed extractions, after the clean one.
-    checkpoint : str, optional
-        Passed to the factory as ``checkpoint=``.
-    image_size : int
-        Side of the default transform (resize to a square, values in [0, 1]).
-    normalize : str
-        ``"imagenet"`` or ``"none"``.
-    batch_size, num_workers : int
-        DataLoader settings.
-    device : str
-        ``auto`` (each rank's GPU if there are any, else the CPU), ``cpu``, ``cuda``.
+    image_size, normalize, batch_size, num_workers, device
+        The default transform's side, ``"imagenet"`` or ``"none"``, the DataLoader
+        settings, and ``auto`` (each rank's GPU, else the CPU), ``cpu`` or ``cuda``.
     command : str
         The command line, recorded in the manifest and quoted in error messages.
     """
