@@ -1,14 +1,10 @@
 """Features: model outputs for a dataset's images, computed once and kept.
 
-* :func:`extract_features` runs a model over a dataset in batches (the one loop,
-  :func:`forward_batches`) and keeps the outputs in the disk cache, keyed by
-  :func:`model_fingerprint`, the dataset, the transform and the perturbation;
-* :func:`load_precomputed` reads features computed elsewhere (``.npy``, ``.npz``,
-  ``.parquet``, or a directory of Parquet shards written by ``pytest-fairness extract``);
-* :func:`perturbed_features` runs a model over perturbed images for Fair SA.
-
-Importing this package is cheap: torch, numpy and pyarrow load when a function needs them.
-The ``pytest-fairness extract`` job is :mod:`pytest_fairness.features.job`.
+:func:`extract_features` runs a model over a dataset (the one loop, :func:`forward_batches`)
+and caches the outputs; :func:`load_precomputed` reads features computed elsewhere (files, or
+the shards of ``pytest-fairness extract``, :mod:`pytest_fairness.features.job`);
+:func:`perturbed_features` runs a model over perturbed images for Fair SA. Importing this
+package is cheap: torch, numpy and pyarrow load when a function needs them.
 """
 
 from __future__ import annotations
@@ -40,25 +36,9 @@ from pytest_fairness.features.shards import (
 )
 
 __all__ = [
-    "DefaultTransform",
-    "ExtractionProgress",
-    "Features",
-    "ProgressSink",
-    "cache_key",
-    "callable_fingerprint",
-    "extract_features",
-    "extract_rows",
-    "file_sha256",
-    "forward_batches",
-    "load_precomputed",
-    "model_fingerprint",
-    "normalize_spec",
-    "perturbation_dir",
-    "perturbation_key",
-    "perturbation_label",
-    "perturbed_features",
-    "progress_to",
-    "read_manifest",
-    "read_shards",
-    "shard_name",
+    "DefaultTransform", "ExtractionProgress", "Features", "ProgressSink", "cache_key",
+    "callable_fingerprint", "extract_features", "extract_rows", "file_sha256",
+    "forward_batches", "load_precomputed", "model_fingerprint", "normalize_spec",
+    "perturbation_dir", "perturbation_key", "perturbation_label", "perturbed_features",
+    "progress_to", "read_manifest", "read_shards", "shard_name",
 ]

@@ -1,20 +1,10 @@
 """The one disk cache: named arrays saved with ``numpy.save`` behind a sha256 sidecar.
 
-An entry is a key (a sha256 hex string, see :func:`~pytest_fairness.features.cache_key`)
-under a folder::
-
-    cache_dir/ab/abcdef….0.npy      one file per array, numpy's own format
-    cache_dir/ab/abcdef….1.npy
-    cache_dir/ab/abcdef….sha256     the sidecar (JSON): each array's name, file and sha256
-
-The sidecar is written last, atomically (a temporary file, then ``os.replace``): an entry
-exists once its sidecar does. Reading checks every file against the sidecar before numpy
-sees it, and loads with ``allow_pickle=False``: a damaged entry (truncated, flipped bytes,
-a missing file, a directory in a file's place, a sidecar that does not parse or match) is
-never read; one warning names it, and the caller recomputes. A file lock per entry makes two
-processes (pytest-xdist workers) asking for one entry compute it once: the second waits,
-then reads what the first wrote. A folder that cannot be written costs a warning, not the
-result.
+An entry ``cache_dir/ab/abcdef…`` is one ``.npy`` file per array and a JSON sidecar
+(``….sha256``: each array's name, file and sha256) written last, atomically. Reading checks
+every file against the sidecar and loads with ``allow_pickle=False``: a damaged entry is never
+read (one warning, then the caller recomputes). A file lock per entry makes pytest-xdist
+workers compute an entry once; an unwritable folder costs a warning, not the result.
 """
 
 from __future__ import annotations
@@ -44,7 +34,13 @@ Arrays = dict[str, "NDArray[Any]"]
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:
-    """The sha256 of a file's bytes, read in 1 MiB chunks."""
+    """The sha256 of a file's bytes, read in 1 MiB chunks.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+    """
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         while chunk := handle.read(_CHUNK):
@@ -64,7 +60,6 @@ def _warn(entry: Path, problem: str, what: str) -> None:
 def _damage(entry: Path, mmap: bool) -> tuple[Arrays | None, str | None]:
     """The arrays of ``entry`` (None when absent), or why it cannot be read."""
     import numpy as np
-
     sidecar = _sidecar(entry)
     if sidecar.is_dir():
         return None, "is a directory"
@@ -96,9 +91,16 @@ def read_entry(entry: Path, *, what: str = "features are",
                mmap: bool = False) -> Arrays | None:
     """The arrays stored at ``entry``, or None (with one warning when damaged) to recompute.
 
-    ``check`` says why arrays that passed their checksums are still not what the caller
-    stored (e.g. another dataset's rows), or None. ``mmap`` maps the files copy-on-write
-    instead of reading them, so that processes reading one entry share its pages.
+    Parameters
+    ----------
+    entry : Path
+        The entry's path without suffix (``cache_dir/ab/abcdef…``).
+    what : str
+        What the warning says is recomputed.
+    check : callable, optional
+        Why arrays that passed their checksums are still not what the caller stored, or None.
+    mmap : bool
+        Map the files copy-on-write, so that processes reading one entry share its pages.
     """
     arrays, problem = _damage(entry, mmap)
     if problem is None and arrays is not None and check is not None:
@@ -106,8 +108,7 @@ def read_entry(entry: Path, *, what: str = "features are",
     if problem == "is a directory":
         warnings.warn(f"fairness cache: entry {str(_sidecar(entry))!r} is a directory, or has "
                       f"one in a file's place; the {what} recomputed and not cached until you "
-                      "remove it.",
-                      stacklevel=3)
+                      "remove it.", stacklevel=3)
         return None
     if problem is not None:
         _warn(entry, problem, what)
@@ -129,12 +130,19 @@ def _atomic(target: Path, write: Callable[[Any], None]) -> None:
 
 def _save(handle: Any, array: NDArray[Any]) -> None:
     import numpy as np
-
     np.save(handle, array, allow_pickle=False)
 
 
 def write_entry(entry: Path, arrays: Mapping[str, NDArray[Any]]) -> None:
-    """Store ``arrays`` at ``entry``: the files, then the sidecar; a failure only warns."""
+    """Store ``arrays`` at ``entry``: the files, then the sidecar; a failure only warns.
+
+    Parameters
+    ----------
+    entry : Path
+        As for :func:`read_entry`.
+    arrays : mapping of str to ndarray
+        The named arrays (numbers or strings; nothing pickled).
+    """
     files = [entry.with_name(f"{entry.name}.{i}.npy") for i in range(len(arrays))]
     if any(path.is_dir() for path in [_sidecar(entry), *files]):
         return  # already reported by read_entry
@@ -156,8 +164,17 @@ def cached(entry: Path, compute: Callable[[], Mapping[str, NDArray[Any]]], *,
            mmap: bool = False) -> tuple[Arrays, bool]:
     """The arrays at ``entry``, computed (once, under the entry's file lock) when absent.
 
-    Returns the arrays and whether they came from the cache. With ``mmap``, arrays computed
-    here are returned as read back from the entry (see :func:`read_entry`).
+    Parameters
+    ----------
+    entry, what, check, mmap
+        As for :func:`read_entry`; with ``mmap`` computed arrays are returned as read back.
+    compute : callable
+        Makes the arrays when the entry is absent or damaged.
+
+    Returns
+    -------
+    tuple of (dict of str to ndarray, bool)
+        The arrays, and whether they came from the cache.
     """
     def read() -> Arrays | None:
         return read_entry(entry, what=what, check=check, mmap=mmap)
@@ -169,7 +186,6 @@ def cached(entry: Path, compute: Callable[[], Mapping[str, NDArray[Any]]], *,
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
         from filelock import FileLock
-
         lock: Any = FileLock(str(entry) + ".lock")
         lock.acquire()
     except OSError:

@@ -1,15 +1,8 @@
 """Batched feature extraction: a dataset through a model, once per (model, data, transform).
 
-:func:`extract_features` streams a :class:`~pytest_fairness.data.FairnessDataset` through a
-torch ``DataLoader`` (worker processes, pinned memory on CUDA, inference mode, optional
-AMP), calls the model once per batch and returns :class:`Features` aligned with the
-dataset's frame. Only one batch (per worker) of images is ever in memory.
-
-With a ``cache_dir`` the outputs are kept in the disk cache
-(:mod:`pytest_fairness.features.cache`) keyed by the model (the sha256 of its weights and
-architecture, or a given id; with ``module="backbone"`` only that sub-module runs and is
-hashed, so a new head reuses the backbone's features), the dataset's fingerprint, the
-transform, the normalisation, the perturbation and the hooked layers.
+:func:`extract_features` streams a dataset through a torch ``DataLoader`` into the one forward
+loop and keeps the outputs in the disk cache, keyed by the model (or its ``module=``), the
+dataset, the transform, the normalisation, the perturbation and the hooked layers.
 """
 
 from __future__ import annotations
@@ -28,17 +21,22 @@ from pytest_fairness.features.fingerprint import (
     model_fingerprint,
     normalization,
 )
-from pytest_fairness.features.forward import as_outputs, forward_batches, resolve_device
+from pytest_fairness.features.forward import (
+    as_outputs,
+    check_int,
+    forward_batches,
+    resolve_device,
+)
 from pytest_fairness.features.progress import Progress, ProgressSink
 
 if TYPE_CHECKING:
     import torch
-    from numpy.typing import NDArray
+    from numpy.typing import ArrayLike, NDArray
     from PIL import Image
 
     from pytest_fairness.data.dataset import FairnessDataset
 
-__all__ = ["DefaultTransform", "Features", "arrays_digest", "extract_features", "extract_rows"]
+__all__ = ["DefaultTransform", "Features", "extract_features", "extract_rows"]
 
 _IDS = "__image_ids__"
 
@@ -70,15 +68,13 @@ class Features:
     ((2, 2), ['f', 'm'])
     """
 
-    def __init__(self, dataset: FairnessDataset, outputs: Mapping[str, Any], *,
+    def __init__(self, dataset: FairnessDataset, outputs: Mapping[str, ArrayLike], *,
                  key: str | None = None, from_cache: bool = False) -> None:
         import numpy as np
-
         if not outputs:
             raise InvalidDataError(
                 "features: the model returned no outputs; return a tensor (embeddings), a "
-                "pair (embeddings, logits) or a dict of named tensors."
-            )
+                "pair (embeddings, logits) or a dict of named tensors.")
         arrays: dict[str, NDArray[Any]] = {}
         for name, value in outputs.items():
             array = np.asarray(value)
@@ -87,8 +83,7 @@ class Features:
             if array.ndim != 2 or array.shape[0] != len(dataset):
                 raise InvalidDataError(
                     f"features: output {name!r} has shape {array.shape}; expected "
-                    f"({len(dataset)}, d), one row per image of dataset {dataset.name!r}."
-                )
+                    f"({len(dataset)}, d), one row per image of dataset {dataset.name!r}.")
             arrays[str(name)] = array
         self.dataset = dataset
         self.outputs = arrays
@@ -104,14 +99,11 @@ class Features:
 
     def __getitem__(self, name: str) -> NDArray[Any]:
         if name not in self.outputs:
-            raise KeyError(
-                f"no output {name!r}; this model produced {sorted(self.outputs)}"
-            )
+            raise KeyError(f"no output {name!r}; this model produced {sorted(self.outputs)}")
         return self.outputs[name]
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> NDArray[Any]:
         import numpy as np
-
         return np.asarray(self.embeddings, dtype=dtype)
 
     @property
@@ -128,8 +120,7 @@ class Features:
             return next(iter(self.outputs.values()))
         raise KeyError(
             f"no 'embeddings' output; this model produced {sorted(self.outputs)}: pick one "
-            "with features[name]."
-        )
+            "with features[name].")
 
     @property
     def logits(self) -> NDArray[Any]:
@@ -143,7 +134,15 @@ class Features:
         Equal digests mean equal features: two checkpoints whose features share a digest
         measured the same model.
         """
-        return arrays_digest(self.outputs)
+        import hashlib
+
+        import numpy as np
+        digest = hashlib.sha256()
+        for name in sorted(self.outputs):
+            array = np.ascontiguousarray(self.outputs[name])
+            digest.update(f"{name}\0{array.dtype.str}\0{array.shape}\0".encode())
+            digest.update(array.reshape(-1).view(np.uint8).data if array.size else b"")
+        return digest.hexdigest()
 
     def groups(self, by: str | Sequence[str]) -> Any:
         """Group labels from the dataset frame (see :meth:`FairnessDataset.groups`)."""
@@ -152,7 +151,6 @@ class Features:
     def subset(self, rows: Any) -> Features:
         """Rows of the features and the dataset together (mask, positions or image ids)."""
         import numpy as np
-
         sub = self.dataset.subset(rows)
         index = {v: i for i, v in enumerate(self.dataset.frame["image_id"])}
         positions = np.array([index[v] for v in sub.frame["image_id"]], dtype=np.intp)
@@ -175,7 +173,6 @@ class DefaultTransform:
     def __call__(self, image: Image.Image) -> torch.Tensor:
         """Resize and convert one image."""
         from torchvision.transforms import functional as TF
-
         image = image.resize((self.size, self.size), resample=2)  # PIL.Image.BILINEAR
         tensor: torch.Tensor = TF.pil_to_tensor(image).float().div_(255.0)
         return tensor
@@ -198,21 +195,14 @@ class _ImageRows:
         return self.transform(self.dataset.load_image(index)), index
 
 
-def _check_positive(name: str, value: Any, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise FairnessConfigError(f"{name} must be an int >= {minimum}; got {name}={value!r}.")
-    return value
-
-
 def _perturbation(perturbation: Any) -> tuple[Callable[[Any, Any], Any] | None, str]:
+    """The batch function of a perturbation argument, and its fingerprint."""
     if perturbation is None:
         return None, "None"
     if isinstance(perturbation, tuple) and len(perturbation) in (2, 3) and isinstance(
             perturbation[0], str):
         from pytest_fairness.perturbations import perturb
-
-        name, level = perturbation[0], perturbation[1]
-        seed = perturbation[2] if len(perturbation) == 3 else 0
+        name, level, seed = (*perturbation, 0)[:3]
 
         def apply(batch: Any, index: Any) -> Any:
             return perturb(batch, name, level, seed=seed, index=index)
@@ -221,41 +211,27 @@ def _perturbation(perturbation: Any) -> tuple[Callable[[Any, Any], Any] | None, 
     if not callable(perturbation):
         raise FairnessConfigError(
             "perturbation must be a callable on image batches, a (name, level) or a (name, "
-            f"level, seed) tuple; got perturbation={perturbation!r}."
-        )
+            f"level, seed) tuple; got perturbation={perturbation!r}.")
     return (lambda batch, index: perturbation(batch)), callable_fingerprint(perturbation)
 
 
-def extract_features(
-    model: Any,
-    dataset: FairnessDataset,
-    *,
-    transform: Callable[[Any], Any] | None = None,
-    normalize: Any = "imagenet",
-    perturbation: Any = None,
-    layers: Sequence[str] = (),
-    batch_size: int = 64,
-    num_workers: int = 0,
-    device: Any = "cpu",
-    amp: bool = False,
-    cache_dir: str | os.PathLike[str] | None = None,
-    model_id: str | None = None,
-    module: str | None = None,
-    progress: bool | ProgressSink | None = None,
-    memory: MutableMapping[str, Features] | None = None,
-) -> Features:
+def extract_features(model: Any, dataset: FairnessDataset, *,
+                     transform: Callable[[Any], Any] | None = None, normalize: Any = "imagenet",
+                     perturbation: Any = None, layers: Sequence[str] = (), batch_size: int = 64,
+                     num_workers: int = 0, device: Any = "cpu", amp: bool = False,
+                     cache_dir: str | os.PathLike[str] | None = None, model_id: str | None = None,
+                     module: str | None = None, progress: bool | ProgressSink | None = None,
+                     memory: MutableMapping[str, Features] | None = None) -> Features:
     r"""Run ``model`` over every image of ``dataset`` in batches; cache the outputs on disk.
 
-    For row :math:`i`: :math:`o_i = f(\mathrm{norm}(P(T(\mathrm{crop}(x_i)))))` with the
-    dataset's box/square crop, the transform :math:`T` (default: resize to 224×224, values
-    in [0, 1]), the perturbation :math:`P` on the batch, normalisation, and the model
-    :math:`f` under ``torch.inference_mode()`` (``model.eval()`` for the call).
+    Row :math:`i` gives :math:`f(\mathrm{norm}(P(T(\mathrm{crop}(x_i)))))`, the model in eval
+    mode under ``torch.inference_mode()``; the page "Wiring a model repository" shows it in use.
 
     Parameters
     ----------
     model : torch.nn.Module or callable
-        Maps a float batch ``(N, C, H, W)`` to a tensor (embeddings), a tuple
-        ``(embeddings, logits)`` or a dict of named tensors.
+        A float batch ``(N, C, H, W)`` → a tensor (embeddings), a tuple ``(embeddings,
+        logits)`` or a dict of named tensors.
     dataset : FairnessDataset
         The images.
     transform : callable, optional
@@ -266,8 +242,7 @@ def extract_features(
         Applied to each batch before normalisation; a tuple calls
         :func:`pytest_fairness.perturbations.perturb` with the rows as noise keys.
     layers : sequence of str
-        Names of sub-modules (``dict(model.named_modules())``) whose outputs are captured by
-        a forward hook, flattened, under their own names.
+        Sub-modules whose outputs a forward hook captures, flattened, under their names.
     batch_size, num_workers : int
         DataLoader settings.
     device : str
@@ -279,18 +254,13 @@ def extract_features(
     model_id : str, optional
         Identify the model by this id instead of hashing its weights.
     module : str, optional
-        Run only this sub-module of ``model`` (a name of ``dict(model.named_modules())``,
-        e.g. ``"backbone"``) and return its outputs. The cache is keyed by that sub-module's
-        weights alone, so a model with a new head and the same backbone reuses the cached
-        backbone features: no forward pass runs. ``layers`` are then names within it.
+        Run only this sub-module (e.g. ``"backbone"``), keyed by its weights alone, so a new
+        head on the same backbone reuses the cached features. ``layers`` are then within it.
     progress : bool or callable, optional
-        Where progress goes: a callable receiving :class:`ExtractionProgress` events, True
-        (a bar on stderr) or False (nowhere). By default the sink set by
-        :func:`progress_to` (under pytest, the plugin shows it through pytest's terminal
-        writer), else the bar when stderr is a terminal.
+        A callable receiving :class:`ExtractionProgress` events, True (a bar on stderr) or
+        False; by default the sink of :func:`progress_to`, else the bar on a terminal.
     memory : mutable mapping, optional
-        An in-process memo (cache key → Features) checked before the disk, so repeated
-        calls in one session skip even the file read. Used only with ``cache_dir``.
+        An in-process memo (cache key → Features) checked before the disk; with ``cache_dir``.
 
     Returns
     -------
@@ -343,49 +313,38 @@ def _checked(model: Any, dataset: Any, module: str | None, batch_size: Any, num_
              layers: Any) -> Any:
     """The model to run (``module`` of it when given), once the arguments are checked."""
     from pytest_fairness.data.dataset import FairnessDataset
-
     if not isinstance(dataset, FairnessDataset):
         raise FairnessConfigError(
             f"dataset must be a FairnessDataset (from a loader or load_manifest); got "
-            f"{type(dataset).__name__}."
-        )
+            f"{type(dataset).__name__}.")
     if not callable(model):
         raise FairnessConfigError(
             f"model must be a torch.nn.Module or a callable on image batches; got "
-            f"{type(model).__name__}."
-        )
-    _check_positive("batch_size", batch_size)
-    _check_positive("num_workers", num_workers, 0)
+            f"{type(model).__name__}.")
+    check_int("batch_size", batch_size)
+    check_int("num_workers", num_workers, 0)
     if isinstance(layers, str):
         raise FairnessConfigError(
             f"layers must be a sequence of module names; got the string layers={layers!r} "
-            f"(write layers=[{layers!r}])."
-        )
-    return model if module is None else _submodule(model, module)
-
-
-def _submodule(model: Any, name: str) -> Any:
-    """``model.get_submodule(name)``, or a FairnessConfigError listing some names."""
-    get = getattr(model, "get_submodule", None)
-    if get is None or not isinstance(name, str):
+            f"(write layers=[{layers!r}]).")
+    if module is None:
+        return model
+    if getattr(model, "get_submodule", None) is None or not isinstance(module, str):
         raise FairnessConfigError(
-            f"module={name!r} needs a torch.nn.Module model and a sub-module name; got "
-            f"{type(model).__name__}."
-        )
+            f"module={module!r} needs a torch.nn.Module model and a sub-module name; got "
+            f"{type(model).__name__}.")
     try:
-        return get(name)
+        return model.get_submodule(module)
     except AttributeError:
         names = [n for n, _ in model.named_modules() if n][:10]
         raise FairnessConfigError(
-            f"module: the model has no sub-module {name!r}; some names: {names}."
-        ) from None
+            f"module: the model has no sub-module {module!r}; some names: {names}.") from None
 
 
 def _cached(entry: Path, key: str, dataset: FairnessDataset,
             run: Callable[[], dict[str, NDArray[Any]]]) -> Features:
     """The features at ``entry`` of the cache, extracted (and stored) when absent or damaged."""
     import numpy as np
-
     def extract() -> dict[str, NDArray[Any]]:
         return {**run(), _IDS: np.asarray(dataset.image_ids, dtype=str)}
 
@@ -393,8 +352,14 @@ def _cached(entry: Path, key: str, dataset: FairnessDataset,
         ids = arrays.get(_IDS)
         if ids is None or ids.dtype.kind != "U" or ids.tolist() != dataset.image_ids:
             return "does not match the dataset's rows"
-        reason = _numeric_outputs({k: v for k, v in arrays.items() if k != _IDS}, len(dataset))
-        return None if reason is None else f"is damaged ({reason})"
+        if len(arrays) == 1:
+            return "is damaged (it holds no feature arrays)"
+        for name, array in arrays.items():
+            if array.dtype.kind not in "biuf" and name != _IDS:
+                return f"is damaged ({name!r} holds {array.dtype} values, not numbers)"
+            if array.ndim not in (1, 2) or array.shape[0] != len(dataset):
+                return f"is damaged ({name!r} has shape {array.shape}, not ({len(dataset)}, d))"
+        return None
 
     arrays, hit = cached(entry, extract, check=check)
     arrays.pop(_IDS)
@@ -406,42 +371,33 @@ def _run(model: Any, dataset: FairnessDataset, transform: Any, norm: Any, pertur
          amp: bool, bar: Progress, rows: Sequence[int] | None = None
          ) -> dict[str, NDArray[Any]]:
     import torch
-
     source: Any = _ImageRows(dataset, transform)
     if rows is not None:  # a part of the dataset; batches keep the dataset's row numbers
         source = torch.utils.data.Subset(source, list(rows))
     loader: Any = torch.utils.data.DataLoader(
-        source,
-        batch_size=batch_size,
-        shuffle=False,
-        num_workers=num_workers,
-        pin_memory=device.type == "cuda",
-        persistent_workers=False,
-    )
+        source, batch_size=batch_size, shuffle=False, num_workers=num_workers,
+        pin_memory=device.type == "cuda", persistent_workers=False)
     module = model if isinstance(model, torch.nn.Module) else None
-    captured: dict[str, Any] = {}
+    captured: dict[str, object] = {}
     handles = []
-    if layers:
-        if module is None:
+    if layers and module is None:
+        raise FairnessConfigError(
+            f"layers={list(layers)!r} needs a torch.nn.Module model; got "
+            f"{type(model).__name__}.")
+    named = dict(module.named_modules()) if layers and module is not None else {}
+    for name in layers:
+        if name not in named:
             raise FairnessConfigError(
-                f"layers={list(layers)!r} needs a torch.nn.Module model; got "
-                f"{type(model).__name__}."
-            )
-        named = dict(module.named_modules())
-        for name in layers:
-            if name not in named:
-                raise FairnessConfigError(
-                    f"layers: the model has no sub-module {name!r}; some names: "
-                    f"{[n for n in named if n][:10]}."
-                )
+                f"layers: the model has no sub-module {name!r}; some names: "
+                f"{[n for n in named if n][:10]}.")
 
-            def hook(_m: Any, _inputs: Any, output: Any, name: str = name) -> None:
-                captured[name] = output
+        def hook(_m: Any, _inputs: Any, output: object, name: str = name) -> None:
+            captured[name] = output
 
-            handles.append(named[name].register_forward_hook(hook))
+        handles.append(named[name].register_forward_hook(hook))
 
-    def read(value: Any) -> dict[str, Any]:
-        outputs = as_outputs(value)
+    def read(value: Any) -> dict[str, object]:
+        outputs: dict[str, object] = {**as_outputs(value)}
         for name in layers:
             outputs[name] = captured.pop(name)
         return outputs
@@ -453,8 +409,7 @@ def _run(model: Any, dataset: FairnessDataset, transform: Any, norm: Any, pertur
     try:
         return forward_batches(
             model, ((images, index.tolist()) for images, index in loader), device=device,
-            perturb=perturb_fn, normalize=norm, amp=amp, read=read, on_batch=bar.update,
-        )
+            perturb=perturb_fn, normalize=norm, amp=amp, read=read, on_batch=bar.update)
     finally:
         bar.close()
         for handle in handles:
@@ -463,61 +418,34 @@ def _run(model: Any, dataset: FairnessDataset, transform: Any, norm: Any, pertur
             module.train(was_training)
 
 
-def extract_rows(
-    model: Any,
-    dataset: FairnessDataset,
-    rows: Sequence[int],
-    *,
-    transform: Callable[[Any], Any] | None = None,
-    normalize: Any = "imagenet",
-    perturbation: Any = None,
-    batch_size: int = 64,
-    num_workers: int = 0,
-    device: Any = "cpu",
-    progress: bool | ProgressSink | None = None,
-) -> dict[str, NDArray[Any]]:
+def extract_rows(model: Any, dataset: FairnessDataset, rows: Sequence[int], *,
+                 transform: Callable[[Any], Any] | None = None, normalize: Any = "imagenet",
+                 perturbation: Any = None, batch_size: int = 64, num_workers: int = 0,
+                 device: Any = "cpu", progress: bool | ProgressSink | None = None
+                 ) -> dict[str, NDArray[Any]]:
     """Run ``model`` over the given rows of ``dataset`` only: one part of a sharded job.
 
-    The same forward pass as :func:`extract_features` (same arguments, no cache), over the
-    images ``rows`` (row numbers of ``dataset``, in that order). Perturbation noise is keyed
-    by those row numbers, so the parts of a split extraction, stacked, equal the whole.
+    The same forward pass as :func:`extract_features` (same arguments, no cache). Perturbation
+    noise is keyed by the row numbers, so the parts of a split extraction, stacked, equal the
+    whole.
+
+    Parameters
+    ----------
+    model, dataset, transform, normalize, perturbation, batch_size, num_workers, device, progress
+        As for :func:`extract_features`.
+    rows : sequence of int
+        Row numbers of ``dataset``, in the order of the outputs.
 
     Returns
     -------
     dict of str to ndarray
         Every output, one row per entry of ``rows``.
     """
-    _check_positive("batch_size", batch_size)
-    _check_positive("num_workers", num_workers, 0)
+    check_int("batch_size", batch_size)
+    check_int("num_workers", num_workers, 0)
     transform = DefaultTransform() if transform is None else transform
     norm, _ = normalization(normalize)
     perturb_fn, _ = _perturbation(perturbation)
     bar = Progress(dataset.name, perturbation, len(rows), progress)
     return _run(model, dataset, transform, norm, perturb_fn, (), batch_size, num_workers,
                 resolve_device(device), False, bar, rows=rows)
-
-
-def _numeric_outputs(arrays: Mapping[str, NDArray[Any]], rows: int) -> str | None:
-    """Why ``arrays`` are not feature outputs of ``rows`` rows (numbers, 1-D or 2-D), or None."""
-    if not arrays:
-        return "it holds no feature arrays"
-    for name, array in arrays.items():
-        if array.dtype.kind not in "biuf":
-            return f"{name!r} holds {array.dtype} values, not numbers"
-        if array.ndim not in (1, 2) or array.shape[0] != rows:
-            return f"{name!r} has shape {array.shape}, not ({rows}, d)"
-    return None
-
-
-def arrays_digest(arrays: Mapping[str, NDArray[Any]]) -> str:
-    """sha256 of named arrays: their names, dtypes, shapes and bytes."""
-    import hashlib
-
-    import numpy as np
-
-    digest = hashlib.sha256()
-    for name in sorted(arrays):
-        array = np.ascontiguousarray(arrays[name])
-        digest.update(f"{name}\0{array.dtype.str}\0{array.shape}\0".encode())
-        digest.update(array.reshape(-1).view(np.uint8).data if array.size else b"")
-    return digest.hexdigest()

@@ -19,7 +19,7 @@ from pytest_fairness.features.cache import CACHE_VERSION
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["callable_fingerprint", "cache_key", "model_fingerprint", "normalization",
+__all__ = ["cache_key", "callable_fingerprint", "model_fingerprint", "normalization",
            "normalize_spec"]
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -29,9 +29,12 @@ IMAGENET_STD = (0.229, 0.224, 0.225)
 def callable_fingerprint(obj: Any) -> str:
     """A string that changes when a transform/perturbation/model callable changes.
 
-    Uses, in order: a ``fairness_fingerprint`` attribute; the ``repr`` when it does not
-    contain a memory address (torchvision transforms, dataclasses, :class:`Perturbation`);
-    otherwise the qualified name plus a hash of the code, constants, defaults and closure.
+    Parameters
+    ----------
+    obj : callable or None
+        Fingerprinted by, in order: a ``fairness_fingerprint`` attribute; its ``repr`` when
+        free of memory addresses; its qualified name and a hash of its code, constants,
+        defaults and closure.
 
     Examples
     --------
@@ -96,20 +99,21 @@ def _tensor_digest(tensor: torch.Tensor) -> str:
     return digest.hexdigest()
 
 
-_MODEL_MEMO: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], str]] = (
-    weakref.WeakKeyDictionary()
-)
+_MODEL_MEMO: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], str]]
+_MODEL_MEMO = weakref.WeakKeyDictionary()
 
 
 def model_fingerprint(model: Any, *, model_id: str | None = None) -> str:
     """Identify a model's weights and architecture for the cache key.
 
-    ``model_id`` wins when given (e.g. a checkpoint id), then a ``fairness_fingerprint``
-    attribute of the model (set it where the model is built, e.g. in the ``fairness_model``
-    fixture, to name the model once for every extraction). An ``nn.Module`` (or a bound
-    method of one) hashes its ``state_dict`` and ``repr``; the hash is memoised until a
-    parameter or buffer changes in place. Another callable is fingerprinted with
-    :func:`callable_fingerprint` (modules it closes over are hashed too).
+    Parameters
+    ----------
+    model : torch.nn.Module or callable
+        A module (or its bound method) hashes its ``state_dict`` and ``repr``, memoised until
+        a parameter changes in place; a ``fairness_fingerprint`` attribute names it instead;
+        another callable goes to :func:`callable_fingerprint`.
+    model_id : str, optional
+        Wins when given (e.g. a checkpoint id).
 
     Examples
     --------
@@ -142,7 +146,13 @@ def model_fingerprint(model: Any, *, model_id: str | None = None) -> str:
 
 
 def normalize_spec(normalize: Any) -> str:
-    """How a normalisation is recorded: ``"imagenet"``, ``"None"`` or the (mean, std) pair."""
+    """How a normalisation is recorded: ``"imagenet"``, ``"None"`` or the (mean, std) pair.
+
+    Parameters
+    ----------
+    normalize : "imagenet", None or (mean, std)
+        As :func:`extract_features` takes it.
+    """
     return normalization(normalize)[1]
 
 
@@ -156,11 +166,16 @@ def normalization(normalize: Any) -> tuple[Any, str]:
         mean, std = (tuple(float(v) for v in part) for part in normalize)
         return (mean, std), repr((mean, std))
     raise FairnessConfigError(
-        f"normalize must be 'imagenet', None or a (mean, std) pair; got normalize={normalize!r}."
-    )
+        f"normalize must be 'imagenet', None or a (mean, std) pair; got normalize={normalize!r}.")
 
 
 def cache_key(**parts: Any) -> str:
-    """sha256 of the JSON of the named parts (sorted), prefixed by the cache version."""
+    """sha256 of the JSON of the named parts (sorted), prefixed by the cache version.
+
+    Parameters
+    ----------
+    **parts
+        JSON-able values (others by ``str``) naming what the entry depends on.
+    """
     payload = json.dumps({"version": CACHE_VERSION, **parts}, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()

@@ -11,13 +11,35 @@ if TYPE_CHECKING:
     import torch
     from numpy.typing import NDArray
 
-__all__ = ["as_outputs", "forward_batches", "resolve_device"]
+__all__ = ["as_outputs", "check_int", "forward_batches", "resolve_device"]
 
 
-def as_outputs(value: Any) -> dict[str, Any]:
-    """A model's output as named tensors: a tensor, an (embeddings, logits) pair, a dict."""
+def check_int(name: str, value: Any, minimum: int = 1) -> int:
+    """``value`` when it is an int (not a bool) ``>= minimum``; else a FairnessConfigError.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the message.
+    value : object
+        What was passed.
+    minimum : int
+        The smallest value allowed.
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise FairnessConfigError(f"{name} must be an int >= {minimum}; got {name}={value!r}.")
+    return value
+
+
+def as_outputs(value: Any) -> dict[str, torch.Tensor]:
+    """A model's output as named tensors: a tensor, an (embeddings, logits) pair, a dict.
+
+    Parameters
+    ----------
+    value : tensor, tuple of tensors or mapping
+        What the model returned; a mapping keeps only its tensors.
+    """
     import torch
-
     if isinstance(value, torch.Tensor):
         return {"embeddings": value}
     if isinstance(value, Mapping):
@@ -27,14 +49,18 @@ def as_outputs(value: Any) -> dict[str, Any]:
         return dict(zip(("embeddings", "logits"), value))
     raise InvalidDataError(
         f"fairness_model returned {type(value).__name__}; return a tensor (embeddings), a "
-        "tuple (embeddings, logits) or a dict of named tensors."
-    )
+        "tuple (embeddings, logits) or a dict of named tensors.")
 
 
 def resolve_device(device: Any) -> torch.device:
-    """``"auto"`` (CUDA when there is one), ``"cpu"``, ``"cuda:N"``, ``"mps"``: a device."""
-    import torch
+    """``"auto"`` (CUDA when there is one), ``"cpu"``, ``"cuda:N"``, ``"mps"``: a device.
 
+    Parameters
+    ----------
+    device : str, torch.device or None
+        None is ``"auto"``.
+    """
+    import torch
     if device is None or device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:
@@ -45,31 +71,24 @@ def resolve_device(device: Any) -> torch.device:
         ) from exc
 
 
-def forward_batches(
-    model: Callable[[Any], Any],
-    batches: Iterable[tuple[Any, list[int]]],
-    *,
-    device: torch.device | None = None,
-    perturb: Callable[[Any, list[int]], Any] | None = None,
-    normalize: tuple[Sequence[float], Sequence[float]] | None = None,
-    amp: bool = False,
-    read: Callable[[Any], Mapping[str, Any]] = as_outputs,
-    dtype: Any = None,
-    on_batch: Callable[[int], None] | None = None,
-) -> dict[str, NDArray[Any]]:
+def forward_batches(model: Callable[[Any], Any], batches: Iterable[tuple[Any, list[int]]], *,
+                    device: torch.device | None = None,
+                    perturb: Callable[[Any, list[int]], Any] | None = None,
+                    normalize: tuple[Sequence[float], Sequence[float]] | None = None,
+                    amp: bool = False, read: Callable[[Any], Mapping[str, object]] = as_outputs,
+                    dtype: Any = None, on_batch: Callable[[int], None] | None = None
+                    ) -> dict[str, NDArray[Any]]:
     """Run ``model`` over image batches and stack its outputs: the one batched forward loop.
 
-    Each batch ``(images, rows)`` is moved to ``device``, perturbed with ``perturb(images,
-    rows)`` (the row numbers key per-image noise), normalised, and passed to ``model`` under
-    ``torch.inference_mode()`` (and ``torch.autocast`` with ``amp``). Only one batch is in
-    flight, so the images are never all in memory.
+    Each batch is moved to ``device``, perturbed, normalised and passed to ``model`` under
+    ``torch.inference_mode()``; only one batch is in flight.
 
     Parameters
     ----------
     model : callable
         An image batch ``(N, C, H, W)`` → its outputs.
     batches : iterable of (tensor, list of int)
-        The images and their row numbers, in order.
+        The images and their row numbers (the keys of per-image noise), in order.
     device : torch.device, optional
         Where to run; None leaves each batch where it is.
     perturb : callable, optional
@@ -79,8 +98,7 @@ def forward_batches(
     amp : bool
         Run under ``torch.autocast``.
     read : callable
-        Model output → ``{name: tensor}``; by default a tensor (embeddings), a tuple
-        ``(embeddings, logits)`` or a dict of named tensors.
+        Model output → ``{name: tensor}``; default :func:`as_outputs`.
     dtype : torch.dtype, optional
         The dtype of the stacked outputs; default float32.
     on_batch : callable, optional
@@ -93,7 +111,6 @@ def forward_batches(
     """
     import numpy as np
     import torch
-
     dtype = torch.float32 if dtype is None else dtype
     device_type = "cpu" if device is None else device.type
     if normalize is not None:
@@ -111,13 +128,11 @@ def forward_batches(
             for name, value in read(model(images)).items():
                 if not isinstance(value, torch.Tensor):
                     raise InvalidDataError(
-                        f"layer {name!r} produced {type(value).__name__}, not a tensor."
-                    )
+                        f"layer {name!r} produced {type(value).__name__}, not a tensor.")
                 if value.shape[0] != len(rows):
                     raise InvalidDataError(
                         f"output {name!r} has {value.shape[0]} rows for a batch of "
-                        f"{len(rows)} images; the model must return one row per image."
-                    )
+                        f"{len(rows)} images; the model must return one row per image.")
                 array = value.detach().to(dtype).reshape(len(rows), -1).cpu().numpy()
                 chunks.setdefault(name, []).append(array)
             if on_batch is not None:

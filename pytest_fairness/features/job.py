@@ -1,18 +1,10 @@
 """``pytest-fairness extract``: a model over a dataset, written as Parquet shards.
 
-The job runs as one process, or as several under ``torchrun --nproc-per-node N``
-(``torch.distributed``: gloo on CPU, nccl on GPUs). Rank ``r`` of ``W`` takes the images
-``[r·n/W, (r+1)·n/W)``: disjoint parts, no image padded or repeated. For every extraction
-(the clean images, then each perturbation), each rank writes its own shard (the layout is
-in :mod:`pytest_fairness.features.shards`) and, next to it, a receipt: the shard's sha256,
-row count and the key of what it holds (model, checkpoint, dataset, transform,
-normalisation, perturbation, rows). When every rank is done, rank 0 writes the manifest,
-atomically.
-
-Running the same command again resumes: a shard whose receipt has the same key and whose
-bytes still match the receipt's sha256 is kept; the others are extracted again. The
-manifest is removed when a job starts, so a job that stops part-way (a rank killed, a node
-lost) leaves none, and readers refuse the directory until the job is run to its end.
+One process, or several under ``torchrun --nproc-per-node N`` (gloo on CPU, nccl on GPUs):
+rank ``r`` of ``W`` takes the images ``[r·n/W, (r+1)·n/W)`` and writes one shard per
+extraction, with a receipt (sha256, rows, the key of what it holds); rank 0 writes the
+manifest when every rank is done. A re-run keeps the shards whose receipt and bytes still
+match. The page "Evaluating at scale" (Extracting, Resuming) tells the whole story.
 """
 
 from __future__ import annotations
@@ -22,31 +14,17 @@ import inspect
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, final
+from typing import TYPE_CHECKING, Any, Final, TypedDict, cast, final
 
 from pytest_fairness.errors import FairnessConfigError
+from pytest_fairness.features import fingerprint as fp
+from pytest_fairness.features import shards
 from pytest_fairness.features.cache import file_sha256
 from pytest_fairness.features.extraction import DefaultTransform, extract_rows
-from pytest_fairness.features.fingerprint import (
-    cache_key,
-    callable_fingerprint,
-    model_fingerprint,
-    normalize_spec,
-)
-from pytest_fairness.features.shards import (
-    FORMAT,
-    FORMAT_VERSION,
-    ID_COLUMN,
-    JOB_FILE,
-    MANIFEST,
-    perturbation_dir,
-    perturbation_key,
-    perturbation_label,
-    shard_name,
-)
+from pytest_fairness.features.shards import Described, Manifest, OutputSpec, PerturbationKey
 from pytest_fairness.files import atomic_write_text
 
 if TYPE_CHECKING:
@@ -62,6 +40,21 @@ _RECEIPT_SUFFIX: Final = ".json"
 _ROW_GROUP_BYTES: Final = 16 * 2**20
 
 
+class _Written(TypedDict):
+    """A shard as its receipt records it: rows, sha256 and outputs."""
+
+    rows: int
+    sha256: str
+    outputs: dict[str, OutputSpec]
+
+
+class _RankShard(_Written):
+    """A shard as a rank reports it to rank 0."""
+
+    perturbation: PerturbationKey | None
+    file: str
+
+
 @final
 @dataclass(frozen=True)
 class ExtractJob:
@@ -69,24 +62,18 @@ class ExtractJob:
 
     Parameters
     ----------
-    model : str
-        ``package.module:function``, a factory returning the model.
+    model, checkpoint : str
+        ``package.module:function``, a factory returning the model, and the ``checkpoint=``
+        it is passed (optional).
     dataset, root : str
         The dataset's name (as in ``--fairness-data NAME=PATH``) and root.
     out : Path
         The features directory.
     perturbations : tuple of (name, level, seed)
         The perturbed extractions, after the clean one.
-    checkpoint : str, optional
-        Passed to the factory as ``checkpoint=``.
-    image_size : int
-        Side of the default transform (resize to a square, values in [0, 1]).
-    normalize : str
-        ``"imagenet"`` or ``"none"``.
-    batch_size, num_workers : int
-        DataLoader settings.
-    device : str
-        ``auto`` (each rank's GPU if there are any, else the CPU), ``cpu``, ``cuda``.
+    image_size, normalize, batch_size, num_workers, device
+        The default transform's side, ``"imagenet"`` or ``"none"``, the DataLoader
+        settings, and ``auto`` (each rank's GPU, else the CPU), ``cpu`` or ``cuda``.
     command : str
         The command line, recorded in the manifest and quoted in error messages.
     """
@@ -134,15 +121,13 @@ def load_model(spec: str, checkpoint: str | None = None) -> Any:
     if not sep or not module_name or not name:
         raise FairnessConfigError(
             f"--model must be package.module:function (a factory returning the model); got "
-            f"{spec!r}."
-        )
+            f"{spec!r}.")
     try:
         factory = getattr(importlib.import_module(module_name), name)
     except (ImportError, AttributeError) as error:
         raise FairnessConfigError(
             f"--model {spec}: cannot load it ({type(error).__name__}: {error}); check the "
-            "module is importable from here (PYTHONPATH) and defines the function."
-        ) from None
+            "module is importable from here (PYTHONPATH) and defines the function.") from None
     if checkpoint is None:
         return factory()
     parameters = inspect.signature(factory).parameters
@@ -150,46 +135,36 @@ def load_model(spec: str, checkpoint: str | None = None) -> Any:
             p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
         raise FairnessConfigError(
             f"--checkpoint {checkpoint} given, but the factory {spec} takes no `checkpoint` "
-            "argument; add one (def factory(checkpoint=None): ...) or drop --checkpoint."
-        )
+            "argument; add one (def factory(checkpoint=None): ...) or drop --checkpoint.")
     return factory(checkpoint=checkpoint)
-
-
-def _checkpoint_fingerprint(checkpoint: str | None) -> str | None:
-    if checkpoint is None:
-        return None
-    path = Path(checkpoint)
-    return f"sha256:{file_sha256(path)}" if path.is_file() else f"name:{checkpoint}"
 
 
 def _receipt(shard: Path) -> Path:
     return shard.with_name("_" + shard.with_suffix(_RECEIPT_SUFFIX).name)
 
 
-def _kept(shard: Path, key: str) -> dict[str, Any] | None:
+def _kept(shard: Path, key: str) -> _Written | None:
     """The shard's record when its receipt has ``key`` and its bytes its sha256; else None."""
     try:
         receipt = json.loads(_receipt(shard).read_text(encoding="utf-8"))
         if receipt.get("key") == key and file_sha256(shard) == receipt["record"]["sha256"]:
-            return dict(receipt["record"])
+            return cast("_Written", dict(receipt["record"]))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass
     return None
 
 
-def _write_shard(shard: Path, ids: Sequence[str], outputs: dict[str, NDArray[Any]],
-                 metadata: dict[str, Any]) -> dict[str, Any]:
+def _write_shard(shard: Path, ids: Sequence[str], outputs: Mapping[str, NDArray[Any]],
+                 metadata: Mapping[str, object]) -> _Written:
     """Write one shard atomically; return its record (file, rows, sha256, outputs)."""
     import numpy as np
 
     from pytest_fairness._optional import require
-
     pa = require("pyarrow", package="pytest-fairness[scale]", purpose="writing features")
     pq = require("pyarrow.parquet", package="pytest-fairness[scale]",
                  purpose="writing features")
-
-    columns: dict[str, Any] = {ID_COLUMN: pa.array(list(ids), pa.string())}
-    specs = {}
+    columns = {shards.ID_COLUMN: pa.array(list(ids), pa.string())}
+    specs: dict[str, OutputSpec] = {}
     for name, array in outputs.items():
         array = np.ascontiguousarray(array)
         columns[name] = pa.FixedSizeListArray.from_arrays(pa.array(array.reshape(-1)),
@@ -211,7 +186,6 @@ def _write_shard(shard: Path, ids: Sequence[str], outputs: dict[str, NDArray[Any
 def _progress(world_size: int, log: Callable[[str], None]) -> Any:
     """Progress as pytest shows it: a live bar on a terminal, else start and end lines."""
     from pytest_fairness.features.progress import progress_line
-
     if world_size == 1 and sys.stderr.isatty():
         return True
 
@@ -224,14 +198,13 @@ def _progress(world_size: int, log: Callable[[str], None]) -> Any:
 
 def _device(device: str) -> Any:
     import torch
-
-    if device == "auto":
-        if torch.cuda.is_available():
-            local = int(os.environ.get("LOCAL_RANK", "0"))
-            torch.cuda.set_device(local)
-            return torch.device("cuda", local)
+    if device != "auto":
+        return torch.device(device)
+    if not torch.cuda.is_available():
         return torch.device("cpu")
-    return torch.device(device)
+    local = int(os.environ.get("LOCAL_RANK", "0"))
+    torch.cuda.set_device(local)
+    return torch.device("cuda", local)
 
 
 def run_job(job: ExtractJob, *, log: Callable[[str], None] = print) -> ExtractSummary:
@@ -239,16 +212,21 @@ def run_job(job: ExtractJob, *, log: Callable[[str], None] = print) -> ExtractSu
 
     Under ``torchrun`` (``WORLD_SIZE`` > 1) the process group is set up here and torn down
     at the end; alone, the process is rank 0 of 1.
+
+    Parameters
+    ----------
+    job : ExtractJob
+        What to extract, and where.
+    log : callable
+        Receives the lines to show (prefixed with the rank under torchrun).
     """
     import torch.distributed as dist
 
     from pytest_fairness.perturbations import PERTURBATIONS
-
     unknown = sorted({name for name, _, _ in job.perturbations} - set(PERTURBATIONS))
     if unknown:
         raise FairnessConfigError(
-            f"--perturbation: unknown name(s) {unknown}; known: {', '.join(PERTURBATIONS)}."
-        )
+            f"--perturbation: unknown name(s) {unknown}; known: {', '.join(PERTURBATIONS)}.")
     device = _device(job.device)
     distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
     if distributed and not dist.is_initialized():
@@ -273,58 +251,56 @@ def _run(job: ExtractJob, rank: int, world_size: int, device: Any,
     import torch.distributed as dist
 
     from pytest_fairness.data import LOADERS
-
     out = job.out
     if rank == 0:
         out.mkdir(parents=True, exist_ok=True)
-        (out / MANIFEST).unlink(missing_ok=True)  # a job that stops part-way leaves none
-        atomic_write_text(out / JOB_FILE, job.command + "\n")
+        (out / shards.MANIFEST).unlink(missing_ok=True)  # a job stopped part-way leaves none
+        atomic_write_text(out / shards.JOB_FILE, job.command + "\n")
     dataset: FairnessDataset = LOADERS[job.dataset](job.root)
     n = len(dataset)
     if n < world_size:
         raise FairnessConfigError(
-            f"dataset {dataset.name!r} has {n} images for {world_size} processes; run fewer."
-        )
+            f"dataset {dataset.name!r} has {n} images for {world_size} processes; run fewer.")
     start, stop = rank * n // world_size, (rank + 1) * n // world_size
-    rows = list(range(start, stop))
-    ids = dataset.image_ids[start:stop]
     model = load_model(job.model, job.checkpoint)
     if hasattr(model, "to"):
         model = model.to(device)
     transform = DefaultTransform(job.image_size)
     normalize = "imagenet" if job.normalize == "imagenet" else None
-    described = {
-        "model": {"factory": job.model, "fingerprint": model_fingerprint(model),
-                  "checkpoint": job.checkpoint,
-                  "checkpoint_fingerprint": _checkpoint_fingerprint(job.checkpoint)},
+    checkpoint = None if job.checkpoint is None else (
+        f"sha256:{file_sha256(job.checkpoint)}" if Path(job.checkpoint).is_file()
+        else f"name:{job.checkpoint}")
+    described: Described = {
+        "model": {"factory": job.model, "fingerprint": fp.model_fingerprint(model),
+                  "checkpoint": job.checkpoint, "checkpoint_fingerprint": checkpoint},
         "dataset": {"name": dataset.name, "fingerprint": dataset.fingerprint, "rows": n},
-        "transform": callable_fingerprint(transform),
-        "normalize": normalize_spec(normalize),
+        "transform": fp.callable_fingerprint(transform),
+        "normalize": fp.normalize_spec(normalize),
     }
     progress = _progress(world_size, log)
     kept: list[str] = []
     extracted: list[str] = []
-    records: list[dict[str, Any]] = []
+    records: list[_RankShard] = []
     for spec in (None, *job.perturbations):
-        key = perturbation_key(spec)
-        relative = f"{perturbation_dir(key)}/{shard_name(rank, world_size)}"
+        key = shards.perturbation_key(spec)
+        relative = f"{shards.perturbation_dir(key)}/{shards.shard_name(rank, world_size)}"
         shard = out / relative
-        shard_key = cache_key(**described, perturbation=key, rows=[start, stop])
+        shard_key = fp.cache_key(**described, perturbation=key, rows=[start, stop])
         record = _kept(shard, shard_key)
         if record is None:
-            outputs = extract_rows(model, dataset, rows, transform=transform,
+            outputs = extract_rows(model, dataset, range(start, stop), transform=transform,
                                    normalize=normalize, perturbation=spec,
                                    batch_size=job.batch_size, num_workers=job.num_workers,
                                    device=device, progress=progress)
-            record = _write_shard(shard, ids, outputs, {"key": shard_key, "perturbation": key,
-                                                         "dataset": dataset.fingerprint})
+            record = _write_shard(shard, dataset.image_ids[start:stop], outputs, {
+                "key": shard_key, "perturbation": key, "dataset": dataset.fingerprint})
             atomic_write_text(_receipt(shard), json.dumps(
                 {"key": shard_key, "record": record}) + "\n")
             extracted.append(relative)
         else:
             kept.append(relative)
-            log(f"fairness: kept {relative} ({perturbation_label(key)}, {record['rows']} "
-                "images): its checksum matches")
+            log(f"fairness: kept {relative} ({shards.perturbation_label(key)}, "
+                f"{record['rows']} images): its checksum matches")
         records.append({"perturbation": key, "file": relative, **record})
     gathered = [records]
     if world_size > 1:
@@ -333,43 +309,38 @@ def _run(job: ExtractJob, rank: int, world_size: int, device: Any,
     if rank != 0:
         return ExtractSummary(rank, world_size, tuple(kept), tuple(extracted))
     manifest = _manifest(job, described, gathered)
-    path = atomic_write_text(out / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True)
-                             + "\n")
+    text = json.dumps(manifest, indent=1, sort_keys=True) + "\n"
+    path = atomic_write_text(out / shards.MANIFEST, text)
     _remove_stale(out, manifest)
-    (out / JOB_FILE).unlink(missing_ok=True)
+    (out / shards.JOB_FILE).unlink(missing_ok=True)
     return ExtractSummary(rank, world_size, tuple(kept), tuple(extracted), path)
 
 
-def _manifest(job: ExtractJob, described: dict[str, Any],
-              gathered: Sequence[Sequence[dict[str, Any]]]) -> dict[str, Any]:
+def _manifest(job: ExtractJob, described: Described,
+              gathered: Sequence[Sequence[_RankShard]]) -> Manifest:
     """The manifest from every rank's shard records (rank order, extraction order)."""
     first = gathered[0][0]["outputs"]
-    extractions = []
-    for i, record in enumerate(gathered[0]):
-        shards = []
-        for rank_records in gathered:
-            shard = rank_records[i]
-            if shard["outputs"] != first:
-                raise FairnessConfigError(
-                    f"shard {shard['file']} has outputs {shard['outputs']}, the first shard "
-                    f"{first}: the model's outputs changed between ranks or extractions."
-                )
-            shards.append({"file": shard["file"], "rows": shard["rows"],
-                           "sha256": shard["sha256"]})
-        extractions.append({"perturbation": record["perturbation"],
-                            "directory": perturbation_dir(record["perturbation"]),
-                            "shards": shards})
-    return {"format": FORMAT, "version": FORMAT_VERSION, "command": job.command,
-            **described, "outputs": first, "id_column": ID_COLUMN,
+    for shard in (ranks[i] for i in range(len(gathered[0])) for ranks in gathered):
+        if shard["outputs"] != first:
+            raise FairnessConfigError(
+                f"shard {shard['file']} has outputs {shard['outputs']}, the first shard "
+                f"{first}: the model's outputs changed between ranks or extractions.")
+    extractions: list[shards.ExtractionEntry] = [
+        {"perturbation": record["perturbation"],
+         "directory": shards.perturbation_dir(record["perturbation"]),
+         "shards": [{"file": r[i]["file"], "rows": r[i]["rows"], "sha256": r[i]["sha256"]}
+                    for r in gathered]}
+        for i, record in enumerate(gathered[0])]
+    return {"format": shards.FORMAT, "version": shards.FORMAT_VERSION, "command": job.command,
+            **described, "outputs": first, "id_column": shards.ID_COLUMN,
             "extractions": extractions}
 
 
-def _remove_stale(out: Path, manifest: dict[str, Any]) -> None:
+def _remove_stale(out: Path, manifest: Manifest) -> None:
     """Remove shards (and receipts) of earlier jobs from the extractions' directories."""
     listed = {shard["file"] for e in manifest["extractions"] for shard in e["shards"]}
     for extraction in manifest["extractions"]:
         for path in (out / extraction["directory"]).glob("*part-*"):
             name = path.with_suffix(".parquet").name.lstrip("_")
-            relative = f"{extraction['directory']}/{name}"
-            if relative not in listed:
+            if f"{extraction['directory']}/{name}" not in listed:
                 path.unlink(missing_ok=True)

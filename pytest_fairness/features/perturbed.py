@@ -1,11 +1,4 @@
-"""A model over perturbed images: the embeddings Fair SA compares, from the one forward loop.
-
-:func:`perturbed_features` turns a model and images into the features callable that
-:func:`pytest_fairness.indicators.fair_sa` takes: each call perturbs the images batch by
-batch (:func:`pytest_fairness.perturbations.perturb`, or a perturbation of your own) and
-embeds them with :func:`~pytest_fairness.features.forward_batches`, so eleven perturbations
-at n levels never hold more than one perturbed batch.
-"""
+"""A model over perturbed images: the embeddings Fair SA compares, from the one forward loop."""
 
 from __future__ import annotations
 
@@ -13,21 +6,18 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
-from pytest_fairness.features.forward import forward_batches
+from pytest_fairness.features.forward import check_int, forward_batches
 
 if TYPE_CHECKING:
+    import torch
     from numpy.typing import NDArray
 
 __all__ = ["perturbed_features"]
 
 
-def perturbed_features(
-    model: Callable[[Any], Any],
-    images: Any,
-    *,
-    perturbations: Mapping[str, Callable[..., Any]] | None = None,
-    batch_size: int = 64,
-) -> Callable[..., NDArray[Any]]:
+def perturbed_features(model: Callable[[Any], Any], images: Any, *,
+                       perturbations: Mapping[str, Callable[..., Any]] | None = None,
+                       batch_size: int = 64) -> Callable[..., NDArray[Any]]:
     """The embeddings of ``images``, clean or perturbed, as a features callable for Fair SA.
 
     Parameters
@@ -63,28 +53,22 @@ def perturbed_features(
     ...             levels=[1.0], threshold=0.5, min_group_size=1)
     """
     import torch
-
     if isinstance(model, torch.nn.Module) and model.training:
         raise FairnessConfigError(
             "the model is in training mode (dropout and batch norm would change its "
-            "embeddings between calls); call model.eval() first."
-        )
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise FairnessConfigError(f"batch_size must be an int >= 1; got batch_size={batch_size!r}.")
+            "embeddings between calls); call model.eval() first.")
+    check_int("batch_size", batch_size)
     custom = dict(perturbations or {})
     if not all(isinstance(k, str) and callable(f) for k, f in custom.items()):
         raise FairnessConfigError(
             "perturbations must map names (str) to callables f(images, level, *, seed, "
-            f"index); got {perturbations!r}."
-        )
+            f"index); got {perturbations!r}.")
     _batches(images, batch_size)  # a wrong kind of images fails here, not at the first call
-    device = None
-    if isinstance(model, torch.nn.Module):
-        device = next((p.device for p in model.parameters()), None)
+    device = next((p.device for p in model.parameters()), None) if isinstance(
+        model, torch.nn.Module) else None
 
     def features(dataset: Any = None, *, perturbation: Any = None) -> NDArray[Any]:
         from pytest_fairness.perturbations import perturb
-
         name, level, seed = (None, 0.0, 0) if perturbation is None else (
             *perturbation, 0)[:3]
 
@@ -96,8 +80,7 @@ def perturbed_features(
         outputs = forward_batches(
             model, _numbered_batches(images, batch_size), device=device,
             perturb=perturbed if name is not None and level > 0 else None,
-            read=_embedding_output, dtype=torch.float64,
-        )
+            read=_embedding_output, dtype=torch.float64)
         if "embeddings" not in outputs:
             raise InsufficientDataError("images yielded no images; pass at least one batch.")
         return outputs["embeddings"]
@@ -108,28 +91,24 @@ def perturbed_features(
 def _batches(dataset: Any, batch_size: int) -> Iterable[Any]:
     import numpy as np
     import torch
-
     if isinstance(dataset, np.ndarray):
         dataset = torch.from_numpy(dataset)
     if isinstance(dataset, torch.Tensor):
         if dataset.ndim != 4:
             raise InvalidDataError(
                 f"images must be an image tensor (N, C, H, W) with values in [0, 1] or a "
-                f"re-iterable of such batches; got a tensor of shape {tuple(dataset.shape)}."
-            )
+                f"re-iterable of such batches; got a tensor of shape {tuple(dataset.shape)}.")
         return [dataset[i : i + batch_size] for i in range(0, dataset.shape[0], batch_size)]
     if isinstance(dataset, Iterable) and not isinstance(dataset, (str, bytes, Mapping)):
         return dataset
     raise FairnessConfigError(
         f"images must be an image tensor (N, C, H, W) in [0, 1] or a re-iterable of "
-        f"batches (e.g. a DataLoader with shuffle=False); got {type(dataset).__name__}."
-    )
+        f"batches (e.g. a DataLoader with shuffle=False); got {type(dataset).__name__}.")
 
 
 def _batch_images(batch: Any) -> Any:
     import numpy as np
     import torch
-
     if isinstance(batch, Mapping):
         batch = batch.get("image", batch.get("images"))
     elif isinstance(batch, (tuple, list)) and batch:
@@ -139,8 +118,7 @@ def _batch_images(batch: Any) -> Any:
     if not isinstance(batch, torch.Tensor):
         raise InvalidDataError(
             f"each batch of images must be an image tensor, a (images, ...) tuple or a dict "
-            f"with key 'image'; got {type(batch).__name__}."
-        )
+            f"with key 'image'; got {type(batch).__name__}.")
     return batch
 
 
@@ -153,10 +131,9 @@ def _numbered_batches(dataset: Any, batch_size: int) -> Iterator[tuple[Any, list
         start += images.shape[0]
 
 
-def _embedding_output(out: Any) -> dict[str, Any]:
+def _embedding_output(out: Any) -> dict[str, torch.Tensor]:
     """The embeddings of one model call: the output, or its first element."""
     import torch
-
     if isinstance(out, (tuple, list)):
         out = out[0]
     return {"embeddings": torch.as_tensor(out)}

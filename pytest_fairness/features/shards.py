@@ -1,30 +1,10 @@
 """Features as Parquet shards: the layout ``pytest-fairness extract`` writes, and its reader.
 
-A features directory holds one sub-directory per extraction (the clean images, and each
-perturbation at each level), one Parquet file per process (rank) that extracted a part of
-the images, and a manifest written last::
-
-    features/
-      _manifest.json
-      clean/part-00000-of-00002.parquet
-      clean/part-00001-of-00002.parquet
-      gaussian_blur-0.5/part-00000-of-00002.parquet
-      ...
-
-Each shard has a string column ``image_id`` and one ``fixed_size_list<float32>[width]``
-column per model output (``embeddings``, ``logits``, or a dict model's keys). The manifest
-(JSON) lists the format and its version, the model (factory, checkpoint, fingerprints), the
-dataset (name, fingerprint, rows), the transform and normalisation, the outputs (dtype and
-width), the command that wrote it, and every extraction with its perturbation and shards
-(file, rows and sha256). The manifest exists only once every shard is written: a directory
-without one is an extraction that has not finished.
-
-:func:`read_shards` checks the manifest against the dataset (fingerprint, every id exactly
-once across the shards, each shard's sha256), reads the shards through
-``pyarrow.dataset`` one record batch at a time into one matrix per output, in the
-dataset's row order. With a ``cache_dir`` the matrices are kept there once, in the disk
-cache (:mod:`pytest_fairness.features.cache`), and memory-mapped: pytest-xdist workers then
-share one decoded copy.
+One sub-directory per extraction (``clean``, ``gaussian_blur-0.5``, …), one Parquet file per
+rank, and ``_manifest.json`` written last: the page "Evaluating at scale" (The shard format)
+describes it. :func:`read_shards` checks the manifest against the dataset and reads the shards
+into one matrix per output; with a ``cache_dir`` the matrices are kept in the disk cache and
+memory-mapped, so pytest-xdist workers share one decoded copy.
 """
 
 from __future__ import annotations
@@ -35,7 +15,7 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypedDict, cast
 
 from pytest_fairness.errors import FairnessConfigError, MissingFeaturesError
 from pytest_fairness.features.cache import cached, file_sha256
@@ -46,19 +26,9 @@ if TYPE_CHECKING:
 
     from pytest_fairness.data.dataset import FairnessDataset
 
-__all__ = [
-    "FORMAT",
-    "FORMAT_VERSION",
-    "ID_COLUMN",
-    "JOB_FILE",
-    "MANIFEST",
-    "perturbation_dir",
-    "perturbation_key",
-    "perturbation_label",
-    "read_manifest",
-    "read_shards",
-    "shard_name",
-]
+__all__ = ["FORMAT", "FORMAT_VERSION", "ID_COLUMN", "JOB_FILE", "MANIFEST", "Manifest",
+           "PerturbationKey", "perturbation_dir", "perturbation_key", "perturbation_label",
+           "read_manifest", "read_shards", "shard_name"]
 
 FORMAT: Final = "pytest-fairness-features"
 FORMAT_VERSION: Final = 1
@@ -70,11 +40,66 @@ JOB_FILE: Final = "_extract-command.txt"
 ID_COLUMN: Final = "image_id"
 CLEAN: Final = "clean"
 
+class PerturbationKey(TypedDict):
+    """A perturbation as the manifest names it (None is the clean images)."""
 
-# -- names -------------------------------------------------------------------------------------
+    name: str
+    level: float
+    seed: int
 
 
-def perturbation_key(perturbation: Any) -> dict[str, Any] | None:
+class OutputSpec(TypedDict):
+    """One model output of the shards: its dtype and width."""
+
+    dtype: str
+    width: int
+
+
+class ShardEntry(TypedDict):
+    """One shard of an extraction: its file (relative), rows and sha256."""
+
+    file: str
+    rows: int
+    sha256: str
+
+
+class ExtractionEntry(TypedDict):
+    """One extraction: its perturbation, directory and shards."""
+
+    perturbation: PerturbationKey | None
+    directory: str
+    shards: list[ShardEntry]
+
+
+class DatasetEntry(TypedDict):
+    """The dataset the features belong to."""
+
+    name: str
+    fingerprint: str
+    rows: int
+
+
+class Described(TypedDict):
+    """What produced the features: the part of the manifest that keys a shard."""
+
+    model: dict[str, str | None]
+    dataset: DatasetEntry
+    transform: str
+    normalize: str
+
+
+class Manifest(Described):
+    """``_manifest.json``: what produced the features, and every extraction's shards."""
+
+    format: str
+    version: int
+    command: str
+    outputs: dict[str, OutputSpec]
+    id_column: str
+    extractions: list[ExtractionEntry]
+
+
+def perturbation_key(perturbation: Any) -> PerturbationKey | None:
     """The manifest's form of a perturbation: None (clean) or ``{name, level, seed}``.
 
     ``perturbation`` is what ``fairness_features`` takes: None, ``(name, level)`` or
@@ -97,15 +122,14 @@ def perturbation_key(perturbation: Any) -> dict[str, Any] | None:
         raise FairnessConfigError(
             "features read from an extracted directory take a perturbation None, (name, "
             f"level) or (name, level, seed); got perturbation={perturbation!r}. A callable "
-            "perturbation cannot be extracted ahead: run the model for it instead."
-        )
+            "perturbation cannot be extracted ahead: run the model for it instead.")
     seed = perturbation[2] if len(perturbation) == 3 else 0
     if float(perturbation[1]) == 0.0:
         return None
     return {"name": perturbation[0], "level": float(perturbation[1]), "seed": int(seed)}
 
 
-def perturbation_label(key: Mapping[str, Any] | None) -> str:
+def perturbation_label(key: PerturbationKey | None) -> str:
     """``"clean"`` or ``"gaussian_blur 0.5"`` (``" seed=3"`` when not 0), for messages."""
     if key is None:
         return CLEAN
@@ -113,7 +137,7 @@ def perturbation_label(key: Mapping[str, Any] | None) -> str:
     return f"{key['name']} {key['level']:g}{seed}"
 
 
-def perturbation_dir(key: Mapping[str, Any] | None) -> str:
+def perturbation_dir(key: PerturbationKey | None) -> str:
     """The sub-directory of an extraction: ``clean`` or ``gaussian_blur-0.5[-seed3]``."""
     if key is None:
         return CLEAN
@@ -126,21 +150,22 @@ def shard_name(rank: int, world_size: int) -> str:
     return f"part-{rank:05d}-of-{world_size:05d}.parquet"
 
 
-# -- the manifest ------------------------------------------------------------------------------
-
-
 def _incomplete(directory: Path) -> str:
     """The command of an unfinished extraction, or a template of one."""
-    job = directory / JOB_FILE
     try:
-        return job.read_text(encoding="utf-8").strip()
+        return (directory / JOB_FILE).read_text(encoding="utf-8").strip()
     except OSError:
         return (f"pytest-fairness extract --model PACKAGE.MODULE:FUNCTION --data NAME=PATH "
                 f"--out {directory}")
 
 
-def read_manifest(directory: str | os.PathLike[str]) -> dict[str, Any]:
+def read_manifest(directory: str | os.PathLike[str]) -> Manifest:
     """The manifest of a features directory, checked for format and version.
+
+    Parameters
+    ----------
+    directory : str or Path
+        A features directory written by ``pytest-fairness extract``.
 
     Raises
     ------
@@ -151,56 +176,44 @@ def read_manifest(directory: str | os.PathLike[str]) -> dict[str, Any]:
     folder = Path(directory)
     path = folder / MANIFEST
     if not path.is_file():
-        started = (folder / JOB_FILE).is_file()
         what = ("the extraction started there has not finished (a process stopped, or it is "
-                "still running)" if started else "no extraction has finished there")
+                "still running)" if (folder / JOB_FILE).is_file()
+                else "no extraction has finished there")
         raise MissingFeaturesError(
             f"features directory {str(folder)!r} has no {MANIFEST}: {what}. Run "
-            f"`{_incomplete(folder)}` (shards already written are kept)."
-        )
+            f"`{_incomplete(folder)}` (shards already written are kept).")
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as error:
         raise MissingFeaturesError(
             f"features manifest {str(path)!r} cannot be read ({error}); run "
-            f"`{_incomplete(folder)}` again to rewrite it."
-        ) from None
+            f"`{_incomplete(folder)}` again to rewrite it.") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise MissingFeaturesError(
             f"{str(path)!r} is not a pytest-fairness features manifest (no format "
-            f"{FORMAT!r}); point at a directory written by `pytest-fairness extract`."
-        )
+            f"{FORMAT!r}); point at a directory written by `pytest-fairness extract`.")
     if manifest.get("version") != FORMAT_VERSION:
         raise MissingFeaturesError(
             f"features manifest {str(path)!r} has version {manifest.get('version')!r}; this "
             f"pytest-fairness reads version {FORMAT_VERSION}. Run `{manifest.get('command')}` "
-            "again with this version."
-        )
-    return manifest
+            "again with this version.")
+    return cast("Manifest", manifest)
 
 
-def _extraction(manifest: Mapping[str, Any], key: Mapping[str, Any] | None) -> Any:
+def _extraction(manifest: Manifest, key: PerturbationKey | None) -> ExtractionEntry | None:
     for extraction in manifest["extractions"]:
         found = extraction["perturbation"]
-        if (found is None) == (key is None) and (key is None or (
+        if (found is None) == (key is None) and (found is None or key is None or (
                 found["name"] == key["name"] and found["seed"] == key["seed"]
                 and math.isclose(found["level"], key["level"], abs_tol=1e-9))):
             return extraction
     return None
 
 
-# -- the reader --------------------------------------------------------------------------------
-
-
-def read_shards(
-    directory: str | os.PathLike[str],
-    dataset: FairnessDataset,
-    *,
-    perturbation: Any = None,
-    transform: str | None = None,
-    normalize: str | None = None,
-    cache_dir: str | os.PathLike[str] | None = None,
-) -> dict[str, NDArray[Any]]:
+def read_shards(directory: str | os.PathLike[str], dataset: FairnessDataset, *,
+                perturbation: Any = None, transform: str | None = None,
+                normalize: str | None = None, cache_dir: str | os.PathLike[str] | None = None
+                ) -> dict[str, NDArray[Any]]:
     """Read one extraction of a features directory, aligned with ``dataset``'s rows.
 
     Parameters
@@ -240,8 +253,7 @@ def read_shards(
             f"({recorded['rows']} images, fingerprint {recorded['fingerprint'][:12]}), not of "
             f"dataset {dataset.name!r} ({len(dataset)} images, fingerprint "
             f"{dataset.fingerprint[:12]}): the annotations or the file list differ. Extract "
-            f"this dataset: `pytest-fairness extract ... --data {dataset.name}=PATH --out DIR`."
-        )
+            f"this dataset: `pytest-fairness extract ... --data {dataset.name}=PATH --out DIR`.")
     key = perturbation_key(perturbation)
     extraction = _extraction(manifest, key)
     if extraction is None:
@@ -251,50 +263,44 @@ def read_shards(
             + (f" --seed {key['seed']}" if key["seed"] else ""))
         raise MissingFeaturesError(
             f"features in {str(folder)!r} hold {have}; not {perturbation_label(key)}. "
-            f"Extract it: `{command}{wanted}` (the extractions already there are kept)."
-        )
+            f"Extract it: `{command}{wanted}` (the extractions already there are kept).")
     for what, expected, given in (("transform", manifest.get("transform"), transform),
                                   ("normalisation", manifest.get("normalize"), normalize)):
         if given is not None and expected != given:
             raise MissingFeaturesError(
                 f"features in {str(folder)!r} were extracted with the {what} {expected}; the "
                 f"test asks for {given}. Extract with the same {what} (`pytest-fairness "
-                "extract --image-size N --normalize imagenet|none`), or pass the recorded one."
-            )
-    files = []
+                "extract --image-size N --normalize imagenet|none`), or pass the recorded one.")
     for shard in extraction["shards"]:
-        path = folder / shard["file"]
-        if not path.is_file():
+        if not (folder / shard["file"]).is_file():
             raise MissingFeaturesError(
                 f"features in {str(folder)!r}: shard {shard['file']!r} "
                 f"({perturbation_label(key)}) is missing. Run `{command}` again: it extracts "
-                "the missing shards and keeps the others."
-            )
-        files.append(path)
+                "the missing shards and keeps the others.")
     outputs = {str(k): v for k, v in manifest["outputs"].items()}
+
+    def decode() -> dict[str, NDArray[Any]]:
+        return _checked_decode(folder, extraction["shards"], dataset, outputs, command)
+
     if cache_dir is None:
-        return _checked_decode(folder, extraction, files, dataset, outputs, command)
+        return decode()
     entry = cache_key(format=FORMAT_VERSION, dataset=dataset.fingerprint, outputs=outputs,
                       shards=[s["sha256"] for s in extraction["shards"]])
-    arrays, _ = cached(Path(cache_dir) / "shards" / entry, lambda: _checked_decode(
-        folder, extraction, files, dataset, outputs, command), what="decoded features are",
-        mmap=True)
-    return arrays
+    return cached(Path(cache_dir) / "shards" / entry, decode, what="decoded features are",
+                  mmap=True)[0]
 
 
-def _checked_decode(folder: Path, extraction: Mapping[str, Any], files: Sequence[Path],
-                    dataset: FairnessDataset, outputs: Mapping[str, Any], command: str
-                    ) -> dict[str, NDArray[Any]]:
+def _checked_decode(folder: Path, shards: Sequence[ShardEntry], dataset: FairnessDataset,
+                    outputs: Mapping[str, OutputSpec], command: str) -> dict[str, NDArray[Any]]:
     """Decode while a thread checks the sha256s (hashlib releases the GIL).
 
     A checksum error wins over what decoding a damaged shard raised.
     """
     from concurrent.futures import ThreadPoolExecutor
-
     with ThreadPoolExecutor(max_workers=1) as pool:
-        sums = pool.submit(_check_sums, folder, extraction, command)
+        sums = pool.submit(_check_sums, folder, shards, command)
         try:
-            matrices = _decode(files, dataset, outputs, folder)
+            matrices = _decode([folder / s["file"] for s in shards], dataset, outputs, folder)
         except MissingFeaturesError:
             sums.result()
             raise
@@ -302,28 +308,25 @@ def _checked_decode(folder: Path, extraction: Mapping[str, Any], files: Sequence
     return matrices
 
 
-def _check_sums(folder: Path, extraction: Mapping[str, Any], command: str) -> None:
-    for shard in extraction["shards"]:
+def _check_sums(folder: Path, shards: Sequence[ShardEntry], command: str) -> None:
+    for shard in shards:
         if file_sha256(folder / shard["file"]) != shard["sha256"]:
             raise MissingFeaturesError(
                 f"features in {str(folder)!r}: shard {shard['file']!r} does not match its "
                 "sha256 in the manifest (damaged, or replaced by another extraction's "
-                f"shard). Delete it and run `{command}` again: it re-extracts that shard."
-            )
+                f"shard). Delete it and run `{command}` again: it re-extracts that shard.")
 
 
-def _decode(files: Sequence[Path], dataset: FairnessDataset, outputs: Mapping[str, Any],
+def _decode(files: Sequence[Path], dataset: FairnessDataset, outputs: Mapping[str, OutputSpec],
             folder: Path) -> dict[str, NDArray[Any]]:
     """Scan the shards into one matrix per output, rows placed by id; check every id once."""
     import numpy as np
     import pandas as pd
 
     from pytest_fairness._optional import require
-
     pads = require("pyarrow.dataset", package="pytest-fairness[scale]",
                    purpose="reading extracted features")
     pool = sys.modules["pyarrow"].default_memory_pool()
-
     n = len(dataset)
     matrices = {name: np.empty((n, int(spec["width"])), dtype=np.dtype(spec["dtype"]))
                 for name, spec in outputs.items()}
@@ -340,24 +343,21 @@ def _decode(files: Sequence[Path], dataset: FairnessDataset, outputs: Mapping[st
                 raise MissingFeaturesError(
                     f"features in {str(folder)!r} hold id {ids[rows < 0][0]!r}, which is not "
                     f"in dataset {dataset.name!r}: a shard of another dataset. Extract this "
-                    "dataset again into a clean directory."
-                )
+                    "dataset again into a clean directory.")
             if seen[rows].any() or len(np.unique(rows)) != len(rows):
                 raise MissingFeaturesError(
                     f"features in {str(folder)!r} hold some ids of dataset {dataset.name!r} "
                     "twice (e.g. shards of two extractions mixed); extract again into a "
-                    "clean directory."
-                )
+                    "clean directory.")
             seen[rows] = True
             for name, matrix in matrices.items():
                 column = batch.column(name)
-                values = column.flatten().to_numpy(zero_copy_only=False) if column.null_count == 0 \
-                    else None
+                values = (column.flatten().to_numpy(zero_copy_only=False)
+                          if column.null_count == 0 else None)
                 if values is None or values.size != len(rows) * matrix.shape[1]:
                     raise MissingFeaturesError(
                         f"features in {str(folder)!r}: output {name!r} is not one list of "
-                        f"{matrix.shape[1]} numbers per row; extract again."
-                    )
+                        f"{matrix.shape[1]} numbers per row; extract again.")
                 matrix[rows] = values.reshape(len(rows), matrix.shape[1])
             # Arrow's allocator keeps freed buffers for reuse; handing them back after each
             # batch keeps the peak near the matrix's own size (2.3x it otherwise).
@@ -368,12 +368,10 @@ def _decode(files: Sequence[Path], dataset: FairnessDataset, outputs: Mapping[st
     except Exception as error:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError, ...
         raise MissingFeaturesError(
             f"features in {str(folder)!r} cannot be read ({type(error).__name__}: {error}); "
-            "extract them again."
-        ) from None
+            "extract them again.") from None
     if not seen.all():
         missing = dataset.image_ids[int(np.flatnonzero(~seen)[0])]
         raise MissingFeaturesError(
             f"features in {str(folder)!r} lack {int((~seen).sum())} of the {n} images of "
-            f"dataset {dataset.name!r}, e.g. {missing!r}; extract them again."
-        )
+            f"dataset {dataset.name!r}, e.g. {missing!r}; extract them again.")
     return matrices
