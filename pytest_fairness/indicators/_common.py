@@ -36,8 +36,7 @@ __all__ = [
     "group_table",
     "make_group_stats",
     "sort_keys",
-    "spread",
-]
+    "spread"]
 
 VARIANTS = ("paper", "reference")
 
@@ -364,8 +363,7 @@ def make_group_stats(
             value=float(values[i]),
             interval=None if intervals is None else intervals[i],
             excluded=int(ns[i]) < min_group_size,
-            stats={} if stats is None else stats[i],
-        )
+            stats={} if stats is None else stats[i])
         for i, key in enumerate(keys))
 
 

@@ -238,8 +238,7 @@ def _normalizer(normalizer: Any, y_true: NDArray[np.float64], variant: str) -> N
         normalizer = INTEROCULAR_68
     # Only a tuple names two landmarks: a list or array of two ints is two images' distances.
     if isinstance(normalizer, tuple) and len(normalizer) == 2 and all(
-        isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in normalizer
-    ):
+        isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in normalizer):
         i, j = (int(v) for v in normalizer)
         if not (0 <= i < n_landmarks and 0 <= j < n_landmarks) or i == j:
             raise FairnessConfigError(
@@ -335,8 +334,7 @@ def landmark_metrics(
     min_group_size = check_min_group_size(min_group_size)
     options = IntervalOptions.check(n_bootstrap, confidence_level, interval_method, seed)
     if isinstance(sdr_threshold, bool) or not isinstance(sdr_threshold, Real) or not (
-        sdr_threshold > 0
-    ):
+        sdr_threshold > 0):
         raise FairnessConfigError(
             "sdr_threshold must be a positive number (an NME); got "
             f"sdr_threshold={sdr_threshold!r}.")
@@ -377,8 +375,7 @@ def landmark_metrics(
         params=params,
         higher_is_better=True,
         min_group_size=min_group_size,
-        notes=table.notes(),
-    )
+        notes=table.notes())
 
 
 def delta_dto(result: IndicatorResult, baseline: IndicatorResult) -> IndicatorResult:
@@ -422,5 +419,4 @@ def delta_dto(result: IndicatorResult, baseline: IndicatorResult) -> IndicatorRe
         stats={"delta_dto": value, "DTO": result.stats["DTO"],
                "DTO_baseline": baseline.stats["DTO"]},
         params={"indicator": result.name, "variant": result.params.get("variant")},
-        higher_is_better=True,
-    )
+        higher_is_better=True)

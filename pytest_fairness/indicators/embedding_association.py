@@ -23,13 +23,7 @@ import numpy as np
 from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
 from pytest_fairness.indicators._common import check_variant
 from pytest_fairness.results import GroupStat, IndicatorResult
-from pytest_fairness.stats import (
-    Bootstrap,
-    Units,
-    bootstrap,
-    check_bootstrap_options,
-    resolve_seed,
-)
+from pytest_fairness.stats import Bootstrap, Units, bootstrap, check_bootstrap_options, resolve_seed
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -467,13 +461,11 @@ def ieat(
             "n_partitions": test.n_partitions if test.exact else test.drawn,
             "n_exceeding": test.greater, "n_ties": test.tied, "tie_tolerance": tol,
             "n_bootstrap": n_bootstrap, "confidence_level": confidence_level,
-            "interval_method": interval_method, **boot.plan,
-        },
+            "interval_method": interval_method, **boot.plan},
         higher_is_better=False,
         min_group_size=2,
         notes=(*test.notes(tol, variant), *_seed_note(seed_used), *boot.notes),
-        replicates=boot.replicates,
-    )
+        replicates=boot.replicates)
 
 
 def holm(p_values: Any) -> NDArray[np.float64]:
@@ -588,7 +580,5 @@ def ieat_battery(
         key: replace(
             r,
             stats={**r.stats, "p_value_holm": float(p)},
-            params={**r.params, "battery_seed": root, "n_tests": len(results)},
-        )
-        for (key, r), p in zip(results.items(), adjusted)
-    }
+            params={**r.params, "battery_seed": root, "n_tests": len(results)})
+        for (key, r), p in zip(results.items(), adjusted)}

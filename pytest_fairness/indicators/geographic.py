@@ -148,8 +148,7 @@ def _check_keywords(by: str, top_k: Any, threshold: Any) -> None:
         raise FairnessConfigError(f"by must be one of {tuple(_BY)}; got by={by!r}.")
     check_top_k(top_k)
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not (
-        0 <= threshold <= 1
-    ):
+        0 <= threshold <= 1):
         raise FairnessConfigError(
             f"threshold must be a confidence in [0, 1]; got threshold={threshold!r}.")
 
@@ -322,8 +321,7 @@ def geodiversity(
     params: dict[str, Any] = {
         "top_k": int(top_k), "threshold": float(threshold), "by": by,
         "min_group_size": min_group_size, "variant": variant, "rows": n, "images": n_img,
-        "households": len(hh_keys),
-    }
+        "households": len(hh_keys)}
     table = group_table(keys, codes, {"hit_rate": (unit_value, None)},
                         min_group_size=min_group_size, options=options, params=params,
                         clusters=unit_hh if variant == "reference" else None)

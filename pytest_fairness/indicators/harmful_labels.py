@@ -285,8 +285,7 @@ def label_association(
     params: dict[str, Any] = {
         "taxonomy": tax.to_params(), "thresholds": grid.tolist(), "top_k": int(top_k),
         "label_type": label_type, "min_group_size": min_group_size, "variant": variant,
-        "n": n,
-    }
+        "n": n}
     table = group_table(keys, codes, {"hit_rate": (headline_columns, None)},
                         min_group_size=min_group_size, options=options, params=params,
                         clusters=check_clusters(clusters, n))
@@ -355,8 +354,7 @@ def _slice(table: GroupTable, sweep: _Sweep, j: int, params: dict[str, Any], *,
         higher_is_better=label_type in _HIGHER_IS_BETTER,
         min_group_size=table.min_group_size,
         at=float(sweep.grid[j]),
-        notes=notes,
-    )
+        notes=notes)
 
 
 def _fields(result: IndicatorResult) -> dict[str, Any]:
