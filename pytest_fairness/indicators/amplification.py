@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -48,6 +49,32 @@ N_NOTED = 3  #: combinations named in the "most amplified" note
 TABLE_ROWS = 100  #: rows of ``tables["cells"]``: the cells with the largest |Δ|
 Row = dict[str, str | int | float | None]  # a row of ``tables["cells"]``
 _DIRECTIONS = {"G->M": "G->M", "G→M": "G->M", "M->G": "M->G", "M→G": "M->G"}
+
+
+@dataclass(frozen=True)
+class _Args:
+    """The arguments of one indicator; :func:`_check` fills ``cut`` and ``names``."""
+
+    train_attrs: Any
+    train_groups: Any
+    test_attrs: Any = None
+    test_groups: Any = None
+    pred_attrs: Any = None
+    pred_groups: Any = None
+    direction: str | None = None
+    min_size: int = 1
+    max_size: int | None = 1
+    min_count: int = 1
+    threshold: Any = None
+    attribute_names: Sequence[str] | None = None
+    min_group_size: int = 30
+    variant: str = "paper"
+    n_bootstrap: int = 0
+    confidence_level: float = 0.95
+    interval_method: str = "percentile"
+    seed: Any = None
+    cut: NDArray[np.float64] | None = None
+    names: tuple[str, ...] = ()
 
 
 def _binary(values: Any, name: str, threshold: Any = None) -> NDArray[np.bool_]:
@@ -77,30 +104,29 @@ def _binary(values: Any, name: str, threshold: Any = None) -> NDArray[np.bool_]:
     return np.asarray(array != 0 if threshold is None else array >= threshold, dtype=np.bool_)
 
 
-def _check(a: dict[str, Any], function: str, n_attrs: int) -> None:
+def _check(a: _Args, function: str, n_attrs: int) -> _Args:
     """Validate the keywords in ``a``: sizes become ints, ``cut`` the threshold array."""
-    check_variant(a["variant"], function)
-    a["min_group_size"] = check_min_group_size(a["min_group_size"])
-    for key, value in (("min_size", a.get("min_size", 1)), ("max_size", a.get("max_size", 1)),
-                       ("min_count", a["min_count"])):
+    check_variant(a.variant, function)
+    min_group_size = check_min_group_size(a.min_group_size)
+    for key, value in (("min_size", a.min_size), ("max_size", a.max_size),
+                       ("min_count", a.min_count)):
         if (value is not None or key != "max_size") and (isinstance(value, bool) or not (
                 isinstance(value, (int, np.integer))) or value < 1):
             raise FairnessConfigError(f"{key} must be an int >= 1; got {key}={value!r}.")
-        a[key] = None if value is None else int(value)
-    if a["max_size"] is not None and a["max_size"] < a["min_size"]:
-        raise FairnessConfigError(f"max_size={a['max_size']} is below min_size={a['min_size']}; "
+    if a.max_size is not None and a.max_size < a.min_size:
+        raise FairnessConfigError(f"max_size={a.max_size} is below min_size={a.min_size}; "
                                   "pass max_size >= min_size (or None for no limit).")
     try:
-        cut = None if isinstance(a["threshold"], (bool, type(None))) else np.asarray(
-            a["threshold"], np.float64)
+        cut = None if isinstance(a.threshold, (bool, type(None))) else np.asarray(
+            a.threshold, np.float64)
     except (TypeError, ValueError):
         cut = None
-    if a["threshold"] is not None and (cut is None or cut.ndim > 1 or (
+    if a.threshold is not None and (cut is None or cut.ndim > 1 or (
             cut.ndim == 1 and len(cut) != n_attrs) or not np.isfinite(cut).all()):
         raise FairnessConfigError(
             f"threshold must be a finite number or one number per attribute ({n_attrs}); "
-            f"got threshold={a['threshold']!r}.")
-    names, columns = a["attribute_names"], getattr(a["train_attrs"], "columns", None)
+            f"got threshold={a.threshold!r}.")
+    names, columns = a.attribute_names, getattr(a.train_attrs, "columns", None)
     names = [str(x) for x in (names if names is not None else columns if columns is not None
                               else range(n_attrs))]
     dupes = sorted({x for x in names if names.count(x) > 1})
@@ -109,7 +135,9 @@ def _check(a: dict[str, Any], function: str, n_attrs: int) -> None:
             f"attribute_names has {len(names)} names but the attribute matrices have "
             f"{n_attrs} columns; pass one name per column." if len(names) != n_attrs else
             f"attribute_names must be unique; {dupes} appear more than once.")
-    a["cut"], a["names"] = cut, names
+    return replace(a, min_size=int(a.min_size), min_count=int(a.min_count),
+                   max_size=None if a.max_size is None else int(a.max_size),
+                   min_group_size=min_group_size, cut=cut, names=tuple(names))
 
 
 def _runs(values: Any, n_test: int | None = None) -> list[Any]:
@@ -159,24 +187,24 @@ def _encode(groups: Any, n: int, name: str, index: Mapping[GroupKey, int] | None
     return keys, codes if index is None else np.array([index[k] for k in keys], np.intp)[codes]
 
 
-def _prepare(a: dict[str, Any], function: str, released: int | None) -> tuple[Any, ...]:
-    """Check the inputs (``a``: the arguments); matrices, groups and codes (test: 0 if none)."""
-    direction = a["direction"]
+def _prepare(a: _Args, function: str, released: int | None) -> tuple[Any, ...]:
+    """Check the inputs; the checked arguments, matrices, groups and codes (test: 0 if none)."""
+    direction = a.direction
     need_test, pred_a, pred_g = function != "bias_amp", direction != "M->G", direction != "G->M"
     for name in ["train_attrs", "train_groups", *["test_attrs", "test_groups"] * need_test,
                  *["pred_attrs"] * pred_a, *["pred_groups"] * pred_g]:
-        if a.get(name) is None:
+        if getattr(a, name) is None:
             where = function if direction is None else f"{function}(direction={direction!r})"
             raise FairnessConfigError(f"{where} needs {name}; got {name}=None.")
-    train = _binary(a["train_attrs"], "train_attrs")
-    _check(a, function, train.shape[1])
-    test = _binary(a["test_attrs"], "test_attrs") if need_test else None
-    raw = _runs(a["pred_attrs"]) if pred_a else []
+    train = _binary(a.train_attrs, "train_attrs")
+    a = _check(a, function, train.shape[1])
+    test = _binary(a.test_attrs, "test_attrs") if need_test else None
+    raw = _runs(a.pred_attrs) if pred_a else []
     labels = ["pred_attrs"] if len(raw) == 1 else [f"pred_attrs[{k}]" for k in range(len(raw))]
-    preds = [_binary(p, label, a["cut"]) for p, label in zip(raw, labels)]
+    preds = [_binary(p, label, a.cut) for p, label in zip(raw, labels)]
     n_pred = test.shape[0] if test is not None else preds[0].shape[0]
-    columns = getattr(a["train_attrs"], "columns", None)
-    for label, given, x in [("test_attrs", a.get("test_attrs"), test), *zip(labels, raw, preds)]:
+    columns = getattr(a.train_attrs, "columns", None)
+    for label, given, x in [("test_attrs", a.test_attrs, test), *zip(labels, raw, preds)]:
         theirs = None if x is None else getattr(given, "columns", None)
         problem = (f"{label} has {x.shape[1]} attribute columns but train_attrs has "
                    f"{train.shape[1]}") if x is not None and x.shape[1] != train.shape[1] else ""
@@ -190,13 +218,13 @@ def _prepare(a: dict[str, Any], function: str, released: int | None) -> tuple[An
             raise InvalidDataError(
                 f"{label} has {x.shape[0]} rows but {'test_attrs' if need_test else labels[0]} "
                 f"has {n_pred}; predictions must cover the test images, in the same order.")
-    runs = _runs(a["pred_groups"], n_pred) if pred_g else []
+    runs = _runs(a.pred_groups, n_pred) if pred_g else []
     runs = runs * len(preds) if len(preds) > 1 and len(runs) == 1 else runs
     if len(preds) > 1 and len(runs) not in (0, len(preds)):
         raise InvalidDataError(
             f"pred_groups holds {len(runs)} runs but pred_attrs holds {len(preds)}; pass one "
             "group vector per prediction set, or one vector shared by all of them.")
-    train_groups, test_groups = a["train_groups"], a.get("test_groups")
+    train_groups, test_groups = a.train_groups, a.test_groups
     if released is not None:  # the released layout → one code per image (0: the first group)
         train_groups = _released(train_groups, released, "train_groups")
         test_groups = _released(test_groups, released, "test_groups")
@@ -218,7 +246,7 @@ def _prepare(a: dict[str, Any], function: str, released: int | None) -> tuple[An
             "the other split); every group needs images in both train and test. Drop the "
             "group or add its images.")
     index = {k: i for i, k in enumerate(keys)}
-    return (train, test, preds, keys, np.array([index[k] for k in train_keys], np.intp)[
+    return (a, train, test, preds, keys, np.array([index[k] for k in train_keys], np.intp)[
         train_codes], np.array([index[k] for k in test_keys], np.intp)[test_codes] if need_test
         else test_codes, [_encode(g, n_pred, f"pred_groups[{r}]" if len(runs) > 1 else
                                   "pred_groups", index)[1] for r, g in enumerate(runs)])
@@ -231,7 +259,7 @@ def _conf(values: Any) -> tuple[float, float, float]:
 
 
 def _cells(runs: list[dict[str, Any]], counted: NDArray[np.bool_], shown: list[GroupKey],
-           items: list[list[int]], names: list[str], truth_train: NDArray[np.float64],
+           items: list[list[int]], names: Sequence[str], truth_train: NDArray[np.float64],
            truth_test: NDArray[np.float64] | None, y: NDArray[np.float64] | None) -> list[Row]:
     """``tables["cells"]``: largest |Δ| first, undefined last; ties by group, then combination."""
     pred, delta = (np.mean([r[k] for r in runs], axis=0) for k in ("pred", "delta"))
@@ -255,9 +283,9 @@ def _cells(runs: list[dict[str, Any]], counted: NDArray[np.bool_], shown: list[G
 def _replicates(
     options: IntervalOptions, score: Callable[[NDArray[np.float64]], tuple[Any, ...]],
     n_test: int, value: float,
-) -> tuple[Bootstrap | None, dict[str, tuple[float, float]], list[str], dict[str, Any]]:
+) -> tuple[Bootstrap | None, dict[str, tuple[float, float]], list[str], dict[str, object]]:
     """The bootstrap of the runs' mean (one draw of test images): intervals, notes, params."""
-    params: dict[str, Any] = {}
+    params: dict[str, object] = {}
     boot = options.run(lambda w: dict(zip(("value", "variance"), np.array([[np.mean([
         r[k] for r in runs]) for k in ("amplification", "variance")] for runs in (
         score(row)[0] for row in w)]).T)), Units.of(n_test), params)
@@ -279,7 +307,7 @@ class _Setup(NamedTuple):
     """What :func:`_amplification` computes before counting: checked inputs, M, columns."""
 
     given: set[str]
-    a: dict[str, Any]
+    a: _Args
     options: IntervalOptions
     reference: bool
     direction: str | None
@@ -303,39 +331,38 @@ class _Setup(NamedTuple):
     n_combos: int
 
 
-def _setup(function: str, a: dict[str, Any]) -> _Setup:
+def _setup(function: str, given: set[str], a: _Args) -> _Setup:
     """Check the arguments ``a`` of ``function``; find M, the groups and the scored columns."""
-    given, a = set(a), dict(a)
-    options = IntervalOptions.check(a["n_bootstrap"], a["confidence_level"],
-                                    a["interval_method"], a["seed"])
-    if "direction" in a and a["direction"] not in _DIRECTIONS:
+    options = IntervalOptions.check(a.n_bootstrap, a.confidence_level,
+                                    a.interval_method, a.seed)
+    if "direction" in given and a.direction not in _DIRECTIONS:
         raise FairnessConfigError(
             "direction must be 'G->M' (the group influences the attribute predictions) or 'M->G' "
-            f"(the attributes influence the group prediction); got direction={a['direction']!r}.")
-    reference, direction = a["variant"] == "reference", _DIRECTIONS.get(a.get("direction", ""))
-    multi, a["direction"] = function.startswith("multi"), direction
-    released = _released(a["train_groups"]) if multi and reference else None
-    x_train, x_test, x_preds, keys, train_codes, test_codes, pred_codes = _prepare(
+            f"(the attributes influence the group prediction); got direction={a.direction!r}.")
+    reference, direction = a.variant == "reference", _DIRECTIONS.get(a.direction or "")
+    multi, a = function.startswith("multi"), replace(a, direction=direction)
+    released = _released(a.train_groups) if multi and reference else None
+    a, x_train, x_test, x_preds, keys, train_codes, test_codes, pred_codes = _prepare(
         a, function, released)
     n_groups = n_codes = len(keys)
-    if function == "directional_bias_amp" and reference and a["min_count"] != 1:
+    if function == "directional_bias_amp" and reference and a.min_count != 1:
         raise FairnessConfigError(
             f"variant='reference' uses every attribute column, as the released code does; "
-            f"min_count={a['min_count']} has no counterpart there. Leave min_count=1.")
+            f"min_count={a.min_count} has no counterpart there. Leave min_count=1.")
     if function == "bias_amp" and reference and n_groups != 2:
         raise FairnessConfigError(
             f"variant='reference' reproduces code written for exactly two groups; got "
             f"{n_groups} groups ({', '.join(map(group_label, keys))}). Use variant='paper'.")
     if multi:
-        combos, train, test = combinations(x_train, x_test, min_size=a["min_size"], max_size=a[
-            "max_size"], min_count=a["min_count"], reference=reference)
+        combos, train, test = combinations(x_train, x_test, min_size=a.min_size,
+            max_size=a.max_size, min_count=a.min_count, reference=reference)
     else:  # single attributes: combinations of size 1
-        ok = x_train.sum(axis=0) >= a["min_count"]
+        ok = x_train.sum(axis=0) >= a.min_count
         if x_test is not None:  # the released BiasAmp→ code uses every column
-            ok = ok & (x_test.sum(axis=0) >= a["min_count"]) | reference
+            ok = ok & (x_test.sum(axis=0) >= a.min_count) | reference
         if not ok.any():
             raise InsufficientDataError(
-                f"no attribute occurs in at least min_count={a['min_count']} " + (
+                f"no attribute occurs in at least min_count={a.min_count} " + (
                     "images of both train and test; lower min_count or check the attribute "
                     "matrices." if x_test is not None else "training images; lower "
                     "min_count or check train_attrs."))
@@ -367,7 +394,7 @@ def _setup(function: str, a: dict[str, Any]) -> _Setup:
                   train, test, notes, codes_of, shown, columns, n_combos)
 
 
-def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
+def _amplification(function: str, **arguments: Any) -> IndicatorResult:
     """One indicator (``a``: its arguments): inputs, M, counts per group, Δ, the result.
 
     They differ in what Δ compares (P(g | m), the bias score, or P(m | g)) with which truth;
@@ -376,7 +403,7 @@ def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
     """
     (given, a, options, reference, direction, multi, released, x_train, x_test, x_preds,
      train_codes, test_codes, pred_codes, n_groups, n_codes, combos, train, test, notes,
-     codes_of, shown, columns, n_combos) = _setup(function, a)
+     codes_of, shown, columns, n_combos) = _setup(function, set(arguments), _Args(**arguments))
 
     def tally(hits: Hits, codes: NDArray[np.intp]) -> Any:
         """``out(w)[i, g]``: images of code ``g`` holding combination ``i``, image j w[j] times."""
@@ -462,8 +489,8 @@ def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
     per_run = np.array([r["groups"] for r in runs])
     groups = make_group_stats(shown, n[columns], per_run.mean(axis=0), intervals=None if len(
         runs) == 1 else [(m - h, m + h) for m, _, h in map(_conf, per_run.T)],
-        min_group_size=a["min_group_size"])
-    rows = _cells(runs, counted, shown, items, a["names"], truth_train, truth_test, y)
+        min_group_size=a.min_group_size)
+    rows = _cells(runs, counted, shown, items, a.names, truth_train, truth_test, y)
     notes = [f"{runs[0]['undefined']} combination(s) {notes[0]}."] * bool(
         runs[0]["undefined"]) + notes[1:]
     if [r for r in rows[:N_NOTED] if r["delta"]]:
@@ -480,8 +507,8 @@ def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
         tables={"cells": tuple(rows)} | ({} if len(runs) == 1 else {"runs": tuple(
             {"run": k, **{key: r[key] for key in ("amplification", "signed_mean", "variance")}}
             for k, r in enumerate(runs))}), higher_is_better=False,
-        min_group_size=a["min_group_size"], notes=(*notes, *exclusion_notes(
-            groups, a["min_group_size"])), params={k: a[k] for k in (
+        min_group_size=a.min_group_size, notes=(*notes, *exclusion_notes(
+            groups, a.min_group_size)), params={k: getattr(a, k) for k in (
                 "direction", "min_size", "max_size", "min_count", "variant", "threshold")
                 if k in given} | {"n_train": len(x_train), "n_test": len(test_codes)} | params,
         replicates={} if boot is None else boot.draws({"value": "value"}))
@@ -510,7 +537,7 @@ def bias_amp(train_attrs: Any, train_groups: Any, pred_attrs: Any, pred_groups: 
     >>> r.value, r.tables["cells"][0]["delta"]
     (0.25, 0.25)
     """
-    return _amplification("bias_amp", locals())
+    return _amplification("bias_amp", **locals())
 
 
 def directional_bias_amp(
@@ -539,7 +566,7 @@ def directional_bias_amp(
     >>> r.value, r.group(1).value
     (-0.25, -0.5)
     """
-    return _amplification("directional_bias_amp", locals())
+    return _amplification("directional_bias_amp", **locals())
 
 
 def multi_mals(train_attrs: Any, train_groups: Any, test_attrs: Any, test_groups: Any,
@@ -567,7 +594,7 @@ def multi_mals(train_attrs: Any, train_groups: Any, test_attrs: Any, test_groups
     >>> round(r.value, 4), r.tables["cells"][0]["attributes"]
     (0.1667, '1')
     """
-    return _amplification("multi_mals", locals())
+    return _amplification("multi_mals", **locals())
 
 
 def multi_directional(
@@ -597,4 +624,4 @@ def multi_directional(
     >>> r.value, r.stats["variance"]
     (0.16666666666666666, 0.05555555555555556)
     """
-    return _amplification("multi_directional", locals())
+    return _amplification("multi_directional", **locals())

@@ -148,7 +148,7 @@ def group_metrics(
     correct = (y_true == y_pred).astype(np.float64)
     is_pos = y_true == positive
     pred_pos = (y_pred == positive).astype(np.float64)
-    params: dict[str, Any] = {"pos_label": positive, "min_group_size": min_group_size,
+    params = {"pos_label": positive, "min_group_size": min_group_size,
                               "variant": variant, "n": n}
 
     def derive(values: Mapping[str, NDArray[np.float64]],
@@ -350,7 +350,7 @@ def landmark_metrics(
     nme = np.linalg.norm(truth - pred, axis=2).mean(axis=1) / distance
     success = _success(nme, float(sdr_threshold), variant)
 
-    params: dict[str, Any] = {
+    params = {
         "sdr_threshold": sdr_threshold, "min_group_size": min_group_size, "variant": variant,
         "n": n, "normalizer": normalizer if isinstance(normalizer, (str, tuple, list)) else
         "per-image distances"}

@@ -318,7 +318,7 @@ def geodiversity(
 
     keys, codes = grouping(by)
     images = np.bincount(codes, weights=unit_images, minlength=len(keys))
-    params: dict[str, Any] = {
+    params = {
         "top_k": int(top_k), "threshold": float(threshold), "by": by,
         "min_group_size": min_group_size, "variant": variant, "rows": n, "images": n_img,
         "households": len(hh_keys)}

@@ -282,7 +282,7 @@ def label_association(
     # Integer counts divided once: the same floats as the mean of 0/1 hit indicators.
     overall = hit_counts.sum(axis=0) / n
     rates = hit_counts / counts[:, None, None]
-    params: dict[str, Any] = {
+    params = {
         "taxonomy": tax.to_params(), "thresholds": grid.tolist(), "top_k": int(top_k),
         "label_type": label_type, "min_group_size": min_group_size, "variant": variant,
         "n": n}

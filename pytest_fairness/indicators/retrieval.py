@@ -338,7 +338,7 @@ def precision_at_k(
         keys.extend(g_keys)
         grouping_of.extend([spec] * len(g_keys))
     rows, code = np.tile(np.arange(nq), len(specs)), np.concatenate(codes)
-    params: dict[str, Any] = {
+    params = {
         "k": ks, "match": match, "by": [list(s) if isinstance(s, tuple) else s for s in specs],
         "exclude_self": bool(exclude_self), "min_group_size": min_group_size, "variant": variant,
         "queries": nq, "database": int(db.shape[0])}

@@ -41,7 +41,6 @@ if TYPE_CHECKING:
 
 __all__ = ["curve_key", "fair_sa", "fair_sa_levels"]
 
-TASKS = ("self_matching", "verification")
 #: Number of worst cells listed in the notes (and so in failure messages).
 _WORST_CELLS = 3
 
@@ -58,9 +57,6 @@ def curve_key(kind: str, perturbation: str, subgroup: GroupKey | None = None) ->
     if subgroup is None:
         return f"{kind}/{perturbation}"
     return f"{kind}/{group_label(normalize_group(subgroup))}/{perturbation}"
-
-
-# -- validation ------------------------------------------------------------------------------
 
 
 def fair_sa_levels(levels: Any) -> NDArray[np.float64]:
@@ -118,7 +114,7 @@ def _checked(task: Any, levels: Any, far: Any, threshold: Any, prune: Any, seed:
              min_group_size: Any, n_bootstrap: Any, confidence_level: Any,
              interval_method: Any) -> tuple[Any, float, float | None, int, IntervalOptions]:
     """The validated level grid, far, given threshold, min_group_size and interval options."""
-    if task not in TASKS:
+    if task not in ("self_matching", "verification"):
         raise FairnessConfigError(
             f"task must be 'self_matching' or 'verification'; got task={task!r}.")
     min_group_size = check_min_group_size(min_group_size)
@@ -131,8 +127,7 @@ def _checked(task: Any, levels: Any, far: Any, threshold: Any, prune: Any, seed:
         raise FairnessConfigError(
             f"threshold must be a cosine similarity in [-1, 1], or None to derive it from "
             f"far=; got threshold={threshold!r}.")
-    given = None if threshold is None else float(threshold)
-    if task == "verification" and given is not None:
+    if task == "verification" and threshold is not None:
         raise FairnessConfigError(
             "threshold= applies to task='self_matching'; verification sets its threshold "
             "from far= within each subgroup. Drop threshold= or change task.")
@@ -140,11 +135,9 @@ def _checked(task: Any, levels: Any, far: Any, threshold: Any, prune: Any, seed:
         raise FairnessConfigError(f"prune must be True or False; got prune={prune!r}.")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise FairnessConfigError(f"seed must be a non-negative int; got seed={seed!r}.")
+    given = None if threshold is None else float(threshold)
     options = IntervalOptions.check(n_bootstrap, confidence_level, interval_method, int(seed))
     return grid, float(far), given, min_group_size, options
-
-
-# -- feature sources -----------------------------------------------------------------------
 
 
 def _embeddings(values: Any, what: str) -> NDArray[np.float64]:
@@ -167,8 +160,7 @@ def _embeddings(values: Any, what: str) -> NDArray[np.float64]:
         raise InvalidDataError(
             f"embeddings for {what} have an all-zero row {row}: its cosine similarity is "
             "undefined. Check the model output for that image.")
-    unit: NDArray[np.float64] = array / norms[:, None]
-    return unit
+    return array / norms[:, None]
 
 
 def _what(name: str | None, level: float) -> str:
@@ -218,9 +210,6 @@ def _source(features: Any, dataset: Any, seed: int) -> tuple[FeatureGetter, str]
     return get, "features"
 
 
-# -- attributes ------------------------------------------------------------------------------
-
-
 def _column(dataset: Any, name: str, parameter: str) -> Any:
     for holder in (getattr(dataset, "attributes", None), getattr(dataset, "frame", None), dataset):
         if holder is None or isinstance(holder, (str, bytes)):
@@ -238,7 +227,7 @@ def _subgroups(
     attribute: Any, dataset: Any, n: int, protected: Any
 ) -> list[tuple[GroupKey, NDArray[np.bool_]]]:
     """One ``(row key, protected mask)`` per protected subgroup, one-vs-rest."""
-    columns: dict[str | None, Any]
+    columns: dict[str | None, Any] = {None: attribute}
     if isinstance(attribute, str):
         columns = {None: _column(dataset, attribute, "attribute")}
     elif isinstance(attribute, Mapping) or hasattr(attribute, "columns"):
@@ -248,8 +237,6 @@ def _subgroups(
         columns = {str(c): attribute[c] for c in names}
         if len(columns) == 1:
             columns = {None: next(iter(columns.values()))}
-    else:
-        columns = {None: attribute}
     wanted = None if protected is None else (
         list(protected) if isinstance(protected, (list, tuple, set)) else [protected])
     rows: list[tuple[GroupKey, NDArray[np.bool_]]] = []
@@ -308,9 +295,7 @@ def _identities(identities: Any, dataset: Any, n: int, task: str) -> NDArray[Any
     raw = _column(dataset, identities, "identities") if isinstance(identities, str) else identities
     ids = as_1d(raw, "identities")
     check_same_length(identities=ids, embeddings=range(n))
-    keys: NDArray[Any] = np.asarray([normalize_group(v) for v in ids.tolist()] + [None],
-                                    dtype=object)[:-1]
-    return keys
+    return np.asarray([normalize_group(v) for v in ids.tolist()] + [None], dtype=object)[:-1]
 
 
 class _Sweep:
@@ -416,8 +401,8 @@ def _stats(estimate: Mapping[str, NDArray[np.float64]], included: NDArray[np.boo
              **({} if t is None else {"threshold": t})}
     stats.update({f"l1_row[{labels[i]}]": float(estimate["l1_row"][i])
                   for i in np.flatnonzero(included)})
-    stats.update({f"l1_col[{name}]": float(estimate["l1_col"][j]) for j, name in enumerate(names)})
-    stats.update({f"irc_auc[{name}]": float(irc_all[j]) for j, name in enumerate(names)})
+    stats.update({f"{kind}[{name}]": float(v[j]) for kind, v in (
+        ("l1_col", estimate["l1_col"]), ("irc_auc", irc_all)) for j, name in enumerate(names)})
     return stats
 
 
@@ -448,8 +433,7 @@ def _matrices(keys: list[Any], names: list[str], included: NDArray[np.bool_], au
         "auc": Matrix(tuple(k for k, inc in zip(keys, included) if inc), tuple(names),
                       tuple(map(tuple, auc[included])), None if cell_intervals is None else
                       tuple(c for c, inc in zip(cell_intervals, included) if inc)),
-        "irc_auc": Matrix(("all", *keys), tuple(names),
-                          (tuple(irc_all), *map(tuple, irc_rows)))}
+        "irc_auc": Matrix(("all", *keys), tuple(names), (tuple(irc_all), *map(tuple, irc_rows)))}
     if not included.all():
         matrices["auc_all"] = Matrix(tuple(keys), tuple(names), tuple(map(tuple, auc)),
                                      None if cell_intervals is None else tuple(cell_intervals))
@@ -462,21 +446,15 @@ def _curves(keys: list[Any], labels: list[str], names: list[str], grid: Any, ove
     y_label = "α = P(match | protected) − P(match | rest)" if task == "self_matching" else (
         f"α = GAR@FAR={far:g} (protected) − GAR@FAR (rest)")
     irc_label = "match rate" if task == "self_matching" else f"GAR at FAR={far:g}"
-    curves: dict[str, Curve] = {}
-    index_rows = []
-    for j, name in enumerate(names):
-        curves[curve_key("irc", name)] = Curve(tuple(grid), tuple(overall[j]), "level",
-                                               irc_label)
-        index_rows.append({"curve": curve_key("irc", name), "kind": "irc", "subgroup": None,
-                           "perturbation": name})
-    for i, key in enumerate(keys):
-        for j, name in enumerate(names):
-            for kind, y, lab in (("fair_sa", alpha[i, j], y_label),
-                                 ("irc", rate_p[i, j], irc_label)):
-                curves[curve_key(kind, name, key)] = Curve(tuple(grid), tuple(y), "level", lab)
-                index_rows.append({"curve": curve_key(kind, name, key), "kind": kind,
-                                   "subgroup": labels[i], "perturbation": name})
-    return curves, index_rows
+    rows: list[tuple[Any, ...]] = [("irc", name, None, None, overall[j], irc_label)
+                                   for j, name in enumerate(names)]
+    rows += [(kind, name, key, labels[i], y[i, j], lab) for i, key in enumerate(keys)
+             for j, name in enumerate(names)
+             for kind, y, lab in (("fair_sa", alpha, y_label), ("irc", rate_p, irc_label))]
+    curves = {curve_key(kind, name, key): Curve(tuple(grid), tuple(y), "level", lab)
+              for kind, name, key, _, y, lab in rows}
+    return curves, [{"curve": curve_key(kind, name, key), "kind": kind, "subgroup": label,
+                     "perturbation": name} for kind, name, key, label, _, _ in rows]
 
 
 def _cells(labels: list[str], names: list[str], grid: Any, auc: Any, alpha: Any,
@@ -503,8 +481,7 @@ def _groups(keys: list[Any], sizes: list[tuple[int, int]], row_l1: Any, auc: Any
             notes: list[str]) -> tuple[Any, ...]:
     """One group per protected subgroup, its value the row L1 norm."""
     group_stats = make_group_stats(
-        keys, [a for a, _ in sizes], row_l1, min_group_size=min_group_size,
-        intervals=row_intervals,
+        keys, [a for a, _ in sizes], row_l1, min_group_size=min_group_size, intervals=row_intervals,
         stats=[{"mean_auc": float(auc[i].mean()), "clean_alpha": float(alpha[i, 0, 0]),
                 "worst_auc": float(auc[i, np.argmax(np.abs(auc[i]))]),
                 "n_rest": float(sizes[i][1])} for i in range(len(keys))])
@@ -515,32 +492,24 @@ def _groups(keys: list[Any], sizes: list[tuple[int, int]], row_l1: Any, auc: Any
     return tuple(g if inc else replace(g, excluded=True) for g, inc in zip(group_stats, included))
 
 
-# -- the indicator ---------------------------------------------------------------------------
-
-
 def fair_sa(features: Any, dataset: Any = None, *, attribute: Any, perturbations: Any = None,
             levels: Any = 5, task: str = "self_matching", threshold: float | None = None,
             far: float = 0.01, identities: Any = None, protected: Any = None,
             prune: bool = False, seed: int = 0, min_group_size: int = 30,
             n_bootstrap: int = 0, confidence_level: float = 0.95,
             interval_method: str = "percentile") -> IndicatorResult:
-    r"""Fair SA curves, VPSA item-response curves and the signed-AUC matrix (Joshi et al. 2022).
+    """Fair SA curves, VPSA item-response curves and the signed-AUC matrix.
 
-    From "Fair SA: Sensitivity Analysis for Fairness in Face Recognition". Probes are
-    T(x, δ) at levels 0 = δ_0 < … < δ_n; α(δ) is the protected subgroup's self-match rate
-    (cos(f(T(x, δ)), f(x)) >= t), or GAR at FAR in verification, minus the rest's;
-    :math:`AUC = \frac{1}{\delta_n}\int_0^{\delta_n} \alpha` (trapezoids) and
-    :math:`L1 = \sum_{P, T} |AUC_{P,T}|`.
+    From "Fair SA: Sensitivity Analysis for Fairness in Face Recognition" (Joshi et al.
+    2022); formulas on the docs page "Fair SA and VPSA: fairness under image perturbations".
 
     Parameters
     ----------
     features : mapping or features callable
         Embeddings ``{None: clean, (name, level): perturbed}``, or ``features(dataset, *,
-        perturbation=None | (name, level) | (name, level, seed))`` such as the
-        ``fairness_features`` fixture or :func:`pytest_fairness.features.perturbed_features`.
+        perturbation=None | (name, level) | (name, level, seed))``.
     dataset : any object, optional
-        Passed to a features callable; columns named by ``attribute`` or ``identities``
-        are read as ``dataset.attributes[name]`` or ``dataset[name]``.
+        Passed to a features callable; holds the columns named by ``attribute``/``identities``.
     attribute : str, array-like, mapping or DataFrame
         A column name or one label per image; several columns give rows ``"column=value"``.
     perturbations : str or sequence of str, optional
@@ -549,8 +518,7 @@ def fair_sa(features: Any, dataset: Any = None, *, attribute: Any, perturbations
         An int n gives n evenly spaced levels in [0, 1]; level 0 is always included.
     task : {"self_matching", "verification"}
     threshold : float, optional
-        Self-matching cosine threshold; default: the lowest with FAR <= ``far`` on clean
-        impostor pairs.
+        Self-matching cosine threshold; default: set from ``far`` on clean impostor pairs.
     far : float, default 0.01
         False-accept rate (derived threshold; verification's operating point).
     identities : str or array-like, optional
@@ -569,9 +537,8 @@ def fair_sa(features: Any, dataset: Any = None, *, attribute: Any, perturbations
     Returns
     -------
     IndicatorResult
-        ``value``: the matrix L1 norm; stats ``l1_row[*]``, ``l1_col[*]``, ``irc_auc[*]``;
-        ``matrices["auc"]``, ``matrices["irc_auc"]``; ``curves[curve_key(...)]``; one group
-        per subgroup (its row L1 norm); ``tables["cells"]``; the worst cells in ``notes``.
+        ``value``: the matrix L1 norm; ``matrices["auc"]``, ``curves[curve_key(...)]``, one
+        group per subgroup (its row L1 norm), ``tables["cells"]``; the worst cells in notes.
 
     Examples
     --------
@@ -605,7 +572,7 @@ def fair_sa(features: Any, dataset: Any = None, *, attribute: Any, perturbations
     labels = [group_label(normalize_group(k)) for k in keys]
     irc_all = _trapezoid(x, overall)
     stats = _stats(estimate, included, labels, names, irc_all, sweep.t)
-    params: dict[str, Any] = {
+    params = {
         "task": task, "perturbations": names, "levels": grid.tolist(), "threshold": sweep.t,
         "threshold_source": "given" if t is not None else (
             "far" if task == "self_matching" else "far per subgroup"),
