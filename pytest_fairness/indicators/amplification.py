@@ -1,21 +1,9 @@
-"""Bias amplification: BiasAmp, BiasAmp→, Multi_MALS and Multi→.
+"""Bias amplification: BiasAmp, BiasAmp→, Multi_MALS and Multi→, from one core.
 
-A model amplifies bias when its predictions tie a group to attributes more strongly than
-the training data did. :func:`bias_amp` ("Men Also Like Shopping", Zhao et al. 2017) and
-:func:`directional_bias_amp` ("Directional Bias Amplification", Wang & Russakovsky 2021)
-score single attributes, signed; :func:`multi_mals` and :func:`multi_directional` (Multi_MALS
-and Multi→ of "Men Also Do Laundry: Multi-Attribute Bias Amplification", Zhao, Andrews &
-Xiang 2023) score attribute combinations M. One core does all.
-
-Inputs: 0/1 attribute matrices (images × attributes) sharing their columns; predictions may
-be scores, binarised as ``score >= threshold``; groups are labels, one-hot matrices or
-DataFrames. Lists of prediction matrices are runs: the numbers are their means, with
-``stats[name + "_std"]`` and ``intervals[name]`` (mean ± 1.96·std/√runs). ``tables["cells"]``
-holds the ``TABLE_ROWS`` cells with the largest |Δ|. Intervals (``n_bootstrap > 0``)
-redraw the test images. ``variant="reference"`` reproduces the released code of each paper
-(uclanlp/reducingbias, princetonvisualai/directional-bias-amp, SonyResearch/multi_bias_amp);
-``docs/bias-amplification.md`` lists the differences, including the released evaluate
-script's layout of |G| − 1 group columns (a single column, or all-zero rows).
+From "Men Also Like Shopping" (Zhao et al. 2017), "Directional Bias Amplification" (Wang &
+Russakovsky 2021) and "Men Also Do Laundry: Multi-Attribute Bias Amplification" (Zhao,
+Andrews & Xiang 2023). Inputs, runs, intervals and the ``variant="reference"`` differences
+are on the docs page "Bias amplification".
 """
 
 from __future__ import annotations
@@ -135,9 +123,9 @@ def _check(a: _Args, function: str, n_attrs: int) -> _Args:
             f"attribute_names has {len(names)} names but the attribute matrices have "
             f"{n_attrs} columns; pass one name per column." if len(names) != n_attrs else
             f"attribute_names must be unique; {dupes} appear more than once.")
-    return replace(a, min_size=int(a.min_size), min_count=int(a.min_count),
-                   max_size=None if a.max_size is None else int(a.max_size),
-                   min_group_size=min_group_size, cut=cut, names=tuple(names))
+    return replace(a, min_size=int(a.min_size), min_count=int(a.min_count), cut=cut,
+                   names=tuple(names), max_size=None if a.max_size is None else int(a.max_size),
+                   min_group_size=min_group_size)
 
 
 def _runs(values: Any, n_test: int | None = None) -> list[Any]:
@@ -333,8 +321,7 @@ class _Setup(NamedTuple):
 
 def _setup(function: str, given: set[str], a: _Args) -> _Setup:
     """Check the arguments ``a`` of ``function``; find M, the groups and the scored columns."""
-    options = IntervalOptions.check(a.n_bootstrap, a.confidence_level,
-                                    a.interval_method, a.seed)
+    options = IntervalOptions.check(a.n_bootstrap, a.confidence_level, a.interval_method, a.seed)
     if "direction" in given and a.direction not in _DIRECTIONS:
         raise FairnessConfigError(
             "direction must be 'G->M' (the group influences the attribute predictions) or 'M->G' "
@@ -395,12 +382,7 @@ def _setup(function: str, given: set[str], a: _Args) -> _Setup:
 
 
 def _amplification(function: str, **arguments: Any) -> IndicatorResult:
-    """One indicator (``a``: its arguments): inputs, M, counts per group, Δ, the result.
-
-    They differ in what Δ compares (P(g | m), the bias score, or P(m | g)) with which truth;
-    Zhao et al.'s 1[b_train > 1/|G|]; y (1[·] or sign); averaging over combinations or
-    cells; the headline (signed or mean |Δ|); whether undefined cells count.
-    """
+    """One indicator from its arguments: inputs, M, counts per group, Δ, the result."""
     (given, a, options, reference, direction, multi, released, x_train, x_test, x_preds,
      train_codes, test_codes, pred_codes, n_groups, n_codes, combos, train, test, notes,
      codes_of, shown, columns, n_combos) = _setup(function, set(arguments), _Args(**arguments))
@@ -468,7 +450,6 @@ def _amplification(function: str, **arguments: Any) -> IndicatorResult:
         return runs, n, truth_test
 
     runs, n, truth_test = score(np.ones(len(test_codes)))
-
     stats: dict[str, float] = {}
     intervals: dict[str, tuple[float, float]] = {}
     for key in ("amplification", "signed_mean", "abs_mean", "variance"):
@@ -521,10 +502,7 @@ def bias_amp(train_attrs: Any, train_groups: Any, pred_attrs: Any, pred_groups: 
              seed: Any = None) -> IndicatorResult:
     """BiasAmp of "Men Also Like Shopping" (Zhao et al. 2017), signed.
 
-    ``(1/|O|) Σ_g Σ_o 1[b_train(o, g) > 1/|G|]·(b_pred(o, g) − b_train(o, g))``: ``b(o, g)``
-    is the share of group ``g`` among the images with attribute ``o`` (predictions:
-    predicted attribute and group); ``O``: the attributes of ``min_count`` training images;
-    never-predicted attributes are left out (noted).
+    Over the attributes of ``min_count`` training images; never-predicted ones are left out.
 
     Parameters
     ----------
@@ -549,9 +527,7 @@ def directional_bias_amp(
         seed: Any = None) -> IndicatorResult:
     """BiasAmp→ of "Directional Bias Amplification" (Wang & Russakovsky 2021), signed.
 
-    ``mean_{g, m} y_gm·Δ_gm + (1 − y_gm)·(−Δ_gm)``, ``y_gm = 1[P_train(g, m) >
-    P_train(g)·P_train(m)]``, ``Δ = P(m̂ | g) − P(m | g)`` (G→M) or ``P(ĝ | m) − P(g | m)``
-    (M→G), on the test set: predictions against the test ground truth.
+    Predictions against the test ground truth, G→M or M→G (``direction``).
 
     Parameters
     ----------
@@ -577,9 +553,7 @@ def multi_mals(train_attrs: Any, train_groups: Any, test_attrs: Any, test_groups
                interval_method: str = "percentile", seed: Any = None) -> IndicatorResult:
     """Multi_MALS of "Men Also Do Laundry: Multi-Attribute Bias Amplification".
 
-    ``X = (1/|M|) Σ_g Σ_m |Δ_gm|``, ``Δ_gm = 1[b_train(m, g) > 1/|G|]·(b_pred(m, g) −
-    b_train(m, g))`` with ``b`` the bias score of :func:`bias_amp` for a set of attributes,
-    reported with ``variance(Δ)``; never-predicted combinations are left out (noted).
+    The mean |Δ| over groups and attribute combinations, with ``variance(Δ)``.
 
     Parameters
     ----------
@@ -606,10 +580,8 @@ def multi_directional(
         interval_method: str = "percentile", seed: Any = None) -> IndicatorResult:
     """Multi→ of "Men Also Do Laundry: Multi-Attribute Bias Amplification".
 
-    ``X = mean_{g, m} |Δ_gm|``, ``Δ_gm = P_test(m̂ | g) − P_train(m | g)`` (G→M: over the
-    test images of each true group) or ``P_test(ĝ | m) − P_train(g | m)`` (M→G: over the
-    test images that truly hold ``m``), reported with ``variance(Δ)`` and the signed mean
-    of ``y·Δ + (1 − y)(−Δ)`` (y as in :func:`directional_bias_amp`).
+    The mean |Δ| over groups and attribute combinations, G→M or M→G, with ``variance(Δ)``
+    and the signed mean of ``y·Δ + (1 − y)(−Δ)``.
 
     Parameters
     ----------
