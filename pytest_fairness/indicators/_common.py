@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Any, final
 import numpy as np
 
 from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
-from pytest_fairness.results import GroupKey, GroupStat, group_label, normalize_group
+from pytest_fairness.results import (
+    GroupKey,
+    GroupStat,
+    IndicatorResult,
+    group_label,
+    normalize_group,
+)
 from pytest_fairness.stats import Bootstrap, IntervalOptions, Units
 
 if TYPE_CHECKING:
@@ -482,6 +488,14 @@ class GroupTable:
     def notes(self) -> tuple[str, ...]:
         """Which groups are left out of the gap (see :func:`exclusion_notes`)."""
         return exclusion_notes(self.group_stats(), self.min_group_size)
+
+    def result(self, j: int = 0, *, group_stats: Sequence[Mapping[str, float]] | None = None,
+               notes: Sequence[str] = (), **fields: Any) -> IndicatorResult:
+        """The result at entry ``j``: its groups, intervals, replicates and notes from here."""
+        return IndicatorResult(
+            groups=self.group_stats(j, group_stats), intervals=self.intervals(j),
+            replicates=self.replicates(j), min_group_size=self.min_group_size,
+            notes=(*self.notes(), *notes), **fields)
 
 
 def group_table(

@@ -1,14 +1,10 @@
 """Image Embedding Association Test, iEAT: WEAT on image embeddings.
 
-The test of Steed & Caliskan, "Image Representations Learned With Unsupervised Pre-Training
-Contain Human-like Biases" (FAccT 2021), after the WEAT of Caliskan, Bryson & Narayanan
-("Semantics derived automatically from language corpora contain human-like biases", Science
-2017). Each target item gets its differential association ``s(w, A, B)`` (one product with
-the difference of the mean unit attribute vectors); statistic, effect size and permutation
-p-value are arithmetic on that vector. The exact test counts every re-partition of X ∪ Y by
-meet-in-the-middle subset sums; ties are decided within a rounding-error bound.
-``variant="reference"`` reproduces the p-value rule of ryansteed/weat ``weat/test.py``.
-Bootstrap intervals resample the stimuli within each of the four sets.
+From "Image Representations Learned With Unsupervised Pre-Training Contain Human-like
+Biases" (Steed & Caliskan, FAccT 2021). The exact test counts every re-partition of X ∪ Y by
+meet-in-the-middle subset sums; the formulas, the tie rule and ``variant="reference"``
+(ryansteed/weat) are on the docs page
+"Image embedding association test (iEAT)".
 """
 
 from __future__ import annotations
@@ -357,21 +353,11 @@ def ieat(
     names: Sequence[str] | None = None, n_bootstrap: int = 0, confidence_level: float = 0.95,
     interval_method: str = "percentile",
 ) -> IndicatorResult:
-    r"""Image Embedding Association Test: statistic, effect size and permutation p-value.
+    """Image Embedding Association Test: statistic, effect size and permutation p-value.
 
-    .. math::
-
-        s(w, A, B) = \operatorname{mean}_{a \in A} \cos(w, a)
-                     - \operatorname{mean}_{b \in B} \cos(w, b)
-
-        d = \frac{\operatorname{mean}_{x \in X} s(x, A, B) - \operatorname{mean}_{y \in Y}
-            s(y, A, B)}{\operatorname{std}_{w \in X \cup Y} s(w, A, B)}
-
-    with the statistic ``S = Σ_X s − Σ_Y s`` and the one-sided p-value, the share of the
-    re-partitions of ``X ∪ Y`` (``|X_i| = |X|``) whose ``S_i`` exceeds ``S``: all of them
-    when there are at most ``exact_limit``, otherwise ``n_permutations`` random ones. From
-    "Image Representations Learned With Unsupervised Pre-Training Contain Human-like
-    Biases" (Steed & Caliskan, FAccT 2021); ``docs/ieat.md`` explains it.
+    From "Image Representations Learned With Unsupervised Pre-Training Contain Human-like
+    Biases" (Steed & Caliskan, FAccT 2021); the docs page "Image embedding
+    association test (iEAT)" gives the formulas.
 
     Parameters
     ----------
@@ -469,14 +455,9 @@ def ieat(
 
 
 def holm(p_values: Any) -> NDArray[np.float64]:
-    r"""Holm–Bonferroni adjusted p-values, in the input order.
+    """Holm–Bonferroni adjusted p-values, in the input order.
 
-    .. math::
-
-        \tilde p_{(i)} = \min\Big(1, \max_{j \le i} (m - j + 1)\, p_{(j)}\Big)
-
-    for the p-values sorted increasingly; rejecting ``p̃ <= α`` controls the family-wise
-    error rate at α under any dependence.
+    Rejecting ``p̃ <= α`` controls the family-wise error rate at α under any dependence.
 
     Parameters
     ----------
@@ -514,7 +495,7 @@ def ieat_battery(
     names: Mapping[str, Sequence[str]] | None = None, n_bootstrap: int = 0,
     confidence_level: float = 0.95, interval_method: str = "percentile",
 ) -> dict[str, IndicatorResult]:
-    r"""Several iEATs in one run, with Holm-adjusted p-values beside the raw ones.
+    """Several iEATs in one run, with Holm-adjusted p-values beside the raw ones.
 
     Each test runs as :func:`ieat` with its own seed drawn from ``seed`` (in its
     ``params["seed"]``); :func:`holm` over the raw p-values adds ``stats["p_value_holm"]``.

@@ -69,18 +69,13 @@ class Headline:
 
     @property
     def field(self) -> str:
-        """Which stored number the headline is: ``"gap"`` or ``"value"``.
-
-        Every indicator's value is its headline stat when the headline is not the gap.
-        """
+        """Which stored number the headline is: ``"gap"`` or ``"value"``."""
         return "gap" if self.metric == "gap" else "value"
 
     def read(self, value: float | None, gap: float | None) -> float | None:
         """The headline number from a result's ``value`` and ``gap`` (None if undefined).
 
-        Every indicator's ``value`` is its headline stat when the headline is not the gap
-        (iEAT's d, the amplification, Fair SA's L1, ΔDTO), so stores that keep only the
-        value and the gap can be read too.
+        A ``value`` is its headline stat when the headline is not the gap (iEAT's d, ΔDTO).
 
         Examples
         --------
