@@ -53,21 +53,18 @@ def _embeddings(values: Any, name: str) -> NDArray[np.float64]:
             "test re-partitions the targets). Add images to the set.")
     if array.shape[1] == 0:
         raise InvalidDataError(f"{name} has 0 dimensions (shape {array.shape}); pass embeddings.")
-    finite = np.isfinite(array).all(axis=1)
-    if not finite.all():
-        bad = np.flatnonzero(~finite)
+    bad = np.flatnonzero(~np.isfinite(array).all(axis=1))
+    if bad.size:
         raise InvalidDataError(
             f"{name} has NaN or infinite values in row {int(bad[0])} ({bad.size} row(s) in "
             "all); drop those images or fix the feature extraction.")
     norms = np.linalg.norm(array, axis=1)
-    zero = norms == 0
-    if zero.any():
-        bad = np.flatnonzero(zero)
+    bad = np.flatnonzero(norms == 0)
+    if bad.size:
         raise InvalidDataError(
             f"{name} row {int(bad[0])} is a zero vector ({bad.size} row(s) in all); its cosine "
             "similarity is undefined. Drop those images or check the feature extraction.")
-    unit: NDArray[np.float64] = array / norms[:, None]
-    return unit
+    return array / norms[:, None]
 
 
 def _positive_int(value: Any, name: str, minimum: int) -> int:
@@ -294,21 +291,14 @@ def _permutation_test(
     # The released weat/test.py enumerates iff C(2n, n) <= n_samples (our n_permutations).
     exact = n_partitions <= (n_permutations if variant == "reference" else exact_limit)
     low, high = observed - tol, observed + tol
+    reference = variant == "reference"  # ties count as exceeding; sampled: (1 + c) / n
     if exact:
-        greater, tied, total = _exact_counts(v, k, low, high)
-        if variant == "reference":
-            p_value = (greater + tied) / total
-        else:
-            p_value = greater / total
-        drawn = total
-    elif variant == "reference":
-        drawn = n_permutations - 1
-        greater, tied = _sampled_counts(v, k, low, high, drawn, rng)
-        p_value = (1 + greater + tied) / n_permutations
+        greater, tied, drawn = _exact_counts(v, k, low, high)
+        p_value = (greater + tied * reference) / drawn
     else:
-        drawn = n_permutations
+        drawn = n_permutations - reference
         greater, tied = _sampled_counts(v, k, low, high, drawn, rng)
-        p_value = greater / n_permutations
+        p_value = (greater + (1 + tied) * reference) / n_permutations
     return _PermutationTest(p_value, exact, drawn, greater, tied, n_partitions)
 
 
@@ -331,11 +321,7 @@ def _ieat_intervals(
     found = _replicate_intervals(sets, tol, n_bootstrap=n_bootstrap,
                                  confidence_level=confidence_level,
                                  interval_method=interval_method, rng=rng)
-    intervals: dict[str, tuple[float, float]] = {}
-    for name in ("effect_size", "statistic"):
-        pair = found.interval(name)
-        if pair is not None:
-            intervals[name] = pair
+    intervals = found.defined("effect_size", "statistic")
     if "effect_size" in intervals:
         intervals["value"] = intervals["effect_size"]
     undefined = int(np.isnan(found.replicates["effect_size"]).sum())
@@ -431,9 +417,7 @@ def ieat(
         sets, tol, n_bootstrap=n_bootstrap, confidence_level=confidence_level,
         interval_method=interval_method, rng=boot_rng)
     return IndicatorResult(
-        name="ieat",
-        metric="effect_size",
-        value=effect,
+        name="ieat", metric="effect_size", value=effect,
         groups=(GroupStat(labels[0], n_x, float(s_x.mean()), interval=boot.groups[0]),
                 GroupStat(labels[1], n_y, float(s_y.mean()), interval=boot.groups[1])),
         intervals=boot.intervals,
@@ -448,8 +432,7 @@ def ieat(
             "n_exceeding": test.greater, "n_ties": test.tied, "tie_tolerance": tol,
             "n_bootstrap": n_bootstrap, "confidence_level": confidence_level,
             "interval_method": interval_method, **boot.plan},
-        higher_is_better=False,
-        min_group_size=2,
+        higher_is_better=False, min_group_size=2,
         notes=(*test.notes(tol, variant), *_seed_note(seed_used), *boot.notes),
         replicates=boot.replicates)
 
@@ -536,8 +519,7 @@ def ieat_battery(
     names = {} if names is None else names
     unknown = sorted(set(names) - set(tests))
     if unknown:
-        raise FairnessConfigError(
-            f"names has labels for tests that are not in tests: {unknown}.")
+        raise FairnessConfigError(f"names has labels for tests that are not in tests: {unknown}.")
     rng, root = resolve_seed(seed)
     seeds = rng.integers(0, 1 << 62, size=len(tests)).tolist()
     results: dict[str, IndicatorResult] = {}
@@ -548,12 +530,10 @@ def ieat_battery(
                 f"{type(sets).__name__}"
                 + (f" of length {len(sets)}" if isinstance(sets, Sequence) else "") + ".")
         try:
-            results[str(key)] = ieat(*sets, n_permutations=n_permutations,
-                                     exact_limit=exact_limit, seed=int(child),
-                                     variant=variant, names=names.get(key),
-                                     n_bootstrap=n_bootstrap,
-                                     confidence_level=confidence_level,
-                                     interval_method=interval_method)
+            results[str(key)] = ieat(
+                *sets, n_permutations=n_permutations, exact_limit=exact_limit, seed=int(child),
+                variant=variant, names=names.get(key), n_bootstrap=n_bootstrap,
+                confidence_level=confidence_level, interval_method=interval_method)
         except (InvalidDataError, FairnessConfigError) as exc:
             raise type(exc)(f"test {key!r}: {exc}") from None
     adjusted = holm([r.stats["p_value"] for r in results.values()])
