@@ -282,8 +282,7 @@ def encode_groups(
         columns = list(groups.columns) if hasattr(groups, "columns") else list(groups)
         if not columns:
             raise InvalidDataError(f"{name} has no columns; pass at least one attribute.")
-        parts = [as_1d(group_array(groups[c], f"{name}[{c!r}]"), f"{name}[{c!r}]")
-                 for c in columns]
+        parts = [as_1d(group_array(groups[c], f"{name}[{c!r}]"), f"{name}[{c!r}]") for c in columns]
         check_same_length(**{f"{name}[{c!r}]": p for c, p in zip(columns, parts)}, rows=range(n))
         if len(parts) == 1:
             return encode_groups(parts[0], n, name=f"{name}[{columns[0]!r}]")

@@ -130,8 +130,7 @@ def group_metrics(
     correct = (y_true == y_pred).astype(np.float64)
     is_pos = y_true == positive
     pred_pos = (y_pred == positive).astype(np.float64)
-    params = {"pos_label": positive, "min_group_size": min_group_size,
-                              "variant": variant, "n": n}
+    params = {"pos_label": positive, "min_group_size": min_group_size, "variant": variant, "n": n}
 
     def derive(values: Mapping[str, NDArray[np.float64]],
                included: NDArray[np.bool_]) -> dict[str, NDArray[np.float64]]:

@@ -278,8 +278,7 @@ def geodiversity(
     check_top_k_columns(top_k, label_array)
     n = label_array.shape[0]
     pair_row, pair_label = _truth_pairs(truth, n)
-    hh_keys, hh_codes, hh_region, hh_income = _households(household, region, income,
-                                                          label_array)
+    hh_keys, hh_codes, hh_region, hh_income = _households(household, region, income, label_array)
     img_keys, img_codes = _images(image, hh_codes, label_array, score_array)
     n_img = len(img_keys)
     hit_fn = _hits_reference if variant == "reference" else _hits_paper

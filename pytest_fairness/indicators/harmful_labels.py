@@ -54,8 +54,7 @@ def _thresholds(thresholds: Any, variant: str) -> NDArray[np.float64]:
         raise FairnessConfigError(
             f"thresholds must be a non-empty list of confidences in [0, 1]; got {thresholds!r}.")
     if not np.all(np.isfinite(grid)) or grid.min() < 0 or grid.max() > 1:
-        raise FairnessConfigError(
-            f"thresholds must lie in [0, 1]; got thresholds={grid.tolist()}.")
+        raise FairnessConfigError(f"thresholds must lie in [0, 1]; got thresholds={grid.tolist()}.")
     if np.unique(grid).size != grid.size:
         raise FairnessConfigError(
             f"thresholds has repeated values {grid.tolist()}; list each τ once.")
@@ -277,8 +276,7 @@ def label_association(
                              rates[:, headline_type, :], keys, table.included,
                              label_type in _HIGHER_IS_BETTER))
     sweep = _Sweep(label_type, all_types, grid, overall, rates, counts)
-    slices = [_slice(table, sweep, j, params, notes=tuple(notes))
-              for j in range(grid.size)]
+    slices = [_slice(table, sweep, j, params, notes=tuple(notes)) for j in range(grid.size)]
     head = slices.pop(_headline_index(grid))
     return replace(head, slices=tuple(slices))
 
