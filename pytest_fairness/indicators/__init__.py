@@ -1,25 +1,12 @@
 """The indicator functions, one module per indicator family.
 
-Sources are cited by short form:
-
-* Goyal et al. 2022: "Fairness Indicators for Systematic Assessments of Visual Feature
-  Extractors" (FAccT 2022);
-* Iurada et al. 2023: "Fairness meets Cross-Domain Learning: a new perspective on Models
-  and Metrics";
-* Steed & Caliskan 2021: "Image Representations Learned With Unsupervised Pre-Training
-  Contain Human-like Biases" (FAccT 2021);
-* Zhao et al. 2017: "Men Also Like Shopping";
-* Wang & Russakovsky 2021: "Directional Bias Amplification";
-* Zhao et al. 2023: "Men Also Do Laundry: Multi-Attribute Bias Amplification" (Zhao,
-  Andrews & Xiang, ICML 2023);
-* Joshi et al. 2022: "Fair SA: Sensitivity Analysis for Fairness in Face Recognition".
+Sources are cited by short form (first author, year); each family's docs page names the paper.
 
 Every function is pure (arrays or frames in, a frozen
 :class:`~pytest_fairness.results.IndicatorResult` out) and needs no pytest. The modules
 load on first use, so ``from pytest_fairness import indicators`` costs nothing.
 
-A module never has the name of a function: importing a submodule makes it an attribute of
-this package, which would hide the function of the same name.
+A module never has the name of a function: a submodule attribute would hide the function.
 
 :data:`INDICATORS` (defined in the leaf module :mod:`~pytest_fairness.indicators.registry`,
 re-exported here) describes every function; the table below is a view of it, and

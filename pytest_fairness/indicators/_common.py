@@ -14,30 +14,22 @@ from typing import TYPE_CHECKING, Any, final
 import numpy as np
 
 from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
-from pytest_fairness.results import GroupKey, GroupStat, group_label, normalize_group
+from pytest_fairness.results import (
+    GroupKey,
+    GroupStat,
+    IndicatorResult,
+    group_label,
+    normalize_group,
+)
 from pytest_fairness.stats import Bootstrap, IntervalOptions, Units
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = [
-    "GroupTable",
-    "as_1d",
-    "check_clusters",
-    "check_min_group_size",
-    "check_same_length",
-    "check_top_k",
-    "check_top_k_columns",
-    "check_variant",
-    "encode_groups",
-    "exclusion_notes",
-    "extremes",
-    "group_array",
-    "group_table",
-    "make_group_stats",
-    "sort_keys",
-    "spread",
-]
+    "GroupTable", "as_1d", "check_clusters", "check_min_group_size", "check_same_length",
+    "check_top_k", "check_top_k_columns", "check_variant", "encode_groups", "exclusion_notes",
+    "extremes", "group_array", "group_table", "make_group_stats", "sort_keys", "spread"]
 
 VARIANTS = ("paper", "reference")
 
@@ -99,16 +91,13 @@ def _is_missing(value: Any) -> bool:
     return type(value).__name__ in ("NAType", "NaTType")
 
 
-def _first_nan_row(values: NDArray[Any]) -> int | None:
+def _missing(values: NDArray[Any]) -> NDArray[np.bool_] | None:
+    """Which entries are missing; None where none can be."""
     if values.dtype.kind == "f":
-        bad = np.flatnonzero(np.isnan(values))
-    elif values.dtype.kind == "O":
-        if set(map(type, values)) <= _NEVER_MISSING:  # the common case, checked in C
-            return None
-        bad = np.flatnonzero([_is_missing(v) for v in values])
-    else:
+        return np.isnan(values)
+    if values.dtype.kind != "O" or set(map(type, values)) <= _NEVER_MISSING:  # checked in C
         return None
-    return int(bad[0]) if bad.size else None
+    return np.fromiter(map(_is_missing, values), dtype=bool, count=values.size)
 
 
 def as_1d(values: Any, name: str, *, allow_nan: bool = False) -> NDArray[Any]:
@@ -124,19 +113,12 @@ def as_1d(values: Any, name: str, *, allow_nan: bool = False) -> NDArray[Any]:
             f"{name} must be one-dimensional (one value per image); got shape {array.shape}.")
     if array.size == 0:
         raise InsufficientDataError(f"{name} is empty; pass at least one value per group.")
-    if not allow_nan:
-        row = _first_nan_row(array)
-        if row is not None:
-            raise InvalidDataError(
-                f"{name} contains NaN/None at row {row} ({int(_count_nan(array))} missing in "
-                "all); drop or impute those rows before computing the indicator.")
+    missing = None if allow_nan else _missing(array)
+    if missing is not None and missing.any():
+        raise InvalidDataError(
+            f"{name} contains NaN/None at row {int(np.argmax(missing))} ({int(missing.sum())} "
+            "missing in all); drop or impute those rows before computing the indicator.")
     return array
-
-
-def _count_nan(array: NDArray[Any]) -> int:
-    if array.dtype.kind == "f":
-        return int(np.isnan(array).sum())
-    return sum(_is_missing(v) for v in array)
 
 
 def check_same_length(**arrays: Any) -> int:
@@ -184,10 +166,7 @@ def group_array(values: Any, name: str) -> NDArray[Any]:
                     "a pandas Series of tuples.")
             return array
         if len(kinds) > 1:
-            out = np.empty(len(values), dtype=object)
-            for i, v in enumerate(values):
-                out[i] = v
-            return out
+            return np.fromiter(values, dtype=object, count=len(values))
     return np.asarray(values)
 
 
@@ -303,8 +282,7 @@ def encode_groups(
         columns = list(groups.columns) if hasattr(groups, "columns") else list(groups)
         if not columns:
             raise InvalidDataError(f"{name} has no columns; pass at least one attribute.")
-        parts = [as_1d(group_array(groups[c], f"{name}[{c!r}]"), f"{name}[{c!r}]")
-                 for c in columns]
+        parts = [as_1d(group_array(groups[c], f"{name}[{c!r}]"), f"{name}[{c!r}]") for c in columns]
         check_same_length(**{f"{name}[{c!r}]": p for c, p in zip(columns, parts)}, rows=range(n))
         if len(parts) == 1:
             return encode_groups(parts[0], n, name=f"{name}[{columns[0]!r}]")
@@ -358,14 +336,9 @@ def make_group_stats(
 ) -> tuple[GroupStat, ...]:
     """Build one :class:`GroupStat` per group, marking the small ones ``excluded``."""
     return tuple(
-        GroupStat(
-            group=key,
-            n=int(ns[i]),
-            value=float(values[i]),
-            interval=None if intervals is None else intervals[i],
-            excluded=int(ns[i]) < min_group_size,
-            stats={} if stats is None else stats[i],
-        )
+        GroupStat(group=key, n=int(ns[i]), value=float(values[i]),
+                  interval=None if intervals is None else intervals[i],
+                  excluded=int(ns[i]) < min_group_size, stats={} if stats is None else stats[i])
         for i, key in enumerate(keys))
 
 
@@ -467,12 +440,8 @@ class GroupTable:
         names = {"value": "value", "gap": f"gap:{head}", "ratio": "ratio",
                  **{f"gap:{c}": f"gap:{c}" for c in self.values if c != head},
                  **{d: d for d in self.derived}}
-        out = {}
-        for shown, name in names.items():
-            pair = self.boot.interval(name, j)
-            if pair is not None:
-                out[shown] = pair
-        return out
+        return {shown: pair for shown, name in names.items()
+                if (pair := self.boot.interval(name, j)) is not None}
 
     def replicates(self, j: int = 0) -> dict[str, tuple[float, ...]]:
         """Replicates of ``value``, ``gap`` and ``ratio`` at entry ``j`` (none without)."""
@@ -484,6 +453,14 @@ class GroupTable:
     def notes(self) -> tuple[str, ...]:
         """Which groups are left out of the gap (see :func:`exclusion_notes`)."""
         return exclusion_notes(self.group_stats(), self.min_group_size)
+
+    def result(self, j: int = 0, *, group_stats: Sequence[Mapping[str, float]] | None = None,
+               notes: Sequence[str] = (), **fields: Any) -> IndicatorResult:
+        """The result at entry ``j``: its groups, intervals, replicates and notes from here."""
+        return IndicatorResult(
+            groups=self.group_stats(j, group_stats), intervals=self.intervals(j),
+            replicates=self.replicates(j), min_group_size=self.min_group_size,
+            notes=(*self.notes(), *notes), **fields)
 
 
 def group_table(

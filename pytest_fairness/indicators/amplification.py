@@ -1,27 +1,16 @@
-"""Bias amplification: BiasAmp, BiasAmp→, Multi_MALS and Multi→.
+"""Bias amplification: BiasAmp, BiasAmp→, Multi_MALS and Multi→, from one core.
 
-A model amplifies bias when its predictions tie a group to attributes more strongly than
-the training data did. :func:`bias_amp` ("Men Also Like Shopping", Zhao et al. 2017) and
-:func:`directional_bias_amp` ("Directional Bias Amplification", Wang & Russakovsky 2021)
-score single attributes, signed; :func:`multi_mals` and :func:`multi_directional` (Multi_MALS
-and Multi→ of "Men Also Do Laundry: Multi-Attribute Bias Amplification", Zhao, Andrews &
-Xiang 2023) score attribute combinations M. One core does all.
-
-Inputs: 0/1 attribute matrices (images × attributes) sharing their columns; predictions may
-be scores, binarised as ``score >= threshold``; groups are labels, one-hot matrices or
-DataFrames. Lists of prediction matrices are runs: the numbers are their means, with
-``stats[name + "_std"]`` and ``intervals[name]`` (mean ± 1.96·std/√runs). ``tables["cells"]``
-holds the ``TABLE_ROWS`` cells with the largest |Δ|. Intervals (``n_bootstrap > 0``)
-redraw the test images. ``variant="reference"`` reproduces the released code of each paper
-(uclanlp/reducingbias, princetonvisualai/directional-bias-amp, SonyResearch/multi_bias_amp);
-``docs/bias-amplification.md`` lists the differences, including the released evaluate
-script's layout of |G| − 1 group columns (a single column, or all-zero rows).
+From "Men Also Like Shopping" (Zhao et al. 2017), "Directional Bias Amplification" (Wang &
+Russakovsky 2021) and "Men Also Do Laundry: Multi-Attribute Bias Amplification" (Zhao,
+Andrews & Xiang 2023). Inputs, runs, intervals and the ``variant="reference"`` differences
+are on the docs page "Bias amplification".
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -48,6 +37,32 @@ N_NOTED = 3  #: combinations named in the "most amplified" note
 TABLE_ROWS = 100  #: rows of ``tables["cells"]``: the cells with the largest |Δ|
 Row = dict[str, str | int | float | None]  # a row of ``tables["cells"]``
 _DIRECTIONS = {"G->M": "G->M", "G→M": "G->M", "M->G": "M->G", "M→G": "M->G"}
+
+
+@dataclass(frozen=True)
+class _Args:
+    """The arguments of one indicator; :func:`_check` fills ``cut`` and ``names``."""
+
+    train_attrs: Any
+    train_groups: Any
+    test_attrs: Any = None
+    test_groups: Any = None
+    pred_attrs: Any = None
+    pred_groups: Any = None
+    direction: str | None = None
+    min_size: int = 1
+    max_size: int | None = 1
+    min_count: int = 1
+    threshold: Any = None
+    attribute_names: Sequence[str] | None = None
+    min_group_size: int = 30
+    variant: str = "paper"
+    n_bootstrap: int = 0
+    confidence_level: float = 0.95
+    interval_method: str = "percentile"
+    seed: Any = None
+    cut: NDArray[np.float64] | None = None
+    names: tuple[str, ...] = ()
 
 
 def _binary(values: Any, name: str, threshold: Any = None) -> NDArray[np.bool_]:
@@ -77,30 +92,29 @@ def _binary(values: Any, name: str, threshold: Any = None) -> NDArray[np.bool_]:
     return np.asarray(array != 0 if threshold is None else array >= threshold, dtype=np.bool_)
 
 
-def _check(a: dict[str, Any], function: str, n_attrs: int) -> None:
+def _check(a: _Args, function: str, n_attrs: int) -> _Args:
     """Validate the keywords in ``a``: sizes become ints, ``cut`` the threshold array."""
-    check_variant(a["variant"], function)
-    a["min_group_size"] = check_min_group_size(a["min_group_size"])
-    for key, value in (("min_size", a.get("min_size", 1)), ("max_size", a.get("max_size", 1)),
-                       ("min_count", a["min_count"])):
+    check_variant(a.variant, function)
+    min_group_size = check_min_group_size(a.min_group_size)
+    for key, value in (("min_size", a.min_size), ("max_size", a.max_size),
+                       ("min_count", a.min_count)):
         if (value is not None or key != "max_size") and (isinstance(value, bool) or not (
                 isinstance(value, (int, np.integer))) or value < 1):
             raise FairnessConfigError(f"{key} must be an int >= 1; got {key}={value!r}.")
-        a[key] = None if value is None else int(value)
-    if a["max_size"] is not None and a["max_size"] < a["min_size"]:
-        raise FairnessConfigError(f"max_size={a['max_size']} is below min_size={a['min_size']}; "
+    if a.max_size is not None and a.max_size < a.min_size:
+        raise FairnessConfigError(f"max_size={a.max_size} is below min_size={a.min_size}; "
                                   "pass max_size >= min_size (or None for no limit).")
     try:
-        cut = None if isinstance(a["threshold"], (bool, type(None))) else np.asarray(
-            a["threshold"], np.float64)
+        cut = None if isinstance(a.threshold, (bool, type(None))) else np.asarray(
+            a.threshold, np.float64)
     except (TypeError, ValueError):
         cut = None
-    if a["threshold"] is not None and (cut is None or cut.ndim > 1 or (
+    if a.threshold is not None and (cut is None or cut.ndim > 1 or (
             cut.ndim == 1 and len(cut) != n_attrs) or not np.isfinite(cut).all()):
         raise FairnessConfigError(
             f"threshold must be a finite number or one number per attribute ({n_attrs}); "
-            f"got threshold={a['threshold']!r}.")
-    names, columns = a["attribute_names"], getattr(a["train_attrs"], "columns", None)
+            f"got threshold={a.threshold!r}.")
+    names, columns = a.attribute_names, getattr(a.train_attrs, "columns", None)
     names = [str(x) for x in (names if names is not None else columns if columns is not None
                               else range(n_attrs))]
     dupes = sorted({x for x in names if names.count(x) > 1})
@@ -109,7 +123,9 @@ def _check(a: dict[str, Any], function: str, n_attrs: int) -> None:
             f"attribute_names has {len(names)} names but the attribute matrices have "
             f"{n_attrs} columns; pass one name per column." if len(names) != n_attrs else
             f"attribute_names must be unique; {dupes} appear more than once.")
-    a["cut"], a["names"] = cut, names
+    return replace(a, min_size=int(a.min_size), min_count=int(a.min_count), cut=cut,
+                   names=tuple(names), max_size=None if a.max_size is None else int(a.max_size),
+                   min_group_size=min_group_size)
 
 
 def _runs(values: Any, n_test: int | None = None) -> list[Any]:
@@ -159,24 +175,24 @@ def _encode(groups: Any, n: int, name: str, index: Mapping[GroupKey, int] | None
     return keys, codes if index is None else np.array([index[k] for k in keys], np.intp)[codes]
 
 
-def _prepare(a: dict[str, Any], function: str, released: int | None) -> tuple[Any, ...]:
-    """Check the inputs (``a``: the arguments); matrices, groups and codes (test: 0 if none)."""
-    direction = a["direction"]
+def _prepare(a: _Args, function: str, released: int | None) -> tuple[Any, ...]:
+    """Check the inputs; the checked arguments, matrices, groups and codes (test: 0 if none)."""
+    direction = a.direction
     need_test, pred_a, pred_g = function != "bias_amp", direction != "M->G", direction != "G->M"
     for name in ["train_attrs", "train_groups", *["test_attrs", "test_groups"] * need_test,
                  *["pred_attrs"] * pred_a, *["pred_groups"] * pred_g]:
-        if a.get(name) is None:
+        if getattr(a, name) is None:
             where = function if direction is None else f"{function}(direction={direction!r})"
             raise FairnessConfigError(f"{where} needs {name}; got {name}=None.")
-    train = _binary(a["train_attrs"], "train_attrs")
-    _check(a, function, train.shape[1])
-    test = _binary(a["test_attrs"], "test_attrs") if need_test else None
-    raw = _runs(a["pred_attrs"]) if pred_a else []
+    train = _binary(a.train_attrs, "train_attrs")
+    a = _check(a, function, train.shape[1])
+    test = _binary(a.test_attrs, "test_attrs") if need_test else None
+    raw = _runs(a.pred_attrs) if pred_a else []
     labels = ["pred_attrs"] if len(raw) == 1 else [f"pred_attrs[{k}]" for k in range(len(raw))]
-    preds = [_binary(p, label, a["cut"]) for p, label in zip(raw, labels)]
+    preds = [_binary(p, label, a.cut) for p, label in zip(raw, labels)]
     n_pred = test.shape[0] if test is not None else preds[0].shape[0]
-    columns = getattr(a["train_attrs"], "columns", None)
-    for label, given, x in [("test_attrs", a.get("test_attrs"), test), *zip(labels, raw, preds)]:
+    columns = getattr(a.train_attrs, "columns", None)
+    for label, given, x in [("test_attrs", a.test_attrs, test), *zip(labels, raw, preds)]:
         theirs = None if x is None else getattr(given, "columns", None)
         problem = (f"{label} has {x.shape[1]} attribute columns but train_attrs has "
                    f"{train.shape[1]}") if x is not None and x.shape[1] != train.shape[1] else ""
@@ -190,13 +206,13 @@ def _prepare(a: dict[str, Any], function: str, released: int | None) -> tuple[An
             raise InvalidDataError(
                 f"{label} has {x.shape[0]} rows but {'test_attrs' if need_test else labels[0]} "
                 f"has {n_pred}; predictions must cover the test images, in the same order.")
-    runs = _runs(a["pred_groups"], n_pred) if pred_g else []
+    runs = _runs(a.pred_groups, n_pred) if pred_g else []
     runs = runs * len(preds) if len(preds) > 1 and len(runs) == 1 else runs
     if len(preds) > 1 and len(runs) not in (0, len(preds)):
         raise InvalidDataError(
             f"pred_groups holds {len(runs)} runs but pred_attrs holds {len(preds)}; pass one "
             "group vector per prediction set, or one vector shared by all of them.")
-    train_groups, test_groups = a["train_groups"], a.get("test_groups")
+    train_groups, test_groups = a.train_groups, a.test_groups
     if released is not None:  # the released layout → one code per image (0: the first group)
         train_groups = _released(train_groups, released, "train_groups")
         test_groups = _released(test_groups, released, "test_groups")
@@ -218,7 +234,7 @@ def _prepare(a: dict[str, Any], function: str, released: int | None) -> tuple[An
             "the other split); every group needs images in both train and test. Drop the "
             "group or add its images.")
     index = {k: i for i, k in enumerate(keys)}
-    return (train, test, preds, keys, np.array([index[k] for k in train_keys], np.intp)[
+    return (a, train, test, preds, keys, np.array([index[k] for k in train_keys], np.intp)[
         train_codes], np.array([index[k] for k in test_keys], np.intp)[test_codes] if need_test
         else test_codes, [_encode(g, n_pred, f"pred_groups[{r}]" if len(runs) > 1 else
                                   "pred_groups", index)[1] for r, g in enumerate(runs)])
@@ -231,7 +247,7 @@ def _conf(values: Any) -> tuple[float, float, float]:
 
 
 def _cells(runs: list[dict[str, Any]], counted: NDArray[np.bool_], shown: list[GroupKey],
-           items: list[list[int]], names: list[str], truth_train: NDArray[np.float64],
+           items: list[list[int]], names: Sequence[str], truth_train: NDArray[np.float64],
            truth_test: NDArray[np.float64] | None, y: NDArray[np.float64] | None) -> list[Row]:
     """``tables["cells"]``: largest |Δ| first, undefined last; ties by group, then combination."""
     pred, delta = (np.mean([r[k] for r in runs], axis=0) for k in ("pred", "delta"))
@@ -255,9 +271,9 @@ def _cells(runs: list[dict[str, Any]], counted: NDArray[np.bool_], shown: list[G
 def _replicates(
     options: IntervalOptions, score: Callable[[NDArray[np.float64]], tuple[Any, ...]],
     n_test: int, value: float,
-) -> tuple[Bootstrap | None, dict[str, tuple[float, float]], list[str], dict[str, Any]]:
+) -> tuple[Bootstrap | None, dict[str, tuple[float, float]], list[str], dict[str, object]]:
     """The bootstrap of the runs' mean (one draw of test images): intervals, notes, params."""
-    params: dict[str, Any] = {}
+    params: dict[str, object] = {}
     boot = options.run(lambda w: dict(zip(("value", "variance"), np.array([[np.mean([
         r[k] for r in runs]) for k in ("amplification", "variance")] for runs in (
         score(row)[0] for row in w)]).T)), Units.of(n_test), params)
@@ -279,7 +295,7 @@ class _Setup(NamedTuple):
     """What :func:`_amplification` computes before counting: checked inputs, M, columns."""
 
     given: set[str]
-    a: dict[str, Any]
+    a: _Args
     options: IntervalOptions
     reference: bool
     direction: str | None
@@ -303,39 +319,37 @@ class _Setup(NamedTuple):
     n_combos: int
 
 
-def _setup(function: str, a: dict[str, Any]) -> _Setup:
+def _setup(function: str, given: set[str], a: _Args) -> _Setup:
     """Check the arguments ``a`` of ``function``; find M, the groups and the scored columns."""
-    given, a = set(a), dict(a)
-    options = IntervalOptions.check(a["n_bootstrap"], a["confidence_level"],
-                                    a["interval_method"], a["seed"])
-    if "direction" in a and a["direction"] not in _DIRECTIONS:
+    options = IntervalOptions.check(a.n_bootstrap, a.confidence_level, a.interval_method, a.seed)
+    if "direction" in given and a.direction not in _DIRECTIONS:
         raise FairnessConfigError(
             "direction must be 'G->M' (the group influences the attribute predictions) or 'M->G' "
-            f"(the attributes influence the group prediction); got direction={a['direction']!r}.")
-    reference, direction = a["variant"] == "reference", _DIRECTIONS.get(a.get("direction", ""))
-    multi, a["direction"] = function.startswith("multi"), direction
-    released = _released(a["train_groups"]) if multi and reference else None
-    x_train, x_test, x_preds, keys, train_codes, test_codes, pred_codes = _prepare(
+            f"(the attributes influence the group prediction); got direction={a.direction!r}.")
+    reference, direction = a.variant == "reference", _DIRECTIONS.get(a.direction or "")
+    multi, a = function.startswith("multi"), replace(a, direction=direction)
+    released = _released(a.train_groups) if multi and reference else None
+    a, x_train, x_test, x_preds, keys, train_codes, test_codes, pred_codes = _prepare(
         a, function, released)
     n_groups = n_codes = len(keys)
-    if function == "directional_bias_amp" and reference and a["min_count"] != 1:
+    if function == "directional_bias_amp" and reference and a.min_count != 1:
         raise FairnessConfigError(
             f"variant='reference' uses every attribute column, as the released code does; "
-            f"min_count={a['min_count']} has no counterpart there. Leave min_count=1.")
+            f"min_count={a.min_count} has no counterpart there. Leave min_count=1.")
     if function == "bias_amp" and reference and n_groups != 2:
         raise FairnessConfigError(
             f"variant='reference' reproduces code written for exactly two groups; got "
             f"{n_groups} groups ({', '.join(map(group_label, keys))}). Use variant='paper'.")
     if multi:
-        combos, train, test = combinations(x_train, x_test, min_size=a["min_size"], max_size=a[
-            "max_size"], min_count=a["min_count"], reference=reference)
+        combos, train, test = combinations(x_train, x_test, min_size=a.min_size,
+            max_size=a.max_size, min_count=a.min_count, reference=reference)
     else:  # single attributes: combinations of size 1
-        ok = x_train.sum(axis=0) >= a["min_count"]
+        ok = x_train.sum(axis=0) >= a.min_count
         if x_test is not None:  # the released BiasAmp→ code uses every column
-            ok = ok & (x_test.sum(axis=0) >= a["min_count"]) | reference
+            ok = ok & (x_test.sum(axis=0) >= a.min_count) | reference
         if not ok.any():
             raise InsufficientDataError(
-                f"no attribute occurs in at least min_count={a['min_count']} " + (
+                f"no attribute occurs in at least min_count={a.min_count} " + (
                     "images of both train and test; lower min_count or check the attribute "
                     "matrices." if x_test is not None else "training images; lower "
                     "min_count or check train_attrs."))
@@ -367,16 +381,11 @@ def _setup(function: str, a: dict[str, Any]) -> _Setup:
                   train, test, notes, codes_of, shown, columns, n_combos)
 
 
-def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
-    """One indicator (``a``: its arguments): inputs, M, counts per group, Δ, the result.
-
-    They differ in what Δ compares (P(g | m), the bias score, or P(m | g)) with which truth;
-    Zhao et al.'s 1[b_train > 1/|G|]; y (1[·] or sign); averaging over combinations or
-    cells; the headline (signed or mean |Δ|); whether undefined cells count.
-    """
+def _amplification(function: str, **arguments: Any) -> IndicatorResult:
+    """One indicator from its arguments: inputs, M, counts per group, Δ, the result."""
     (given, a, options, reference, direction, multi, released, x_train, x_test, x_preds,
      train_codes, test_codes, pred_codes, n_groups, n_codes, combos, train, test, notes,
-     codes_of, shown, columns, n_combos) = _setup(function, a)
+     codes_of, shown, columns, n_combos) = _setup(function, set(arguments), _Args(**arguments))
 
     def tally(hits: Hits, codes: NDArray[np.intp]) -> Any:
         """``out(w)[i, g]``: images of code ``g`` holding combination ``i``, image j w[j] times."""
@@ -441,7 +450,6 @@ def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
         return runs, n, truth_test
 
     runs, n, truth_test = score(np.ones(len(test_codes)))
-
     stats: dict[str, float] = {}
     intervals: dict[str, tuple[float, float]] = {}
     for key in ("amplification", "signed_mean", "abs_mean", "variance"):
@@ -462,8 +470,8 @@ def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
     per_run = np.array([r["groups"] for r in runs])
     groups = make_group_stats(shown, n[columns], per_run.mean(axis=0), intervals=None if len(
         runs) == 1 else [(m - h, m + h) for m, _, h in map(_conf, per_run.T)],
-        min_group_size=a["min_group_size"])
-    rows = _cells(runs, counted, shown, items, a["names"], truth_train, truth_test, y)
+        min_group_size=a.min_group_size)
+    rows = _cells(runs, counted, shown, items, a.names, truth_train, truth_test, y)
     notes = [f"{runs[0]['undefined']} combination(s) {notes[0]}."] * bool(
         runs[0]["undefined"]) + notes[1:]
     if [r for r in rows[:N_NOTED] if r["delta"]]:
@@ -480,8 +488,8 @@ def _amplification(function: str, a: dict[str, Any]) -> IndicatorResult:
         tables={"cells": tuple(rows)} | ({} if len(runs) == 1 else {"runs": tuple(
             {"run": k, **{key: r[key] for key in ("amplification", "signed_mean", "variance")}}
             for k, r in enumerate(runs))}), higher_is_better=False,
-        min_group_size=a["min_group_size"], notes=(*notes, *exclusion_notes(
-            groups, a["min_group_size"])), params={k: a[k] for k in (
+        min_group_size=a.min_group_size, notes=(*notes, *exclusion_notes(
+            groups, a.min_group_size)), params={k: getattr(a, k) for k in (
                 "direction", "min_size", "max_size", "min_count", "variant", "threshold")
                 if k in given} | {"n_train": len(x_train), "n_test": len(test_codes)} | params,
         replicates={} if boot is None else boot.draws({"value": "value"}))
@@ -494,10 +502,7 @@ def bias_amp(train_attrs: Any, train_groups: Any, pred_attrs: Any, pred_groups: 
              seed: Any = None) -> IndicatorResult:
     """BiasAmp of "Men Also Like Shopping" (Zhao et al. 2017), signed.
 
-    ``(1/|O|) Σ_g Σ_o 1[b_train(o, g) > 1/|G|]·(b_pred(o, g) − b_train(o, g))``: ``b(o, g)``
-    is the share of group ``g`` among the images with attribute ``o`` (predictions:
-    predicted attribute and group); ``O``: the attributes of ``min_count`` training images;
-    never-predicted attributes are left out (noted).
+    Over the attributes of ``min_count`` training images; never-predicted ones are left out.
 
     Parameters
     ----------
@@ -510,7 +515,7 @@ def bias_amp(train_attrs: Any, train_groups: Any, pred_attrs: Any, pred_groups: 
     >>> r.value, r.tables["cells"][0]["delta"]
     (0.25, 0.25)
     """
-    return _amplification("bias_amp", locals())
+    return _amplification("bias_amp", **locals())
 
 
 def directional_bias_amp(
@@ -522,9 +527,7 @@ def directional_bias_amp(
         seed: Any = None) -> IndicatorResult:
     """BiasAmp→ of "Directional Bias Amplification" (Wang & Russakovsky 2021), signed.
 
-    ``mean_{g, m} y_gm·Δ_gm + (1 − y_gm)·(−Δ_gm)``, ``y_gm = 1[P_train(g, m) >
-    P_train(g)·P_train(m)]``, ``Δ = P(m̂ | g) − P(m | g)`` (G→M) or ``P(ĝ | m) − P(g | m)``
-    (M→G), on the test set: predictions against the test ground truth.
+    Predictions against the test ground truth, G→M or M→G (``direction``).
 
     Parameters
     ----------
@@ -539,7 +542,7 @@ def directional_bias_amp(
     >>> r.value, r.group(1).value
     (-0.25, -0.5)
     """
-    return _amplification("directional_bias_amp", locals())
+    return _amplification("directional_bias_amp", **locals())
 
 
 def multi_mals(train_attrs: Any, train_groups: Any, test_attrs: Any, test_groups: Any,
@@ -550,9 +553,7 @@ def multi_mals(train_attrs: Any, train_groups: Any, test_attrs: Any, test_groups
                interval_method: str = "percentile", seed: Any = None) -> IndicatorResult:
     """Multi_MALS of "Men Also Do Laundry: Multi-Attribute Bias Amplification".
 
-    ``X = (1/|M|) Σ_g Σ_m |Δ_gm|``, ``Δ_gm = 1[b_train(m, g) > 1/|G|]·(b_pred(m, g) −
-    b_train(m, g))`` with ``b`` the bias score of :func:`bias_amp` for a set of attributes,
-    reported with ``variance(Δ)``; never-predicted combinations are left out (noted).
+    The mean |Δ| over groups and attribute combinations, with ``variance(Δ)``.
 
     Parameters
     ----------
@@ -567,7 +568,7 @@ def multi_mals(train_attrs: Any, train_groups: Any, test_attrs: Any, test_groups
     >>> round(r.value, 4), r.tables["cells"][0]["attributes"]
     (0.1667, '1')
     """
-    return _amplification("multi_mals", locals())
+    return _amplification("multi_mals", **locals())
 
 
 def multi_directional(
@@ -579,10 +580,8 @@ def multi_directional(
         interval_method: str = "percentile", seed: Any = None) -> IndicatorResult:
     """Multi→ of "Men Also Do Laundry: Multi-Attribute Bias Amplification".
 
-    ``X = mean_{g, m} |Δ_gm|``, ``Δ_gm = P_test(m̂ | g) − P_train(m | g)`` (G→M: over the
-    test images of each true group) or ``P_test(ĝ | m) − P_train(g | m)`` (M→G: over the
-    test images that truly hold ``m``), reported with ``variance(Δ)`` and the signed mean
-    of ``y·Δ + (1 − y)(−Δ)`` (y as in :func:`directional_bias_amp`).
+    The mean |Δ| over groups and attribute combinations, G→M or M→G, with ``variance(Δ)``
+    and the signed mean of ``y·Δ + (1 − y)(−Δ)``.
 
     Parameters
     ----------
@@ -597,4 +596,4 @@ def multi_directional(
     >>> r.value, r.stats["variance"]
     (0.16666666666666666, 0.05555555555555556)
     """
-    return _amplification("multi_directional", locals())
+    return _amplification("multi_directional", **locals())

@@ -1,15 +1,8 @@
-"""Group metrics of a cross-domain fairness benchmark: ``group_metrics`` and co.
+"""Group metrics of "Fairness meets Cross-Domain Learning" (Iurada et al. 2023).
 
-The benchmark is "Fairness meets Cross-Domain Learning: a new perspective on Models and
-Metrics" (Iurada et al. 2023).
-
-Classification: per-group accuracy, MGA, mGA, DA, DEO, DEOdds, DTO and ΔDTO.
-Landmark detection: per-image NME, per-group SDR, MGS, mGS, DS, DTO and ΔDTO.
-
-More than two groups are allowed: every "difference" is the max − min over the groups
-with ``n >= min_group_size``. ``variant="reference"`` reproduces the released code of
-iurada/fairness_crossdomain (two groups only, DTO in percent, SDR as ``NME <= threshold``
-on its step grid, NME normalised by the distance between landmarks 36 and 45).
+Classification (MGA, mGA, DA, DEO, DEOdds, DTO), landmark detection (NME, SDR, MGS, mGS,
+DS, DTO) and ΔDTO; the formulas and ``variant="reference"`` (iurada/fairness_crossdomain)
+are on the docs page "Group metrics: classification and landmark detection".
 """
 
 from __future__ import annotations
@@ -86,18 +79,10 @@ def group_metrics(
     variant: str = "paper", clusters: Any = None, n_bootstrap: int = 0,
     confidence_level: float = 0.95, interval_method: str = "percentile", seed: Any = None,
 ) -> IndicatorResult:
-    r"""Accuracy per group and the fairness metrics of Iurada et al. 2023.
+    """Accuracy per group and the fairness metrics of Iurada et al. 2023.
 
-    .. math::
-
-        DA = MGA - mGA, \quad
-        DEO = \max_g TPR_g - \min_g TPR_g, \quad
-        DEOdds = \sum_{t \in \{0, 1\}} \big(\max_g P(\hat y = 1 | y = t, g)
-                 - \min_g P(\hat y = 1 | y = t, g)\big), \quad
-        DTO = \lVert (1, 1) - (MGA, mGA) \rVert_2
-
-    where MGA and mGA are the best and worst group accuracies. With two groups the
-    max − min is the paper's absolute difference.
+    From "Fairness meets Cross-Domain Learning: a new perspective on Models and Metrics";
+    every difference is max − min over the included groups.
 
     Parameters
     ----------
@@ -110,9 +95,8 @@ def group_metrics(
     min_group_size : int, default 30
         Smaller groups are reported but left out of MGA, mGA and every difference.
     variant : {"paper", "reference"}
-        ``"reference"``: two groups only and DTO in percent, as the released code. The
-        released code compares groups of any size: pass ``min_group_size=1`` to reproduce
-        its numbers.
+        ``"reference"``: two groups only and DTO in percent, as the released code (which
+        compares groups of any size: pass ``min_group_size=1`` to reproduce it).
     clusters : array-like of shape (n,), optional
         Identity (or household) of each image: intervals resample whole clusters.
     n_bootstrap, confidence_level, interval_method, seed
@@ -122,11 +106,9 @@ def group_metrics(
     Returns
     -------
     IndicatorResult
-        ``value`` is the overall accuracy; each group's value is its accuracy (stats ``tpr``,
-        ``fpr``); ``stats`` holds ``accuracy``, ``MGA``, ``mGA``, ``DA``, ``DEO``, ``DEOdds``,
-        ``DTO``. The result's ``gap`` equals DA. With ``n_bootstrap > 0``, ``intervals``
-        holds ``value``, ``gap``, ``ratio``, ``gap:tpr``, ``gap:fpr`` and every stat but
-        ``accuracy`` (whose interval is ``value``); each group carries its accuracy's.
+        ``value``: the overall accuracy; each group's value its accuracy (stats ``tpr``,
+        ``fpr``); ``stats``: ``accuracy``, ``MGA``, ``mGA``, ``DA``, ``DEO``, ``DEOdds``,
+        ``DTO``; ``gap`` equals DA.
 
     Examples
     --------
@@ -148,8 +130,7 @@ def group_metrics(
     correct = (y_true == y_pred).astype(np.float64)
     is_pos = y_true == positive
     pred_pos = (y_pred == positive).astype(np.float64)
-    params: dict[str, Any] = {"pos_label": positive, "min_group_size": min_group_size,
-                              "variant": variant, "n": n}
+    params = {"pos_label": positive, "min_group_size": min_group_size, "variant": variant, "n": n}
 
     def derive(values: Mapping[str, NDArray[np.float64]],
                included: NDArray[np.bool_]) -> dict[str, NDArray[np.float64]]:
@@ -166,11 +147,8 @@ def group_metrics(
         min_group_size=min_group_size, options=options, params=params, derive=derive,
         clusters=check_clusters(clusters, n))
     stats = {"accuracy": float(correct.mean()), **table.stats()}
-    return IndicatorResult(
-        name="group_metrics", metric="accuracy", value=stats["accuracy"],
-        groups=table.group_stats(), stats=stats, intervals=table.intervals(),
-        replicates=table.replicates(), params=params, higher_is_better=True,
-        min_group_size=min_group_size, notes=table.notes())
+    return table.result(name="group_metrics", metric="accuracy", value=stats["accuracy"],
+                        stats=stats, params=params, higher_is_better=True)
 
 
 def _check_both_classes(keys: list[GroupKey], codes: NDArray[np.intp], is_pos: NDArray[Any],
@@ -238,8 +216,7 @@ def _normalizer(normalizer: Any, y_true: NDArray[np.float64], variant: str) -> N
         normalizer = INTEROCULAR_68
     # Only a tuple names two landmarks: a list or array of two ints is two images' distances.
     if isinstance(normalizer, tuple) and len(normalizer) == 2 and all(
-        isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in normalizer
-    ):
+        isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in normalizer):
         i, j = (int(v) for v in normalizer)
         if not (0 <= i < n_landmarks and 0 <= j < n_landmarks) or i == j:
             raise FairnessConfigError(
@@ -285,12 +262,7 @@ def landmark_metrics(
     interval_method: str = "percentile",
     seed: Any = None,
 ) -> IndicatorResult:
-    r"""Landmark-detection fairness of Iurada et al. 2023: NME, SDR, MGS, mGS, DS and DTO.
-
-    .. math::
-
-        NME_i = \frac{1}{K} \sum_{k=1}^{K} \frac{\lVert y_{ik} - \hat y_{ik} \rVert_2}{D_i},
-        \quad SDR_g = P(NME < \theta \mid g), \quad DS = MGS - mGS
+    """Landmark-detection fairness of Iurada et al. 2023: NME, SDR, MGS, mGS, DS and DTO.
 
     Parameters
     ----------
@@ -317,10 +289,8 @@ def landmark_metrics(
     Returns
     -------
     IndicatorResult
-        ``value`` is the overall SDR; each group's value is its SDR (stat ``nme``, its mean
-        NME); ``stats`` holds ``SDR``, ``NME``, ``MGS``, ``mGS``, ``DS``, ``DTO``. With
-        ``n_bootstrap > 0``, ``intervals`` holds ``value`` (the SDR), ``gap`` (DS),
-        ``ratio``, ``gap:nme``, ``MGS``, ``mGS``, ``DS`` and ``DTO``.
+        ``value``: the overall SDR; each group's value its SDR (stat ``nme``, its mean
+        NME); ``stats``: ``SDR``, ``NME``, ``MGS``, ``mGS``, ``DS``, ``DTO``.
 
     Examples
     --------
@@ -335,8 +305,7 @@ def landmark_metrics(
     min_group_size = check_min_group_size(min_group_size)
     options = IntervalOptions.check(n_bootstrap, confidence_level, interval_method, seed)
     if isinstance(sdr_threshold, bool) or not isinstance(sdr_threshold, Real) or not (
-        sdr_threshold > 0
-    ):
+        sdr_threshold > 0):
         raise FairnessConfigError(
             "sdr_threshold must be a positive number (an NME); got "
             f"sdr_threshold={sdr_threshold!r}.")
@@ -352,7 +321,7 @@ def landmark_metrics(
     nme = np.linalg.norm(truth - pred, axis=2).mean(axis=1) / distance
     success = _success(nme, float(sdr_threshold), variant)
 
-    params: dict[str, Any] = {
+    params = {
         "sdr_threshold": sdr_threshold, "min_group_size": min_group_size, "variant": variant,
         "n": n, "normalizer": normalizer if isinstance(normalizer, (str, tuple, list)) else
         "per-image distances"}
@@ -366,19 +335,8 @@ def landmark_metrics(
                         min_group_size=min_group_size, options=options, params=params,
                         derive=derive, clusters=check_clusters(clusters, n))
     stats = {"SDR": float(success.mean()), "NME": float(nme.mean()), **table.stats()}
-    return IndicatorResult(
-        name="landmark_metrics",
-        metric=f"sdr@{sdr_threshold:g}",
-        value=stats["SDR"],
-        groups=table.group_stats(),
-        stats=stats,
-        intervals=table.intervals(),
-        replicates=table.replicates(),
-        params=params,
-        higher_is_better=True,
-        min_group_size=min_group_size,
-        notes=table.notes(),
-    )
+    return table.result(name="landmark_metrics", metric=f"sdr@{sdr_threshold:g}",
+                        value=stats["SDR"], stats=stats, params=params, higher_is_better=True)
 
 
 def delta_dto(result: IndicatorResult, baseline: IndicatorResult) -> IndicatorResult:
@@ -422,5 +380,4 @@ def delta_dto(result: IndicatorResult, baseline: IndicatorResult) -> IndicatorRe
         stats={"delta_dto": value, "DTO": result.stats["DTO"],
                "DTO_baseline": baseline.stats["DTO"]},
         params={"indicator": result.name, "variant": result.params.get("variant")},
-        higher_is_better=True,
-    )
+        higher_is_better=True)

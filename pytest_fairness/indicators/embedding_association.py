@@ -1,14 +1,10 @@
 """Image Embedding Association Test, iEAT: WEAT on image embeddings.
 
-The test of Steed & Caliskan, "Image Representations Learned With Unsupervised Pre-Training
-Contain Human-like Biases" (FAccT 2021), after the WEAT of Caliskan, Bryson & Narayanan
-("Semantics derived automatically from language corpora contain human-like biases", Science
-2017). Each target item gets its differential association ``s(w, A, B)`` (one product with
-the difference of the mean unit attribute vectors); statistic, effect size and permutation
-p-value are arithmetic on that vector. The exact test counts every re-partition of X ∪ Y by
-meet-in-the-middle subset sums; ties are decided within a rounding-error bound.
-``variant="reference"`` reproduces the p-value rule of ryansteed/weat ``weat/test.py``.
-Bootstrap intervals resample the stimuli within each of the four sets.
+From "Image Representations Learned With Unsupervised Pre-Training Contain Human-like
+Biases" (Steed & Caliskan, FAccT 2021). The exact test counts every re-partition of X ∪ Y by
+meet-in-the-middle subset sums; the formulas, the tie rule and ``variant="reference"``
+(ryansteed/weat) are on the docs page
+"Image embedding association test (iEAT)".
 """
 
 from __future__ import annotations
@@ -23,13 +19,7 @@ import numpy as np
 from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
 from pytest_fairness.indicators._common import check_variant
 from pytest_fairness.results import GroupStat, IndicatorResult
-from pytest_fairness.stats import (
-    Bootstrap,
-    Units,
-    bootstrap,
-    check_bootstrap_options,
-    resolve_seed,
-)
+from pytest_fairness.stats import Bootstrap, Units, bootstrap, check_bootstrap_options, resolve_seed
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -63,21 +53,18 @@ def _embeddings(values: Any, name: str) -> NDArray[np.float64]:
             "test re-partitions the targets). Add images to the set.")
     if array.shape[1] == 0:
         raise InvalidDataError(f"{name} has 0 dimensions (shape {array.shape}); pass embeddings.")
-    finite = np.isfinite(array).all(axis=1)
-    if not finite.all():
-        bad = np.flatnonzero(~finite)
+    bad = np.flatnonzero(~np.isfinite(array).all(axis=1))
+    if bad.size:
         raise InvalidDataError(
             f"{name} has NaN or infinite values in row {int(bad[0])} ({bad.size} row(s) in "
             "all); drop those images or fix the feature extraction.")
     norms = np.linalg.norm(array, axis=1)
-    zero = norms == 0
-    if zero.any():
-        bad = np.flatnonzero(zero)
+    bad = np.flatnonzero(norms == 0)
+    if bad.size:
         raise InvalidDataError(
             f"{name} row {int(bad[0])} is a zero vector ({bad.size} row(s) in all); its cosine "
             "similarity is undefined. Drop those images or check the feature extraction.")
-    unit: NDArray[np.float64] = array / norms[:, None]
-    return unit
+    return array / norms[:, None]
 
 
 def _positive_int(value: Any, name: str, minimum: int) -> int:
@@ -304,21 +291,14 @@ def _permutation_test(
     # The released weat/test.py enumerates iff C(2n, n) <= n_samples (our n_permutations).
     exact = n_partitions <= (n_permutations if variant == "reference" else exact_limit)
     low, high = observed - tol, observed + tol
+    reference = variant == "reference"  # ties count as exceeding; sampled: (1 + c) / n
     if exact:
-        greater, tied, total = _exact_counts(v, k, low, high)
-        if variant == "reference":
-            p_value = (greater + tied) / total
-        else:
-            p_value = greater / total
-        drawn = total
-    elif variant == "reference":
-        drawn = n_permutations - 1
-        greater, tied = _sampled_counts(v, k, low, high, drawn, rng)
-        p_value = (1 + greater + tied) / n_permutations
+        greater, tied, drawn = _exact_counts(v, k, low, high)
+        p_value = (greater + tied * reference) / drawn
     else:
-        drawn = n_permutations
+        drawn = n_permutations - reference
         greater, tied = _sampled_counts(v, k, low, high, drawn, rng)
-        p_value = greater / n_permutations
+        p_value = (greater + (1 + tied) * reference) / n_permutations
     return _PermutationTest(p_value, exact, drawn, greater, tied, n_partitions)
 
 
@@ -341,11 +321,7 @@ def _ieat_intervals(
     found = _replicate_intervals(sets, tol, n_bootstrap=n_bootstrap,
                                  confidence_level=confidence_level,
                                  interval_method=interval_method, rng=rng)
-    intervals: dict[str, tuple[float, float]] = {}
-    for name in ("effect_size", "statistic"):
-        pair = found.interval(name)
-        if pair is not None:
-            intervals[name] = pair
+    intervals = found.defined("effect_size", "statistic")
     if "effect_size" in intervals:
         intervals["value"] = intervals["effect_size"]
     undefined = int(np.isnan(found.replicates["effect_size"]).sum())
@@ -363,21 +339,11 @@ def ieat(
     names: Sequence[str] | None = None, n_bootstrap: int = 0, confidence_level: float = 0.95,
     interval_method: str = "percentile",
 ) -> IndicatorResult:
-    r"""Image Embedding Association Test: statistic, effect size and permutation p-value.
+    """Image Embedding Association Test: statistic, effect size and permutation p-value.
 
-    .. math::
-
-        s(w, A, B) = \operatorname{mean}_{a \in A} \cos(w, a)
-                     - \operatorname{mean}_{b \in B} \cos(w, b)
-
-        d = \frac{\operatorname{mean}_{x \in X} s(x, A, B) - \operatorname{mean}_{y \in Y}
-            s(y, A, B)}{\operatorname{std}_{w \in X \cup Y} s(w, A, B)}
-
-    with the statistic ``S = Σ_X s − Σ_Y s`` and the one-sided p-value, the share of the
-    re-partitions of ``X ∪ Y`` (``|X_i| = |X|``) whose ``S_i`` exceeds ``S``: all of them
-    when there are at most ``exact_limit``, otherwise ``n_permutations`` random ones. From
-    "Image Representations Learned With Unsupervised Pre-Training Contain Human-like
-    Biases" (Steed & Caliskan, FAccT 2021); ``docs/ieat.md`` explains it.
+    From "Image Representations Learned With Unsupervised Pre-Training Contain Human-like
+    Biases" (Steed & Caliskan, FAccT 2021); the docs page "Image embedding
+    association test (iEAT)" gives the formulas.
 
     Parameters
     ----------
@@ -451,9 +417,7 @@ def ieat(
         sets, tol, n_bootstrap=n_bootstrap, confidence_level=confidence_level,
         interval_method=interval_method, rng=boot_rng)
     return IndicatorResult(
-        name="ieat",
-        metric="effect_size",
-        value=effect,
+        name="ieat", metric="effect_size", value=effect,
         groups=(GroupStat(labels[0], n_x, float(s_x.mean()), interval=boot.groups[0]),
                 GroupStat(labels[1], n_y, float(s_y.mean()), interval=boot.groups[1])),
         intervals=boot.intervals,
@@ -467,24 +431,16 @@ def ieat(
             "n_partitions": test.n_partitions if test.exact else test.drawn,
             "n_exceeding": test.greater, "n_ties": test.tied, "tie_tolerance": tol,
             "n_bootstrap": n_bootstrap, "confidence_level": confidence_level,
-            "interval_method": interval_method, **boot.plan,
-        },
-        higher_is_better=False,
-        min_group_size=2,
+            "interval_method": interval_method, **boot.plan},
+        higher_is_better=False, min_group_size=2,
         notes=(*test.notes(tol, variant), *_seed_note(seed_used), *boot.notes),
-        replicates=boot.replicates,
-    )
+        replicates=boot.replicates)
 
 
 def holm(p_values: Any) -> NDArray[np.float64]:
-    r"""Holm–Bonferroni adjusted p-values, in the input order.
+    """Holm–Bonferroni adjusted p-values, in the input order.
 
-    .. math::
-
-        \tilde p_{(i)} = \min\Big(1, \max_{j \le i} (m - j + 1)\, p_{(j)}\Big)
-
-    for the p-values sorted increasingly; rejecting ``p̃ <= α`` controls the family-wise
-    error rate at α under any dependence.
+    Rejecting ``p̃ <= α`` controls the family-wise error rate at α under any dependence.
 
     Parameters
     ----------
@@ -522,7 +478,7 @@ def ieat_battery(
     names: Mapping[str, Sequence[str]] | None = None, n_bootstrap: int = 0,
     confidence_level: float = 0.95, interval_method: str = "percentile",
 ) -> dict[str, IndicatorResult]:
-    r"""Several iEATs in one run, with Holm-adjusted p-values beside the raw ones.
+    """Several iEATs in one run, with Holm-adjusted p-values beside the raw ones.
 
     Each test runs as :func:`ieat` with its own seed drawn from ``seed`` (in its
     ``params["seed"]``); :func:`holm` over the raw p-values adds ``stats["p_value_holm"]``.
@@ -563,8 +519,7 @@ def ieat_battery(
     names = {} if names is None else names
     unknown = sorted(set(names) - set(tests))
     if unknown:
-        raise FairnessConfigError(
-            f"names has labels for tests that are not in tests: {unknown}.")
+        raise FairnessConfigError(f"names has labels for tests that are not in tests: {unknown}.")
     rng, root = resolve_seed(seed)
     seeds = rng.integers(0, 1 << 62, size=len(tests)).tolist()
     results: dict[str, IndicatorResult] = {}
@@ -575,12 +530,10 @@ def ieat_battery(
                 f"{type(sets).__name__}"
                 + (f" of length {len(sets)}" if isinstance(sets, Sequence) else "") + ".")
         try:
-            results[str(key)] = ieat(*sets, n_permutations=n_permutations,
-                                     exact_limit=exact_limit, seed=int(child),
-                                     variant=variant, names=names.get(key),
-                                     n_bootstrap=n_bootstrap,
-                                     confidence_level=confidence_level,
-                                     interval_method=interval_method)
+            results[str(key)] = ieat(
+                *sets, n_permutations=n_permutations, exact_limit=exact_limit, seed=int(child),
+                variant=variant, names=names.get(key), n_bootstrap=n_bootstrap,
+                confidence_level=confidence_level, interval_method=interval_method)
         except (InvalidDataError, FairnessConfigError) as exc:
             raise type(exc)(f"test {key!r}: {exc}") from None
     adjusted = holm([r.stats["p_value"] for r in results.values()])
@@ -588,7 +541,5 @@ def ieat_battery(
         key: replace(
             r,
             stats={**r.stats, "p_value_holm": float(p)},
-            params={**r.params, "battery_seed": root, "n_tests": len(results)},
-        )
-        for (key, r), p in zip(results.items(), adjusted)
-    }
+            params={**r.params, "battery_seed": root, "n_tests": len(results)})
+        for (key, r), p in zip(results.items(), adjusted)}

@@ -1,20 +1,9 @@
 """Geographical diversity of object recognition (Dollar Street).
 
 From "Fairness Indicators for Systematic Assessments of Visual Feature Extractors"
-(Goyal et al., FAccT 2022), §3.2.
-
-Images are de-duplicated (an image listed once per ground-truth label is one image, a hit
-when any of its labels is among the top-k predictions with confidence ≥ τ), each
-household's hit rate is the mean over its images, and a group's value is the mean over
-its households. Groups are income buckets (``round(ln(income) / 3)`` → 1 low, 2 medium,
-3 high), regions, or bucket × region. Intervals resample households, not images.
-
-``variant="reference"`` reproduces facebookresearch/vissl
-``projects/fairness_indicators/geographical_diversity``: no de-duplication, a (image,
-label) pair is a hit when the first of the top-k predictions (in the order given) equal to
-the label has confidence strictly > τ, the released code averages per *image id* (its
-"household" key is the image id, so ``household=`` does not weight the result), and the
-income bucket uses numpy's round-half-to-even.
+(Goyal et al., FAccT 2022), §3.2. De-duplication, household averaging, the income buckets
+and ``variant="reference"`` (facebookresearch/vissl) are on the docs page "Geographical
+diversity".
 """
 
 from __future__ import annotations
@@ -148,8 +137,7 @@ def _check_keywords(by: str, top_k: Any, threshold: Any) -> None:
         raise FairnessConfigError(f"by must be one of {tuple(_BY)}; got by={by!r}.")
     check_top_k(top_k)
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not (
-        0 <= threshold <= 1
-    ):
+        0 <= threshold <= 1):
         raise FairnessConfigError(
             f"threshold must be a confidence in [0, 1]; got threshold={threshold!r}.")
 
@@ -239,15 +227,7 @@ def geodiversity(
     min_group_size: int = 30, variant: str = "paper", n_bootstrap: int = 0,
     confidence_level: float = 0.95, interval_method: str = "percentile", seed: Any = None,
 ) -> IndicatorResult:
-    r"""Household hit rate per income bucket, region or bucket × region (Goyal et al. 2022 §3.2).
-
-    .. math::
-
-        hit_i = [\exists l \in top_k(i) : l \in truth_i \wedge s_{il} \ge \tau], \quad
-        r_h = \frac{1}{|h|} \sum_{i \in h} hit_i, \quad
-        v_g = \frac{1}{|\{h \in g\}|} \sum_{h \in g} r_h
-
-    over de-duplicated images :math:`i` and households :math:`h`.
+    """Household hit rate per income bucket, region or bucket × region (Goyal et al. 2022 §3.2).
 
     Parameters
     ----------
@@ -270,7 +250,7 @@ def geodiversity(
     min_group_size : int, default 30
         In households: smaller groups are reported but excluded from the gap.
     variant : {"paper", "reference"}
-        ``"reference"`` reproduces the released VISSL code (see the module docstring).
+        ``"reference"`` reproduces the released VISSL code (see the docs page).
     n_bootstrap, confidence_level, interval_method, seed
         Bootstrap intervals over households (0 replicates: none); the seed is in ``params``.
 
@@ -298,8 +278,7 @@ def geodiversity(
     check_top_k_columns(top_k, label_array)
     n = label_array.shape[0]
     pair_row, pair_label = _truth_pairs(truth, n)
-    hh_keys, hh_codes, hh_region, hh_income = _households(household, region, income,
-                                                          label_array)
+    hh_keys, hh_codes, hh_region, hh_income = _households(household, region, income, label_array)
     img_keys, img_codes = _images(image, hh_codes, label_array, score_array)
     n_img = len(img_keys)
     hit_fn = _hits_reference if variant == "reference" else _hits_paper
@@ -319,28 +298,26 @@ def geodiversity(
 
     keys, codes = grouping(by)
     images = np.bincount(codes, weights=unit_images, minlength=len(keys))
-    params: dict[str, Any] = {
+    params = {
         "top_k": int(top_k), "threshold": float(threshold), "by": by,
         "min_group_size": min_group_size, "variant": variant, "rows": n, "images": n_img,
-        "households": len(hh_keys),
-    }
+        "households": len(hh_keys)}
     table = group_table(keys, codes, {"hit_rate": (unit_value, None)},
                         min_group_size=min_group_size, options=options, params=params,
                         clusters=unit_hh if variant == "reference" else None)
     unit = "image" if variant == "reference" else "household"
-    notes = [*table.notes(), f"{unit}s (images) per group: " + ", ".join(
+    notes = [f"{unit}s (images) per group: " + ", ".join(
         f"{group_label(key)} {int(table.counts[g])} ({int(images[g])})"
         for g, key in enumerate(keys))]
     notes += [f"{n - n_img} duplicate row(s) merged into {n_img} images."] * (
         variant == "paper" and n_img < n) + [
         f"{clipped} household(s) have an income outside the 3 buckets (ln(income)/3 outside "
         "[0.5, 3.5)) and were put in the nearest one."] * bool(clipped)
-    return IndicatorResult(
+    return table.result(
         name="geodiversity", metric="hit_rate", value=float(unit_value.mean()),
-        groups=table.group_stats(stats=[{"images": float(images[g])} for g in range(len(keys))]),
+        group_stats=[{"images": float(images[g])} for g in range(len(keys))],
         stats={"hit_rate": float(unit_value.mean()), "households": float(len(hh_keys)),
                "images": float(n_img)},
-        intervals=table.intervals(), replicates=table.replicates(),
         tables={"households": tuple(
                     {"household": str(key), "region": str(hh_region[h]),
                      "income": float(hh_income[h]), "income_bucket": INCOME_BUCKETS[int(bucket[h])],
@@ -349,5 +326,4 @@ def geodiversity(
                                        unit_value[img_hh == h].mean())}
                     for h, key in enumerate(hh_keys)),
                 "breakdown": _breakdown(grouping, unit, unit_value, unit_images)},
-        params=params, higher_is_better=True, min_group_size=min_group_size,
-        notes=tuple(notes))
+        params=params, higher_is_better=True, notes=notes)

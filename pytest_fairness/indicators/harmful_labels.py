@@ -1,26 +1,17 @@
 """Harmful label association.
 
 From "Fairness Indicators for Systematic Assessments of Visual Feature Extractors"
-(Goyal et al., FAccT 2022), §3.1.
-
-For each image the classifier's top-k labels and confidences are mapped to label types
-through a taxonomy (:mod:`pytest_fairness.data.taxonomy`); an image is a *hit* for type T
-at threshold τ when one of its top-k labels maps to T with confidence ≥ τ. The indicator
-reports the hit rate of every type, per group, at every τ of a grid, computed in one pass:
-each image's best confidence per type is found once and compared with the whole grid.
-
-``variant="reference"`` reproduces facebookresearch/vissl
-``projects/fairness_indicators/harmful_label_associations``: labels are taken in the order
-given, those with confidence < τ are dropped *first*, then the first ``top_k`` remaining are
-kept (so a label beyond the k-th column can count when earlier ones are dropped), and the
-default grid is τ ∈ {0, 0.1, 0.3, 0.8}. The released code prints percentages rounded to
-three decimals; this function keeps fractions at full precision so limits keep their units.
+(Goyal et al., FAccT 2022), §3.1: the hit rate of every label type, per group, at every τ
+of a grid, in one pass (each image's best confidence per type, compared with the grid).
+``variant="reference"`` (facebookresearch/vissl) is described on the docs page "Harmful
+label association".
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -63,8 +54,7 @@ def _thresholds(thresholds: Any, variant: str) -> NDArray[np.float64]:
         raise FairnessConfigError(
             f"thresholds must be a non-empty list of confidences in [0, 1]; got {thresholds!r}.")
     if not np.all(np.isfinite(grid)) or grid.min() < 0 or grid.max() > 1:
-        raise FairnessConfigError(
-            f"thresholds must lie in [0, 1]; got thresholds={grid.tolist()}.")
+        raise FairnessConfigError(f"thresholds must lie in [0, 1]; got thresholds={grid.tolist()}.")
     if np.unique(grid).size != grid.size:
         raise FairnessConfigError(
             f"thresholds has repeated values {grid.tolist()}; list each τ once.")
@@ -185,17 +175,10 @@ def label_association(
     variant: str = "paper", clusters: Any = None, n_bootstrap: int = 0,
     confidence_level: float = 0.95, interval_method: str = "percentile", seed: Any = None,
 ) -> IndicatorResult:
-    r"""Hit rate of each label type per group at every confidence threshold τ (§3.1).
+    """Hit rate of each label type per group at every confidence threshold τ (§3.1).
 
-    With :math:`L_i` the top-k labels of image :math:`i`, :math:`s_{il}` their confidences
-    and :math:`T(l)` the type of label :math:`l`,
-
-    .. math::
-
-        hit_i(T, \tau) = [\exists l \in L_i : T(l) = T \wedge s_{il} \ge \tau], \quad
-        rate_g(T, \tau) = \frac{1}{|g|} \sum_{i \in g} hit_i(T, \tau)
-
-    and harmful = non_human ∪ crime (the taxonomy's ``harmful`` types).
+    An image is a hit for type T at τ when one of its top-k labels maps to T with
+    confidence ≥ τ; harmful = non_human ∪ crime (the taxonomy's ``harmful`` types).
 
     Parameters
     ----------
@@ -282,11 +265,10 @@ def label_association(
     # Integer counts divided once: the same floats as the mean of 0/1 hit indicators.
     overall = hit_counts.sum(axis=0) / n
     rates = hit_counts / counts[:, None, None]
-    params: dict[str, Any] = {
+    params = {
         "taxonomy": tax.to_params(), "thresholds": grid.tolist(), "top_k": int(top_k),
         "label_type": label_type, "min_group_size": min_group_size, "variant": variant,
-        "n": n,
-    }
+        "n": n}
     table = group_table(keys, codes, {"hit_rate": (headline_columns, None)},
                         min_group_size=min_group_size, options=options, params=params,
                         clusters=check_clusters(clusters, n))
@@ -294,10 +276,9 @@ def label_association(
                              rates[:, headline_type, :], keys, table.included,
                              label_type in _HIGHER_IS_BETTER))
     sweep = _Sweep(label_type, all_types, grid, overall, rates, counts)
-    slices = [_slice(table, sweep, j, params, notes=(*table.notes(), *notes))
-              for j in range(grid.size)]
+    slices = [_slice(table, sweep, j, params, notes=tuple(notes)) for j in range(grid.size)]
     head = slices.pop(_headline_index(grid))
-    return IndicatorResult(**{**_fields(head), "slices": tuple(slices)})
+    return replace(head, slices=tuple(slices))
 
 
 @dataclass(frozen=True)
@@ -333,36 +314,21 @@ class _Sweep:
             for i, t in enumerate(self.types))
 
 
-def _slice(table: GroupTable, sweep: _Sweep, j: int, params: dict[str, Any], *,
+def _slice(table: GroupTable, sweep: _Sweep, j: int, params: Mapping[str, object], *,
            notes: tuple[str, ...]) -> IndicatorResult:
     """The result at the j-th τ; the headline τ's carries the curves and the sweep table."""
     head, label_type = sweep.types.index(sweep.label_type), sweep.label_type
     headline = j == _headline_index(sweep.grid)
-    group_stats = table.group_stats(j, stats=[
-        {t: float(sweep.rates[g, i, j]) for i, t in enumerate(sweep.types) if i != head}
-        for g in range(len(table.keys))])
-    return IndicatorResult(
-        name="label_association",
-        metric=f"{label_type}_hit_rate",
-        value=float(sweep.overall[head, j]),
-        groups=group_stats,
+    return table.result(
+        j, name="label_association", metric=f"{label_type}_hit_rate",
+        value=float(sweep.overall[head, j]), group_stats=[
+            {t: float(sweep.rates[g, i, j]) for i, t in enumerate(sweep.types) if i != head}
+            for g in range(len(table.keys))],
         stats={f"{t}_hit_rate": float(sweep.overall[i, j]) for i, t in enumerate(sweep.types)},
-        intervals=table.intervals(j),
-        replicates=table.replicates(j),
         curves=sweep.curves(table) if headline else {},
         tables={"sweep": sweep.table(table.keys)} if headline else {},
         params={**params, "tau": float(sweep.grid[j])},
-        higher_is_better=label_type in _HIGHER_IS_BETTER,
-        min_group_size=table.min_group_size,
-        at=float(sweep.grid[j]),
-        notes=notes,
-    )
-
-
-def _fields(result: IndicatorResult) -> dict[str, Any]:
-    from dataclasses import fields
-
-    return {f.name: getattr(result, f.name) for f in fields(result)}
+        higher_is_better=label_type in _HIGHER_IS_BETTER, at=float(sweep.grid[j]), notes=notes)
 
 
 def _headline_index(grid: NDArray[np.float64]) -> int:

@@ -28,8 +28,7 @@ PROPERTIES: Mapping[str, str] = MappingProxyType({
                        "number (only cosine similarities are used)",
     "attribute_permutation": "permuting the columns of the 0/1 attribute matrices (and their "
                              "names) together changes no number",
-    "duplicate_counted_once": "listing an image again (same image id) changes no number",
-})
+    "duplicate_counted_once": "listing an image again (same image id) changes no number"})
 
 
 @final
@@ -70,18 +69,13 @@ class Headline:
 
     @property
     def field(self) -> str:
-        """Which stored number the headline is: ``"gap"`` or ``"value"``.
-
-        Every indicator's value is its headline stat when the headline is not the gap.
-        """
+        """Which stored number the headline is: ``"gap"`` or ``"value"``."""
         return "gap" if self.metric == "gap" else "value"
 
     def read(self, value: float | None, gap: float | None) -> float | None:
         """The headline number from a result's ``value`` and ``gap`` (None if undefined).
 
-        Every indicator's ``value`` is its headline stat when the headline is not the gap
-        (iEAT's d, the amplification, Fair SA's L1, ΔDTO), so stores that keep only the
-        value and the gap can be read too.
+        A ``value`` is its headline stat when the headline is not the gap (iEAT's d, ΔDTO).
 
         Examples
         --------
@@ -249,8 +243,7 @@ _SPECS = (
         _TABULAR | _EMBEDDINGS,
         headline=Headline("l1", "L1 of AUCs", has_gap=False, secondary=("max_abs_auc",)),
         metrics=("l1", "max_abs_auc", "l1_row[*]", "l1_col[*]", "irc_auc[*]", "mean_auc",
-                 "worst_auc")),
-)
+                 "worst_auc")))
 
 #: Public function name → its :class:`IndicatorSpec`, in the order of the table above.
 INDICATORS: Mapping[str, IndicatorSpec] = MappingProxyType({s.name: s for s in _SPECS})

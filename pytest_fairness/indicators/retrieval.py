@@ -1,18 +1,14 @@
 """Same-attribute retrieval: Precision@K per query group.
 
 From "Fairness Indicators for Systematic Assessments of Visual Feature Extractors" (Goyal
-et al., FAccT 2022): for each query the K most cosine-similar database items are retrieved;
-Precision@K is the share of them whose ``match`` attribute equals the query's.
+et al., FAccT 2022); the docs page "Same-attribute retrieval" describes it and
+``variant="reference"`` (facebookresearch/vissl).
 
 Search (:func:`nearest_neighbors`): faiss ``IndexFlatIP`` over L2-normalised float32 rows
 proposes candidates, which are re-ranked by float64 cosine (ties: the lower database
 index). A bound on the float32 error (ε(d) = 2δ + δ² + γ(1 + δ)² + (2d + 8)·2⁻⁵³, δ = 3·2⁻²⁴,
 γ = d·2⁻²⁴ / (1 − d·2⁻²⁴)) certifies each query, so the result equals a float64 brute-force
 search; uncertified queries are searched again with twice as many candidates.
-
-``variant="reference"`` reproduces facebookresearch/vissl ``projects/fairness_indicators``
-(similarity search): torch's float32 ``normalize``, a float32 numpy similarity matrix and
-``np.argsort(-similarity)`` (not stable), no self-exclusion.
 """
 
 from __future__ import annotations
@@ -257,11 +253,10 @@ def precision_at_k(
     clusters: Any = None, n_bootstrap: int = 0, confidence_level: float = 0.95,
     interval_method: str = "percentile", seed: Any = None,
 ) -> IndicatorResult:
-    """Precision@K of same-attribute retrieval per query group.
+    """Precision@K of same-attribute retrieval per query group (Goyal et al. 2022).
 
-    A query's Precision@K is the share of its K most cosine-similar database items (see
-    :func:`nearest_neighbors`) whose ``match`` attribute equals its own; a group's value is
-    the mean over its queries.
+    The share of a query's K nearest database items (:func:`nearest_neighbors`) whose
+    ``match`` attribute equals its own; a group's value is the mean over its queries.
 
     Parameters
     ----------
@@ -338,7 +333,7 @@ def precision_at_k(
         keys.extend(g_keys)
         grouping_of.extend([spec] * len(g_keys))
     rows, code = np.tile(np.arange(nq), len(specs)), np.concatenate(codes)
-    params: dict[str, Any] = {
+    params = {
         "k": ks, "match": match, "by": [list(s) if isinstance(s, tuple) else s for s in specs],
         "exclude_self": bool(exclude_self), "min_group_size": min_group_size, "variant": variant,
         "queries": nq, "database": int(db.shape[0])}
@@ -350,23 +345,16 @@ def precision_at_k(
                         clusters=np.unique(ids, return_inverse=True)[1].reshape(-1)[rows])
     overall = precision.mean(axis=0)
     stats = {f"precision@{x}": float(v) for x, v in zip(ks, overall)}
-    first: dict[str, Any] = {  # what the headline K carries
-        "curves": {"precision": Curve(tuple(map(float, ks)), tuple(overall), "K", "precision")},
-        "tables": {"groupings": tuple({"group": group_label(key), "by": str(grouping_of[g])}
-                                      for g, key in enumerate(keys))}}
-    notes = table.notes() + (() if len(specs) == 1 else (  # the same small groups at every K
+    # What the headline K carries:
+    curves = {"precision": Curve(tuple(map(float, ks)), tuple(overall), "K", "precision")}
+    groupings = tuple({"group": group_label(key), "by": str(grouping_of[g])}
+                      for g, key in enumerate(keys))
+    notes = () if len(specs) == 1 else (  # the same small groups at every K
         "groups of several groupings share this result: the gap spans all of them ("
-        + "; ".join(map(str, specs)) + ").",))
-    results = []
-    for j, kk in enumerate(ks):
-        group_stats = table.group_stats(j)
-        results.append(IndicatorResult(
-            name="precision_at_k", metric=f"precision@{kk}", value=float(overall[j]),
-            groups=group_stats, stats=stats,
-            intervals=table.intervals(j),
-            replicates=table.replicates(j),
-            params={**params, "at_k": kk}, higher_is_better=True,
-            min_group_size=min_group_size, at=kk,
-            notes=notes,
-            **(first if j == 0 else {})))
+        + "; ".join(map(str, specs)) + ").",)
+    results = [table.result(
+        j, name="precision_at_k", metric=f"precision@{kk}", value=float(overall[j]),
+        stats=stats, params={**params, "at_k": kk}, higher_is_better=True, at=kk, notes=notes,
+        curves=curves if j == 0 else {}, tables={"groupings": groupings} if j == 0 else {})
+        for j, kk in enumerate(ks)]
     return replace(results[0], slices=tuple(results[1:]))

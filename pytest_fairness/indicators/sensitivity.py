@@ -1,42 +1,10 @@
 """Fair SA: sensitivity analysis for fairness under image perturbations.
 
-From "Fair SA: Sensitivity Analysis for Fairness in Face Recognition" (Joshi et al. 2022).
-
-VPSA (RichardWebster et al. 2018) perturbs every image at increasing levels δ and plots the
-match rate against δ (the *item-response curve*). Fair SA (Joshi et al. 2022) splits the
-images into a protected subgroup P (attribute ``a`` has value ``v``) and the rest R and
-plots the bias α(δ) between them; the signed area under each curve, for every (subgroup,
-perturbation), forms the AUC matrix, summarised by L1 norms of its rows, columns and whole.
-
-The indicator takes embeddings, from one of two sources (indicators never run a model):
-
-* a **features callable** with a ``perturbation`` keyword, called as
-  ``features(dataset, perturbation=None)`` and ``features(dataset, perturbation=(name,
-  level))``: the signature of the ``fairness_features`` fixture, whose disk cache is then
-  reused across tests, or :func:`pytest_fairness.features.perturbed_features`, which runs a
-  model over perturbed image tensors;
-* a **mapping** of precomputed embeddings keyed by ``(name, level)``, the clean ones by
-  ``None``.
-
-Choices the seed leaves open, made here:
-
-* Level 0 is always on the curve (the clean point): the perturbations are the identity at
-  0, so it is computed once from the clean embeddings, and added when ``levels`` lacks it.
-* AUC is the trapezoid area over the levels divided by the largest level, i.e. the mean
-  height of the curve, so AUCs of different level grids compare (an IRC's AUC is in [0, 1]).
-* Verification pairs every perturbed probe with every *other* clean gallery image (the
-  self pair is what self-matching measures); GAR at FAR is computed within the protected
-  subgroup and within the rest, each with its own threshold set on its impostor pairs at
-  that level, the lowest with FAR <= ``far``. Pruning removes pairs misclassified at δ = 0.
-* Self-matching thresholds derived from ``far`` use the clean impostor pairs (different
-  identities when ``identities`` is given, else all pairs of different images); pruning
-  removes images that falsely match another clean image.
-* Bootstrap intervals (an addition to the paper) redraw images, or whole identities when
-  ``identities`` is given: the images of one person are not independent, and in
-  verification an identity's genuine pairs are then kept or dropped together. A replicate
-  weighs an impostor pair by the product of its two identities' draw counts, a genuine pair
-  by its identity's count (pairs of two copies of one identity are neither), and sets each
-  GAR threshold anew; the self-matching threshold and pruning stay fixed (operating point).
+From "Fair SA: Sensitivity Analysis for Fairness in Face Recognition" (Joshi et al. 2022),
+extending VPSA's item-response curves (RichardWebster et al. 2018). The formulas, the
+feature sources (a features callable with a ``perturbation`` keyword, or precomputed
+embeddings keyed by ``(name, level)``) and the choices the paper leaves open are on the
+docs page "Fair SA and VPSA: fairness under image perturbations".
 """
 
 from __future__ import annotations
@@ -57,6 +25,7 @@ from pytest_fairness.indicators._common import (
     exclusion_notes,
     make_group_stats,
 )
+from pytest_fairness.indicators._pairs import Verification, clean_threshold, false_matches
 from pytest_fairness.results import (
     Curve,
     GroupKey,
@@ -72,9 +41,6 @@ if TYPE_CHECKING:
 
 __all__ = ["curve_key", "fair_sa", "fair_sa_levels"]
 
-TASKS = ("self_matching", "verification")
-#: Rows of the pairwise similarity matrix computed at once when deriving a threshold.
-_BLOCK = 2048
 #: Number of worst cells listed in the notes (and so in failure messages).
 _WORST_CELLS = 3
 
@@ -93,17 +59,13 @@ def curve_key(kind: str, perturbation: str, subgroup: GroupKey | None = None) ->
     return f"{kind}/{group_label(normalize_group(subgroup))}/{perturbation}"
 
 
-# -- validation ------------------------------------------------------------------------------
-
-
 def fair_sa_levels(levels: Any) -> NDArray[np.float64]:
     """The levels ``fair_sa(levels=...)`` evaluates: an int spreads that many over [0, 1]."""
     if isinstance(levels, (int, np.integer)) and not isinstance(levels, bool):
         if levels < 2:
             raise FairnessConfigError(
                 f"levels must be an int >= 2 (that many evenly spaced levels in [0, 1]) or a "
-                f"sequence of levels in [0, 1]; got levels={levels!r}."
-            )
+                f"sequence of levels in [0, 1]; got levels={levels!r}.")
         return np.linspace(0.0, 1.0, int(levels))
     try:
         values = np.asarray(levels, dtype=np.float64)
@@ -112,43 +74,20 @@ def fair_sa_levels(levels: Any) -> NDArray[np.float64]:
     if values.ndim != 1 or values.size == 0 or not np.all((values >= 0) & (values <= 1)):
         raise FairnessConfigError(
             f"levels must be an int >= 2 or a non-empty sequence of numbers in [0, 1]; got "
-            f"levels={levels!r}."
-        )
+            f"levels={levels!r}.")
     if np.any(np.diff(values) <= 0):
         raise FairnessConfigError(
             f"levels must be strictly increasing; got levels={levels!r}. Sort them and drop "
-            "duplicates."
-        )
+            "duplicates.")
     if values[-1] <= 0:
         raise FairnessConfigError(
             f"levels must include a level above 0 (level 0 is the clean image); got "
-            f"levels={levels!r}."
-        )
+            f"levels={levels!r}.")
     return values if values[0] == 0 else np.concatenate([[0.0], values])
 
 
-def _check_probability(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not (
-        0 < value < 1
-    ):
-        raise FairnessConfigError(
-            f"{name} must be a number in (0, 1) (a false-accept rate, e.g. 0.01 for 1%); got "
-            f"{name}={value!r}."
-        )
-    return float(value)
-
-
-def _check_threshold(threshold: Any) -> float | None:
-    if threshold is None:
-        return None
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.floating)) or not (
-        -1 <= threshold <= 1
-    ):
-        raise FairnessConfigError(
-            f"threshold must be a cosine similarity in [-1, 1], or None to derive it from "
-            f"far=; got threshold={threshold!r}."
-        )
-    return float(threshold)
+def _real(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float, np.floating))
 
 
 def _check_perturbations(perturbations: Any) -> list[str]:
@@ -162,14 +101,12 @@ def _check_perturbations(perturbations: Any) -> list[str]:
     if isinstance(perturbations, Mapping):
         raise FairnessConfigError(
             "perturbations takes names; pass perturbation callables to "
-            "pytest_fairness.features.perturbed_features(model, images, perturbations=...)."
-        )
+            "pytest_fairness.features.perturbed_features(model, images, perturbations=...).")
     names = list(perturbations) if isinstance(perturbations, Iterable) else [perturbations]
     if not names or not all(isinstance(n, str) for n in names) or len(set(names)) != len(names):
         raise FairnessConfigError(
             f"perturbations must be a non-empty list of distinct names (str); got "
-            f"perturbations={perturbations!r}."
-        )
+            f"perturbations={perturbations!r}.")
     return names
 
 
@@ -177,28 +114,30 @@ def _checked(task: Any, levels: Any, far: Any, threshold: Any, prune: Any, seed:
              min_group_size: Any, n_bootstrap: Any, confidence_level: Any,
              interval_method: Any) -> tuple[Any, float, float | None, int, IntervalOptions]:
     """The validated level grid, far, given threshold, min_group_size and interval options."""
-    if task not in TASKS:
+    if task not in ("self_matching", "verification"):
         raise FairnessConfigError(
-            f"task must be 'self_matching' or 'verification'; got task={task!r}."
-        )
+            f"task must be 'self_matching' or 'verification'; got task={task!r}.")
     min_group_size = check_min_group_size(min_group_size)
     grid = fair_sa_levels(levels)
-    far = _check_probability(far, "far")
-    given = _check_threshold(threshold)
-    if task == "verification" and given is not None:
+    if not _real(far) or not 0 < far < 1:
+        raise FairnessConfigError(
+            f"far must be a number in (0, 1) (a false-accept rate, e.g. 0.01 for 1%); got "
+            f"far={far!r}.")
+    if threshold is not None and (not _real(threshold) or not -1 <= threshold <= 1):
+        raise FairnessConfigError(
+            f"threshold must be a cosine similarity in [-1, 1], or None to derive it from "
+            f"far=; got threshold={threshold!r}.")
+    if task == "verification" and threshold is not None:
         raise FairnessConfigError(
             "threshold= applies to task='self_matching'; verification sets its threshold "
-            "from far= within each subgroup. Drop threshold= or change task."
-        )
+            "from far= within each subgroup. Drop threshold= or change task.")
     if not isinstance(prune, bool):
         raise FairnessConfigError(f"prune must be True or False; got prune={prune!r}.")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise FairnessConfigError(f"seed must be a non-negative int; got seed={seed!r}.")
+    given = None if threshold is None else float(threshold)
     options = IntervalOptions.check(n_bootstrap, confidence_level, interval_method, int(seed))
-    return grid, far, given, min_group_size, options
-
-
-# -- feature sources -----------------------------------------------------------------------
+    return grid, float(far), given, min_group_size, options
 
 
 def _embeddings(values: Any, what: str) -> NDArray[np.float64]:
@@ -209,23 +148,19 @@ def _embeddings(values: Any, what: str) -> NDArray[np.float64]:
     if array.ndim != 2 or array.shape[0] == 0:
         raise InvalidDataError(
             f"embeddings for {what} must be a non-empty 2-D array (images, features); got "
-            f"shape {array.shape}."
-        )
+            f"shape {array.shape}.")
     if not np.isfinite(array).all():
         row = int(np.flatnonzero(~np.isfinite(array).all(axis=1))[0])
         raise InvalidDataError(
             f"embeddings for {what} have NaN or infinite values in row {row}; fix the model "
-            "output or the cached features for that image."
-        )
+            "output or the cached features for that image.")
     norms: NDArray[np.float64] = np.linalg.norm(array, axis=1)
     if (norms == 0).any():
         row = int(np.flatnonzero(norms == 0)[0])
         raise InvalidDataError(
             f"embeddings for {what} have an all-zero row {row}: its cosine similarity is "
-            "undefined. Check the model output for that image."
-        )
-    unit: NDArray[np.float64] = array / norms[:, None]
-    return unit
+            "undefined. Check the model output for that image.")
+    return array / norms[:, None]
 
 
 def _what(name: str | None, level: float) -> str:
@@ -241,50 +176,38 @@ def _from_mapping(features: Mapping[Any, Any]) -> FeatureGetter:
             if name is None:
                 raise FairnessConfigError(
                     "the precomputed features have no clean embeddings; add them under the "
-                    "key None."
-                )
+                    "key None.")
         for key, value in features.items():
             if (isinstance(key, tuple) and len(key) == 2 and key[0] == name
                     and isinstance(key[1], (int, float)) and math.isclose(key[1], level)):
                 return value
         raise FairnessConfigError(
             f"the precomputed features have no entry for ({name!r}, {level:g}); add it, or "
-            "pass only the perturbations and levels that were extracted."
-        )
+            "pass only the perturbations and levels that were extracted.")
 
     return lambda name, level: _embeddings(lookup(name, level), _what(name, level))
 
 
-def _from_callable(features: Callable[..., Any], dataset: Any, seed: int) -> FeatureGetter:
+def _source(features: Any, dataset: Any, seed: int) -> tuple[FeatureGetter, str]:
+    if isinstance(features, Mapping):
+        return _from_mapping(features), "precomputed"
+    try:
+        keyword = "perturbation" in inspect.signature(features).parameters
+    except (TypeError, ValueError):
+        keyword = False
+    if not callable(features) or not keyword:
+        raise FairnessConfigError(
+            f"features must be a mapping of precomputed embeddings or a features callable "
+            f"with a 'perturbation' keyword; got {type(features).__name__}. For a model, "
+            "pass pytest_fairness.features.perturbed_features(model, images).")
+
     def get(name: str | None, level: float) -> NDArray[np.float64]:
         # (name, level) at seed 0 keeps the cache key of callables that take 2-tuples.
         spec = (name, level) if seed == 0 else (name, level, seed)
         perturbation = None if name is None or level == 0 else spec
         return _embeddings(features(dataset, perturbation=perturbation), _what(name, level))
 
-    return get
-
-
-def _source(features: Any, dataset: Any, seed: int) -> tuple[FeatureGetter, str]:
-    if isinstance(features, Mapping):
-        return _from_mapping(features), "precomputed"
-    if not callable(features) or not _has_perturbation_kw(features):
-        raise FairnessConfigError(
-            f"features must be a mapping of precomputed embeddings or a features callable "
-            f"with a 'perturbation' keyword; got {type(features).__name__}. For a model, "
-            "pass pytest_fairness.features.perturbed_features(model, images)."
-        )
-    return _from_callable(features, dataset, seed), "features"
-
-
-def _has_perturbation_kw(obj: Any) -> bool:
-    try:
-        return "perturbation" in inspect.signature(obj).parameters
-    except (TypeError, ValueError):
-        return False
-
-
-# -- attributes ------------------------------------------------------------------------------
+    return get, "features"
 
 
 def _column(dataset: Any, name: str, parameter: str) -> Any:
@@ -297,15 +220,14 @@ def _column(dataset: Any, name: str, parameter: str) -> Any:
             continue
     raise FairnessConfigError(
         f"{parameter}={name!r} names a column, but the dataset ({type(dataset).__name__}) has "
-        f"no column {name!r}. Pass the labels themselves (one per image) instead."
-    )
+        f"no column {name!r}. Pass the labels themselves (one per image) instead.")
 
 
 def _subgroups(
     attribute: Any, dataset: Any, n: int, protected: Any
 ) -> list[tuple[GroupKey, NDArray[np.bool_]]]:
     """One ``(row key, protected mask)`` per protected subgroup, one-vs-rest."""
-    columns: dict[str | None, Any]
+    columns: dict[str | None, Any] = {None: attribute}
     if isinstance(attribute, str):
         columns = {None: _column(dataset, attribute, "attribute")}
     elif isinstance(attribute, Mapping) or hasattr(attribute, "columns"):
@@ -315,8 +237,6 @@ def _subgroups(
         columns = {str(c): attribute[c] for c in names}
         if len(columns) == 1:
             columns = {None: next(iter(columns.values()))}
-    else:
-        columns = {None: attribute}
     wanted = None if protected is None else (
         list(protected) if isinstance(protected, (list, tuple, set)) else [protected])
     rows: list[tuple[GroupKey, NDArray[np.bool_]]] = []
@@ -329,8 +249,7 @@ def _subgroups(
         if len(distinct) < 2:
             raise InsufficientDataError(
                 f"{label} has a single value {group_label(distinct[0])!r}; Fair SA compares a "
-                "protected subgroup with the rest, so it needs at least two values."
-            )
+                "protected subgroup with the rest, so it needs at least two values.")
         try:
             distinct.sort()  # type: ignore[type-var,unused-ignore]
         except TypeError:
@@ -340,184 +259,12 @@ def _subgroups(
         if missing:
             raise FairnessConfigError(
                 f"protected={protected!r}: value(s) {missing} do not occur in {label} (values: "
-                f"{[group_label(v) for v in distinct][:20]})."
-            )
-        key_array = np.empty(n, dtype=object)
-        key_array[:] = keys
+                f"{[group_label(v) for v in distinct][:20]}).")
         for value in chosen:
             mask = np.fromiter((k == value for k in keys), dtype=bool, count=n)
             key = value if column is None else f"{column}={group_label(value)}"
             rows.append((key, mask))
     return rows
-
-
-# -- similarity thresholds -------------------------------------------------------------------
-
-
-def _far_threshold(impostor: NDArray[np.float64], far: float, total: int | None = None) -> float:
-    """The lowest threshold t with #{impostor >= t} <= far · N (the top scores suffice)."""
-    total = impostor.size if total is None else total
-    allowed = min(int(math.floor(far * total + 1e-9)), total - 1)
-    k = impostor.size - allowed - 1  # position of the (allowed+1)-th largest
-    pivot = float(np.partition(impostor, k)[k])
-    return float(np.nextafter(pivot, np.inf))
-
-
-def _impostor_mask(ids: NDArray[Any] | None, rows: slice, n: int) -> NDArray[np.bool_]:
-    i = np.arange(rows.start, rows.stop)[:, None]
-    mask = np.arange(n)[None, :] > i  # each unordered pair once
-    if ids is not None:
-        mask &= ids[rows][:, None] != ids[None, :]
-    return mask
-
-
-def _clean_threshold(clean: NDArray[np.float64], ids: NDArray[Any] | None, far: float) -> float:
-    """Threshold at ``far`` over clean impostor pairs, computed in row blocks (top scores only)."""
-    n = clean.shape[0]
-    if ids is None:
-        total = n * (n - 1) // 2
-    else:
-        _, counts = np.unique(ids, return_inverse=False, return_counts=True)
-        total = int((n * n - (counts.astype(np.int64) ** 2).sum()) // 2)
-    if total == 0:
-        raise InsufficientDataError(
-            "no impostor pairs among the clean images (all from one identity, or a single "
-            "image), so a threshold cannot be derived from far=; pass threshold=."
-        )
-    keep = min(int(math.floor(far * total + 1e-9)), total - 1) + 1
-    top = np.empty(0)
-    for start in range(0, n, _BLOCK):
-        rows = slice(start, min(n, start + _BLOCK))
-        scores = (clean[rows] @ clean.T)[_impostor_mask(ids, rows, n)]
-        top = np.concatenate([top, scores])
-        if top.size > keep:
-            top = np.partition(top, top.size - keep)[top.size - keep:]
-    return _far_threshold(top, far, total)
-
-
-def _false_matches(
-    clean: NDArray[np.float64], ids: NDArray[Any] | None, threshold: float
-) -> NDArray[np.bool_]:
-    """Images whose clean embedding matches another identity's at ``threshold``."""
-    n = clean.shape[0]
-    out = np.zeros(n, dtype=bool)
-    for start in range(0, n, _BLOCK):
-        rows = slice(start, min(n, start + _BLOCK))
-        scores = clean[rows] @ clean.T
-        mask = np.ones_like(scores, dtype=bool)
-        mask[np.arange(scores.shape[0]), np.arange(rows.start, rows.stop)] = False
-        if ids is not None:
-            mask &= ids[rows][:, None] != ids[None, :]
-        out[rows] = ((scores >= threshold) & mask).any(axis=1)
-    return out
-
-
-# -- the two tasks -----------------------------------------------------------------------------
-
-
-class _Verification:
-    """GAR at FAR within a subset of images, with optional pruning fixed at level 0."""
-
-    def __init__(self, index: NDArray[np.intp], ids: NDArray[Any], far: float, name: str):
-        self.index = index
-        self.far = far
-        same = ids[index][:, None] == ids[index][None, :]
-        off = ~np.eye(index.size, dtype=bool)
-        self.genuine = same & off
-        self.impostor = ~same
-        if not self.genuine.any() or not self.impostor.any():
-            kind = "genuine (same identity)" if not self.genuine.any() else "impostor"
-            raise InsufficientDataError(
-                f"verification needs {kind} pairs within {name}, which has none among its "
-                f"{index.size} images; each subgroup needs identities with at least two "
-                "images and at least two identities. Use task='self_matching' otherwise."
-            )
-        self.pruned_pairs = 0
-
-    def prune(self, scores: NDArray[np.float64]) -> None:
-        sub = scores[np.ix_(self.index, self.index)]
-        threshold = _far_threshold(sub[self.impostor], self.far)
-        genuine = self.genuine & (sub >= threshold)
-        impostor = self.impostor & (sub < threshold)
-        self.pruned_pairs = int(self.genuine.sum() + self.impostor.sum()
-                                - genuine.sum() - impostor.sum())
-        self.genuine, self.impostor = genuine, impostor
-        if not genuine.any():
-            raise InsufficientDataError(
-                "pruning removed every genuine pair of a subgroup (all are false non-matches "
-                "at level 0); run without prune=True."
-            )
-
-    def gar(self, scores: NDArray[np.float64]) -> float:
-        sub = scores[np.ix_(self.index, self.index)]
-        threshold = _far_threshold(sub[self.impostor], self.far)
-        return float((sub[self.genuine] >= threshold).mean())
-
-    def weigh(self, units: Units, spare: bool) -> None:
-        """Fix the (pruned) pairs' clusters: impostor pairs weigh w_a·w_b, genuine ones w_a."""
-        from scipy import sparse
-
-        rows, cols = np.nonzero(self.impostor)
-        self.pair = units.codes[self.index[rows]], units.codes[self.index[cols]]
-        self.counts = sparse.csr_matrix((np.ones(rows.size), self.pair),
-                                        shape=(units.n_clusters,) * 2)
-        self.mate = units.codes[self.index[np.nonzero(self.genuine)[0]]]
-        allowed = min(int(math.floor(self.far * rows.size + 1e-9)), rows.size - 1) + 1
-        # Replicates reweigh the pairs, so their threshold may lie deeper than the estimate's.
-        self.top = min(rows.size, 2 * allowed + 100 if spare else allowed)
-
-    def pairs(self, scores: NDArray[np.float64]) -> tuple[NDArray[Any], ...]:
-        """The top impostor scores in decreasing order, their pair numbers, genuine scores."""
-        sub = scores[np.ix_(self.index, self.index)]
-        impostor = -sub[self.impostor]
-        top = np.argpartition(impostor, self.top - 1)[: self.top]
-        top = top[np.argsort(impostor[top], kind="stable")]
-        return -impostor[top], top, sub[self.genuine]
-
-    def weighted_gar(self, levels: list[tuple[NDArray[Any], ...]], w: NDArray[np.float64]) -> Any:
-        """GAR at FAR (r, levels) of replicates with cluster weights w: :meth:`gar` at w = 1.
-
-        ``levels`` holds :meth:`pairs` of each level (a repeated one is computed once). NaN
-        where a replicate drew no genuine or impostor pair, or where its threshold lies below
-        the impostor scores kept.
-        """
-        total = (np.asarray(self.counts @ w.T).T * w).sum(axis=1)
-        target = np.minimum(np.floor(self.far * total + 1e-9), total - 1) + 1
-        target[total == 0] = np.nan
-        size = w.shape[1]
-        done: dict[int, Any] = {}
-        for level in (p for p in levels if id(p) not in done):
-            scores, top, genuine = level
-            k = _reaching(w, self.pair[0][top], self.pair[1][top], target)
-            t = np.nextafter(scores[np.minimum(k, scores.size - 1)], np.inf)
-            above = genuine >= t.max()  # for every replicate; the band between varies
-            band = (genuine >= t.min()) & ~above
-            with np.errstate(invalid="ignore"):
-                gar = (w @ np.bincount(self.mate[above], minlength=size) + (
-                    w[:, self.mate[band]] * (genuine[band] >= t[:, None])).sum(axis=1)) / (
-                    w @ np.bincount(self.mate, minlength=size))
-            done[id(level)] = np.where(k < scores.size, gar, np.nan)
-        return np.stack([done[id(p)] for p in levels], axis=1)
-
-
-def _reaching(w: NDArray[np.float64], a: NDArray[np.intp], b: NDArray[np.intp],
-              target: NDArray[np.float64], block: int = 64) -> Any:
-    """Per replicate r, the first p with Σ_{i <= p} w[r, a_i]·w[r, b_i] >= target[r].
-
-    len(a) or more where it is never reached. Sums over blocks find each replicate's block,
-    a cumulative sum within it the position: one pass over the pairs. Weights are counts, so
-    float32 sums stay exact (below 2^24).
-    """
-    r, pad = w.shape[0], -a.size % block
-    wt = np.vstack([w.T, np.zeros((1, r))]).astype(np.float32)  # a zero cluster pads blocks
-    a, b = (np.concatenate([v, np.full(pad, w.shape[1])]) for v in (a, b))
-    u = (wt[a] * wt[b]).reshape(-1, block, r)
-    ends = np.cumsum(u.sum(axis=1), axis=0)
-    with np.errstate(invalid="ignore"):
-        j = np.minimum((ends < target).sum(axis=0), ends.shape[0] - 1)
-        before = np.where(j > 0, ends[j - 1, np.arange(r)], 0.0)
-        inside = np.cumsum(u[j, :, np.arange(r)], axis=1) + before[:, None]
-        return j * block + (inside < target[:, None]).sum(axis=1) + np.isnan(target) * a.size
 
 
 def _trapezoid(x: NDArray[np.float64], y: NDArray[np.float64]) -> Any:
@@ -543,15 +290,12 @@ def _identities(identities: Any, dataset: Any, n: int, task: str) -> NDArray[Any
         if task == "verification":
             raise FairnessConfigError(
                 "task='verification' needs identities= (one identity label per image, or a "
-                "column name) to tell genuine from impostor pairs."
-            )
+                "column name) to tell genuine from impostor pairs.")
         return None
     raw = _column(dataset, identities, "identities") if isinstance(identities, str) else identities
     ids = as_1d(raw, "identities")
     check_same_length(identities=ids, embeddings=range(n))
-    keys: NDArray[Any] = np.asarray([normalize_group(v) for v in ids.tolist()] + [None],
-                                    dtype=object)[:-1]
-    return keys
+    return np.asarray([normalize_group(v) for v in ids.tolist()] + [None], dtype=object)[:-1]
 
 
 class _Sweep:
@@ -563,13 +307,13 @@ class _Sweep:
                  notes: list[str]) -> None:
         n = clean.shape[0]
         self.clean, self.keep, self.t = clean, np.ones(n, dtype=bool), t
-        self.parts: list[_Verification] = []
-        self.verification: _Verification | None = None
+        self.parts: list[Verification] = []
+        self.verification: Verification | None = None
         if task == "self_matching":
             if self.t is None:
-                self.t = _clean_threshold(clean, ids, far)
+                self.t = clean_threshold(clean, ids, far)
             if prune:
-                self.keep = ~_false_matches(clean, ids, self.t)
+                self.keep = ~false_matches(clean, ids, self.t)
                 notes.append(f"pruning dropped {int((~self.keep).sum())} of {n} images that "
                              f"falsely match another clean image at t={self.t:.4g}")
         self.sizes = [(int((m & self.keep).sum()), int((~m & self.keep).sum())) for _, m in rows]
@@ -579,8 +323,7 @@ class _Sweep:
                 raise InsufficientDataError(
                     f"subgroup {group_label(key)!r}: its {side} has no images"
                     f"{' after pruning' if prune else ''}, so α cannot be computed. Check the "
-                    "attribute labels or pass protected= to choose subgroups."
-                )
+                    "attribute labels or pass protected= to choose subgroups.")
         first: dict[Any, int] = {}  # identities are the clusters when given
         self.units = Units.of(n, clusters=None if ids is None else np.array(
             [first.setdefault(v, len(first)) for v in ids.tolist()]))
@@ -594,21 +337,17 @@ class _Sweep:
                       rows: list[tuple[GroupKey, NDArray[np.bool_]]],
                       options: IntervalOptions, notes: list[str]) -> None:
         n = self.clean.shape[0]
-        everyone = _Verification(np.arange(n), ids, far, "all images")
-        subsets = [(_Verification(np.flatnonzero(m), ids, far, f"subgroup {group_label(k)!r}"),
-                    _Verification(np.flatnonzero(~m), ids, far,
-                                  f"the rest of subgroup {group_label(k)!r}"))
-                   for k, m in rows]
+        everyone = Verification(np.arange(n), ids, far, "all images")
+        self.parts = [Verification(np.flatnonzero(side), ids, far, f"{what}{group_label(k)!r}")
+                      for k, m in rows
+                      for side, what in ((m, "subgroup "), (~m, "the rest of subgroup "))]
         if prune:
             scores0 = self.clean @ self.clean.T
-            everyone.prune(scores0)
-            for a, b in subsets:
-                a.prune(scores0)
-                b.prune(scores0)
-            dropped = sum(a.pruned_pairs + b.pruned_pairs for a, b in subsets)
+            for part in (everyone, *self.parts):
+                part.prune(scores0)
+            dropped = sum(part.pruned_pairs for part in self.parts)
             notes.append(f"pruning dropped {everyone.pruned_pairs} of {n * (n - 1)} pairs "
                          f"misclassified at level 0 ({dropped} within subgroups and rests)")
-        self.parts = [part for pair in subsets for part in pair]
         for part in self.parts:
             part.weigh(self.units, spare=options.n_bootstrap > 0)
         self.verification = everyone
@@ -626,23 +365,18 @@ class _Sweep:
         """Every (perturbation, level)'s responses (level 0 is the clean one) and IRCs."""
         overall = np.zeros((len(names), grid.size))
         data: list[Any] = []
-        clean_data, clean_overall = self.responses(self.clean)
+        clean = self.responses(self.clean)
         for j, name in enumerate(names):
             for k, level in enumerate(grid):
-                if k == 0:
-                    data.append(clean_data)
-                    overall[j, k] = clean_overall
-                    continue
-                emb = get(name, float(level))
+                emb = get(name, float(level)) if k else self.clean
                 if emb.shape != self.clean.shape:
                     raise InvalidDataError(
                         f"embeddings for ({name!r}, {level:g}) have shape {emb.shape} but the "
                         f"clean ones have shape {self.clean.shape}: a perturbed entry needs one "
                         "row per clean image, in the same order, from the same model. "
                         "Re-extract that entry from the clean images with the model of the "
-                        "clean embeddings."
-                    )
-                response, overall[j, k] = self.responses(emb)
+                        "clean embeddings.")
+                response, overall[j, k] = self.responses(emb) if k else clean
                 data.append(response)
         return (np.stack(data, axis=1) if self.verification is None else data), overall
 
@@ -661,18 +395,14 @@ class _Sweep:
         return rate[:, :, 0] - rate[:, :, 1], rate[:, :, 0]
 
 
-def _stats(estimate: Mapping[str, Any], included: NDArray[np.bool_], labels: list[str],
-           names: list[str], irc_all: Any, t: float | None) -> dict[str, float]:
-    stats: dict[str, float] = {"l1": float(estimate["l1"]),
-                               "max_abs_auc": float(estimate["max_abs_auc"])}
-    if t is not None:
-        stats["threshold"] = t
-    for i in (int(v) for v in np.flatnonzero(included)):
-        stats[f"l1_row[{labels[i]}]"] = float(estimate["l1_row"][i])
-    for j, name in enumerate(names):
-        stats[f"l1_col[{name}]"] = float(estimate["l1_col"][j])
-    for j, name in enumerate(names):
-        stats[f"irc_auc[{name}]"] = float(irc_all[j])
+def _stats(estimate: Mapping[str, NDArray[np.float64]], included: NDArray[np.bool_],
+           labels: list[str], names: list[str], irc_all: Any, t: float | None) -> dict[str, float]:
+    stats = {"l1": float(estimate["l1"]), "max_abs_auc": float(estimate["max_abs_auc"]),
+             **({} if t is None else {"threshold": t})}
+    stats.update({f"l1_row[{labels[i]}]": float(estimate["l1_row"][i])
+                  for i in np.flatnonzero(included)})
+    stats.update({f"{kind}[{name}]": float(v[j]) for kind, v in (
+        ("l1_col", estimate["l1_col"]), ("irc_auc", irc_all)) for j, name in enumerate(names)})
     return stats
 
 
@@ -703,9 +433,7 @@ def _matrices(keys: list[Any], names: list[str], included: NDArray[np.bool_], au
         "auc": Matrix(tuple(k for k, inc in zip(keys, included) if inc), tuple(names),
                       tuple(map(tuple, auc[included])), None if cell_intervals is None else
                       tuple(c for c, inc in zip(cell_intervals, included) if inc)),
-        "irc_auc": Matrix(("all", *keys), tuple(names),
-                          (tuple(irc_all), *map(tuple, irc_rows))),
-    }
+        "irc_auc": Matrix(("all", *keys), tuple(names), (tuple(irc_all), *map(tuple, irc_rows)))}
     if not included.all():
         matrices["auc_all"] = Matrix(tuple(keys), tuple(names), tuple(map(tuple, auc)),
                                      None if cell_intervals is None else tuple(cell_intervals))
@@ -718,42 +446,29 @@ def _curves(keys: list[Any], labels: list[str], names: list[str], grid: Any, ove
     y_label = "α = P(match | protected) − P(match | rest)" if task == "self_matching" else (
         f"α = GAR@FAR={far:g} (protected) − GAR@FAR (rest)")
     irc_label = "match rate" if task == "self_matching" else f"GAR at FAR={far:g}"
-    curves: dict[str, Curve] = {}
-    index_rows = []
-    for j, name in enumerate(names):
-        curves[curve_key("irc", name)] = Curve(tuple(grid), tuple(overall[j]), "level",
-                                               irc_label)
-        index_rows.append({"curve": curve_key("irc", name), "kind": "irc", "subgroup": None,
-                           "perturbation": name})
-    for i, key in enumerate(keys):
-        for j, name in enumerate(names):
-            for kind, y, lab in (("fair_sa", alpha[i, j], y_label),
-                                 ("irc", rate_p[i, j], irc_label)):
-                curves[curve_key(kind, name, key)] = Curve(tuple(grid), tuple(y), "level", lab)
-                index_rows.append({"curve": curve_key(kind, name, key), "kind": kind,
-                                   "subgroup": labels[i], "perturbation": name})
-    return curves, index_rows
+    rows: list[tuple[Any, ...]] = [("irc", name, None, None, overall[j], irc_label)
+                                   for j, name in enumerate(names)]
+    rows += [(kind, name, key, labels[i], y[i, j], lab) for i, key in enumerate(keys)
+             for j, name in enumerate(names)
+             for kind, y, lab in (("fair_sa", alpha, y_label), ("irc", rate_p, irc_label))]
+    curves = {curve_key(kind, name, key): Curve(tuple(grid), tuple(y), "level", lab)
+              for kind, name, key, _, y, lab in rows}
+    return curves, [{"curve": curve_key(kind, name, key), "kind": kind, "subgroup": label,
+                     "perturbation": name} for kind, name, key, label, _, _ in rows]
 
 
 def _cells(labels: list[str], names: list[str], grid: Any, auc: Any, alpha: Any,
-           included: NDArray[np.bool_], notes: list[str]) -> list[dict[str, Any]]:
+           included: NDArray[np.bool_], notes: list[str]) -> list[dict[str, object]]:
     """The AUC cells by decreasing |AUC|; the worst ones, with their curves, go to notes."""
-    cells: list[dict[str, Any]] = []
-    for i, label in enumerate(labels):
-        for j, name in enumerate(names):
-            worst_k = int(np.argmax(np.abs(alpha[i, j])))
-            cells.append({"subgroup": label, "perturbation": name,
-                          "auc": float(auc[i, j]), "clean_alpha": float(alpha[i, j, 0]),
-                          "worst_level": float(grid[worst_k]),
-                          "worst_alpha": float(alpha[i, j, worst_k]),
-                          "excluded": not bool(included[i])})
-    cells.sort(key=lambda c: (-abs(c["auc"]), c["subgroup"], c["perturbation"]))
-    for cell in [c for c in cells if not c["excluded"]][:_WORST_CELLS]:
-        ci, cj = labels.index(cell["subgroup"]), names.index(cell["perturbation"])
-        points = ", ".join(f"{lv:g}: {a:+.3g}" for lv, a in zip(grid, alpha[ci, cj]))
-        notes.append(f"cell {cell['subgroup']} × {cell['perturbation']}: AUC "
-                     f"{cell['auc']:+.4g}; α(δ) = {points}")
-    return cells
+    order = sorted(np.ndindex(auc.shape), key=lambda c: (-abs(auc[c]), labels[c[0]], names[c[1]]))
+    for i, j in [(i, j) for i, j in order if included[i]][:_WORST_CELLS]:
+        points = ", ".join(f"{lv:g}: {a:+.3g}" for lv, a in zip(grid, alpha[i, j]))
+        notes.append(f"cell {labels[i]} × {names[j]}: AUC {auc[i, j]:+.4g}; α(δ) = {points}")
+    worst = np.argmax(np.abs(alpha), axis=-1)
+    return [{"subgroup": labels[i], "perturbation": names[j], "auc": float(auc[i, j]),
+             "clean_alpha": float(alpha[i, j, 0]), "worst_level": float(grid[worst[i, j]]),
+             "worst_alpha": float(alpha[i, j, worst[i, j]]), "excluded": not bool(included[i])}
+            for i, j in order]
 
 
 def _named(labels: Any) -> Any:
@@ -766,20 +481,15 @@ def _groups(keys: list[Any], sizes: list[tuple[int, int]], row_l1: Any, auc: Any
             notes: list[str]) -> tuple[Any, ...]:
     """One group per protected subgroup, its value the row L1 norm."""
     group_stats = make_group_stats(
-        keys, [a for a, _ in sizes], row_l1, min_group_size=min_group_size,
-        intervals=row_intervals,
+        keys, [a for a, _ in sizes], row_l1, min_group_size=min_group_size, intervals=row_intervals,
         stats=[{"mean_auc": float(auc[i].mean()), "clean_alpha": float(alpha[i, 0, 0]),
                 "worst_auc": float(auc[i, np.argmax(np.abs(auc[i]))]),
-                "n_rest": float(sizes[i][1])} for i in range(len(keys))],
-    )
+                "n_rest": float(sizes[i][1])} for i in range(len(keys))])
     for g, inc in zip(group_stats, included):
         if not inc and not g.excluded:  # the rest is the small side
             notes.append(f"subgroup {g.label}: its rest has fewer than min_group_size="
                          f"{min_group_size} images; left out of the AUC matrix")
     return tuple(g if inc else replace(g, excluded=True) for g, inc in zip(group_stats, included))
-
-
-# -- the indicator ---------------------------------------------------------------------------
 
 
 def fair_sa(features: Any, dataset: Any = None, *, attribute: Any, perturbations: Any = None,
@@ -788,23 +498,18 @@ def fair_sa(features: Any, dataset: Any = None, *, attribute: Any, perturbations
             prune: bool = False, seed: int = 0, min_group_size: int = 30,
             n_bootstrap: int = 0, confidence_level: float = 0.95,
             interval_method: str = "percentile") -> IndicatorResult:
-    r"""Fair SA curves, VPSA item-response curves and the signed-AUC matrix (Joshi et al. 2022).
+    """Fair SA curves, VPSA item-response curves and the signed-AUC matrix.
 
-    From "Fair SA: Sensitivity Analysis for Fairness in Face Recognition". Probes are
-    T(x, δ) at levels 0 = δ_0 < … < δ_n; α(δ) is the protected subgroup's self-match rate
-    (cos(f(T(x, δ)), f(x)) >= t), or GAR at FAR in verification, minus the rest's;
-    :math:`AUC = \frac{1}{\delta_n}\int_0^{\delta_n} \alpha` (trapezoids) and
-    :math:`L1 = \sum_{P, T} |AUC_{P,T}|`.
+    From "Fair SA: Sensitivity Analysis for Fairness in Face Recognition" (Joshi et al.
+    2022); formulas on the docs page "Fair SA and VPSA: fairness under image perturbations".
 
     Parameters
     ----------
     features : mapping or features callable
         Embeddings ``{None: clean, (name, level): perturbed}``, or ``features(dataset, *,
-        perturbation=None | (name, level) | (name, level, seed))`` such as the
-        ``fairness_features`` fixture or :func:`pytest_fairness.features.perturbed_features`.
+        perturbation=None | (name, level) | (name, level, seed))``.
     dataset : any object, optional
-        Passed to a features callable; columns named by ``attribute`` or ``identities``
-        are read as ``dataset.attributes[name]`` or ``dataset[name]``.
+        Passed to a features callable; holds the columns named by ``attribute``/``identities``.
     attribute : str, array-like, mapping or DataFrame
         A column name or one label per image; several columns give rows ``"column=value"``.
     perturbations : str or sequence of str, optional
@@ -813,8 +518,7 @@ def fair_sa(features: Any, dataset: Any = None, *, attribute: Any, perturbations
         An int n gives n evenly spaced levels in [0, 1]; level 0 is always included.
     task : {"self_matching", "verification"}
     threshold : float, optional
-        Self-matching cosine threshold; default: the lowest with FAR <= ``far`` on clean
-        impostor pairs.
+        Self-matching cosine threshold; default: set from ``far`` on clean impostor pairs.
     far : float, default 0.01
         False-accept rate (derived threshold; verification's operating point).
     identities : str or array-like, optional
@@ -833,9 +537,8 @@ def fair_sa(features: Any, dataset: Any = None, *, attribute: Any, perturbations
     Returns
     -------
     IndicatorResult
-        ``value``: the matrix L1 norm; stats ``l1_row[*]``, ``l1_col[*]``, ``irc_auc[*]``;
-        ``matrices["auc"]``, ``matrices["irc_auc"]``; ``curves[curve_key(...)]``; one group
-        per subgroup (its row L1 norm); ``tables["cells"]``; the worst cells in ``notes``.
+        ``value``: the matrix L1 norm; ``matrices["auc"]``, ``curves[curve_key(...)]``, one
+        group per subgroup (its row L1 norm), ``tables["cells"]``; the worst cells in notes.
 
     Examples
     --------
@@ -869,7 +572,7 @@ def fair_sa(features: Any, dataset: Any = None, *, attribute: Any, perturbations
     labels = [group_label(normalize_group(k)) for k in keys]
     irc_all = _trapezoid(x, overall)
     stats = _stats(estimate, included, labels, names, irc_all, sweep.t)
-    params: dict[str, Any] = {
+    params = {
         "task": task, "perturbations": names, "levels": grid.tolist(), "threshold": sweep.t,
         "threshold_source": "given" if t is not None else (
             "far" if task == "self_matching" else "far per subgroup"),
@@ -894,5 +597,4 @@ def fair_sa(features: Any, dataset: Any = None, *, attribute: Any, perturbations
         matrices=matrices, tables={"cells": tuple(cells), "curves": tuple(index_rows)},
         params=params, replicates={} if boot is None else boot.draws({"value": "l1"}),
         higher_is_better=False, min_group_size=min_group_size,
-        notes=(*exclusion_notes(group_stats, min_group_size), *notes),
-    )
+        notes=(*exclusion_notes(group_stats, min_group_size), *notes))

@@ -232,7 +232,7 @@ def test_threshold_from_far_matches_brute_force(far: float, monkeypatch: Any) ->
     r = fair_sa(features, attribute=[0, 1] * 15, perturbations="p", levels=[1.0], far=far,
                 min_group_size=1)
     assert r.stats["threshold"] == expected
-    module = sys.modules["pytest_fairness.indicators.sensitivity"]
+    module = sys.modules["pytest_fairness.indicators._pairs"]
     monkeypatch.setattr(module, "_BLOCK", 4)  # the blockwise path
     again = fair_sa(features, attribute=[0, 1] * 15, perturbations="p", levels=[1.0], far=far,
                     min_group_size=1)
@@ -622,7 +622,7 @@ def test_weighted_gar_equals_gar_of_the_resampled_dataset() -> None:
     """A replicate's GAR is the GAR of the data set it stands for: each drawn identity's
     images copied as often as it was drawn; pairs between two copies of one identity are
     neither genuine nor impostor (the self pair of an image with its copy)."""
-    from pytest_fairness.indicators.sensitivity import _Verification
+    from pytest_fairness.indicators._pairs import Verification as _Verification
     from pytest_fairness.stats import Units
 
     features, ids, _ = verification_data()
