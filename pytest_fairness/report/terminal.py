@@ -16,10 +16,10 @@ from pytest_fairness.records import CheckOutcome, Comparison, KeyedResult, TestR
 from pytest_fairness.results import IndicatorResult, group_label
 
 __all__ = [
-    "checkpoint_lines", "comparison_group_lines", "comparison_group_rows", "comparison_lines",
-    "fmt_signed", "format_number", "group_table_lines", "interval_text", "pair_text",
-    "regression_message", "regression_tally", "report_section", "result_lines", "shows_gap",
-    "section_text", "summary_lines", "text_table", "violation_message",
+    "checkpoint_lines", "checks_of", "comparison_group_lines", "comparison_group_rows",
+    "comparison_lines", "fmt_signed", "format_number", "group_table_lines", "interval_text",
+    "pair_text", "regression_message", "regression_tally", "report_section", "result_lines",
+    "shows_gap", "section_text", "summary_lines", "text_table", "violation_message",
 ]
 
 
@@ -67,10 +67,6 @@ def shows_gap(result: IndicatorResult) -> bool:
     return groups_are_compared(result) and len(result.included_groups) >= 2
 
 
-def _group_value_label(result: IndicatorResult) -> str:
-    return headline(result.name).group_value or result.metric
-
-
 def headline_text(result: IndicatorResult) -> str:
     """The number the result is judged on, with its interval and secondary stats.
 
@@ -96,8 +92,7 @@ def headline_text(result: IndicatorResult) -> str:
 def group_table_lines(result: IndicatorResult, highlight: str = "") -> list[str]:
     """The per-group table: group, n, value, Δ to the best group, interval, excluded.
 
-    For results whose groups are not compared (:func:`groups_are_compared`), the value is
-    labelled as what it is and there is no Δ best and no worst group.
+    Where groups are not compared (:func:`groups_are_compared`): no Δ best, no worst group.
     """
     if not result.groups:
         return []
@@ -106,8 +101,8 @@ def group_table_lines(result: IndicatorResult, highlight: str = "") -> list[str]
     worst = result.worst_group if compared else None
     stat_names = sorted({k for g in result.groups for k in g.stats})
     with_interval = any(g.interval is not None for g in result.groups)
-    header = ["set" if headline(result.name).group_value else "group", "n",
-              _group_value_label(result),
+    value_label = headline(result.name).group_value
+    header = ["set" if value_label else "group", "n", value_label or result.metric,
               *(["Δ best"] if compared else []), *(["interval"] if with_interval else []),
               *stat_names, ""]
     rows = []
@@ -119,20 +114,14 @@ def group_table_lines(result: IndicatorResult, highlight: str = "") -> list[str]
         if highlight and highlight == f"group {g.label}":
             marker = "  ← violates"
         excluded = f"excluded (n < {result.min_group_size})" if g.excluded else ""
-        rows.append(
-            [g.label, str(g.n), format_number(g.value), *([delta] if compared else []),
-             *([pair_text(g.interval)] if with_interval else []),
-             *(format_number(g.stats.get(s)) for s in stat_names), excluded + marker]
-        )
+        rows.append([g.label, str(g.n), format_number(g.value), *([delta] if compared else []),
+                     *([pair_text(g.interval)] if with_interval else []),
+                     *(format_number(g.stats.get(s)) for s in stat_names), excluded + marker])
     return text_table(header, rows)
 
 
 def result_lines(result: IndicatorResult, *, details: bool = True) -> list[str]:
-    """A result in a few lines: headline, gap, stats, per-group table and notes.
-
-    ``details=False`` leaves out the per-group table and the notes (a failure message
-    already shows them).
-    """
+    """A result in a few lines: headline, gap, stats, and (``details``) groups and notes."""
     where = f" at {result.at:g}" if result.at is not None else ""
     lines = [f"{result.name} ({result.metric}){where}: value {format_number(result.value)}"
              + (f" {pair_text(result.intervals['value'])}" if "value" in result.intervals else "")]
@@ -204,12 +193,8 @@ def _slice_id(outcome: CheckOutcome) -> tuple[Any, ...]:
     return (outcome.key, outcome.indicator, outcome.metric, outcome.at)
 
 
-def _checks_of(keyed: KeyedResult, checks: Sequence[CheckOutcome]) -> list[CheckOutcome]:
-    """The verdicts that belong to one recorded result.
-
-    Same key and indicator, and the metric of the result or of one of its slices
-    (``precision@5`` when ``at=5`` picked it).
-    """
+def checks_of(keyed: KeyedResult, checks: Sequence[CheckOutcome]) -> list[CheckOutcome]:
+    """The verdicts of one result: its key, indicator, and metric or a slice's (``at=5``)."""
     result = keyed.result
     metrics = {result.metric, *(s.metric for s in result.slices)}
     return [c for c in checks
@@ -217,10 +202,7 @@ def _checks_of(keyed: KeyedResult, checks: Sequence[CheckOutcome]) -> list[Check
 
 
 def _limit_texts(checks: Iterable[CheckOutcome]) -> list[str]:
-    """``max_gap=0.1`` (and ``FAIL``) per verdict, each once.
-
-    A marker and an inline check that agree are one limit.
-    """
+    """``max_gap=0.1`` (and ``FAIL``) per verdict; a marker and an inline check that agree once."""
     return list(dict.fromkeys(
         f"{c.limit}={format_number(c.threshold)}" + ("" if c.passed else " FAIL")
         for c in checks))
@@ -237,7 +219,7 @@ def summary_lines(records: Sequence[TestRecord]) -> list[str]:
     for record in records:
         for keyed in record.results:
             result = keyed.result
-            mine = _checks_of(keyed, record.checks)
+            mine = checks_of(keyed, record.checks)
             # One row per coordinate that was gated (e.g. at=0 of a τ sweep), else the headline.
             for at in list(dict.fromkeys(c.at for c in mine)) or [result.at]:
                 shown = _slice(result, at)
@@ -262,13 +244,12 @@ def _section_result(shown: IndicatorResult, failed: set[tuple[Any, str]]) -> lis
 def section_text(record: TestRecord, *, in_message: bool = False) -> str:
     """The report section of one test: every result in detail, then every verdict.
 
-    ``in_message``: the test failed with the violation message of its failed checks, which
-    already shows those results' group tables; the section leaves them out.
+    ``in_message``: the failure message already shows the failed results' group tables.
     """
     lines: list[str] = []
     for keyed in record.results:
         result = keyed.result
-        mine = _checks_of(keyed, record.checks)
+        mine = checks_of(keyed, record.checks)
         failed = {(c.at, c.metric) for c in mine if not c.passed} if in_message else set()
         if lines:
             lines.append("")
@@ -310,9 +291,7 @@ def report_section(record: TestRecord, *, baseline_source: str = "",
 
 
 def regression_tally(comparisons: Sequence[Comparison]) -> str:
-    """How many comparisons regressed, in how many tests: the same count everywhere.
-
-    The pytest run's summary and ``pytest-fairness compare`` both print it.
+    """How many comparisons regressed, in how many tests (the run's summary, ``compare``).
 
     Examples
     --------
@@ -332,8 +311,7 @@ def comparison_lines(comparison: Comparison, *, groups: bool = True,
                      with_test: bool = False) -> list[str]:
     """Lines of one comparison: the verdict, then baseline and now, group by group.
 
-    ``with_test`` names the test before the result (``t.py::test_a :: group_metrics
-    (accuracy)``), for output that covers many tests.
+    ``with_test`` names the test before the result (``t.py::test_a :: group_metrics (accuracy)``).
     """
     c = comparison
     fmt = format_number
@@ -409,8 +387,7 @@ def regression_message(comparisons: Sequence[Comparison], *, source: str = "",
                        with_test: bool = False) -> str:
     """The failure message of regressions: which metrics got worse, then each in detail.
 
-    Every metric of a result that regressed is listed, and the result's groups once.
-    ``with_test`` names the test of each result (for comparisons of many tests).
+    Every metric of a result that regressed, and its groups once; ``with_test`` names the test.
     """
     fmt = format_number
     failed = [c for c in comparisons if c.regressed]
