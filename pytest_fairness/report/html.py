@@ -1,9 +1,7 @@
 """``report.html``: one self-contained page per run (no scripts, no external assets).
 
-This module turns the report document into the texts, rows and figures (SVG as base64
-``data:`` images) that the Jinja2 template ``templates/report.html.j2`` lays out with
-autoescaping, as pytest-html does: nothing here writes markup. Jinja2 is imported when a page
-is rendered, never when the plugin loads.
+The report document becomes texts, rows and figures (SVG ``data:`` images) that the Jinja2
+template ``templates/report.html.j2`` lays out with autoescaping: nothing here writes markup.
 """
 
 from __future__ import annotations
@@ -28,8 +26,10 @@ from pytest_fairness.report.terminal import (
     groups_are_compared,
     headline_text,
     interval_text,
+    observed_text,
     pair_text,
     shows_gap,
+    value_text,
 )
 from pytest_fairness.results import IndicatorResult, Matrix, group_label
 
@@ -69,10 +69,7 @@ class Table:
 
 @dataclass(frozen=True)
 class Figure:
-    """An ``<img>`` whose ``src`` is a ``data:`` URI, or why the figure could not be drawn.
-
-    Both empty: there was nothing to draw, and nothing is shown.
-    """
+    """An ``<img>`` with a ``data:`` URI, or why it could not be drawn (both empty: nothing)."""
 
     alt: str
     src: str = ""
@@ -154,14 +151,9 @@ def _summary_rows(records: Sequence[TestRecord]) -> list[Row]:
         link = Cell(record.nodeid, href=f"#t{index}")
         for check in record.checks:
             op = "≤" if LIMITS[check.limit].bound == "max" else "≥"
-            observed = _num(check.observed)
-            if check.interval is not None:
-                observed += f" {pair_text(check.interval)}"
-            if check.where:
-                observed += f" ({check.where})"
             verdict = "ok" if check.passed else "FAIL"
             rows.append([link, _label(check.indicator, check.metric, check.at, check.key or None),
-                         f"{check.limit} {op} {_num(check.threshold)}", observed,
+                         f"{check.limit} {op} {_num(check.threshold)}", observed_text(check),
                          Cell(verdict, verdict)])
         for c in record.regressions:
             verdict = "REGRESSED" if c.regressed else "ok"
@@ -241,9 +233,7 @@ def _matrix_table(matrix: Matrix) -> Table:
 
 def _head(result: IndicatorResult) -> str:
     """``value 0.7 [0.6, 0.8]; gap 0.2; ratio 0.75; higher is better``."""
-    head = f"value {_num(result.value)}"
-    if "value" in result.intervals:
-        head += f" {pair_text(result.intervals['value'])}"
+    head = value_text(result)
     if shows_gap(result):
         head += f"; gap {_num(result.gap)}; ratio {_num(result.ratio)}"
     else:
@@ -278,18 +268,13 @@ def _result_view(r: IndicatorResult, key: str | None, draw: bool) -> ResultView:
         elif draw:
             figure = _draw(figures.heatmap, f"matrix {name}", matrix, title=name)
         matrices.append((name, figure, _matrix_table(matrix)))
+    stats = [[k, _num(v), pair_text(r.intervals.get(k))] for k, v in r.stats.items()]
     return ResultView(
-        title=_label(r.name, r.metric, r.at, key),
-        head=_head(r),
-        stats=Table(["stat", "value", "interval"], [
-            [k, _num(v), pair_text(r.intervals.get(k))] for k, v in r.stats.items()
-        ]) if r.stats else None,
-        groups=_groups_table(r) if r.groups else None,
-        plots=_plots(r, fair_sa) if draw else [],
-        matrices=matrices,
-        tables=[_detail_table(name, rows) for name, rows in r.tables.items() if rows],
-        notes=r.notes,
-    )
+        title=_label(r.name, r.metric, r.at, key), head=_head(r),
+        stats=Table(["stat", "value", "interval"], stats) if stats else None,
+        groups=_groups_table(r) if r.groups else None, plots=_plots(r, fair_sa) if draw else [],
+        matrices=matrices, notes=r.notes,
+        tables=[_detail_table(name, rows) for name, rows in r.tables.items() if rows])
 
 
 def _regression_view(c: Comparison) -> RegressionView:
@@ -307,14 +292,9 @@ def _regression_view(c: Comparison) -> RegressionView:
 
 
 def _section(record: TestRecord, draw: bool) -> Section:
-    return Section(
-        nodeid=record.nodeid,
-        outcome=record.outcome,
-        checkpoint=record.checkpoint or "",
-        results=[_result_view(k.result, k.key, draw) for k in record.results],
-        regressions=[_regression_view(c) for c in record.regressions],
-        notes=record.notes,
-    )
+    return Section(record.nodeid, record.outcome, record.checkpoint or "",
+                   [_result_view(k.result, k.key, draw) for k in record.results],
+                   [_regression_view(c) for c in record.regressions], record.notes)
 
 
 def _trends(records: Sequence[TestRecord], trends: Sequence[TrendRow],
@@ -354,11 +334,10 @@ def _trends(records: Sequence[TestRecord], trends: Sequence[TrendRow],
 def _template() -> jinja2.Template:
     import jinja2
 
-    environment = jinja2.Environment(
-        loader=jinja2.PackageLoader("pytest_fairness.report", "templates"),
-        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
-        lstrip_blocks=True, keep_trailing_newline=True,
-    )
+    environment = jinja2.Environment(loader=jinja2.PackageLoader("pytest_fairness.report"),
+                                     autoescape=True, undefined=jinja2.StrictUndefined,
+                                     trim_blocks=True, lstrip_blocks=True,
+                                     keep_trailing_newline=True)
     return environment.get_template("report.html.j2")
 
 

@@ -18,8 +18,9 @@ from pytest_fairness.results import IndicatorResult, group_label
 __all__ = [
     "checkpoint_lines", "checks_of", "comparison_group_lines", "comparison_group_rows",
     "comparison_lines", "fmt_signed", "format_number", "group_table_lines", "interval_text",
-    "pair_text", "regression_message", "regression_tally", "report_section", "result_lines",
-    "shows_gap", "section_text", "summary_lines", "text_table", "violation_message",
+    "observed_text", "pair_text", "regression_message", "regression_tally", "report_section",
+    "result_lines", "section_text", "shows_gap", "summary_lines", "text_table", "value_text",
+    "violation_message",
 ]
 
 
@@ -120,11 +121,17 @@ def group_table_lines(result: IndicatorResult, highlight: str = "") -> list[str]
     return text_table(header, rows)
 
 
+def value_text(result: IndicatorResult) -> str:
+    """``value 0.7 [0.6, 0.8]``: the result's value with its interval, if any."""
+    interval = result.intervals.get("value")
+    return f"value {format_number(result.value)}" + ("" if interval is None else
+                                                      f" {pair_text(interval)}")
+
+
 def result_lines(result: IndicatorResult, *, details: bool = True) -> list[str]:
     """A result in a few lines: headline, gap, stats, and (``details``) groups and notes."""
     where = f" at {result.at:g}" if result.at is not None else ""
-    lines = [f"{result.name} ({result.metric}){where}: value {format_number(result.value)}"
-             + (f" {pair_text(result.intervals['value'])}" if "value" in result.intervals else "")]
+    lines = [f"{result.name} ({result.metric}){where}: {value_text(result)}"]
     if shows_gap(result):
         gap = f"gap {format_number(result.gap)}"
         if "gap" in result.intervals:
@@ -143,14 +150,16 @@ def result_lines(result: IndicatorResult, *, details: bool = True) -> list[str]:
     return lines
 
 
-def _observed(outcome: CheckOutcome) -> str:
-    what = outcome.limit.split("_", 1)[1].replace("_", " ")
-    text = f"{what} {format_number(outcome.observed)}"
+def observed_text(outcome: CheckOutcome) -> str:
+    """The number a verdict bounds, with its interval and where: ``0.2 [0.1, 0.3] (group a)``."""
+    text = format_number(outcome.observed)
     if outcome.interval is not None:
         text += f" {pair_text(outcome.interval)}"
-    if outcome.where:
-        text += f" ({outcome.where})"
-    return text
+    return text + (f" ({outcome.where})" if outcome.where else "")
+
+
+def _observed(outcome: CheckOutcome) -> str:
+    return f"{outcome.limit.split('_', 1)[1].replace('_', ' ')} {observed_text(outcome)}"
 
 
 def _needs(limit: str) -> str:
