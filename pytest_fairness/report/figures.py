@@ -201,10 +201,8 @@ def heatmap(matrix: Matrix, *, title: str = "", fmt: str = "svg") -> bytes | Non
 
 def _check_fair_sa(result: Any, function: str) -> IndicatorResult:
     if not isinstance(result, IndicatorResult) or not {"cells", "curves"} <= set(result.tables):
-        raise FairnessConfigError(
-            f"{function} draws results of indicators.fair_sa; got "
-            f"{getattr(result, 'name', type(result).__name__)!r}."
-        )
+        got = getattr(result, "name", type(result).__name__)
+        raise FairnessConfigError(f"{function} draws results of indicators.fair_sa; got {got!r}.")
     return result
 
 

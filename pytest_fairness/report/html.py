@@ -198,21 +198,18 @@ def _groups_table(result: IndicatorResult) -> Table:
 
 def _curve_figures(result: IndicatorResult) -> list[Figure]:
     """Curves grouped by their axes, at most 12 per figure."""
-    buckets: dict[tuple[str, str], dict[str, tuple[Sequence[float], Sequence[float]]]] = {}
-    bands: dict[tuple[str, str], dict[str, Sequence[tuple[float, float]]]] = {}
+    buckets: dict[tuple[str, str], list[str]] = {}
     for name, curve in result.curves.items():
         axes = (curve.x_label, curve.y_label if len(result.curves) < 4 else "")
-        buckets.setdefault(axes, {})[name] = (curve.x, curve.y)
-        if curve.interval is not None:
-            bands.setdefault(axes, {})[name] = curve.interval
+        buckets.setdefault(axes, []).append(name)
     out = []
-    for (x_label, y_label), series in buckets.items():
-        names = list(series)
-        for start in range(0, len(names), 12):
-            chunk = {n: series[n] for n in names[start:start + 12]}
+    for (x_label, y_label), names in buckets.items():
+        for chunk in (names[start:start + 12] for start in range(0, len(names), 12)):
+            curves = {n: result.curves[n] for n in chunk}
+            bands = {n: c.interval for n, c in curves.items() if c.interval is not None}
             out.append(_draw(figures.lines, f"curves of {result.name}: " + ", ".join(chunk),
-                             chunk, x_label=x_label, y_label=y_label,
-                             bands=bands.get((x_label, y_label))))
+                             {n: (c.x, c.y) for n, c in curves.items()}, x_label=x_label,
+                             y_label=y_label, bands=bands))
     return out
 
 

@@ -69,18 +69,11 @@ def build_report(
     ('pytest-fairness-report', 1, 1)
     """
     records = list(records)
-    document = ReportDocument(
-        format=REPORT_FORMAT,
-        schema=REPORT_SCHEMA,
-        run=dict(run or {}),
-        summary=ReportSummary(
-            tests=len(records),
-            failed=sum(r.outcome == "failed" for r in records),
-            results=sum(len(r.results) for r in records),
-            regressions=sum(c.regressed for r in records for c in r.regressions),
-        ),
-        tests=[r.to_dict() for r in records],
-    )
+    summary = ReportSummary(tests=len(records), failed=sum(r.outcome == "failed" for r in records),
+                            results=sum(len(r.results) for r in records),
+                            regressions=sum(c.regressed for r in records for c in r.regressions))
+    document = ReportDocument(format=REPORT_FORMAT, schema=REPORT_SCHEMA, run=dict(run or {}),
+                              summary=summary, tests=[r.to_dict() for r in records])
     if checkpoints:
         document["checkpoint_comparisons"] = [c.to_dict() for c in checkpoints]
     return document

@@ -79,8 +79,7 @@ def headline_text(result: IndicatorResult) -> str:
     '|effect size| 0.8, p_value 0.004'
     """
     head = headline(result.name)
-    compared = len(result.included_groups) >= 2
-    number = head.read(result.value, result.gap if compared else None)
+    number = head.read(result.value, result.gap if len(result.included_groups) >= 2 else None)
     interval = result.intervals.get("gap" if head.metric == "gap" else head.metric)
     text = f"{head.label} {format_number(number)}"
     if interval is not None and not head.magnitude:
@@ -217,11 +216,6 @@ def _limit_texts(checks: Iterable[CheckOutcome]) -> list[str]:
         for c in checks))
 
 
-def _slice(result: IndicatorResult, at: Any) -> IndicatorResult:
-    """The result at a gated coordinate; the headline when ``at`` is None or its own."""
-    return result if at is None or at == result.at else result.select(at)
-
-
 def summary_lines(records: Sequence[TestRecord]) -> list[str]:
     """One line per fairness result of the run, passed ones too."""
     rows = []
@@ -231,7 +225,7 @@ def summary_lines(records: Sequence[TestRecord]) -> list[str]:
             mine = checks_of(keyed, record.checks)
             # One row per coordinate that was gated (e.g. at=0 of a τ sweep), else the headline.
             for at in list(dict.fromkeys(c.at for c in mine)) or [result.at]:
-                shown = _slice(result, at)
+                shown = result if at is None or at == result.at else result.select(at)
                 limits = "; ".join(_limit_texts(c for c in mine if c.at == at)) or "-"
                 worst = shown.worst_group if shows_gap(shown) else None
                 where = "" if shown.at is None else f" at {shown.at:g}"
@@ -265,10 +259,8 @@ def section_text(record: TestRecord, *, in_message: bool = False) -> str:
         if keyed.key is not None:
             lines.append(f"[{keyed.key}]")
         lines.extend(_section_result(result, failed))
-        for at in dict.fromkeys(c.at for c in mine):
-            if at is not None and at != result.at:
-                lines.append("")
-                lines.extend(_section_result(result.select(at), failed))
+        for at in dict.fromkeys(c.at for c in mine if c.at is not None and c.at != result.at):
+            lines.extend(["", *_section_result(result.select(at), failed)])
     if record.checks:
         lines.extend(["", "limits:"])
         verdicts = []
