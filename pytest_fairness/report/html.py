@@ -393,7 +393,6 @@ def write_html(document: ReportDocument, directory: str | os.PathLike[str], *,
     try:
         return atomic_write_text(target, page)
     except OSError as error:
-        raise FairnessConfigError(
-            f"cannot write the HTML report {str(target)!r} ({error.strerror or error}); give a "
-            "folder you can write."
-        ) from None
+        cause = error.strerror or error
+        raise FairnessConfigError(f"cannot write the HTML report {str(target)!r} ({cause}); give "
+                                  "a folder you can write.") from None

@@ -52,10 +52,8 @@ class ReportDocument(_Report, total=False):
     checkpoint_comparisons: list[dict[str, object]]
 
 
-def build_report(
-    records: Iterable[TestRecord], *, run: Mapping[str, object] | None = None,
-    checkpoints: Sequence[Comparison] = (),
-) -> ReportDocument:
+def build_report(records: Iterable[TestRecord], *, run: Mapping[str, object] | None = None,
+                 checkpoints: Sequence[Comparison] = ()) -> ReportDocument:
     """Build the report document from the run's records, its metadata and its comparisons.
 
     ``checkpoints`` are the comparisons of each checkpoint with the reference one (two or
