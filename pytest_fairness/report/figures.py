@@ -1,16 +1,8 @@
 """Figures of the HTML report, drawn with matplotlib and returned as PNG or SVG bytes.
 
-One function per figure: per-group bars, line plots (τ sweeps, curves, trends), matrix
-heatmaps, and the Fair SA panels (curves, item-response curves, the AUC heatmap).
-matplotlib is imported inside the functions (never when the plugin loads) and draws on the
-Agg canvas of a :class:`matplotlib.figure.Figure` made by :func:`new_figure`: no ``pyplot``,
-no global backend switch or figure state, so a user's interactive backend is left alone and
-nothing opens a window. :func:`figure_bytes` serialises a figure deterministically (no
-date, fixed SVG ids). :func:`import_problem` says why matplotlib cannot be imported; the
-report leaves figures out, with that note, when it cannot.
-
-:func:`data_uri` turns SVG bytes into an ``<img src=...>`` value, which keeps the report
-self-contained and isolates each figure's ids and any text in it from the page.
+matplotlib is imported inside the functions and draws on the Agg canvas of :func:`new_figure`:
+no ``pyplot``, so a user's backend is left alone and nothing opens a window.
+:func:`figure_bytes` serialises deterministically (no date, fixed SVG ids).
 """
 
 from __future__ import annotations
@@ -41,9 +33,6 @@ _WORST = "#d1495b"
 _MUTED = "#b0b0b0"
 
 
-# -- matplotlib ----------------------------------------------------------------------------
-
-
 def import_problem() -> str | None:
     """Why matplotlib cannot be imported, or None when it can."""
     try:
@@ -59,9 +48,8 @@ def new_figure(width: float = 6.4, height: float = 4.0) -> Figure:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError as exc:  # pragma: no cover - matplotlib is installed in CI
-        raise MissingDependencyError(
-            "plots need matplotlib; install it with pip install matplotlib."
-        ) from exc
+        message = "plots need matplotlib; install it with pip install matplotlib."
+        raise MissingDependencyError(message) from exc
     figure = Figure(figsize=(width, height), layout="constrained")
     FigureCanvasAgg(figure)
     return figure
@@ -82,7 +70,7 @@ def figure_bytes(figure: Figure, fmt: str = "png", *, dpi: int = 100) -> bytes:
 
 
 def data_uri(svg: bytes) -> str:
-    """``data:image/svg+xml;base64,...`` for an ``<img>`` tag.
+    """``data:image/svg+xml;base64,...`` for an ``<img>`` tag (keeps each figure's ids apart).
 
     Examples
     --------
@@ -96,11 +84,8 @@ def _short(text: str, width: int = 28) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-# -- any result ----------------------------------------------------------------------------
-
-
 def group_bars(result: IndicatorResult, *, fmt: str = "svg") -> bytes | None:
-    """Horizontal bars of the per-group values with their intervals; None without groups.
+    """Horizontal bars of the per-group values and intervals; None without groups.
 
     The best included group is blue, the worst red, excluded groups grey.
     """
@@ -129,15 +114,9 @@ def group_bars(result: IndicatorResult, *, fmt: str = "svg") -> bytes | None:
     return figure_bytes(figure, fmt)
 
 
-def lines(
-    series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
-    *,
-    x_label: str = "",
-    y_label: str = "",
-    bands: Mapping[str, Sequence[tuple[float, float]]] | None = None,
-    categorical: Sequence[str] | None = None,
-    fmt: str = "svg",
-) -> bytes | None:
+def lines(series: Mapping[str, tuple[Sequence[float], Sequence[float]]], *, x_label: str = "",
+          y_label: str = "", bands: Mapping[str, Sequence[tuple[float, float]]] | None = None,
+          categorical: Sequence[str] | None = None, fmt: str = "svg") -> bytes | None:
     """Line plot of named series ``{name: (x, y)}``: τ sweeps, curves, trends.
 
     ``bands`` adds a shaded interval per series; ``categorical`` labels integer x positions
@@ -168,10 +147,8 @@ def lines(
 
 def sweep_series(result: IndicatorResult) -> dict[str, tuple[list[float], list[float]]]:
     """The τ/K/level sweep of a result with slices: value and gap against the coordinate."""
-    points = sorted(
-        ((r.at, r) for r in (result, *result.slices) if isinstance(r.at, (int, float))),
-        key=lambda pair: pair[0],
-    )
+    points = sorted(((r.at, r) for r in (result, *result.slices)
+                     if isinstance(r.at, (int, float))), key=lambda pair: pair[0])
     if len(points) < 2:
         return {}
     x = [float(at) for at, _ in points]
@@ -182,13 +159,9 @@ def sweep_series(result: IndicatorResult) -> dict[str, tuple[list[float], list[f
     return series
 
 
-def _draw_heatmap(
-    matrix: Matrix, *, signed: bool, norms: bool, cell: str, title: str, fmt: str
-) -> bytes:
-    """Draw an annotated heatmap: diverging around 0 when ``signed``, else on [0, 1].
-
-    With ``norms`` each row and column label ends with its L1 norm.
-    """
+def _draw_heatmap(matrix: Matrix, *, signed: bool, norms: bool, cell: str, title: str,
+                  fmt: str) -> bytes:
+    """An annotated heatmap, diverging around 0 when ``signed`` (else on [0, 1]), L1 ``norms``."""
     import numpy as np
 
     values = np.array(matrix.values, dtype=float)
@@ -196,8 +169,7 @@ def _draw_heatmap(
     cols_l1 = np.nansum(np.abs(values), axis=0)
     figure = new_figure(1.8 + 1.0 * len(matrix.columns), 1.4 + 0.45 * len(matrix.rows))
     ax = figure.add_subplot()
-    limit = float(np.nanmax(np.abs(values))) if np.isfinite(values).any() else 0.0
-    limit = limit or 1.0
+    limit = (float(np.nanmax(np.abs(values))) if np.isfinite(values).any() else 0.0) or 1.0
     # Blue for positive cells: a positive signed AUC favours the row's subgroup.
     image = ax.imshow(values, cmap="RdBu" if signed else "viridis", aspect="auto",
                       vmin=-limit if signed else 0.0, vmax=limit if signed else 1.0)
@@ -221,26 +193,16 @@ def _draw_heatmap(
 
 
 def heatmap(matrix: Matrix, *, title: str = "", fmt: str = "svg") -> bytes | None:
-    """Heatmap of a labelled matrix, annotated, on a diverging scale centred on 0.
-
-    Returns None when the matrix is empty.
-    """
+    """Annotated heatmap of a labelled matrix centred on 0; None when the matrix is empty."""
     if not matrix.rows or not matrix.columns:
         return None
     return _draw_heatmap(matrix, signed=True, norms=False, cell=".3g", title=title, fmt=fmt)
 
 
-# -- Fair SA results -----------------------------------------------------------------------
-
-
 def _check_fair_sa(result: Any, function: str) -> IndicatorResult:
-    if not isinstance(result, IndicatorResult) or "cells" not in result.tables or (
-        "curves" not in result.tables
-    ):
-        raise FairnessConfigError(
-            f"{function} draws results of indicators.fair_sa; got "
-            f"{getattr(result, 'name', type(result).__name__)!r}."
-        )
+    if not isinstance(result, IndicatorResult) or not {"cells", "curves"} <= set(result.tables):
+        got = getattr(result, "name", type(result).__name__)
+        raise FairnessConfigError(f"{function} draws results of indicators.fair_sa; got {got!r}.")
     return result
 
 
@@ -250,9 +212,8 @@ def _select(available: Sequence[str], wanted: Any, what: str) -> list[str]:
     chosen = [wanted] if isinstance(wanted, str) else [str(w) for w in wanted]
     missing = [w for w in chosen if w not in available]
     if missing:
-        raise FairnessConfigError(
-            f"{what} {missing} not in the result; available: {list(available)}."
-        )
+        raise FairnessConfigError(f"{what} {missing} not in the result; available: "
+                                  f"{list(available)}.")
     return chosen
 
 
@@ -267,10 +228,8 @@ def _panels(figure: Figure, count: int) -> list[Axes]:
     return flat[:count]
 
 
-def _curve_plot(
-    result: IndicatorResult, kind: str, perturbations: Any, subgroups: Any, fmt: str,
-    overall: bool,
-) -> bytes:
+def _curve_plot(result: IndicatorResult, kind: str, perturbations: Any, subgroups: Any,
+                fmt: str, overall: bool) -> bytes:
     index = result.tables["curves"]
     names = list(dict.fromkeys(str(r["perturbation"]) for r in index))
     labels = list(dict.fromkeys(str(r["subgroup"]) for r in index if r["subgroup"] is not None))
@@ -305,13 +264,9 @@ def _curve_plot(
     return figure_bytes(figure, fmt)
 
 
-def fair_sa_curves(
-    result: IndicatorResult, *, perturbations: Any = None, subgroups: Any = None,
-    fmt: str = "png",
-) -> bytes:
-    """Fair SA curves α(δ): one panel per perturbation, one line per protected subgroup.
-
-    The clean point (δ = 0) is marked with a star; the dashed line is α = 0 (fair).
+def fair_sa_curves(result: IndicatorResult, *, perturbations: Any = None,
+                   subgroups: Any = None, fmt: str = "png") -> bytes:
+    """Fair SA curves α(δ): a panel per perturbation, a line per subgroup, ★ at δ = 0.
 
     Parameters
     ----------
@@ -326,10 +281,8 @@ def fair_sa_curves(
                        subgroups, fmt, overall=False)
 
 
-def irc_curves(
-    result: IndicatorResult, *, perturbations: Any = None, subgroups: Any = None,
-    fmt: str = "png",
-) -> bytes:
+def irc_curves(result: IndicatorResult, *, perturbations: Any = None, subgroups: Any = None,
+               fmt: str = "png") -> bytes:
     """VPSA item-response curves (match rate or GAR vs δ): all images and each subgroup.
 
     Parameters
@@ -348,10 +301,8 @@ def irc_curves(
 def auc_heatmap(result: IndicatorResult, *, matrix: str = "auc", fmt: str = "png") -> bytes:
     """The signed-AUC matrix as a heatmap, with row and column L1 norms in the labels.
 
-    Rows are protected subgroups, columns perturbations; each cell shows its AUC on a
-    diverging scale centred at 0 (blue favours the subgroup, red disfavours it); row labels
-    end with the row's L1 norm, column labels with the column's, the title gives the
-    matrix's, as in Joshi et al. 2022's figures.
+    Subgroups by perturbations, centred at 0 (blue favours the subgroup), as in the figures of
+    "Fair SA: Sensitivity Analysis for Fairness in Face Recognition" (Joshi et al. 2022).
 
     Parameters
     ----------
@@ -364,15 +315,12 @@ def auc_heatmap(result: IndicatorResult, *, matrix: str = "auc", fmt: str = "png
     """
     if not isinstance(result, IndicatorResult) or matrix not in result.matrices:
         have = sorted(result.matrices) if isinstance(result, IndicatorResult) else []
-        raise FairnessConfigError(
-            f"auc_heatmap needs matrices[{matrix!r}] in the result; it has {have}."
-        )
+        raise FairnessConfigError(f"auc_heatmap needs matrices[{matrix!r}] in the result; it has "
+                                  f"{have}.")
     m = result.matrices[matrix]
     if not m.rows or not m.columns:
-        raise FairnessConfigError(
-            f"matrices[{matrix!r}] is empty (no subgroup reached min_group_size); draw "
-            "'auc_all' or lower min_group_size."
-        )
+        raise FairnessConfigError(f"matrices[{matrix!r}] is empty (no subgroup reached "
+                                  "min_group_size); draw 'auc_all' or lower min_group_size.")
     signed = matrix != "irc_auc"
     total = sum(abs(v) for row in m.values for v in row if not math.isnan(v))
     what = "signed AUC of Fair SA curves" if signed else "AUC of item-response curves"

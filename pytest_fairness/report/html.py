@@ -1,18 +1,7 @@
 """``report.html``: one self-contained page per run (no scripts, no external assets).
 
-Sections: the run's metadata; a summary table (test, indicator, limit, observed, verdict);
-one section per test with, for every result, the per-group table and bars with intervals,
-the τ/K/level sweep (from ``slices``), the curves (Fair SA curves and item-response curves,
-τ sweeps per type), the matrices as heatmaps (AUC), the detail tables (amplification per
-attribute set, ...) and the baseline comparison group by group; then trends of each result
-across the checkpoints recorded in the history.
-
-The page is the Jinja2 template ``templates/report.html.j2``, rendered with autoescaping
-(as pytest-html does): this module turns the report document into the texts, rows and
-figures the template lays out, and every one of them is escaped by the template; nothing
-here writes markup. Figures are SVG documents embedded as base64 ``data:`` images, so
-nothing in them is parsed as markup of the page. Jinja2 is imported when a page is
-rendered, never when the plugin loads.
+The report document becomes texts, rows and figures (SVG ``data:`` images) that the Jinja2
+template ``templates/report.html.j2`` lays out with autoescaping: nothing here writes markup.
 """
 
 from __future__ import annotations
@@ -28,28 +17,31 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 from pytest_fairness.errors import FairnessConfigError
 from pytest_fairness.files import atomic_write_text
 from pytest_fairness.options import LIMITS
-from pytest_fairness.records import Comparison
+from pytest_fairness.records import Comparison, TestRecord
 from pytest_fairness.report import figures
 from pytest_fairness.report.terminal import (
+    comparison_group_rows,
     fmt_signed,
     format_number,
     groups_are_compared,
     headline_text,
     interval_text,
+    observed_text,
+    pair_text,
     shows_gap,
+    value_text,
 )
-from pytest_fairness.results import IndicatorResult, Matrix, group_label, result_id
+from pytest_fairness.results import IndicatorResult, Matrix, group_label
 
 if TYPE_CHECKING:
     import jinja2
+
+    from pytest_fairness.report.json_report import ReportDocument
 
 __all__ = ["render_html", "write_html"]
 
 #: Rows of a detail table shown before it is cut.
 MAX_TABLE_ROWS: Final = 60
-
-
-# -- what the template lays out --------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -62,6 +54,9 @@ class Cell:
 
 
 Row: TypeAlias = "Sequence[str | Cell]"
+#: A row of :meth:`pytest_fairness.history.HistoryStore.series`: run_id, column, test, result_id,
+#: value, gap, ...
+TrendRow: TypeAlias = "Mapping[str, object]"
 
 
 @dataclass(frozen=True)
@@ -74,10 +69,7 @@ class Table:
 
 @dataclass(frozen=True)
 class Figure:
-    """An ``<img>`` whose ``src`` is a ``data:`` URI, or why the figure could not be drawn.
-
-    Both empty: there was nothing to draw, and nothing is shown.
-    """
+    """An ``<img>`` with a ``data:`` URI, or why it could not be drawn (both empty: nothing)."""
 
     alt: str
     src: str = ""
@@ -120,19 +112,12 @@ class Section:
     notes: Sequence[str]
 
 
-# -- texts -----------------------------------------------------------------------------------
-
-
 def _num(x: object) -> str:
     if isinstance(x, float) and math.isnan(x) or x is None:
         return "n/a"
     if isinstance(x, (int, float)) and not isinstance(x, bool):
         return format_number(float(x))
     return str(x)
-
-
-def _interval(pair: Sequence[float] | None) -> str:
-    return "" if pair is None else f"[{_num(pair[0])}, {_num(pair[1])}]"
 
 
 def _label(name: object, metric: object, at: object, key: object) -> str:
@@ -160,36 +145,25 @@ def _draw(draw: Callable[..., bytes | None], alt: str, *args: Any, **kwargs: Any
     return Figure(alt, "" if svg is None else figures.data_uri(svg))
 
 
-# -- summary ---------------------------------------------------------------------------------
-
-
-def _summary_rows(tests: Sequence[Mapping[str, Any]]) -> list[Row]:
+def _summary_rows(records: Sequence[TestRecord]) -> list[Row]:
     rows: list[Row] = []
-    for index, test in enumerate(tests):
-        link = Cell(test["nodeid"], href=f"#t{index}")
-        for check in test.get("checks", []):
-            op = "≤" if LIMITS[check["limit"]].bound == "max" else "≥"
-            observed = _num(check.get("observed"))
-            if check.get("interval"):
-                observed += f" {_interval(check['interval'])}"
-            if check.get("where"):
-                observed += f" ({check['where']})"
-            verdict = "ok" if check.get("passed") else "FAIL"
-            rows.append([link, _label(check.get("indicator"), check.get("metric"),
-                                      check.get("at"), check.get("key") or None),
-                         f"{check['limit']} {op} {_num(check['threshold'])}", observed,
+    for index, record in enumerate(records):
+        link = Cell(record.nodeid, href=f"#t{index}")
+        for check in record.checks:
+            op = "≤" if LIMITS[check.limit].bound == "max" else "≥"
+            verdict = "ok" if check.passed else "FAIL"
+            rows.append([link, _label(check.indicator, check.metric, check.at, check.key or None),
+                         f"{check.limit} {op} {_num(check.threshold)}", observed_text(check),
                          Cell(verdict, verdict)])
-        for c in map(Comparison.from_dict, test.get("regressions", [])):
+        for c in record.regressions:
             verdict = "REGRESSED" if c.regressed else "ok"
             rows.append([link, c.result,
                          f"no regression of {c.metric} (tolerance {_num(c.tolerance)})",
                          f"{_num(c.now)} (baseline {_num(c.baseline)})", Cell(verdict, verdict)])
-        if not test.get("checks") and not test.get("regressions"):
-            outcome = str(test.get("outcome") or "")
-            for result in map(IndicatorResult.from_dict, test.get("results", [])):
-                rows.append([link, f"{result.name} ({result.metric})", "–",
-                             f"value {_num(result.value)}; {headline_text(result)}",
-                             Cell(outcome, outcome)])
+        if not record.checks and not record.regressions:
+            rows.extend([link, f"{k.result.name} ({k.result.metric})", "–",
+                         f"value {_num(k.result.value)}; {headline_text(k.result)}",
+                         Cell(record.outcome, record.outcome)] for k in record.results)
     return rows
 
 
@@ -199,9 +173,6 @@ def _checkpoints(comparisons: Iterable[Comparison]) -> Table | None:
                         _change(c).rstrip(", ")] for c in comparisons]
     header = ["test", "result", "metric", "reference", "this checkpoint", "change"]
     return Table(header, rows) if rows else None
-
-
-# -- one result ------------------------------------------------------------------------------
 
 
 def _groups_table(result: IndicatorResult) -> Table:
@@ -220,32 +191,29 @@ def _groups_table(result: IndicatorResult) -> Table:
             tag = "best"
         delta = "" if best is None or g.excluded else f"{g.value - best.value:+.4g}"
         stats = ", ".join(f"{k} {_num(v)}" for k, v in g.stats.items())
-        rows.append([g.label, _num(g.n), _num(g.value), delta, _interval(g.interval), stats,
+        rows.append([g.label, _num(g.n), _num(g.value), delta, pair_text(g.interval), stats,
                      tag])
     return Table(["group", "n", result.metric, "Δ best", "interval", "stats", ""], rows)
 
 
 def _curve_figures(result: IndicatorResult) -> list[Figure]:
     """Curves grouped by their axes, at most 12 per figure."""
-    buckets: dict[tuple[str, str], dict[str, tuple[Sequence[float], Sequence[float]]]] = {}
-    bands: dict[tuple[str, str], dict[str, Sequence[tuple[float, float]]]] = {}
+    buckets: dict[tuple[str, str], list[str]] = {}
     for name, curve in result.curves.items():
         axes = (curve.x_label, curve.y_label if len(result.curves) < 4 else "")
-        buckets.setdefault(axes, {})[name] = (curve.x, curve.y)
-        if curve.interval is not None:
-            bands.setdefault(axes, {})[name] = curve.interval
+        buckets.setdefault(axes, []).append(name)
     out = []
-    for (x_label, y_label), series in buckets.items():
-        names = list(series)
-        for start in range(0, len(names), 12):
-            chunk = {n: series[n] for n in names[start:start + 12]}
+    for (x_label, y_label), names in buckets.items():
+        for chunk in (names[start:start + 12] for start in range(0, len(names), 12)):
+            curves = {n: result.curves[n] for n in chunk}
+            bands = {n: c.interval for n, c in curves.items() if c.interval is not None}
             out.append(_draw(figures.lines, f"curves of {result.name}: " + ", ".join(chunk),
-                             chunk, x_label=x_label, y_label=y_label,
-                             bands=bands.get((x_label, y_label))))
+                             {n: (c.x, c.y) for n, c in curves.items()}, x_label=x_label,
+                             y_label=y_label, bands=bands))
     return out
 
 
-def _detail_table(name: str, rows: Sequence[Mapping[str, Any]]) -> tuple[str, Table, str]:
+def _detail_table(name: str, rows: Sequence[Mapping[str, object]]) -> tuple[str, Table, str]:
     """A table of ``result.tables`` (cut after :data:`MAX_TABLE_ROWS` rows, with a note)."""
     columns = list(dict.fromkeys(c for row in rows for c in row))
     shown = [[_num(row.get(c)) for c in columns] for row in rows[:MAX_TABLE_ROWS]]
@@ -262,9 +230,7 @@ def _matrix_table(matrix: Matrix) -> Table:
 
 def _head(result: IndicatorResult) -> str:
     """``value 0.7 [0.6, 0.8]; gap 0.2; ratio 0.75; higher is better``."""
-    head = f"value {_num(result.value)}"
-    if "value" in result.intervals:
-        head += f" {_interval(result.intervals['value'])}"
+    head = value_text(result)
     if shows_gap(result):
         head += f"; gap {_num(result.gap)}; ratio {_num(result.ratio)}"
     else:
@@ -299,34 +265,20 @@ def _result_view(r: IndicatorResult, key: str | None, draw: bool) -> ResultView:
         elif draw:
             figure = _draw(figures.heatmap, f"matrix {name}", matrix, title=name)
         matrices.append((name, figure, _matrix_table(matrix)))
+    stats = [[k, _num(v), pair_text(r.intervals.get(k))] for k, v in r.stats.items()]
     return ResultView(
-        title=_label(r.name, r.metric, r.at, key),
-        head=_head(r),
-        stats=Table(["stat", "value", "interval"], [
-            [k, _num(v), _interval(r.intervals.get(k))] for k, v in r.stats.items()
-        ]) if r.stats else None,
-        groups=_groups_table(r) if r.groups else None,
-        plots=_plots(r, fair_sa) if draw else [],
-        matrices=matrices,
-        tables=[_detail_table(name, rows) for name, rows in r.tables.items() if rows],
-        notes=r.notes,
-    )
-
-
-# -- one test --------------------------------------------------------------------------------
+        title=_label(r.name, r.metric, r.at, key), head=_head(r),
+        stats=Table(["stat", "value", "interval"], stats) if stats else None,
+        groups=_groups_table(r) if r.groups else None, plots=_plots(r, fair_sa) if draw else [],
+        matrices=matrices, notes=r.notes,
+        tables=[_detail_table(name, rows) for name, rows in r.tables.items() if rows])
 
 
 def _regression_view(c: Comparison) -> RegressionView:
     where = f" ({c.where})" if c.where else ""
     direction = "lower is better" if c.lower_is_better else "higher is better"
-    rows: list[Row] = []
-    for label, before, after in c.groups:
-        delta, worse = "", False
-        if before is not None and after is not None:
-            delta = f"{after - before:+.4g}"
-            worse = after < before if c.higher_is_better_groups else after > before
-        rows.append([label, _num(before), _num(after), delta,
-                     Cell("worse", "FAIL") if worse else ""])
+    rows: list[Row] = [[*row[:4], Cell("worse", "FAIL") if row[4] else ""]
+                       for row in comparison_group_rows(c)]
     return RegressionView(
         verdict="REGRESSED" if c.regressed else "ok",
         text=f"{c.result}: {c.metric}{where} baseline {_num(c.baseline)} → now {_num(c.now)} "
@@ -336,35 +288,25 @@ def _regression_view(c: Comparison) -> RegressionView:
     )
 
 
-def _section(test: Mapping[str, Any], draw: bool) -> Section:
-    return Section(
-        nodeid=test["nodeid"],
-        outcome=str(test.get("outcome") or ""),
-        checkpoint=str(test.get("checkpoint") or ""),
-        results=[_result_view(IndicatorResult.from_dict(data), data.get("key"), draw)
-                 for data in test.get("results", [])],
-        regressions=[_regression_view(Comparison.from_dict(c))
-                     for c in test.get("regressions", [])],
-        notes=test.get("notes", []),
-    )
+def _section(record: TestRecord, draw: bool) -> Section:
+    return Section(record.nodeid, record.outcome, record.checkpoint or "",
+                   [_result_view(k.result, k.key, draw) for k in record.results],
+                   [_regression_view(c) for c in record.regressions], record.notes)
 
 
-# -- trends ----------------------------------------------------------------------------------
-
-
-def _trends(tests: Sequence[Mapping[str, Any]], trends: Sequence[Mapping[str, Any]],
+def _trends(records: Sequence[TestRecord], trends: Sequence[TrendRow],
             draw: bool) -> list[tuple[str, Figure | None, Table]]:
     """Per result: a title, the figure of its value and gap by run, and their table."""
-    wanted = {(t.get("test") or t["nodeid"], result_id(d)) for t in tests for d in t["results"]}
+    wanted = {(r.test, k.id) for r in records for k in r.results}
     runs = list(dict.fromkeys((row["run_id"], row["column"]) for row in trends))
     if len(runs) < 2:
         return []
     names = [column for _, column in runs]
-    labels = [c if names.count(c) == 1 else f"{c} (run {r})" for r, c in runs]
+    labels = [str(c) if names.count(c) == 1 else f"{c} (run {r})" for r, c in runs]
     position = {point: i for i, point in enumerate(runs)}
-    series: dict[tuple[str, str], dict[str, dict[int, float | None]]] = {}
+    series: dict[tuple[str, str], dict[str, dict[int, object]]] = {}
     for row in trends:
-        key = (row["test"], row["result_id"])
+        key = (str(row["test"]), str(row["result_id"]))
         if key in wanted:
             i = position[(row["run_id"], row["column"])]
             for metric in ("gap", "value"):
@@ -373,7 +315,7 @@ def _trends(tests: Sequence[Mapping[str, Any]], trends: Sequence[Mapping[str, An
     for (test, rid), metrics in sorted(series.items()):
         figure = None
         if draw:
-            points = {m: sorted((i, y) for i, y in v.items() if y is not None)
+            points = {m: sorted((i, y) for i, y in v.items() if isinstance(y, (int, float)))
                       for m, v in metrics.items()}
             lines = {m: ([float(i) for i, _ in p], [float(y) for _, y in p])
                      for m, p in points.items() if p}
@@ -385,34 +327,26 @@ def _trends(tests: Sequence[Mapping[str, Any]], trends: Sequence[Mapping[str, An
     return out
 
 
-# -- the page --------------------------------------------------------------------------------
-
-
 @functools.cache
 def _template() -> jinja2.Template:
     import jinja2
 
-    environment = jinja2.Environment(
-        loader=jinja2.PackageLoader("pytest_fairness.report", "templates"),
-        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
-        lstrip_blocks=True, keep_trailing_newline=True,
-    )
+    environment = jinja2.Environment(loader=jinja2.PackageLoader("pytest_fairness.report"),
+                                     autoescape=True, undefined=jinja2.StrictUndefined,
+                                     trim_blocks=True, lstrip_blocks=True,
+                                     keep_trailing_newline=True)
     return environment.get_template("report.html.j2")
 
 
-def render_html(
-    document: Mapping[str, Any],
-    *,
-    trends: Sequence[Mapping[str, Any]] | None = None,
-    draw: bool | None = None,
-) -> str:
+def render_html(document: ReportDocument, *, trends: Sequence[TrendRow] | None = None,
+                draw: bool | None = None) -> str:
     """Render a report document (:func:`~pytest_fairness.report.json_report.build_report`).
 
     Parameters
     ----------
     document : mapping
         The ``report.json`` document.
-    trends : sequence of mapping, optional
+    trends : sequence of mappings, optional
         Rows of :meth:`pytest_fairness.history.HistoryStore.series` for the trend section.
     draw : bool, optional
         Draw figures (default: when matplotlib is installed).
@@ -426,7 +360,7 @@ def render_html(
     """
     problem = figures.import_problem() if draw is None or draw else None
     draw = problem is None if draw is None else draw
-    tests = list(document.get("tests", []))
+    tests = [TestRecord.from_dict(test) for test in document.get("tests", [])]
     run: list[Row] = [[k, ", ".join(f"{a} {b}" for a, b in v.items())
                        if isinstance(v, Mapping) else str(v)]
                       for k, v in document.get("run", {}).items() if v not in (None, "", {}, [])]
@@ -445,13 +379,8 @@ def render_html(
     )
 
 
-def write_html(
-    document: Mapping[str, Any],
-    directory: str | os.PathLike[str],
-    *,
-    trends: Sequence[Mapping[str, Any]] | None = None,
-    draw: bool | None = None,
-) -> Path:
+def write_html(document: ReportDocument, directory: str | os.PathLike[str], *,
+               trends: Sequence[TrendRow] | None = None, draw: bool | None = None) -> Path:
     """Write ``report.html`` into ``directory`` (created if needed), atomically.
 
     Raises
@@ -464,7 +393,6 @@ def write_html(
     try:
         return atomic_write_text(target, page)
     except OSError as error:
-        raise FairnessConfigError(
-            f"cannot write the HTML report {str(target)!r} ({error.strerror or error}); give a "
-            "folder you can write."
-        ) from None
+        cause = error.strerror or error
+        raise FairnessConfigError(f"cannot write the HTML report {str(target)!r} ({cause}); give "
+                                  "a folder you can write.") from None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from pytest_fairness.records import TestRecord
+from pytest_fairness.report.terminal import checks_of
 from pytest_fairness.results import encode_float, finite_or_none
 
 __all__ = ["PROPERTY_PREFIX", "junit_properties"]
@@ -27,16 +28,12 @@ def junit_properties(record: TestRecord) -> list[tuple[str, object]]:
         props.append((f"{PROPERTY_PREFIX}metric{suffix}", result.metric))
         props.append((f"{PROPERTY_PREFIX}value{suffix}", finite_or_none(result.value)))
         props.append((f"{PROPERTY_PREFIX}gap{suffix}", gap))
-        metrics = {result.metric, *(s.metric for s in result.slices)}
-        for check in record.checks:
-            if (check.key, check.indicator) == (keyed.key, result.name) and (
-                    check.metric in metrics):
-                verdict = "passed" if check.passed else "failed"
-                prop = (f"{PROPERTY_PREFIX}limit{suffix}",
-                        f"{check.limit}={check.threshold:g} "
-                        f"observed={encode_float(check.observed)} {verdict}")
-                if prop not in props:  # a marker and an inline check that agree: once
-                    props.append(prop)
+        for check in checks_of(keyed, record.checks):
+            verdict = "passed" if check.passed else "failed"
+            prop = (f"{PROPERTY_PREFIX}limit{suffix}", f"{check.limit}={check.threshold:g} "
+                    f"observed={encode_float(check.observed)} {verdict}")
+            if prop not in props:  # a marker and an inline check that agree: once
+                props.append(prop)
         for c in record.regressions:
             if c.result == keyed.id:
                 verdict = "regressed" if c.regressed else "ok"

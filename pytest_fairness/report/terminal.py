@@ -1,40 +1,25 @@
 """Render results, verdicts and baseline comparisons as lines of text (no terminal I/O here).
 
-The plugin puts these lines in failure messages, report sections and the end-of-run
-summary, and the ``pytest-fairness`` command prints them; they use the user's vocabulary
-(groups, limits, gaps, baselines), never class names.
+Failure messages, report sections, the end-of-run summary and the ``pytest-fairness`` command
+show them, in the user's vocabulary (groups, limits, gaps, baselines), never class names.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pytest_fairness.indicators import headline
 from pytest_fairness.options import LIMITS
 from pytest_fairness.records import CheckOutcome, Comparison, KeyedResult, TestRecord
 from pytest_fairness.results import IndicatorResult, group_label
 
-if TYPE_CHECKING:
-    pass
-
 __all__ = [
-    "checkpoint_lines",
-    "comparison_group_lines",
-    "comparison_lines",
-    "fmt_signed",
-    "format_number",
-    "group_table_lines",
-    "interval_text",
-    "regression_message",
-    "regression_tally",
-    "report_section",
-    "result_lines",
-    "shows_gap",
-    "section_text",
-    "summary_lines",
-    "text_table",
+    "checkpoint_lines", "checks_of", "comparison_group_lines", "comparison_group_rows",
+    "comparison_lines", "fmt_signed", "format_number", "group_table_lines", "interval_text",
+    "observed_text", "pair_text", "regression_message", "regression_tally", "report_section",
+    "result_lines", "section_text", "shows_gap", "summary_lines", "text_table", "value_text",
     "violation_message",
 ]
 
@@ -48,15 +33,15 @@ def format_number(x: float | None, digits: int = 4) -> str:
     return f"{x:.{digits}g}" if abs(x) >= 1e-3 or x == 0 else f"{x:.3e}"
 
 
-def _interval(interval: Sequence[float] | None) -> str:
+def pair_text(interval: Sequence[float] | None) -> str:
+    """An interval as ``[low, high]``; empty for None."""
     if interval is None:
         return ""
     return f"[{format_number(interval[0])}, {format_number(interval[1])}]"
 
 
-def text_table(
-    header: Sequence[str], rows: Iterable[Sequence[str]], indent: str = "  "
-) -> list[str]:
+def text_table(header: Sequence[str], rows: Iterable[Sequence[str]],
+               indent: str = "  ") -> list[str]:
     """A plain-text table: the first and last columns left-aligned, the others right-aligned."""
     rows = [list(header), *(list(r) for r in rows)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
@@ -72,24 +57,15 @@ def text_table(
 def groups_are_compared(result: IndicatorResult) -> bool:
     """Whether a gap (and a best and worst group) across the result's groups means anything.
 
-    The indicator's headline says (:func:`pytest_fairness.indicators.headline`): not for
-    iEAT, whose groups are the target sets X and Y, nor where the headline is another
-    number (Fair SA's L1, the amplification).
+    The indicator's :func:`~pytest_fairness.indicators.headline` says (not for iEAT's target
+    sets, nor where the headline is another number: Fair SA's L1, the amplification).
     """
     return headline(result.name).has_gap
 
 
 def shows_gap(result: IndicatorResult) -> bool:
-    """Whether reports show the result's gap, best and worst group.
-
-    They do when its groups are compared (:func:`groups_are_compared`) and at least two
-    are large enough.
-    """
+    """Whether reports show the gap, best and worst group: groups compared, two or more included."""
     return groups_are_compared(result) and len(result.included_groups) >= 2
-
-
-def _group_value_label(result: IndicatorResult) -> str:
-    return headline(result.name).group_value or result.metric
 
 
 def headline_text(result: IndicatorResult) -> str:
@@ -103,12 +79,11 @@ def headline_text(result: IndicatorResult) -> str:
     '|effect size| 0.8, p_value 0.004'
     """
     head = headline(result.name)
-    compared = len(result.included_groups) >= 2
-    number = head.read(result.value, result.gap if compared else None)
+    number = head.read(result.value, result.gap if len(result.included_groups) >= 2 else None)
     interval = result.intervals.get("gap" if head.metric == "gap" else head.metric)
     text = f"{head.label} {format_number(number)}"
     if interval is not None and not head.magnitude:
-        text += f" {_interval(interval)}"
+        text += f" {pair_text(interval)}"
     extra = [f"{name} {format_number(result.stats[name])}" for name in head.secondary
              if name in result.stats]
     return ", ".join([text, *extra])
@@ -117,8 +92,7 @@ def headline_text(result: IndicatorResult) -> str:
 def group_table_lines(result: IndicatorResult, highlight: str = "") -> list[str]:
     """The per-group table: group, n, value, Δ to the best group, interval, excluded.
 
-    For results whose groups are not compared (:func:`groups_are_compared`), the value is
-    labelled as what it is and there is no Δ best and no worst group.
+    Where groups are not compared (:func:`groups_are_compared`): no Δ best, no worst group.
     """
     if not result.groups:
         return []
@@ -127,8 +101,8 @@ def group_table_lines(result: IndicatorResult, highlight: str = "") -> list[str]
     worst = result.worst_group if compared else None
     stat_names = sorted({k for g in result.groups for k in g.stats})
     with_interval = any(g.interval is not None for g in result.groups)
-    header = ["set" if headline(result.name).group_value else "group", "n",
-              _group_value_label(result),
+    value_label = headline(result.name).group_value
+    header = ["set" if value_label else "group", "n", value_label or result.metric,
               *(["Δ best"] if compared else []), *(["interval"] if with_interval else []),
               *stat_names, ""]
     rows = []
@@ -140,27 +114,27 @@ def group_table_lines(result: IndicatorResult, highlight: str = "") -> list[str]
         if highlight and highlight == f"group {g.label}":
             marker = "  ← violates"
         excluded = f"excluded (n < {result.min_group_size})" if g.excluded else ""
-        rows.append(
-            [g.label, str(g.n), format_number(g.value), *([delta] if compared else []),
-             *([_interval(g.interval)] if with_interval else []),
-             *(format_number(g.stats.get(s)) for s in stat_names), excluded + marker]
-        )
+        rows.append([g.label, str(g.n), format_number(g.value), *([delta] if compared else []),
+                     *([pair_text(g.interval)] if with_interval else []),
+                     *(format_number(g.stats.get(s)) for s in stat_names), excluded + marker])
     return text_table(header, rows)
 
 
-def result_lines(result: IndicatorResult, *, details: bool = True) -> list[str]:
-    """A result in a few lines: headline, gap, stats, per-group table and notes.
+def value_text(result: IndicatorResult) -> str:
+    """``value 0.7 [0.6, 0.8]``: the result's value with its interval, if any."""
+    interval = result.intervals.get("value")
+    return f"value {format_number(result.value)}" + ("" if interval is None else
+                                                      f" {pair_text(interval)}")
 
-    ``details=False`` leaves out the per-group table and the notes (a failure message
-    already shows them).
-    """
+
+def result_lines(result: IndicatorResult, *, details: bool = True) -> list[str]:
+    """A result in a few lines: headline, gap, stats, and (``details``) groups and notes."""
     where = f" at {result.at:g}" if result.at is not None else ""
-    lines = [f"{result.name} ({result.metric}){where}: value {format_number(result.value)}"
-             + (f" {_interval(result.intervals['value'])}" if "value" in result.intervals else "")]
+    lines = [f"{result.name} ({result.metric}){where}: {value_text(result)}"]
     if shows_gap(result):
         gap = f"gap {format_number(result.gap)}"
         if "gap" in result.intervals:
-            gap += f" {_interval(result.intervals['gap'])}"
+            gap += f" {pair_text(result.intervals['gap'])}"
         best, worst = result.best_group, result.worst_group
         assert best is not None and worst is not None
         lines.append(f"  {gap}, ratio {format_number(result.ratio)}; best {best.label} "
@@ -175,22 +149,28 @@ def result_lines(result: IndicatorResult, *, details: bool = True) -> list[str]:
     return lines
 
 
-def _observed(outcome: CheckOutcome) -> str:
-    what = outcome.limit.split("_", 1)[1].replace("_", " ")
-    text = f"{what} {format_number(outcome.observed)}"
+def observed_text(outcome: CheckOutcome) -> str:
+    """The number a verdict bounds, with its interval and where: ``0.2 [0.1, 0.3] (group a)``."""
+    text = format_number(outcome.observed)
     if outcome.interval is not None:
-        text += f" {_interval(outcome.interval)}"
-    if outcome.where:
-        text += f" ({outcome.where})"
-    return text
+        text += f" {pair_text(outcome.interval)}"
+    return text + (f" ({outcome.where})" if outcome.where else "")
+
+
+def _observed(outcome: CheckOutcome) -> str:
+    return f"{outcome.limit.split('_', 1)[1].replace('_', ' ')} {observed_text(outcome)}"
+
+
+def _needs(limit: str) -> str:
+    return "<=" if LIMITS[limit].bound == "max" else ">="
 
 
 def _verdict_line(outcome: CheckOutcome) -> str:
-    op = "<=" if LIMITS[outcome.limit].bound == "max" else ">="
     status = "ok  " if outcome.passed else "FAIL"
     confidence = "" if outcome.confidence == "point" else f", confidence={outcome.confidence}"
     return (f"{status} {outcome.limit}={format_number(outcome.threshold)}{confidence}: "
-            f"{_observed(outcome)}, needs {op} {format_number(outcome.threshold)}")
+            f"{_observed(outcome)}, needs {_needs(outcome.limit)} "
+            f"{format_number(outcome.threshold)}")
 
 
 def violation_message(outcomes: Sequence[CheckOutcome]) -> str:
@@ -198,19 +178,15 @@ def violation_message(outcomes: Sequence[CheckOutcome]) -> str:
     failed = [o for o in outcomes if not o.passed]
     broken = "; ".join(f"{o.limit}={format_number(o.threshold)} ({_observed(o)})" for o in failed)
     lines = [f"{len(failed)} fairness limit{'s' if len(failed) > 1 else ''} broken: {broken}"]
-    seen: set[tuple[Any, ...]] = set()
-    for outcome in outcomes:
-        # Each result slice once, however many limits or markers checked it.
-        if _slice_id(outcome) in seen:
-            continue
-        seen.add(_slice_id(outcome))
-        mine = [o for o in outcomes if _slice_id(o) == _slice_id(outcome)]
+    # Each result slice once, however many limits or markers checked it.
+    for ident in dict.fromkeys(map(_slice_id, outcomes)):
+        mine = [o for o in outcomes if _slice_id(o) == ident]
         if all(o.passed for o in mine):
             continue
-        result = outcome.result
+        result = mine[0].result
         assert result is not None, "a violation is shown from the outcomes as checked"
         lines.append("")
-        shown = outcome.label
+        shown = mine[0].label
         if headline(result.name).metric != "gap":
             shown += f": {headline_text(result)}"
         lines.append(shown)
@@ -225,12 +201,8 @@ def _slice_id(outcome: CheckOutcome) -> tuple[Any, ...]:
     return (outcome.key, outcome.indicator, outcome.metric, outcome.at)
 
 
-def _checks_of(keyed: KeyedResult, checks: Sequence[CheckOutcome]) -> list[CheckOutcome]:
-    """The verdicts that belong to one recorded result.
-
-    Same key and indicator, and the metric of the result or of one of its slices
-    (``precision@5`` when ``at=5`` picked it).
-    """
+def checks_of(keyed: KeyedResult, checks: Sequence[CheckOutcome]) -> list[CheckOutcome]:
+    """The verdicts of one result: its key, indicator, and metric or a slice's (``at=5``)."""
     result = keyed.result
     metrics = {result.metric, *(s.metric for s in result.slices)}
     return [c for c in checks
@@ -238,18 +210,10 @@ def _checks_of(keyed: KeyedResult, checks: Sequence[CheckOutcome]) -> list[Check
 
 
 def _limit_texts(checks: Iterable[CheckOutcome]) -> list[str]:
-    """``max_gap=0.1`` (and ``FAIL``) per verdict, each once.
-
-    A marker and an inline check that agree are one limit.
-    """
+    """``max_gap=0.1`` (and ``FAIL``) per verdict; a marker and an inline check that agree once."""
     return list(dict.fromkeys(
         f"{c.limit}={format_number(c.threshold)}" + ("" if c.passed else " FAIL")
         for c in checks))
-
-
-def _slice(result: IndicatorResult, at: Any) -> IndicatorResult:
-    """The result at a gated coordinate; the headline when ``at`` is None or its own."""
-    return result if at is None or at == result.at else result.select(at)
 
 
 def summary_lines(records: Sequence[TestRecord]) -> list[str]:
@@ -258,27 +222,19 @@ def summary_lines(records: Sequence[TestRecord]) -> list[str]:
     for record in records:
         for keyed in record.results:
             result = keyed.result
-            mine = _checks_of(keyed, record.checks)
+            mine = checks_of(keyed, record.checks)
             # One row per coordinate that was gated (e.g. at=0 of a τ sweep), else the headline.
             for at in list(dict.fromkeys(c.at for c in mine)) or [result.at]:
-                shown = _slice(result, at)
+                shown = result if at is None or at == result.at else result.select(at)
                 limits = "; ".join(_limit_texts(c for c in mine if c.at == at)) or "-"
                 worst = shown.worst_group if shows_gap(shown) else None
                 where = "" if shown.at is None else f" at {shown.at:g}"
-                rows.append([
-                    record.nodeid,
-                    f"{shown.name} ({shown.metric}){where}",
-                    format_number(shown.value),
-                    headline_text(shown),
-                    "-" if worst is None else group_label(worst.group),
-                    limits,
-                    record.outcome,
-                ])
-    if not rows:
-        return []
-    return text_table(["test", "indicator", "value", "headline", "worst group", "limits",
-                       "outcome"],
-                  rows, indent="")
+                rows.append([record.nodeid, f"{shown.name} ({shown.metric}){where}",
+                             format_number(shown.value), headline_text(shown),
+                             "-" if worst is None else group_label(worst.group), limits,
+                             record.outcome])
+    header = ["test", "indicator", "value", "headline", "worst group", "limits", "outcome"]
+    return text_table(header, rows, indent="") if rows else []
 
 
 def _section_result(shown: IndicatorResult, failed: set[tuple[Any, str]]) -> list[str]:
@@ -291,44 +247,35 @@ def _section_result(shown: IndicatorResult, failed: set[tuple[Any, str]]) -> lis
 def section_text(record: TestRecord, *, in_message: bool = False) -> str:
     """The report section of one test: every result in detail, then every verdict.
 
-    ``in_message``: the test failed with the violation message of its failed checks, which
-    already shows those results' group tables; the section leaves them out.
+    ``in_message``: the failure message already shows the failed results' group tables.
     """
     lines: list[str] = []
     for keyed in record.results:
         result = keyed.result
-        mine = _checks_of(keyed, record.checks)
+        mine = checks_of(keyed, record.checks)
         failed = {(c.at, c.metric) for c in mine if not c.passed} if in_message else set()
         if lines:
             lines.append("")
         if keyed.key is not None:
             lines.append(f"[{keyed.key}]")
         lines.extend(_section_result(result, failed))
-        for at in dict.fromkeys(c.at for c in mine):
-            if at is not None and at != result.at:
-                lines.append("")
-                lines.extend(_section_result(result.select(at), failed))
+        for at in dict.fromkeys(c.at for c in mine if c.at is not None and c.at != result.at):
+            lines.extend(["", *_section_result(result.select(at), failed)])
     if record.checks:
-        lines.append("")
-        lines.append("limits:")
+        lines.extend(["", "limits:"])
         verdicts = []
         for c in record.checks:
-            op = "<=" if LIMITS[c.limit].bound == "max" else ">="
             at = "" if c.at is None else f" at {c.at:g}"
             where = f" ({c.where})" if c.where else ""
-            verdicts.append(
-                f"  {'ok  ' if c.passed else 'FAIL'} {c.indicator}{at}: {c.limit} "
-                f"observed {format_number(c.observed)}{where}, needs {op} "
-                f"{format_number(c.threshold)}"
-            )
+            verdicts.append(f"  {'ok  ' if c.passed else 'FAIL'} {c.indicator}{at}: {c.limit} "
+                            f"observed {format_number(c.observed)}{where}, needs "
+                            f"{_needs(c.limit)} {format_number(c.threshold)}")
         lines.extend(dict.fromkeys(verdicts))  # a marker and an inline check that agree: once
     return "\n".join(lines)
 
 
-def report_section(
-    record: TestRecord, *, baseline_source: str = "", report_page: str | None = None,
-    in_message: bool = False,
-) -> str:
+def report_section(record: TestRecord, *, baseline_source: str = "",
+                   report_page: str | None = None, in_message: bool = False) -> str:
     """The ``fairness`` section of a test's report: results, verdicts, notes, baseline, link.
 
     ``in_message`` as in :func:`section_text`.
@@ -345,9 +292,7 @@ def report_section(
 
 
 def regression_tally(comparisons: Sequence[Comparison]) -> str:
-    """How many comparisons regressed, in how many tests: the same count everywhere.
-
-    The pytest run's summary and ``pytest-fairness compare`` both print it.
+    """How many comparisons regressed, in how many tests (the run's summary, ``compare``).
 
     Examples
     --------
@@ -363,16 +308,11 @@ def regression_tally(comparisons: Sequence[Comparison]) -> str:
             f"test{'s' if tests != 1 else ''} ({total})")
 
 
-# -- baseline comparisons ---------------------------------------------------------------------
-
-
-def comparison_lines(
-    comparison: Comparison, *, groups: bool = True, with_test: bool = False
-) -> list[str]:
+def comparison_lines(comparison: Comparison, *, groups: bool = True,
+                     with_test: bool = False) -> list[str]:
     """Lines of one comparison: the verdict, then baseline and now, group by group.
 
-    ``with_test`` names the test before the result (``t.py::test_a :: group_metrics
-    (accuracy)``), for output that covers many tests.
+    ``with_test`` names the test before the result (``t.py::test_a :: group_metrics (accuracy)``).
     """
     c = comparison
     fmt = format_number
@@ -406,24 +346,26 @@ def interval_text(comparison: Comparison) -> str:
     return f"[{fmt_signed(low)}, {fmt_signed(high)}] {drawn}"
 
 
-def comparison_group_lines(comparison: Comparison) -> list[str]:
-    """The group-by-group table of a comparison: baseline, now, Δ, and which got worse."""
-    if not comparison.groups:
-        return []
+def comparison_group_rows(comparison: Comparison) -> list[tuple[str, str, str, str, bool]]:
+    """The groups of a comparison: label, baseline, now, Δ (texts), and whether it got worse."""
     rows = []
     for label, before, after in comparison.groups:
-        diff = "" if before is None or after is None else f"{after - before:+.4g}"
-        mark = ""
-        if before is not None and after is not None and after != before:
-            got_worse = after < before if comparison.higher_is_better_groups else after > before
-            mark = "← worse" if got_worse else ""
-        rows.append([label, format_number(before), format_number(after), diff, mark])
-    return text_table(["group", "baseline", "now", "Δ", ""], rows, indent="    ")
+        diff, worse = "", False
+        if before is not None and after is not None:
+            diff = f"{after - before:+.4g}"
+            worse = after < before if comparison.higher_is_better_groups else after > before
+        rows.append((label, format_number(before), format_number(after), diff, worse))
+    return rows
 
 
-def checkpoint_lines(
-    comparisons: Sequence[Comparison], *, reference: str, judged: bool
-) -> list[str]:
+def comparison_group_lines(comparison: Comparison) -> list[str]:
+    """The group-by-group table of a comparison: baseline, now, Δ, and which got worse."""
+    rows = [[*row[:4], "← worse" if row[4] else ""] for row in comparison_group_rows(comparison)]
+    return text_table(["group", "baseline", "now", "Δ", ""], rows, indent="    ") if rows else []
+
+
+def checkpoint_lines(comparisons: Sequence[Comparison], *, reference: str,
+                     judged: bool) -> list[str]:
     """The run's checkpoints against its reference one: one line per test and result.
 
     ``judged`` adds each verdict (``--fairness-compare-fail`` was given) and a tally.
@@ -442,13 +384,11 @@ def checkpoint_lines(
     return lines
 
 
-def regression_message(
-    comparisons: Sequence[Comparison], *, source: str = "", with_test: bool = False
-) -> str:
+def regression_message(comparisons: Sequence[Comparison], *, source: str = "",
+                       with_test: bool = False) -> str:
     """The failure message of regressions: which metrics got worse, then each in detail.
 
-    Every metric of a result that regressed is listed, and the result's groups once.
-    ``with_test`` names the test of each result (for comparisons of many tests).
+    Every metric of a result that regressed, and its groups once; ``with_test`` names the test.
     """
     fmt = format_number
     failed = [c for c in comparisons if c.regressed]
@@ -459,9 +399,7 @@ def regression_message(
     lines = [f"{len(failed)} fairness regression{'s' if len(failed) != 1 else ''}{against}: "
              f"{heads}"]
     shown = {(c.test, c.result) for c in failed} or {(c.test, c.result) for c in comparisons}
-    for key in dict.fromkeys((c.test, c.result) for c in comparisons):
-        if key not in shown:
-            continue
+    for key in [k for k in dict.fromkeys((c.test, c.result) for c in comparisons) if k in shown]:
         mine = [c for c in comparisons if (c.test, c.result) == key]
         lines.append("")
         for c in mine:

@@ -7,7 +7,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from pytest_fairness.report.json_report import load_report, report_results
+from pytest_fairness.files import load_report
+from pytest_fairness.report.json_report import report_results
 
 # Runs that draw figures go through a subprocess: in-process pytester runs drop the modules
 # they imported, and numpy's and matplotlib's C extensions refuse a second import.

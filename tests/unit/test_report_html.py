@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from pytest_fairness.errors import FairnessConfigError
+from pytest_fairness.files import REPORT_FORMAT, load_report
 from pytest_fairness.records import TestRecord
 from pytest_fairness.report.html import render_html, write_html
 from pytest_fairness.report.json_report import (
-    REPORT_FORMAT,
+    ReportDocument,
     build_report,
-    load_report,
     report_results,
     write_json,
 )
@@ -70,7 +70,7 @@ def rich_result() -> IndicatorResult:
     )
 
 
-def document(**run: Any) -> dict[str, Any]:
+def document(**run: Any) -> ReportDocument:
     r = rich_result()
     records = [
         {"nodeid": f"t.py::test_x[{XSS}]", "outcome": "failed",
