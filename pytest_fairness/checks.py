@@ -122,6 +122,18 @@ def _number(name: str, value: Any) -> float:
     return float(value)
 
 
+def _with_result(clean: dict[str, Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """``clean`` with the marker's ``result=`` (the returned result it applies to), checked."""
+    if "result" in kwargs:
+        if not isinstance(kwargs["result"], str):
+            raise FairnessConfigError(
+                "result must be a str naming a returned result (its dict key or indicator "
+                f"name); got result={kwargs['result']!r}."
+            )
+        clean["result"] = kwargs["result"]
+    return clean
+
+
 def validate_threshold(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
     """Validate the arguments of a ``fairness_threshold`` marker and return its keywords.
 
@@ -180,14 +192,7 @@ def validate_threshold(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict
                 "fairness.threshold."
             )
     clean["confidence"] = _confidence(kwargs)
-    if "result" in kwargs:
-        if not isinstance(kwargs["result"], str):
-            raise FairnessConfigError(
-                "result must be a str naming a returned result (its dict key or indicator "
-                f"name); got result={kwargs['result']!r}."
-            )
-        clean["result"] = kwargs["result"]
-    return clean
+    return _with_result(clean, kwargs)
 
 
 def validate_regression(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
@@ -223,14 +228,7 @@ def validate_regression(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dic
         )
     clean: dict[str, Any] = {"tolerance": tolerance, "metric": metric,
                              "confidence": _confidence(kwargs)}
-    if "result" in kwargs:
-        if not isinstance(kwargs["result"], str):
-            raise FairnessConfigError(
-                "result must be a str naming a returned result (its dict key or indicator "
-                f"name); got result={kwargs['result']!r}."
-            )
-        clean["result"] = kwargs["result"]
-    return clean
+    return _with_result(clean, kwargs)
 
 
 # -- observations ----------------------------------------------------------------------
