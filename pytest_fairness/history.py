@@ -36,13 +36,12 @@ from pathlib import Path
 from typing import Any, Final, Protocol
 
 from pytest_fairness.errors import FairnessConfigError, FairnessError
+from pytest_fairness.files import FieldError, Fields
 from pytest_fairness.options import checkpoint_id
 from pytest_fairness.records import (
     CheckOutcome,
     Comparison,
     Extraction,
-    FieldError,
-    Fields,
     KeyedResult,
     ResultSummary,
     TestRecord,
@@ -141,7 +140,7 @@ def _insert(table: str, columns: Sequence[str]) -> str:
     return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
 
 
-#: The kind of each column read back (:class:`~pytest_fairness.records.Fields` kinds).
+#: The kind of each column read back (:class:`~pytest_fairness.files.Fields` kinds).
 _RUN_KINDS: Final = {
     "id": "int", "started": "str?", "finished": "str?", "label": "str?", "checkpoint": "str?",
     "git_commit": "str?", "model_fingerprint": "str?", "dataset_fingerprint": "str?",
