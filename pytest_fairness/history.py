@@ -1,26 +1,10 @@
 """The run history: a SQLite store of every fairness run and its results.
 
-Default location ``.fairness/history.sqlite`` under the rootdir (``--fairness-history PATH``
-or the ``fairness_history`` ini option to move it, ``--fairness-no-history`` to skip it).
-
-* **WAL mode** and one ``BEGIN IMMEDIATE`` transaction per run: a writer killed mid-run
-  leaves the store readable with every earlier run, and concurrent sessions queue on the
-  write lock (``busy_timeout``) instead of losing rows.
-* **Schema version** in ``schema_version``; :data:`MIGRATIONS` upgrades older stores when
-  opened (in a write transaction, so two processes opening an old store migrate it once).
-* One row per **run** (:mod:`pytest_fairness.metadata`) and one per **result** (test,
-  checkpoint, fingerprints, headline numbers, verdict, and the result, its checks and
-  comparisons as JSON, so reports can be rebuilt from the store).
-* **Checked when opened** (``PRAGMA quick_check``) and when read: a damaged file, a row
-  whose JSON column is not valid JSON or not what pytest-fairness wrote, or a column of the
-  wrong type raises :class:`~pytest_fairness.errors.FairnessConfigError` naming the file,
-  the run and the row and saying how to recover; nothing is skipped silently (a skipped
-  result would let a regression gate pass).
-* **Read-only** (``HistoryStore(path, read_only=True)``, what the ``pytest-fairness``
-  command uses): never writes, never switches to WAL, never migrates the file; a store of
-  an older schema is upgraded in a copy in memory.
-
-Under pytest-xdist only the controller writes. Only the standard library is used.
+WAL mode, one ``BEGIN IMMEDIATE`` transaction per run, a schema version upgraded by
+:data:`MIGRATIONS`, ``PRAGMA quick_check`` when opened, every row checked when read (a
+damaged one is a :class:`~pytest_fairness.errors.FairnessConfigError` naming the run and the
+row, never skipped), and a read-only mode that never writes the file. See "CI gating and
+history" (``docs/ci-and-history.md``).
 """
 
 from __future__ import annotations
@@ -200,13 +184,11 @@ class HistoryStore:
         if self.path.is_dir():
             raise FairnessConfigError(
                 f"--fairness-history must name a file, got the directory {str(self.path)!r}; "
-                f"e.g. {str(self.path / 'history.sqlite')!r}."
-            )
+                f"e.g. {str(self.path / 'history.sqlite')!r}.")
         if read_only and not self.path.is_file():
             raise FairnessConfigError(
                 f"no history store at {str(self.path)!r}; run `pytest --fairness` first, or "
-                "pass the path of the store."
-            )
+                "pass the path of the store.")
         if not read_only:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -368,8 +350,7 @@ class HistoryStore:
         return FairnessConfigError(
             f"history {str(self.path)!r}: {where} has a damaged {column!r} column ({problem}). "
             f"The store was damaged or edited by hand: delete that run ({delete}) or restore "
-            "the file from a backup."
-        )
+            "the file from a backup.")
 
     def _checked_row(self, row: sqlite3.Row, kinds: Mapping[str, str], where: str,
                      run_id: Any) -> dict[str, Any]:
