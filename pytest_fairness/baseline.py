@@ -28,18 +28,9 @@ from pytest_fairness.records import (
 )
 
 __all__ = [
-    "BASELINE_FORMAT",
-    "BASELINE_SCHEMA",
-    "build_baseline",
-    "dump_baseline",
-    "few_ids",
-    "find_entry",
-    "load_baseline",
-    "match_baseline",
-    "resolve_baseline",
-    "save_baseline",
-    "unmatched_message",
-    "validate_baseline",
+    "BASELINE_FORMAT", "BASELINE_SCHEMA", "build_baseline", "dump_baseline", "few_ids",
+    "find_entry", "load_baseline", "match_baseline", "resolve_baseline", "save_baseline",
+    "unmatched_message", "validate_baseline",
 ]
 
 

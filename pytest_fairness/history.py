@@ -32,12 +32,7 @@ from pytest_fairness.records import (
 )
 
 __all__ = [
-    "DEFAULT_HISTORY",
-    "MIGRATIONS",
-    "SCHEMA_VERSION",
-    "HistoryStore",
-    "RunStore",
-    "now",
+    "DEFAULT_HISTORY", "MIGRATIONS", "SCHEMA_VERSION", "HistoryStore", "RunStore", "now",
 ]
 
 DEFAULT_HISTORY: Final = Path(".fairness") / "history.sqlite"

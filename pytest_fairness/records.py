@@ -8,7 +8,7 @@ report attribute, report and baseline files, the history's rows).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Final, final
 
 from pytest_fairness.errors import FairnessConfigError
@@ -22,28 +22,27 @@ from pytest_fairness.results import (
 )
 
 __all__ = [
-    "BASELINE_FORMAT",
-    "BASELINE_SCHEMA",
-    "Baseline",
-    "BaselineEntry",
-    "CheckOutcome",
-    "Comparison",
-    "Extraction",
-    "FieldError",
-    "Fields",
-    "GroupSummary",
-    "KeyedResult",
-    "ResultSummary",
-    "TestRecord",
-    "joined",
+    "BASELINE_FORMAT", "BASELINE_SCHEMA", "Baseline", "BaselineEntry", "CheckOutcome",
+    "Comparison", "Extraction", "FieldError", "Fields", "GroupSummary", "KeyedResult",
+    "ResultSummary", "TestRecord", "joined",
 ]
 
 #: Float slack so that a value recomputed bit-for-bit differently does not count as worse.
 EPS: Final = 1e-12
 
 
-def _pair(value: tuple[float | None, float | None] | None) -> list[float | None] | None:
-    return None if value is None else list(value)
+def _plain(value: Any) -> Any:
+    """A field for JSON: records by their ``to_dict``, tuples as lists, mappings as dicts."""
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return {k: _plain(v) for k, v in value.items()} if isinstance(value, Mapping) else value
+
+
+def _fields(record: Any, *skip: str) -> dict[str, Any]:
+    """A record's fields by name, for JSON (:func:`_plain`), but those in ``skip``."""
+    return {f.name: _plain(getattr(record, f.name)) for f in fields(record) if f.name not in skip}
 
 
 @final
@@ -130,12 +129,7 @@ class CheckOutcome:
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-serialisable summary (the result itself is not repeated)."""
-        return {
-            "limit": self.limit, "threshold": self.threshold,
-            "observed": encode_float(self.observed), "passed": self.passed,
-            "indicator": self.indicator, "metric": self.metric, "at": self.at, "key": self.key,
-            "confidence": self.confidence, "interval": _pair(self.interval), "where": self.where,
-        }
+        return {**_fields(self, "result"), "observed": encode_float(self.observed)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CheckOutcome:
@@ -221,16 +215,7 @@ class Comparison:
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-serialisable dictionary."""
-        return {
-            "test": self.test, "result": self.result, "metric": self.metric,
-            "baseline": self.baseline, "now": self.now, "tolerance": self.tolerance,
-            "lower_is_better": self.lower_is_better,
-            "higher_is_better_groups": self.higher_is_better_groups,
-            "worse_by": self.worse_by, "regressed": self.regressed,
-            "groups": [list(g) for g in self.groups], "notes": list(self.notes),
-            "where": self.where, "confidence": self.confidence,
-            "interval": _pair(self.interval), "paired": self.paired,
-        }
+        return {**_fields(self), "worse_by": self.worse_by, "regressed": self.regressed}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Comparison:
@@ -267,9 +252,7 @@ class Extraction:
 
     def to_dict(self) -> dict[str, str]:
         """Return a JSON-serialisable dictionary."""
-        return {"dataset": self.dataset, "dataset_fingerprint": self.dataset_fingerprint,
-                "model_fingerprint": self.model_fingerprint,
-                "features_digest": self.features_digest}
+        return _fields(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> Extraction:
@@ -332,15 +315,8 @@ class TestRecord:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: it crosses the xdist boundary; history, baselines, reports store it."""
-        return {
-            "nodeid": self.nodeid, "test": self.test, "checkpoint": self.checkpoint,
-            "outcome": self.outcome, "results": [r.to_dict() for r in self.results],
-            "checks": [c.to_dict() for c in self.checks],
-            "regressions": [c.to_dict() for c in self.regressions], "notes": list(self.notes),
-            "model_fingerprint": self.model_fingerprint,
-            "dataset_fingerprint": self.dataset_fingerprint,
-            "extractions": [e.to_dict() for e in self.extractions],
-        }
+        return {**_fields(self), "model_fingerprint": self.model_fingerprint,
+                "dataset_fingerprint": self.dataset_fingerprint}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TestRecord:
@@ -393,8 +369,7 @@ class GroupSummary:
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-serialisable dictionary."""
-        return {"n": self.n, "value": self.value, "interval": _pair(self.interval),
-                "excluded": self.excluded}
+        return _fields(self)
 
     @classmethod
     def from_dict(cls, data: object, path: str = "") -> GroupSummary:
@@ -461,15 +436,7 @@ class ResultSummary:
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-serialisable dictionary (the baseline file's layout)."""
         worst = None if self.worst is None else {"group": self.worst[0], "value": self.worst[1]}
-        return {
-            "indicator": self.indicator, "metric": self.metric,
-            "higher_is_better": self.higher_is_better, "at": self.at,
-            "min_group_size": self.min_group_size, "value": self.value, "gap": self.gap,
-            "ratio": self.ratio, "worst": worst,
-            "groups": {label: g.to_dict() for label, g in self.groups.items()},
-            "params": dict(self.params),
-            **({"replicates": dict(self.replicates)} if self.replicates else {}),
-        }
+        return {**_fields(self, *() if self.replicates else ("replicates",)), "worst": worst}
 
     @classmethod
     def from_dict(cls, data: object, path: str = "") -> ResultSummary:
@@ -522,8 +489,7 @@ class BaselineEntry:
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-serialisable dictionary."""
-        return {"test": self.test, "checkpoint": self.checkpoint, "outcome": self.outcome,
-                "results": {rid: s.to_dict() for rid, s in self.results.items()}}
+        return _fields(self)
 
     @classmethod
     def from_dict(cls, data: object, path: str = "") -> BaselineEntry:
@@ -557,9 +523,7 @@ class Baseline:
 
     def to_dict(self) -> dict[str, Any]:
         """The file's JSON document (with its ``format`` and ``schema``)."""
-        return {"format": BASELINE_FORMAT, "schema": BASELINE_SCHEMA,
-                "metadata": dict(self.metadata),
-                "tests": {nodeid: e.to_dict() for nodeid, e in self.tests.items()}}
+        return {"format": BASELINE_FORMAT, "schema": BASELINE_SCHEMA, **_fields(self)}
 
     @classmethod
     def from_dict(cls, document: Any, *, source: str = "<baseline>") -> Baseline:

@@ -19,10 +19,7 @@ from pytest_fairness.records import Baseline, Comparison, ResultSummary, TestRec
 from pytest_fairness.results import unpack_replicates
 
 __all__ = [
-    "compare_baselines",
-    "compare_checkpoints",
-    "compare_results",
-    "compare_test",
+    "compare_baselines", "compare_checkpoints", "compare_results", "compare_test",
 ]
 
 

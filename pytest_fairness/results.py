@@ -19,21 +19,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
-    "SCHEMA_VERSION",
-    "Curve",
-    "GroupKey",
-    "GroupStat",
-    "IndicatorResult",
-    "Matrix",
-    "decode_float",
-    "encode_float",
-    "finite_or_none",
-    "group_label",
-    "iter_results",
-    "normalize_group",
-    "pack_replicates",
-    "result_id",
-    "unpack_replicates",
+    "SCHEMA_VERSION", "Curve", "GroupKey", "GroupStat", "IndicatorResult", "Matrix",
+    "decode_float", "encode_float", "finite_or_none", "group_label", "iter_results",
+    "normalize_group", "pack_replicates", "result_id", "unpack_replicates",
 ]
 
 #: Version of the dictionary layout written by :meth:`IndicatorResult.to_dict`.
