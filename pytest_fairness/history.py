@@ -42,29 +42,16 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     # 0 → 1: runs and results.
     """
     CREATE TABLE runs (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        started TEXT NOT NULL,
-        finished TEXT,
-        label TEXT,
-        checkpoint TEXT,
-        git_commit TEXT,
-        model_fingerprint TEXT,
-        dataset_fingerprint TEXT,
-        seed TEXT,
-        versions TEXT NOT NULL DEFAULT '{}',
+        id INTEGER PRIMARY KEY AUTOINCREMENT, started TEXT NOT NULL, finished TEXT,
+        label TEXT, checkpoint TEXT, git_commit TEXT, model_fingerprint TEXT,
+        dataset_fingerprint TEXT, seed TEXT, versions TEXT NOT NULL DEFAULT '{}',
         exitstatus INTEGER
     );
     CREATE TABLE results (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
         run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-        nodeid TEXT NOT NULL,
-        result_id TEXT NOT NULL,
-        indicator TEXT NOT NULL,
-        metric TEXT NOT NULL,
-        value REAL,
-        gap REAL,
-        outcome TEXT,
-        data TEXT NOT NULL
+        nodeid TEXT NOT NULL, result_id TEXT NOT NULL, indicator TEXT NOT NULL,
+        metric TEXT NOT NULL, value REAL, gap REAL, outcome TEXT, data TEXT NOT NULL
     );
     """,
     # 1 → 2: the checkpoint of each result (a run may cover several), its checkpoint-free
@@ -271,8 +258,6 @@ class HistoryStore:
         return (f"history {str(self.path)!r} has schema version {version}, newer than this "
                 f"pytest-fairness understands ({SCHEMA_VERSION}); upgrade pytest-fairness.")
 
-    # -- lifecycle ------------------------------------------------------------------------
-
     def close(self) -> None:
         """Close the connection."""
         self._conn.close()
@@ -297,10 +282,8 @@ class HistoryStore:
     @property
     def version(self) -> int:
         """The schema version of the store (0 for an empty file)."""
-        exists = self._conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
-        ).fetchone()
-        if not exists:
+        if not self._conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                                  "name = 'schema_version'").fetchone():
             return 0
         row = self._conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
         if row[0] is not None and (not isinstance(row[0], int) or row[0] < 0):
@@ -324,18 +307,14 @@ class HistoryStore:
 
     @contextmanager
     def _guard(self, *, writing: bool = False) -> Iterator[None]:
-        """SQLite errors while reading or writing become one clear FairnessConfigError.
-
-        Damaged text (a cell, or SQLite's own message about a damaged schema) that is not
-        UTF-8 fails in Python's decoding, as UnicodeDecodeError: the same message.
-        """
+        """SQLite errors (and damaged text that is not UTF-8) become one FairnessConfigError."""
         try:
             yield
         except (sqlite3.DatabaseError, UnicodeDecodeError) as error:
             if writing:
                 raise FairnessConfigError(
                     f"cannot record the run in the history {str(self.path)!r} ({error}); check "
-                    "that the file and its folder are writable, or pass --fairness-no-history."
+                    "that the file and its folder are writable, or pass --fairness-no-history.",
                 ) from None
             raise FairnessConfigError(self._unreadable(error)) from None
 
@@ -377,8 +356,8 @@ class HistoryStore:
             raise self._damaged(where, "data", "no 'result' object", run_id)
         try:
             result = KeyedResult.from_dict(payload["result"])
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError
-                ) as error:
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError,
+                OverflowError) as error:
             raise self._damaged(where, "data", f"the result does not rebuild: "
                                 f"{type(error).__name__}: {error}", run_id) from None
         decoded: dict[str, list[Any]] = {}
@@ -395,8 +374,6 @@ class HistoryStore:
                 raise self._damaged(where, "data", f"an entry of {name!r}: {problem}",
                                     run_id) from None
         return result, decoded["checks"], decoded["regressions"]
-
-    # -- writing --------------------------------------------------------------------------
 
     def record_run(self, metadata: Mapping[str, Any], records: Sequence[TestRecord]) -> int:
         """Store one run and every result of its records, atomically; return the run id.
@@ -419,34 +396,23 @@ class HistoryStore:
                     "regressions": [c.to_dict() for c in record.regressions if c.result == rid],
                 }
                 worst_group, worst_value = summary.worst or (None, None)
-                rows.append((
-                    record.nodeid, record.test, record.checkpoint, rid, summary.indicator,
-                    summary.metric, summary.value, summary.gap, summary.ratio, worst_group,
-                    worst_value, record.outcome or None,
-                    json.dumps(payload, sort_keys=True, allow_nan=False),
-                    record.model_fingerprint, record.dataset_fingerprint,
-                ))
+                rows.append((record.nodeid, record.test, record.checkpoint, rid, summary.indicator,
+                             summary.metric, summary.value, summary.gap, summary.ratio,
+                             worst_group, worst_value, record.outcome or None,
+                             json.dumps(payload, sort_keys=True, allow_nan=False),
+                             record.model_fingerprint, record.dataset_fingerprint))
         with self._guard(writing=True), self._write() as conn:
-            cursor = conn.execute(
-                _insert("runs", _RUN_COLUMNS[1:]),
-                (
-                    metadata.get("started") or now(), metadata.get("finished") or now(),
-                    metadata.get("label"), metadata.get("checkpoint"),
-                    metadata.get("git_commit"), metadata.get("model_fingerprint"),
-                    metadata.get("dataset_fingerprint"),
-                    None if metadata.get("seed") is None else str(metadata["seed"]),
-                    json.dumps(dict(metadata.get("versions") or {}), sort_keys=True),
-                    metadata.get("exitstatus"), json.dumps(extra, sort_keys=True, default=str),
-                ),
-            )
+            cursor = conn.execute(_insert("runs", _RUN_COLUMNS[1:]), (
+                metadata.get("started") or now(), metadata.get("finished") or now(),
+                metadata.get("label"), metadata.get("checkpoint"), metadata.get("git_commit"),
+                metadata.get("model_fingerprint"), metadata.get("dataset_fingerprint"),
+                None if metadata.get("seed") is None else str(metadata["seed"]),
+                json.dumps(dict(metadata.get("versions") or {}), sort_keys=True),
+                metadata.get("exitstatus"), json.dumps(extra, sort_keys=True, default=str)))
             run_id = int(cursor.lastrowid or 0)
-            conn.executemany(
-                _insert("results", _RESULT_COLUMNS[1:]),  # the row values, in this order
-                [(run_id, *row) for row in rows],
-            )
+            conn.executemany(_insert("results", _RESULT_COLUMNS[1:]),  # the rows, in this order
+                             [(run_id, *row) for row in rows])
         return run_id
-
-    # -- reading --------------------------------------------------------------------------
 
     def runs(self) -> list[dict[str, Any]]:
         """Every run, oldest first, with its metadata and its number of results."""
@@ -454,8 +420,7 @@ class HistoryStore:
         with self._guard():
             rows = self._conn.execute(
                 "SELECT runs.*, (SELECT COUNT(*) FROM results WHERE results.run_id = runs.id) "
-                "AS n_results FROM runs ORDER BY id"
-            ).fetchall()
+                "AS n_results FROM runs ORDER BY id").fetchall()
         for row in rows:
             where = f"run {row['id']}"
             run = self._checked_row(row, _RUN_KINDS, where, row["id"])
@@ -504,14 +469,11 @@ class HistoryStore:
                                            (int(text),)).fetchone()
             found = found or self._conn.execute(
                 "SELECT id, NULL FROM runs WHERE label = ? OR checkpoint = ? "
-                "ORDER BY id DESC LIMIT 1",
-                (text, text),
-            ).fetchone() or self._conn.execute(
+                "ORDER BY id DESC LIMIT 1", (text, text)).fetchone() or self._conn.execute(
                 "SELECT run_id, checkpoint FROM results WHERE checkpoint = ? "
                 "OR checkpoint LIKE ? ESCAPE '\\' ORDER BY run_id DESC LIMIT 1",
                 (text, "%/" + text.replace("\\", "\\\\").replace("%", "\\%")
-                 .replace("_", "\\_")),
-            ).fetchone()
+                 .replace("_", "\\_"))).fetchone()
         if found:
             run_id, checkpoint = found[0], found[1]
             if (not isinstance(run_id, int) or isinstance(run_id, bool)
@@ -523,14 +485,12 @@ class HistoryStore:
 
     def records(self, run_id: int, *, checkpoint: str | None = None) -> list[TestRecord]:
         """The per-test records of a run (optionally of one checkpoint only)."""
-        query = "SELECT * FROM results WHERE run_id = ?"
-        args: list[Any] = [run_id]
-        if checkpoint is not None:
-            query += " AND checkpoint = ?"
-            args.append(checkpoint)
+        mine = "" if checkpoint is None else " AND checkpoint = ?"
         by_test: dict[str, TestRecord] = {}
         with self._guard():
-            rows = self._conn.execute(query + " ORDER BY id", args).fetchall()
+            rows = self._conn.execute(f"SELECT * FROM results WHERE run_id = ?{mine} ORDER BY id",
+                                      (run_id,) if checkpoint is None else (run_id, checkpoint)
+                                      ).fetchall()
         for found in rows:
             where = f"result row {found['id']} (run {found['run_id']})"
             row = self._checked_row(found, _RESULT_KINDS, where, found["run_id"])
@@ -546,30 +506,25 @@ class HistoryStore:
     def series(self, *, last: int = 20) -> list[dict[str, Any]]:
         """Headline numbers of the last ``last`` runs: one dict per stored result, oldest first.
 
-        Keys: ``run_id``, ``column`` (checkpoint, label or ``run N``), ``test``,
-        ``result_id``, ``indicator``, ``value``, ``gap``, ``ratio``, ``worst_value``,
-        ``outcome``.
+        Keys: ``run_id``, ``column`` (checkpoint, label or ``run N``), ``test``, ``result_id``,
+        ``indicator``, ``value``, ``gap``, ``ratio``, ``worst_value``, ``outcome``.
         """
         with self._guard():
             rows = self._conn.execute(
                 "SELECT results.id, results.run_id, results.checkpoint AS result_checkpoint, "
-                "runs.checkpoint, runs.label, results.test, results.result_id, "
-                "results.indicator, results.value, "
-                "results.gap, results.ratio, results.worst_value, results.outcome FROM results "
-                "JOIN runs ON runs.id = results.run_id WHERE results.run_id IN "
+                "runs.checkpoint, runs.label, results.test, results.result_id, results.indicator, "
+                "results.value, results.gap, results.ratio, results.worst_value, results.outcome "
+                "FROM results JOIN runs ON runs.id = results.run_id WHERE results.run_id IN "
                 "(SELECT id FROM runs ORDER BY id DESC LIMIT ?) "
                 "ORDER BY results.run_id, results.id",
-                (int(last),),
-            ).fetchall()
+                (int(last),)).fetchall()
         out = []
         for row in rows:
             item = self._checked_row(row, _SERIES_KINDS, f"result row {row['id']} (run "
                                      f"{row['run_id']})", row["run_id"])
             del item["id"]
             checkpoint = item.pop("result_checkpoint") or item["checkpoint"]
-            if checkpoint:
-                item["column"] = checkpoint_id(checkpoint)
-            else:
-                item["column"] = item["label"] or f"run {item['run_id']}"
+            item["column"] = (checkpoint_id(checkpoint) if checkpoint
+                              else item["label"] or f"run {item['run_id']}")
             out.append(item)
         return out
