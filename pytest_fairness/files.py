@@ -113,6 +113,8 @@ _KINDS: Final[Mapping[str, tuple[Callable[[Any], bool], str]]] = {
               and (v.get("value") is None or _finite(v.get("value"))),
               'null or {"group": ..., "value": ...}'),
 }
+
+
 class FieldError(FairnessConfigError):
     """A stored value of the wrong kind, or a missing one.
 

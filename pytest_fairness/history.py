@@ -126,11 +126,11 @@ _RESULT_KINDS: Final = {
 _Payload = tuple[KeyedResult, list[CheckOutcome], list[Comparison]]
 
 
-def _fingerprints(row: Mapping[str, Any]) -> tuple[Extraction, ...]:
+def _fingerprints(row: Mapping[str, object]) -> tuple[Extraction, ...]:
     """A record's extractions as a result row keeps them: its two fingerprints only."""
     model, dataset = row["model_fingerprint"], row["dataset_fingerprint"]
     return () if model is None and dataset is None else (
-        Extraction("", dataset or "", model or "", ""),)
+        Extraction("", str(dataset or ""), str(model or ""), ""),)
 
 
 def now() -> str:

@@ -238,10 +238,8 @@ class Curve:
 
     Parameters
     ----------
-    x, y : tuple of float
-        Coordinates, same length.
-    x_label, y_label : str
-        Axis names for reports.
+    x, y, x_label, y_label : tuple of float, str
+        Coordinates (same length) and axis names.
     interval : tuple of (float, float) or None
         Pointwise confidence band, one pair per point.
     """
@@ -285,10 +283,8 @@ class Matrix:
 
     Parameters
     ----------
-    rows, columns : tuple of group keys
-        Row and column labels.
-    values : tuple of tuple of float
-        ``values[i][j]`` is the cell of row ``rows[i]`` and column ``columns[j]``.
+    rows, columns, values : tuple of group keys, tuple of tuple of float
+        Labels, and ``values[i][j]`` the cell of ``rows[i]`` and ``columns[j]``.
     intervals : tuple of tuple of (float, float) or None, optional
         Confidence interval of each cell (None where it could not be computed), or None.
     """
@@ -478,7 +474,7 @@ class IndicatorResult:
         Raises
         ------
         FairnessConfigError
-            When ``at`` is not one of :attr:`coordinates`.
+            When ``at`` is not one of :attr:`coordinates` (the message lists them).
         """
         for candidate in (self, *self.slices):
             if candidate.at is not None and math.isclose(float(candidate.at), float(at),
@@ -554,10 +550,7 @@ class IndicatorResult:
 
 
 def iter_results(obj: Any) -> Iterable[tuple[str | None, IndicatorResult]]:
-    """Yield ``(key, result)`` from a result, a sequence of results or a mapping of them.
-
-    Returns nothing for objects that hold no :class:`IndicatorResult`.
-    """
+    """Yield ``(key, result)`` from a result, a sequence or a mapping of them (else nothing)."""
     if isinstance(obj, IndicatorResult):
         yield None, obj
     elif isinstance(obj, Mapping):
@@ -568,8 +561,6 @@ def iter_results(obj: Any) -> Iterable[tuple[str | None, IndicatorResult]]:
 
 def result_id(data: Mapping[str, object]) -> str:
     """Name of a result within its test: its dict key, else ``indicator (metric)`` [@ at].
-
-    ``data`` is :meth:`IndicatorResult.to_dict` output with the ``key`` the test gave it.
 
     Examples
     --------
