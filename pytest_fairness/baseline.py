@@ -64,8 +64,8 @@ def save_baseline(path: str | os.PathLike[str], records: Iterable[TestRecord], *
     """Write (or update, with ``merge``) a baseline file atomically and return its path."""
     target = Path(path)
     previous = load_baseline(target) if merge and target.exists() else None
-    baseline = build_baseline(records, metadata=metadata, previous=previous)
-    return atomic_write_text(target, dump_baseline(baseline))
+    return atomic_write_text(target, dump_baseline(build_baseline(records, metadata=metadata,
+                                                                  previous=previous)))
 
 
 def _read(path: Path, what: str) -> Any:
@@ -133,8 +133,7 @@ def match_baseline(baseline: Baseline, tests: Iterable[tuple[str, str | None]]
 
 def few_ids(ids: Sequence[str], count: int = 3) -> str:
     """The first ``count`` ids, and how many more: ``a, b, c (and 4 more)``."""
-    shown = ", ".join(ids[:count])
-    return shown + (f" (and {len(ids) - count} more)" if len(ids) > count else "")
+    return ", ".join(ids[:count]) + (f" (and {len(ids) - count} more)" if len(ids) > count else "")
 
 
 def _moved_prefix(run_ids: Sequence[str], baseline_ids: Sequence[str]) -> str | None:

@@ -380,7 +380,7 @@ class IndicatorResult:
     intervals: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     curves: Mapping[str, Curve] = field(default_factory=dict)
     matrices: Mapping[str, Matrix] = field(default_factory=dict)
-    tables: Mapping[str, tuple[Mapping[str, Any], ...]] = field(default_factory=dict)
+    tables: Mapping[str, tuple[Mapping[str, object], ...]] = field(default_factory=dict)
     params: Mapping[str, Any] = field(default_factory=dict)
     higher_is_better: bool = True
     min_group_size: int = 30
