@@ -118,7 +118,7 @@ def _encode_key(key: GroupKey) -> Any:
 
 
 def _jsonable(value: Any) -> Any:
-    """Recursively convert params to JSON-compatible values."""
+    """Recursively convert params and table cells to JSON-compatible values."""
     if getattr(value, "ndim", 0):  # numpy arrays and tensors of any size
         return _jsonable(value.tolist())
     value = _scalar(value)
@@ -144,12 +144,6 @@ def _cell(value: Any) -> Any:
         return tuple(_cell(v) for v in value)
     value = _scalar(value)
     return None if isinstance(value, float) and math.isnan(value) else value
-
-
-def _encode_cell(value: Any) -> Any:
-    if isinstance(value, tuple):
-        return [_encode_cell(v) for v in value]
-    return encode_float(value) if isinstance(value, float) else value
 
 
 def _decode_cell(value: Any) -> Any:
@@ -343,10 +337,8 @@ class IndicatorResult:
 
     Parameters
     ----------
-    name, metric : str
-        The indicator (``"group_metrics"``), and what the values measure (``"accuracy"``).
-    value : float
-        The headline number.
+    name, metric, value : str, str, float
+        The indicator (``"group_metrics"``), what it measures (``"accuracy"``), the headline.
     groups : tuple of GroupStat
         One entry per group, in a stable order.
     stats, intervals : mapping of str to float, of str to (float, float)
@@ -356,10 +348,9 @@ class IndicatorResult:
         The family's curves, matrices (``"auc"``) and detail tables (rows of JSON scalars).
     params : mapping
         Everything needed to recompute the result, seed included.
-    higher_is_better : bool
-        Direction of ``metric``: decides the best and worst group.
-    min_group_size : int
-        Groups with fewer units are ``excluded`` from gaps and worst-group limits.
+    higher_is_better, min_group_size : bool, int
+        Direction of ``metric`` (decides the best and worst group); groups with fewer
+        units are ``excluded`` from gaps and worst-group limits.
     at, slices : float, int or None; tuple of IndicatorResult
         The coordinate (τ, K or level) of this result, and the same indicator at others
         (see :meth:`select`).
@@ -497,8 +488,7 @@ class IndicatorResult:
             "intervals": {k: _encode_pair(p) for k, p in self.intervals.items()},
             "curves": {k: c.to_dict() for k, c in self.curves.items()},
             "matrices": {k: m.to_dict() for k, m in self.matrices.items()},
-            "tables": {k: [{c: _encode_cell(v) for c, v in row.items()} for row in rows]
-                       for k, rows in self.tables.items()},
+            "tables": {k: [_jsonable(row) for row in rows] for k, rows in self.tables.items()},
             "params": _jsonable(dict(self.params)),
             "slices": [s.to_dict() for s in self.slices],
             "notes": list(self.notes),
