@@ -448,19 +448,15 @@ class ResultSummary:
             Naming the key (``path['gap']``), the value and what was expected.
         """
         f = Fields(data, path)
-        value, gap, ratio = (f.get(name, "num?", required=True) for name in ("value", "gap",
-                                                                               "ratio"))
-        indicator, metric = f.get("indicator", "str", default=""), f.get("metric", "str",
-                                                                           default="")
+        value, gap, ratio = (f.get(n, "num?", required=True) for n in ("value", "gap", "ratio"))
+        indicator, metric = (f.get(n, "str", default="") for n in ("indicator", "metric"))
         higher = f.get("higher_is_better", "bool", default=True)
         at, size = f.get("at", "num?"), f.get("min_group_size", "num?")
         worst = f.get("worst", "worst?")
-        return cls(
-            indicator, metric, higher, at, size, value, gap, ratio,
-            None if worst is None else (worst["group"], worst.get("value")),
-            f.each("groups", GroupSummary.from_dict), dict(f.inner("params").data),
-            dict(f.inner("replicates").data),
-        )
+        return cls(indicator, metric, higher, at, size, value, gap, ratio,
+                   None if worst is None else (worst["group"], worst.get("value")),
+                   f.each("groups", GroupSummary.from_dict), dict(f.inner("params").data),
+                   dict(f.inner("replicates").data))
 
 
 @final
