@@ -1,35 +1,15 @@
 """Committable baselines: the file format, and where a baseline comes from.
 
-A baseline is a JSON document meant to be committed next to the tests::
-
-    {
-      "format": "pytest-fairness-baseline",
-      "schema": 1,
-      "metadata": {"created": "...", "git_commit": "...", "checkpoint": "...", ...},
-      "tests": {
-        "tests/test_fairness.py::test_gap": {
-          "checkpoint": null,
-          "outcome": "passed",
-          "test": "tests/test_fairness.py::test_gap",
-          "results": {
-            "group_metrics (accuracy)": {"value": 0.62, "gap": 0.25, "ratio": 0.67,
-                                         "worst": {"group": "b", "value": 0.5},
-                                         "groups": {"a": {"n": 20, "value": 0.75, ...}}, ...}
-          }
-        }
-      }
-    }
-
-Keys are sorted and the file is indented, so a changed number is a one-line diff. There is
-one entry per test id (:class:`~pytest_fairness.records.BaselineEntry`), and one summary per
-result the test produced (:class:`~pytest_fairness.records.ResultSummary`, named by its dict
-key, or by ``indicator (metric)`` and the coordinate). A baseline is also read from a
-``report.json`` or from a run of the history (:func:`resolve_baseline`). How results compare
-with it is :mod:`pytest_fairness.regression`'s business.
+A baseline is a JSON document (sorted keys, indented: a changed number is a one-line diff)
+with one :class:`~pytest_fairness.records.BaselineEntry` per test id; it can also be read
+from a ``report.json`` or a run of the history (:func:`resolve_baseline`). The format and
+its use are in "CI gating and history" (``docs/ci-and-history.md``); comparing is
+:mod:`pytest_fairness.regression`'s business.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -48,27 +28,14 @@ from pytest_fairness.records import (
 )
 
 __all__ = [
-    "BASELINE_FORMAT",
-    "BASELINE_SCHEMA",
-    "build_baseline",
-    "dump_baseline",
-    "few_ids",
-    "find_entry",
-    "load_baseline",
-    "match_baseline",
-    "resolve_baseline",
-    "save_baseline",
-    "unmatched_message",
-    "validate_baseline",
+    "BASELINE_FORMAT", "BASELINE_SCHEMA", "build_baseline", "dump_baseline", "few_ids",
+    "find_entry", "load_baseline", "match_baseline", "resolve_baseline", "save_baseline",
+    "unmatched_message", "validate_baseline",
 ]
 
 
-def build_baseline(
-    records: Iterable[TestRecord],
-    *,
-    metadata: Mapping[str, Any] | None = None,
-    previous: Baseline | None = None,
-) -> Baseline:
+def build_baseline(records: Iterable[TestRecord], *, metadata: Mapping[str, object] | None = None,
+                   previous: Baseline | None = None) -> Baseline:
     """Build a baseline from the run's per-test records.
 
     Parameters
@@ -88,23 +55,17 @@ def build_baseline(
 
 def dump_baseline(baseline: Baseline) -> str:
     """Serialise a baseline deterministically: sorted keys, two-space indent, final newline."""
-    text = json.dumps(baseline.to_dict(), indent=2, sort_keys=True, ensure_ascii=False,
-                      allow_nan=False)
-    return text + "\n"
+    return json.dumps(baseline.to_dict(), indent=2, sort_keys=True, ensure_ascii=False,
+                      allow_nan=False) + "\n"
 
 
-def save_baseline(
-    path: str | os.PathLike[str],
-    records: Iterable[TestRecord],
-    *,
-    metadata: Mapping[str, Any] | None = None,
-    merge: bool = True,
-) -> Path:
+def save_baseline(path: str | os.PathLike[str], records: Iterable[TestRecord], *,
+                  metadata: Mapping[str, object] | None = None, merge: bool = True) -> Path:
     """Write (or update, with ``merge``) a baseline file atomically and return its path."""
     target = Path(path)
     previous = load_baseline(target) if merge and target.exists() else None
-    baseline = build_baseline(records, metadata=metadata, previous=previous)
-    return atomic_write_text(target, dump_baseline(baseline))
+    return atomic_write_text(target, dump_baseline(build_baseline(records, metadata=metadata,
+                                                                  previous=previous)))
 
 
 def _read(path: Path, what: str) -> Any:
@@ -113,10 +74,8 @@ def _read(path: Path, what: str) -> Any:
     from pytest_fairness.errors import InvalidDataError
 
     if not path.is_file():
-        raise FairnessConfigError(
-            f"{what} file {str(path)!r} does not exist; write one with "
-            "`pytest --fairness --fairness-save-baseline FILE.json`."
-        )
+        raise FairnessConfigError(f"{what} file {str(path)!r} does not exist; write one with "
+                                  "`pytest --fairness --fairness-save-baseline FILE.json`.")
     try:
         return read_json(path, what=f"{what} file")
     except InvalidDataError as error:
@@ -124,10 +83,7 @@ def _read(path: Path, what: str) -> Any:
 
 
 def load_baseline(path: str | os.PathLike[str]) -> Baseline:
-    """Read and check a baseline file.
-
-    The file is read strictly (:func:`pytest_fairness.data.jsonfile.read_json`: UTF-8 only,
-    nesting bounded, no ``NaN``) and every entry is checked (:func:`validate_baseline`).
+    """Read a baseline file strictly (UTF-8, nesting bounded, no ``NaN``) and check every entry.
 
     Raises
     ------
@@ -135,8 +91,7 @@ def load_baseline(path: str | os.PathLike[str]) -> Baseline:
         When the file is missing, unreadable, not JSON, not a baseline, has a newer schema,
         or holds a value of the wrong type (the message names the key).
     """
-    source = Path(path)
-    return validate_baseline(_read(source, "baseline"), source=str(source))
+    return validate_baseline(_read(Path(path), "baseline"), source=str(Path(path)))
 
 
 def validate_baseline(document: Any, *, source: str = "<baseline>") -> Baseline:
@@ -156,9 +111,8 @@ def find_entry(baseline: Baseline, nodeid: str, test: str | None = None) -> Base
     return baseline.entry(nodeid, test)
 
 
-def match_baseline(
-    baseline: Baseline, tests: Iterable[tuple[str, str | None]]
-) -> tuple[list[str], list[str]]:
+def match_baseline(baseline: Baseline, tests: Iterable[tuple[str, str | None]]
+                   ) -> tuple[list[str], list[str]]:
     """Which tests of a run the baseline has an entry for (:meth:`Baseline.entry`).
 
     ``tests`` are ``(nodeid, test)`` pairs, ``test`` being the node id without the
@@ -179,44 +133,28 @@ def match_baseline(
 
 def few_ids(ids: Sequence[str], count: int = 3) -> str:
     """The first ``count`` ids, and how many more: ``a, b, c (and 4 more)``."""
-    shown = ", ".join(ids[:count])
-    return shown + (f" (and {len(ids) - count} more)" if len(ids) > count else "")
+    return ", ".join(ids[:count]) + (f" (and {len(ids) - count} more)" if len(ids) > count else "")
 
 
 def _moved_prefix(run_ids: Sequence[str], baseline_ids: Sequence[str]) -> str | None:
     """A path prefix that one side's ids have and the other's lack (the rootdir moved)."""
-    for longer, shorter in ((run_ids, baseline_ids), (baseline_ids, run_ids)):
-        for long_id in longer:
-            for short_id in shorter:
-                if long_id.endswith("/" + short_id):
-                    return long_id[: -len(short_id)]
-    return None
+    pairs = [*itertools.product(run_ids, baseline_ids), *itertools.product(baseline_ids, run_ids)]
+    return next((long[: -len(short)] for long, short in pairs if long.endswith("/" + short)), None)
 
 
-def unmatched_message(
-    baseline: Baseline,
-    run_ids: Sequence[str],
-    *,
-    source: str,
-    rootdir: str = "",
-    spaced: bool = False,
-) -> str:
+def unmatched_message(baseline: Baseline, run_ids: Sequence[str], *, source: str,
+                      rootdir: str = "", spaced: bool = False) -> str:
     """Why no test of a run matched the baseline: a few ids of each side and the likely cause.
 
     Parameters
     ----------
-    baseline : Baseline
-        The baseline.
-    run_ids : sequence of str
-        The node ids of the run's fairness tests that produced results.
-    source : str
-        Where the baseline came from.
-    rootdir : str
-        The run's rootdir (test ids are relative to it).
+    baseline, run_ids : Baseline, sequence of str
+        The baseline; the node ids of the run's fairness tests that produced results.
+    source, rootdir : str
+        Where the baseline came from; the run's rootdir (test ids are relative to it).
     spaced : bool
-        True when the baseline was given as ``--fairness-baseline PATH`` (a space, no
-        ``=``): pytest chooses the rootdir before it knows the option, and takes ``PATH``
-        for a test path.
+        The baseline was given as ``--fairness-baseline PATH`` (a space: pytest takes
+        ``PATH`` for a test path when it chooses the rootdir).
     """
     base_ids = list(baseline.tests)
     lines = [
@@ -243,9 +181,7 @@ def unmatched_message(
     return "\n".join(lines)
 
 
-def resolve_baseline(
-    ref: str, history: str | os.PathLike[str] | None
-) -> tuple[Baseline, str]:
+def resolve_baseline(ref: str, history: str | os.PathLike[str] | None) -> tuple[Baseline, str]:
     """Load a baseline from a JSON file (a baseline or a ``report.json``) or the history store.
 
     ``ref`` is a file path, or a run id, run label or checkpoint name looked up in the
@@ -266,8 +202,7 @@ def resolve_baseline(
         raise FairnessConfigError(
             f"baseline {ref!r} is not a file, and there is no history store at "
             f"{str(history)!r} to look it up as a run id, label or checkpoint. Give a baseline "
-            "JSON file, or point --fairness-history at the store."
-        )
+            "JSON file, or point --fairness-history at the store.")
     from pytest_fairness.history import HistoryStore
 
     with HistoryStore(history, read_only=True) as store:
@@ -288,7 +223,6 @@ def _is_file(path: Path) -> bool:
         return False
 
 
-
 def _from_report(path: Path) -> Baseline:
     """A baseline built from a ``report.json`` (already read strictly once)."""
     report = load_report(path)
@@ -302,6 +236,5 @@ def _from_report(path: Path) -> Baseline:
         raise FairnessConfigError(
             f"report {str(path)!r} is damaged or was edited: its results do not rebuild "
             f"({type(error).__name__}: {error}); write it again with `pytest --fairness "
-            "--fairness-report DIR`."
-        ) from None
+            "--fairness-report DIR`.") from None
     return validate_baseline(baseline.to_dict(), source=str(path))

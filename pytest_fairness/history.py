@@ -1,26 +1,10 @@
 """The run history: a SQLite store of every fairness run and its results.
 
-Default location ``.fairness/history.sqlite`` under the rootdir (``--fairness-history PATH``
-or the ``fairness_history`` ini option to move it, ``--fairness-no-history`` to skip it).
-
-* **WAL mode** and one ``BEGIN IMMEDIATE`` transaction per run: a writer killed mid-run
-  leaves the store readable with every earlier run, and concurrent sessions queue on the
-  write lock (``busy_timeout``) instead of losing rows.
-* **Schema version** in ``schema_version``; :data:`MIGRATIONS` upgrades older stores when
-  opened (in a write transaction, so two processes opening an old store migrate it once).
-* One row per **run** (:mod:`pytest_fairness.metadata`) and one per **result** (test,
-  checkpoint, fingerprints, headline numbers, verdict, and the result, its checks and
-  comparisons as JSON, so reports can be rebuilt from the store).
-* **Checked when opened** (``PRAGMA quick_check``) and when read: a damaged file, a row
-  whose JSON column is not valid JSON or not what pytest-fairness wrote, or a column of the
-  wrong type raises :class:`~pytest_fairness.errors.FairnessConfigError` naming the file,
-  the run and the row and saying how to recover; nothing is skipped silently (a skipped
-  result would let a regression gate pass).
-* **Read-only** (``HistoryStore(path, read_only=True)``, what the ``pytest-fairness``
-  command uses): never writes, never switches to WAL, never migrates the file; a store of
-  an older schema is upgraded in a copy in memory.
-
-Under pytest-xdist only the controller writes. Only the standard library is used.
+WAL mode, one ``BEGIN IMMEDIATE`` transaction per run, a schema version upgraded by
+:data:`MIGRATIONS`, ``PRAGMA quick_check`` when opened, every row checked when read (a
+damaged one is a :class:`~pytest_fairness.errors.FairnessConfigError` naming the run and the
+row, never skipped), and a read-only mode that never writes the file. See "CI gating and
+history" (``docs/ci-and-history.md``).
 """
 
 from __future__ import annotations
@@ -36,25 +20,19 @@ from pathlib import Path
 from typing import Any, Final, Protocol
 
 from pytest_fairness.errors import FairnessConfigError, FairnessError
+from pytest_fairness.files import FieldError, Fields
 from pytest_fairness.options import checkpoint_id
 from pytest_fairness.records import (
     CheckOutcome,
     Comparison,
     Extraction,
-    FieldError,
-    Fields,
     KeyedResult,
     ResultSummary,
     TestRecord,
 )
 
 __all__ = [
-    "DEFAULT_HISTORY",
-    "MIGRATIONS",
-    "SCHEMA_VERSION",
-    "HistoryStore",
-    "RunStore",
-    "now",
+    "DEFAULT_HISTORY", "MIGRATIONS", "SCHEMA_VERSION", "HistoryStore", "RunStore", "now",
 ]
 
 DEFAULT_HISTORY: Final = Path(".fairness") / "history.sqlite"
@@ -64,29 +42,16 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     # 0 → 1: runs and results.
     """
     CREATE TABLE runs (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        started TEXT NOT NULL,
-        finished TEXT,
-        label TEXT,
-        checkpoint TEXT,
-        git_commit TEXT,
-        model_fingerprint TEXT,
-        dataset_fingerprint TEXT,
-        seed TEXT,
-        versions TEXT NOT NULL DEFAULT '{}',
+        id INTEGER PRIMARY KEY AUTOINCREMENT, started TEXT NOT NULL, finished TEXT,
+        label TEXT, checkpoint TEXT, git_commit TEXT, model_fingerprint TEXT,
+        dataset_fingerprint TEXT, seed TEXT, versions TEXT NOT NULL DEFAULT '{}',
         exitstatus INTEGER
     );
     CREATE TABLE results (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
         run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-        nodeid TEXT NOT NULL,
-        result_id TEXT NOT NULL,
-        indicator TEXT NOT NULL,
-        metric TEXT NOT NULL,
-        value REAL,
-        gap REAL,
-        outcome TEXT,
-        data TEXT NOT NULL
+        nodeid TEXT NOT NULL, result_id TEXT NOT NULL, indicator TEXT NOT NULL,
+        metric TEXT NOT NULL, value REAL, gap REAL, outcome TEXT, data TEXT NOT NULL
     );
     """,
     # 1 → 2: the checkpoint of each result (a run may cover several), its checkpoint-free
@@ -141,7 +106,7 @@ def _insert(table: str, columns: Sequence[str]) -> str:
     return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
 
 
-#: The kind of each column read back (:class:`~pytest_fairness.records.Fields` kinds).
+#: The kind of each column read back (:class:`~pytest_fairness.files.Fields` kinds).
 _RUN_KINDS: Final = {
     "id": "int", "started": "str?", "finished": "str?", "label": "str?", "checkpoint": "str?",
     "git_commit": "str?", "model_fingerprint": "str?", "dataset_fingerprint": "str?",
@@ -161,11 +126,11 @@ _RESULT_KINDS: Final = {
 _Payload = tuple[KeyedResult, list[CheckOutcome], list[Comparison]]
 
 
-def _fingerprints(row: Mapping[str, Any]) -> tuple[Extraction, ...]:
+def _fingerprints(row: Mapping[str, object]) -> tuple[Extraction, ...]:
     """A record's extractions as a result row keeps them: its two fingerprints only."""
     model, dataset = row["model_fingerprint"], row["dataset_fingerprint"]
     return () if model is None and dataset is None else (
-        Extraction("", dataset or "", model or "", ""),)
+        Extraction("", str(dataset or ""), str(model or ""), ""),)
 
 
 def now() -> str:
@@ -201,13 +166,11 @@ class HistoryStore:
         if self.path.is_dir():
             raise FairnessConfigError(
                 f"--fairness-history must name a file, got the directory {str(self.path)!r}; "
-                f"e.g. {str(self.path / 'history.sqlite')!r}."
-            )
+                f"e.g. {str(self.path / 'history.sqlite')!r}.")
         if read_only and not self.path.is_file():
             raise FairnessConfigError(
                 f"no history store at {str(self.path)!r}; run `pytest --fairness` first, or "
-                "pass the path of the store."
-            )
+                "pass the path of the store.")
         if not read_only:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -295,8 +258,6 @@ class HistoryStore:
         return (f"history {str(self.path)!r} has schema version {version}, newer than this "
                 f"pytest-fairness understands ({SCHEMA_VERSION}); upgrade pytest-fairness.")
 
-    # -- lifecycle ------------------------------------------------------------------------
-
     def close(self) -> None:
         """Close the connection."""
         self._conn.close()
@@ -321,10 +282,8 @@ class HistoryStore:
     @property
     def version(self) -> int:
         """The schema version of the store (0 for an empty file)."""
-        exists = self._conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
-        ).fetchone()
-        if not exists:
+        if not self._conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                                  "name = 'schema_version'").fetchone():
             return 0
         row = self._conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
         if row[0] is not None and (not isinstance(row[0], int) or row[0] < 0):
@@ -348,18 +307,14 @@ class HistoryStore:
 
     @contextmanager
     def _guard(self, *, writing: bool = False) -> Iterator[None]:
-        """SQLite errors while reading or writing become one clear FairnessConfigError.
-
-        Damaged text (a cell, or SQLite's own message about a damaged schema) that is not
-        UTF-8 fails in Python's decoding, as UnicodeDecodeError: the same message.
-        """
+        """SQLite errors (and damaged text that is not UTF-8) become one FairnessConfigError."""
         try:
             yield
         except (sqlite3.DatabaseError, UnicodeDecodeError) as error:
             if writing:
                 raise FairnessConfigError(
                     f"cannot record the run in the history {str(self.path)!r} ({error}); check "
-                    "that the file and its folder are writable, or pass --fairness-no-history."
+                    "that the file and its folder are writable, or pass --fairness-no-history.",
                 ) from None
             raise FairnessConfigError(self._unreadable(error)) from None
 
@@ -369,8 +324,7 @@ class HistoryStore:
         return FairnessConfigError(
             f"history {str(self.path)!r}: {where} has a damaged {column!r} column ({problem}). "
             f"The store was damaged or edited by hand: delete that run ({delete}) or restore "
-            "the file from a backup."
-        )
+            "the file from a backup.")
 
     def _checked_row(self, row: sqlite3.Row, kinds: Mapping[str, str], where: str,
                      run_id: Any) -> dict[str, Any]:
@@ -402,8 +356,8 @@ class HistoryStore:
             raise self._damaged(where, "data", "no 'result' object", run_id)
         try:
             result = KeyedResult.from_dict(payload["result"])
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError
-                ) as error:
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError,
+                OverflowError) as error:
             raise self._damaged(where, "data", f"the result does not rebuild: "
                                 f"{type(error).__name__}: {error}", run_id) from None
         decoded: dict[str, list[Any]] = {}
@@ -420,8 +374,6 @@ class HistoryStore:
                 raise self._damaged(where, "data", f"an entry of {name!r}: {problem}",
                                     run_id) from None
         return result, decoded["checks"], decoded["regressions"]
-
-    # -- writing --------------------------------------------------------------------------
 
     def record_run(self, metadata: Mapping[str, Any], records: Sequence[TestRecord]) -> int:
         """Store one run and every result of its records, atomically; return the run id.
@@ -444,34 +396,23 @@ class HistoryStore:
                     "regressions": [c.to_dict() for c in record.regressions if c.result == rid],
                 }
                 worst_group, worst_value = summary.worst or (None, None)
-                rows.append((
-                    record.nodeid, record.test, record.checkpoint, rid, summary.indicator,
-                    summary.metric, summary.value, summary.gap, summary.ratio, worst_group,
-                    worst_value, record.outcome or None,
-                    json.dumps(payload, sort_keys=True, allow_nan=False),
-                    record.model_fingerprint, record.dataset_fingerprint,
-                ))
+                rows.append((record.nodeid, record.test, record.checkpoint, rid, summary.indicator,
+                             summary.metric, summary.value, summary.gap, summary.ratio,
+                             worst_group, worst_value, record.outcome or None,
+                             json.dumps(payload, sort_keys=True, allow_nan=False),
+                             record.model_fingerprint, record.dataset_fingerprint))
         with self._guard(writing=True), self._write() as conn:
-            cursor = conn.execute(
-                _insert("runs", _RUN_COLUMNS[1:]),
-                (
-                    metadata.get("started") or now(), metadata.get("finished") or now(),
-                    metadata.get("label"), metadata.get("checkpoint"),
-                    metadata.get("git_commit"), metadata.get("model_fingerprint"),
-                    metadata.get("dataset_fingerprint"),
-                    None if metadata.get("seed") is None else str(metadata["seed"]),
-                    json.dumps(dict(metadata.get("versions") or {}), sort_keys=True),
-                    metadata.get("exitstatus"), json.dumps(extra, sort_keys=True, default=str),
-                ),
-            )
+            cursor = conn.execute(_insert("runs", _RUN_COLUMNS[1:]), (
+                metadata.get("started") or now(), metadata.get("finished") or now(),
+                metadata.get("label"), metadata.get("checkpoint"), metadata.get("git_commit"),
+                metadata.get("model_fingerprint"), metadata.get("dataset_fingerprint"),
+                None if metadata.get("seed") is None else str(metadata["seed"]),
+                json.dumps(dict(metadata.get("versions") or {}), sort_keys=True),
+                metadata.get("exitstatus"), json.dumps(extra, sort_keys=True, default=str)))
             run_id = int(cursor.lastrowid or 0)
-            conn.executemany(
-                _insert("results", _RESULT_COLUMNS[1:]),  # the row values, in this order
-                [(run_id, *row) for row in rows],
-            )
+            conn.executemany(_insert("results", _RESULT_COLUMNS[1:]),  # the rows, in this order
+                             [(run_id, *row) for row in rows])
         return run_id
-
-    # -- reading --------------------------------------------------------------------------
 
     def runs(self) -> list[dict[str, Any]]:
         """Every run, oldest first, with its metadata and its number of results."""
@@ -479,8 +420,7 @@ class HistoryStore:
         with self._guard():
             rows = self._conn.execute(
                 "SELECT runs.*, (SELECT COUNT(*) FROM results WHERE results.run_id = runs.id) "
-                "AS n_results FROM runs ORDER BY id"
-            ).fetchall()
+                "AS n_results FROM runs ORDER BY id").fetchall()
         for row in rows:
             where = f"run {row['id']}"
             run = self._checked_row(row, _RUN_KINDS, where, row["id"])
@@ -529,14 +469,11 @@ class HistoryStore:
                                            (int(text),)).fetchone()
             found = found or self._conn.execute(
                 "SELECT id, NULL FROM runs WHERE label = ? OR checkpoint = ? "
-                "ORDER BY id DESC LIMIT 1",
-                (text, text),
-            ).fetchone() or self._conn.execute(
+                "ORDER BY id DESC LIMIT 1", (text, text)).fetchone() or self._conn.execute(
                 "SELECT run_id, checkpoint FROM results WHERE checkpoint = ? "
                 "OR checkpoint LIKE ? ESCAPE '\\' ORDER BY run_id DESC LIMIT 1",
                 (text, "%/" + text.replace("\\", "\\\\").replace("%", "\\%")
-                 .replace("_", "\\_")),
-            ).fetchone()
+                 .replace("_", "\\_"))).fetchone()
         if found:
             run_id, checkpoint = found[0], found[1]
             if (not isinstance(run_id, int) or isinstance(run_id, bool)
@@ -548,14 +485,12 @@ class HistoryStore:
 
     def records(self, run_id: int, *, checkpoint: str | None = None) -> list[TestRecord]:
         """The per-test records of a run (optionally of one checkpoint only)."""
-        query = "SELECT * FROM results WHERE run_id = ?"
-        args: list[Any] = [run_id]
-        if checkpoint is not None:
-            query += " AND checkpoint = ?"
-            args.append(checkpoint)
+        mine = "" if checkpoint is None else " AND checkpoint = ?"
         by_test: dict[str, TestRecord] = {}
         with self._guard():
-            rows = self._conn.execute(query + " ORDER BY id", args).fetchall()
+            rows = self._conn.execute(f"SELECT * FROM results WHERE run_id = ?{mine} ORDER BY id",
+                                      (run_id,) if checkpoint is None else (run_id, checkpoint)
+                                      ).fetchall()
         for found in rows:
             where = f"result row {found['id']} (run {found['run_id']})"
             row = self._checked_row(found, _RESULT_KINDS, where, found["run_id"])
@@ -571,30 +506,25 @@ class HistoryStore:
     def series(self, *, last: int = 20) -> list[dict[str, Any]]:
         """Headline numbers of the last ``last`` runs: one dict per stored result, oldest first.
 
-        Keys: ``run_id``, ``column`` (checkpoint, label or ``run N``), ``test``,
-        ``result_id``, ``indicator``, ``value``, ``gap``, ``ratio``, ``worst_value``,
-        ``outcome``.
+        Keys: ``run_id``, ``column`` (checkpoint, label or ``run N``), ``test``, ``result_id``,
+        ``indicator``, ``value``, ``gap``, ``ratio``, ``worst_value``, ``outcome``.
         """
         with self._guard():
             rows = self._conn.execute(
                 "SELECT results.id, results.run_id, results.checkpoint AS result_checkpoint, "
-                "runs.checkpoint, runs.label, results.test, results.result_id, "
-                "results.indicator, results.value, "
-                "results.gap, results.ratio, results.worst_value, results.outcome FROM results "
-                "JOIN runs ON runs.id = results.run_id WHERE results.run_id IN "
+                "runs.checkpoint, runs.label, results.test, results.result_id, results.indicator, "
+                "results.value, results.gap, results.ratio, results.worst_value, results.outcome "
+                "FROM results JOIN runs ON runs.id = results.run_id WHERE results.run_id IN "
                 "(SELECT id FROM runs ORDER BY id DESC LIMIT ?) "
                 "ORDER BY results.run_id, results.id",
-                (int(last),),
-            ).fetchall()
+                (int(last),)).fetchall()
         out = []
         for row in rows:
             item = self._checked_row(row, _SERIES_KINDS, f"result row {row['id']} (run "
                                      f"{row['run_id']})", row["run_id"])
             del item["id"]
             checkpoint = item.pop("result_checkpoint") or item["checkpoint"]
-            if checkpoint:
-                item["column"] = checkpoint_id(checkpoint)
-            else:
-                item["column"] = item["label"] or f"run {item['run_id']}"
+            item["column"] = (checkpoint_id(checkpoint) if checkpoint
+                              else item["label"] or f"run {item['run_id']}")
             out.append(item)
         return out

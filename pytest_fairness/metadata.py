@@ -1,8 +1,4 @@
-"""The metadata of a run: time, label, checkpoints, git commit, fingerprints, seed, versions.
-
-The session collects it at the end of the run (:func:`collect_metadata`) and hands it to
-the history store with the run's records.
-"""
+"""The metadata of a run: time, label, checkpoints, git commit, fingerprints, seed, versions."""
 
 from __future__ import annotations
 
@@ -23,10 +19,8 @@ __all__ = ["collect_metadata", "git_commit"]
 def git_commit(root: str | os.PathLike[str]) -> str | None:
     """The commit checked out in ``root``, or None outside a git work tree (or without git)."""
     try:
-        done = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=str(root), capture_output=True, text=True,
-            timeout=5, check=False,
-        )
+        done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=str(root), capture_output=True,
+                              text=True, timeout=5, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
     commit = done.stdout.strip()
@@ -59,23 +53,14 @@ def _distinct(records: Iterable[TestRecord], names: Sequence[str]) -> str | None
         *(r.result.params for r in record.results)) for name in names)
 
 
-def collect_metadata(
-    records: Sequence[TestRecord],
-    *,
-    root: str | os.PathLike[str] | None = None,
-    label: str | None = None,
-    checkpoints: Sequence[str] = (),
-    seed: Any = None,
-    started: str | None = None,
-    exitstatus: int | None = None,
-) -> dict[str, Any]:
+def collect_metadata(records: Sequence[TestRecord], *, root: str | os.PathLike[str] | None = None,
+                     label: str | None = None, checkpoints: Sequence[str] = (),
+                     seed: Any = None, started: str | None = None,
+                     exitstatus: int | None = None) -> dict[str, Any]:
     """The metadata of a run: time, label, checkpoint(s), git commit, fingerprints, seed, versions.
 
-    Fingerprints come from what produced the tests' features (the records'
-    ``extractions``) and from the results' params (``model_fingerprint``,
-    ``dataset_fingerprint``); the seed from the params when the option does not give one.
-    Several distinct values are joined with commas (e.g. one model fingerprint per
-    checkpoint).
+    Fingerprints come from the records' extractions and the results' params, the seed from
+    the params when not given; distinct values are comma-joined (one model per checkpoint).
     """
     names = [checkpoint_id(c) for c in checkpoints]
     return {

@@ -1,25 +1,10 @@
 """The regression rule: direction-aware comparison of results with a baseline.
 
-Comparison knows each metric's direction (:data:`pytest_fairness.options.COMPARE_METRICS`):
-a **gap** is worse when it grows, a **ratio** when it shrinks, the headline **value** and
-the **worst** group's value by the result's ``higher_is_better``. A signed effect size
-(iEAT's d) compares by magnitude: a strong reverse association is not an improvement.
-
-A result regresses on a metric when it is worse than the baseline by more than the
-tolerance, judged by the ``confidence`` rule: ``"point"`` on the change itself,
-``"supported"`` only when the whole interval of the change lies beyond the tolerance,
-``"strict"`` when any of it does. The interval comes from the two results' bootstrap
-replicates. When both were drawn on the same units (same seed and
-``params["bootstrap_plan"]``: the same images, households or stimuli), the comparison is
-**paired**: replicate b of each side resampled the same units, so the change is
-bootstrapped as one statistic and the noise both sides share cancels. Otherwise the two
-bootstraps are independent and the interval is the wider, unpaired one; the comparison
-says which.
-
-The rule reads typed values (:class:`~pytest_fairness.records.ResultSummary`,
-:class:`~pytest_fairness.records.Baseline`, :class:`~pytest_fairness.records.TestRecord`);
-where baselines come from is :mod:`pytest_fairness.baseline`'s business. Only the
-comparison of replicates imports numpy.
+A gap is worse when it grows, a ratio when it shrinks, the value and the worst group by
+``higher_is_better``; a signed effect size (iEAT's d) compares by magnitude. ``confidence``
+judges the change itself (``"point"``) or its bootstrap interval, paired when both sides
+resampled the same units (see "Judging a change by its interval: paired regressions" in
+``docs/ci-and-history.md``). Only the comparison of replicates imports numpy.
 """
 
 from __future__ import annotations
@@ -34,19 +19,12 @@ from pytest_fairness.records import Baseline, Comparison, ResultSummary, TestRec
 from pytest_fairness.results import unpack_replicates
 
 __all__ = [
-    "compare_baselines",
-    "compare_checkpoints",
-    "compare_results",
-    "compare_test",
+    "compare_baselines", "compare_checkpoints", "compare_results", "compare_test",
 ]
 
 
 def _reading(summary: ResultSummary, metric: str) -> tuple[str | None, bool, str]:
-    """How ``metric`` is read from a summary, and its replicates.
-
-    Returns the stored number (``value``, ``gap`` or ``ratio``; None for ``worst``),
-    whether it counts by magnitude, and how reports name it.
-    """
+    """The stored number ``metric`` reads (None for ``worst``), by magnitude?, and its label."""
     head = headline(summary.indicator)
     if metric == "headline":
         return head.field, head.magnitude, head.label
@@ -69,11 +47,7 @@ def _direction(metric: str, higher_is_better: bool, indicator: str) -> bool:
     """True when lower is better for ``metric``."""
     if metric == "headline":
         return headline(indicator).lower_is_better
-    if metric == "gap":
-        return True
-    if metric == "ratio":
-        return False
-    return not higher_is_better
+    return {"gap": True, "ratio": False}.get(metric, not higher_is_better)
 
 
 #: Params of the bootstrap: a change in them is the pairing note's business, not a change
@@ -83,12 +57,12 @@ _BOOTSTRAP_PARAMS: Final = frozenset({"seed", "n_bootstrap", "confidence_level",
 
 
 def _param_notes(base: ResultSummary, now: ResultSummary) -> list[str]:
-    base_params, now_params = base.params, now.params
-    changed = sorted(k for k in (set(base_params) | set(now_params)) - _BOOTSTRAP_PARAMS
-                     if base_params.get(k) != now_params.get(k))
+    before, after = base.params, now.params
+    changed = sorted(k for k in (set(before) | set(after)) - _BOOTSTRAP_PARAMS
+                     if before.get(k) != after.get(k))
     if not changed:
         return []
-    shown = ", ".join(f"{k}: {base_params.get(k)!r} → {now_params.get(k)!r}" for k in changed[:5])
+    shown = ", ".join(f"{k}: {before.get(k)!r} → {after.get(k)!r}" for k in changed[:5])
     more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
     return [f"computed differently from the baseline ({shown}{more}); the comparison may "
             "not be like for like"]
@@ -169,9 +143,8 @@ def compare_results(
 ) -> list[Comparison]:
     """Compare two result summaries on each metric of ``tolerances``.
 
-    ``confidence`` is the rule of every metric, or one per metric (default ``"point"``);
-    the interval of the change is computed whenever both summaries carry bootstrap
-    replicates.
+    ``confidence`` is the rule of every metric, or one per metric; the interval of the
+    change is computed whenever both summaries carry bootstrap replicates.
 
     Examples
     --------
@@ -183,8 +156,7 @@ def compare_results(
     for metric in tolerances:
         if metric not in COMPARE_METRICS:
             raise FairnessConfigError(
-                f"cannot compare metric={metric!r}; metrics: {', '.join(COMPARE_METRICS)}."
-            )
+                f"cannot compare metric={metric!r}; metrics: {', '.join(COMPARE_METRICS)}.")
     higher = now.higher_is_better
     notes = _param_notes(base, now)
     if base.higher_is_better != higher:
@@ -193,8 +165,7 @@ def compare_results(
     groups = tuple(
         (label, getattr(base.groups.get(label), "value", None),
          getattr(now.groups.get(label), "value", None))
-        for label in labels
-    )
+        for label in labels)
     out = []
     for metric, tolerance in tolerances.items():
         before, _ = _observe(base, metric)
@@ -213,10 +184,8 @@ def compare_results(
     return out
 
 
-def compare_baselines(
-    base: Baseline, now: Baseline, tolerances: Mapping[str, float],
-    *, confidence: str = "point",
-) -> tuple[list[Comparison], list[str]]:
+def compare_baselines(base: Baseline, now: Baseline, tolerances: Mapping[str, float], *,
+                      confidence: str = "point") -> tuple[list[Comparison], list[str]]:
     """Compare every result present in both baselines; also list what only one side has."""
     out: list[Comparison] = []
     missing: list[str] = []
@@ -241,15 +210,10 @@ def compare_baselines(
 _LENIENCE: Final = {"strict": 0, "point": 1, "supported": 2}
 
 
-def compare_test(
-    baseline: Baseline | None,
-    record: TestRecord,
-    *,
-    compare_fail: Mapping[str, float],
-    marks: Sequence[Mapping[str, Any]],
-    source: str = "",
-    compare_confidence: str = "point",
-) -> tuple[list[Comparison], list[str]]:
+def compare_test(baseline: Baseline | None, record: TestRecord, *,
+                 compare_fail: Mapping[str, float], marks: Sequence[Mapping[str, Any]],
+                 source: str = "", compare_confidence: str = "point",
+                 ) -> tuple[list[Comparison], list[str]]:
     """The regression rule of one test: compare its results with its baseline entry.
 
     Each result is compared on the metrics of ``--fairness-compare-fail`` (judged by
@@ -260,18 +224,14 @@ def compare_test(
 
     Parameters
     ----------
-    baseline : Baseline or None
-        The run's baseline, or None when the run has none.
-    record : TestRecord
-        The test's record (node id, checkpoint-free test id, results).
-    compare_fail : mapping
-        Tolerance per metric from ``--fairness-compare-fail``.
+    baseline, record : Baseline or None, TestRecord
+        The run's baseline (None without one), and the test's record.
+    compare_fail, compare_confidence : mapping, str
+        Tolerance per metric from ``--fairness-compare-fail``, and its rule.
     marks : sequence of mapping
         The validated keywords of each ``fairness_regression`` mark.
     source : str
         Where the baseline came from, for the notes.
-    compare_confidence : str
-        The rule of ``--fairness-compare-fail``.
 
     Returns
     -------
@@ -309,21 +269,15 @@ def compare_test(
     return comparisons, notes
 
 
-def compare_checkpoints(
-    records: Iterable[TestRecord],
-    checkpoints: Sequence[str],
-    tolerances: Mapping[str, float],
-    *,
-    reference: str | None = None,
-    confidence: str = "point",
-) -> list[Comparison]:
+def compare_checkpoints(records: Iterable[TestRecord], checkpoints: Sequence[str],
+                        tolerances: Mapping[str, float], *, reference: str | None = None,
+                        confidence: str = "point") -> list[Comparison]:
     """Compare each checkpoint of a run with the ``reference`` one (default the first).
 
-    The records arrive in any order (as tests finish); a test's record at the reference
-    checkpoint is the baseline of its records at every other checkpoint, result by result
-    (:func:`compare_results`). Tests come by id, each test's checkpoints in the order of
-    ``checkpoints``. Both sides were evaluated on the same images, so with intervals drawn
-    under one seed every change is paired.
+    A test's record at the reference checkpoint is the baseline of its records at the
+    others, result by result; tests come by id, checkpoints in the order of ``checkpoints``
+    (the records may arrive in any order). Both sides saw the same images: with one seed,
+    every change is paired.
 
     Examples
     --------
