@@ -86,3 +86,9 @@ class FairnessViolation(FairnessError, AssertionError):
     def violations(self) -> tuple[Any, ...]:
         """The checks that failed (each a :class:`pytest_fairness.CheckOutcome`)."""
         return tuple(o for o in self.outcomes if not o.passed)
+
+
+def shown(value: Any) -> str:
+    """``repr(value)``, cut to 40 characters: a damaged value in a message (not an error)."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:37]}..."

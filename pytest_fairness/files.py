@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, TypeVar, final
 
-from pytest_fairness.errors import FairnessConfigError
+from pytest_fairness.errors import FairnessConfigError, shown
 from pytest_fairness.options import LIMITS
 
 __all__ = ["REPORT_FORMAT", "REPORT_SCHEMA", "FieldError", "Fields", "atomic_write_text",
@@ -75,12 +75,6 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
             f"{str(source)!r} has report schema {schema!r}; this pytest-fairness reads "
             f"1 to {REPORT_SCHEMA}. Upgrade pytest-fairness or regenerate the report.")
     return document
-
-
-def shown(value: Any) -> str:
-    """``repr(value)``, cut to 40 characters: a damaged value in a message."""
-    text = repr(value)
-    return text if len(text) <= 40 else f"{text[:37]}..."
 
 
 def _number(value: Any) -> bool:

@@ -12,8 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, final
 
-from pytest_fairness.errors import FairnessConfigError
-from pytest_fairness.files import shown
+from pytest_fairness.errors import FairnessConfigError, shown
 
 if TYPE_CHECKING:
     import pandas as pd
