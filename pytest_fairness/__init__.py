@@ -20,7 +20,6 @@ from pytest_fairness.errors import (
     MissingFeaturesError,
 )
 from pytest_fairness.markers import check, fairness
-from pytest_fairness.records import CheckOutcome
 from pytest_fairness.results import Curve, GroupStat, IndicatorResult, Matrix
 
 __all__ = [
@@ -45,6 +44,10 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    if name == "CheckOutcome":  # loaded on first use: plugin load stays cheap
+        from pytest_fairness.records import CheckOutcome
+
+        return CheckOutcome
     if name == "__version__":
         from importlib.metadata import version
 

@@ -42,17 +42,19 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from numbers import Integral, Real
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from pytest_fairness.errors import FairnessConfigError, InsufficientDataError
 from pytest_fairness.options import COMPARE_METRICS, CONFIDENCE_MODES, LIMITS, METRIC_LIMITS
-from pytest_fairness.records import CheckOutcome
 from pytest_fairness.results import (
     GroupStat,
     IndicatorResult,
     group_label,
     iter_results,
 )
+
+if TYPE_CHECKING:
+    from pytest_fairness.records import CheckOutcome
 
 __all__ = [
     "LIMITS",
@@ -471,6 +473,8 @@ def evaluate(results: Any, limits: Mapping[str, Any]) -> list[CheckOutcome]:
     InsufficientDataError
         When the bounded number cannot be computed.
     """
+    from pytest_fairness.records import CheckOutcome
+
     pairs = list(iter_results(results))
     if not pairs:
         raise FairnessConfigError(
@@ -505,7 +509,7 @@ def evaluate(results: Any, limits: Mapping[str, Any]) -> list[CheckOutcome]:
 # -- inline checks and collection --------------------------------------------------------
 
 #: What one inline check leaves behind: the results it was given and its outcomes.
-InlineCheck = tuple[Any, list[CheckOutcome]]
+InlineCheck = tuple[Any, list["CheckOutcome"]]
 
 _COLLECTOR: contextvars.ContextVar[list[InlineCheck] | None] = contextvars.ContextVar(
     "pytest_fairness_collector", default=None

@@ -15,7 +15,7 @@ This module imports nothing heavy: it is loaded with the plugin.
 
 from __future__ import annotations
 
-from typing import Any, Final, final
+from typing import TYPE_CHECKING, Any, Final, final
 
 import pytest
 
@@ -32,7 +32,9 @@ from pytest_fairness.options import (
     MARKER_THRESHOLD,
     MARKER_UNIT,
 )
-from pytest_fairness.records import CheckOutcome
+
+if TYPE_CHECKING:
+    from pytest_fairness.records import CheckOutcome
 
 __all__ = [
     "MARKER_FAIRNESS",

@@ -32,7 +32,7 @@ import functools
 import inspect
 from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
@@ -48,8 +48,6 @@ from pytest_fairness.options import (
     checkpoint_id,
 )
 from pytest_fairness.progress import PROGRESS_ATTRIBUTE
-from pytest_fairness.records import TestRecord
-from pytest_fairness.report.junit import junit_properties
 from pytest_fairness.session import (
     CAPTURE_KEY,
     MARKER_ERROR_KEY,
@@ -59,6 +57,9 @@ from pytest_fairness.session import (
     FairnessSession,
     session_of,
 )
+
+if TYPE_CHECKING:
+    from pytest_fairness.records import TestRecord
 
 SKIP_REASON: Final = (
     "fairness test: run with `pytest --fairness` (or set `fairness = true` in the "
@@ -219,6 +220,8 @@ def pytest_runtest_makereport(
         record = session.record_for(item)
         if record is not None:
             # Before the report is made, so that it copies them (and xdist ships them).
+            from pytest_fairness.report.junit import junit_properties
+
             item.user_properties.extend(junit_properties(record))
     report = yield
     if record is not None:

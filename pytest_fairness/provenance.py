@@ -33,10 +33,10 @@ import pytest
 
 from pytest_fairness.errors import CheckpointIgnoredError
 from pytest_fairness.options import checkpoint_id
-from pytest_fairness.records import Extraction, TestRecord
 
 if TYPE_CHECKING:
     from pytest_fairness.features import Features
+    from pytest_fairness.records import Extraction, TestRecord
     from pytest_fairness.settings import Settings
 
 __all__ = [
@@ -66,7 +66,7 @@ The `fairness_model` override in conftest.py must request `fairness_checkpoint` 
 
 
 #: What produced each of a test's features (:func:`extraction`).
-EXTRACTIONS_KEY: Final = pytest.StashKey[list[Extraction]]()
+EXTRACTIONS_KEY: Final = pytest.StashKey["list[Extraction]"]()
 
 
 def identity_of(item: pytest.Item) -> tuple[str, str | None]:
@@ -96,6 +96,8 @@ def fingerprints_dir(config: pytest.Config, checkpoints: Sequence[str]) -> Path 
 
 def extraction(features: Features, *, model_fingerprint: str) -> Extraction:
     """The record entry of one extraction: dataset, fingerprints and the features' digest."""
+    from pytest_fairness.records import Extraction
+
     return Extraction(features.dataset.name, features.dataset.fingerprint, model_fingerprint,
                       features.digest)
 
@@ -237,6 +239,7 @@ def same_features(records: Iterable[TestRecord]) -> list[SameFeatures]:
 
     Examples
     --------
+    >>> from pytest_fairness.records import Extraction, TestRecord
     >>> entry = Extraction("d", "data:1", "state:1f3a", "9c0d")
     >>> records = [TestRecord(f"t.py::g[{c}]", "t.py::g", c, extractions=(entry,))
     ...            for c in ("a.pt", "b.pt")]

@@ -30,14 +30,13 @@ from pytest_fairness.options import (
 )
 from pytest_fairness.progress import ProgressWriter
 from pytest_fairness.provenance import EXTRACTIONS_KEY, fingerprints_dir, identity_of
-from pytest_fairness.records import KeyedResult, TestRecord
 from pytest_fairness.settings import Settings
 
 if TYPE_CHECKING:
     from pytest_fairness.checks import InlineCheck
     from pytest_fairness.data import FairnessDataset
     from pytest_fairness.features import Features
-    from pytest_fairness.records import Baseline, CheckOutcome, Comparison
+    from pytest_fairness.records import Baseline, CheckOutcome, Comparison, TestRecord
 
 __all__ = [
     "CAPTURE_KEY",
@@ -67,6 +66,7 @@ def _record(
     inline: Sequence[InlineCheck], outcomes: Sequence[CheckOutcome] = (),
 ) -> TestRecord:
     """The record of one test: its results (returned, then inline ones) and verdicts."""
+    from pytest_fairness.records import KeyedResult, TestRecord
     from pytest_fairness.results import iter_results
 
     results = [KeyedResult(key, result) for key, result in returned]
@@ -239,6 +239,8 @@ class FairnessSession:
         """Keep the record a test's report carries (on the xdist controller, every worker's)."""
         data = getattr(report, REPORT_ATTRIBUTE, None)
         if report.when == "call" and data:
+            from pytest_fairness.records import TestRecord
+
             self.records.append(TestRecord.from_dict({**data, "nodeid": report.nodeid,
                                                       "outcome": report.outcome}))
 
@@ -388,7 +390,7 @@ class FairnessSession:
 
 SESSION_KEY: Final = pytest.StashKey[FairnessSession]()
 CAPTURE_KEY: Final = pytest.StashKey[Capture]()
-RECORD_KEY: Final = pytest.StashKey[TestRecord]()
+RECORD_KEY: Final = pytest.StashKey["TestRecord"]()
 #: The error a test's markers raised (a violation or a bad marker), to report it plainly.
 MARKER_ERROR_KEY: Final = pytest.StashKey[BaseException]()
 
