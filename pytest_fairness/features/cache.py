@@ -57,6 +57,22 @@ def _warn(entry: Path, problem: str, what: str) -> None:
                   "recomputed and the entry is written again.", stacklevel=4)
 
 
+#: Files whose sha256 this process checked: (path, size, mtime) → sha256. A warm read of a
+#: large memory-mapped entry then costs no second pass over its bytes.
+_CHECKED: dict[tuple[str, int, int], str] = {}
+
+
+def _verified(path: Path, digest: str) -> bool:
+    """Whether ``path`` has the sha256 ``digest`` (hashed once per process per file state)."""
+    stat = path.stat()
+    state = (str(path), stat.st_size, stat.st_mtime_ns)
+    if _CHECKED.get(state) != digest:
+        if file_sha256(path) != digest:
+            return False
+        _CHECKED[state] = digest
+    return True
+
+
 def _damage(entry: Path, mmap: bool) -> tuple[Arrays | None, str | None]:
     """The arrays of ``entry`` (None when absent), or why it cannot be read."""
     import numpy as np
@@ -78,7 +94,7 @@ def _damage(entry: Path, mmap: bool) -> tuple[Arrays | None, str | None]:
         if path.is_dir():
             return None, "is a directory"
         try:
-            if file_sha256(path) != digest:
+            if not _verified(path, digest):
                 return None, f"is damaged ({name!r}: its sha256 does not match the sidecar)"
             arrays[name] = np.load(path, mmap_mode="c" if mmap else None, allow_pickle=False)
         except (OSError, ValueError, EOFError) as exc:

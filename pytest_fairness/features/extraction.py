@@ -321,24 +321,24 @@ def _checked(model: Any, dataset: Any, module: str | None, batch_size: Any, num_
         raise FairnessConfigError(
             f"model must be a torch.nn.Module or a callable on image batches; got "
             f"{type(model).__name__}.")
+    if module is not None:
+        if getattr(model, "get_submodule", None) is None or not isinstance(module, str):
+            raise FairnessConfigError(
+                f"module={module!r} needs a torch.nn.Module model and a sub-module name; got "
+                f"{type(model).__name__}.")
+        try:
+            model = model.get_submodule(module)
+        except AttributeError:
+            names = [n for n, _ in model.named_modules() if n][:10]
+            raise FairnessConfigError(
+                f"module: the model has no sub-module {module!r}; some names: {names}.") from None
     check_int("batch_size", batch_size)
     check_int("num_workers", num_workers, 0)
     if isinstance(layers, str):
         raise FairnessConfigError(
             f"layers must be a sequence of module names; got the string layers={layers!r} "
             f"(write layers=[{layers!r}]).")
-    if module is None:
-        return model
-    if getattr(model, "get_submodule", None) is None or not isinstance(module, str):
-        raise FairnessConfigError(
-            f"module={module!r} needs a torch.nn.Module model and a sub-module name; got "
-            f"{type(model).__name__}.")
-    try:
-        return model.get_submodule(module)
-    except AttributeError:
-        names = [n for n, _ in model.named_modules() if n][:10]
-        raise FairnessConfigError(
-            f"module: the model has no sub-module {module!r}; some names: {names}.") from None
+    return model
 
 
 def _cached(entry: Path, key: str, dataset: FairnessDataset,

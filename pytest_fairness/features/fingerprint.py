@@ -169,13 +169,15 @@ def normalization(normalize: Any) -> tuple[Any, str]:
         f"normalize must be 'imagenet', None or a (mean, std) pair; got normalize={normalize!r}.")
 
 
-def cache_key(**parts: Any) -> str:
-    """sha256 of the JSON of the named parts (sorted), prefixed by the cache version.
+def cache_key(*, version: int = CACHE_VERSION, **parts: Any) -> str:
+    """sha256 of the JSON of the named parts (sorted), prefixed by a layout version.
 
     Parameters
     ----------
+    version : int
+        The version of what the key names (default: the feature cache's).
     **parts
         JSON-able values (others by ``str``) naming what the entry depends on.
     """
-    payload = json.dumps({"version": CACHE_VERSION, **parts}, sort_keys=True, default=str)
+    payload = json.dumps({"version": version, **parts}, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()

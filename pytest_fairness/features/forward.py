@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from numbers import Integral
 from typing import TYPE_CHECKING, Any
 
 from pytest_fairness.errors import FairnessConfigError, InvalidDataError
@@ -15,7 +16,7 @@ __all__ = ["as_outputs", "check_int", "forward_batches", "resolve_device"]
 
 
 def check_int(name: str, value: Any, minimum: int = 1) -> int:
-    """``value`` when it is an int (not a bool) ``>= minimum``; else a FairnessConfigError.
+    """``value`` as an int when it is an integer (not a bool) ``>= minimum``; else an error.
 
     Parameters
     ----------
@@ -26,9 +27,9 @@ def check_int(name: str, value: Any, minimum: int = 1) -> int:
     minimum : int
         The smallest value allowed.
     """
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < minimum:
         raise FairnessConfigError(f"{name} must be an int >= {minimum}; got {name}={value!r}.")
-    return value
+    return int(value)
 
 
 def as_outputs(value: Any) -> dict[str, torch.Tensor]:

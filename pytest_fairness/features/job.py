@@ -36,6 +36,9 @@ if TYPE_CHECKING:
 __all__ = ["ExtractJob", "ExtractSummary", "load_model", "run_job"]
 
 _RECEIPT_SUFFIX: Final = ".json"
+#: The version of what a shard's receipt key names; it stays when the feature cache changes,
+#: so a job re-run over shards written before keeps them (the cache is at version 3).
+RECEIPT_VERSION: Final = 2
 #: Bytes of features per Parquet row group (see :func:`_write_shard`).
 _ROW_GROUP_BYTES: Final = 16 * 2**20
 
@@ -285,7 +288,8 @@ def _run(job: ExtractJob, rank: int, world_size: int, device: Any,
         key = shards.perturbation_key(spec)
         relative = f"{shards.perturbation_dir(key)}/{shards.shard_name(rank, world_size)}"
         shard = out / relative
-        shard_key = fp.cache_key(**described, perturbation=key, rows=[start, stop])
+        shard_key = fp.cache_key(version=RECEIPT_VERSION, **described, perturbation=key,
+                                 rows=[start, stop])
         record = _kept(shard, shard_key)
         if record is None:
             outputs = extract_rows(model, dataset, range(start, stop), transform=transform,

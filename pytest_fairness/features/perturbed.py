@@ -31,7 +31,8 @@ def perturbed_features(model: Callable[[Any], Any], images: Any, *,
         ``shuffle=False``.
     perturbations : mapping of str to callable, optional
         Perturbations of your own, ``f(images, level, *, seed, index)``; other names are
-        the built-in ones of :data:`pytest_fairness.perturbations.PERTURBATIONS`.
+        the built-in ones of :data:`pytest_fairness.perturbations.PERTURBATIONS`. Name
+        yours in ``fair_sa(perturbations=[...])`` too (it runs the built-in ones by default).
     batch_size : int, default 64
         Images per forward pass when ``images`` is one tensor.
 
@@ -85,6 +86,11 @@ def perturbed_features(model: Callable[[Any], Any], images: Any, *,
             raise InsufficientDataError("images yielded no images; pass at least one batch.")
         return outputs["embeddings"]
 
+    from pytest_fairness.perturbations import PERTURBATIONS
+
+    # Read by fair_sa: a model ran (its results say source "model"), and which names exist.
+    setattr(features, "fairness_source", "model")  # noqa: B010
+    setattr(features, "fairness_perturbations", frozenset(PERTURBATIONS) | set(custom))  # noqa: B010
     return features
 
 

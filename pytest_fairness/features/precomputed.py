@@ -149,20 +149,61 @@ def _aligned(file: Path, dataset: FairnessDataset, outputs: dict[str, NDArray[An
 
 
 def _read_numpy(file: Path) -> dict[str, NDArray[Any]]:
-    """Every array of an ``.npz`` (the one of an ``.npy`` under ``""``), with numpy's reader."""
+    """Every array of an ``.npz`` (the one of an ``.npy`` under ``""``), with numpy's reader.
+
+    Each array must fill its file (or zip member) exactly as its header says, and an
+    ``.npz`` may name an array once: numpy would read either silently.
+    """
     import numpy as np
     try:
+        _check_sizes(file)
         loaded = np.load(file, allow_pickle=False)
         if isinstance(loaded, np.ndarray):
             return {"": loaded}
         with loaded:
             arrays = {name: loaded[name] for name in loaded.files}
+    except _Damaged:
+        raise
     except Exception as exc:  # noqa: BLE001 - numpy lets zipfile, zlib, EOF... errors out
         raise _Damaged(f"{type(exc).__name__}: {exc}") from None
     for name, array in arrays.items():
         if not isinstance(array, np.ndarray):  # numpy hands back a member that is not .npy
-            raise _Damaged(f"member {name + '.npy'!r} is not an .npy array")
+            raise _Damaged(f"member {name!r} is not an .npy array")
     return arrays
+
+
+def _check_sizes(file: Path) -> None:
+    """Each ``.npy`` of ``file`` holds as many bytes as its header says; no name twice."""
+    import zipfile
+
+    from numpy.lib import format as npy
+
+    def check(stream: Any, size: int, name: str) -> None:
+        try:
+            version = npy.read_magic(stream)
+        except ValueError:
+            raise _Damaged(f"{name} is not an .npy array") from None
+        shape, _, dtype = (npy.read_array_header_1_0 if version == (1, 0)
+                           else npy.read_array_header_2_0)(stream)
+        expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if stream.tell() + expected != size:
+            raise _Damaged(f"{name}'s header says shape {tuple(shape)} of {dtype} "
+                           f"({expected} bytes) but it holds {size - stream.tell()}")
+
+    import numpy as np
+    if file.suffix.lower() == ".npy":
+        with open(file, "rb") as handle:
+            check(handle, os.fstat(handle.fileno()).st_size, "the array")
+        return
+    with zipfile.ZipFile(file) as archive:
+        names = [info.filename for info in archive.infolist()]
+        twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+        if twice is not None:
+            raise _Damaged(f"member {twice!r} appears twice")
+        for info in archive.infolist():
+            if info.filename.endswith(".npy") and not info.is_dir():
+                with archive.open(info) as member:
+                    check(member, info.file_size, f"member {info.filename!r}")
 
 
 def _read_parquet(file: Path, id_column: str) -> tuple[dict[str, NDArray[Any]], Any]:

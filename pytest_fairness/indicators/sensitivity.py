@@ -1,10 +1,8 @@
 """Fair SA: sensitivity analysis for fairness under image perturbations.
 
 From "Fair SA: Sensitivity Analysis for Fairness in Face Recognition" (Joshi et al. 2022),
-extending VPSA's item-response curves (RichardWebster et al. 2018). The formulas, the
-feature sources (a features callable with a ``perturbation`` keyword, or precomputed
-embeddings keyed by ``(name, level)``) and the choices the paper leaves open are on the
-docs page "Fair SA and VPSA: fairness under image perturbations".
+extending VPSA's item-response curves (RichardWebster et al. 2018); the formulas and the
+choices the paper leaves open are on the docs page "Fair SA and VPSA".
 """
 
 from __future__ import annotations
@@ -48,12 +46,7 @@ FeatureGetter = Callable[[Any, float], "NDArray[np.float64]"]
 
 
 def curve_key(kind: str, perturbation: str, subgroup: GroupKey | None = None) -> str:
-    """The key of a curve in a Fair SA result.
-
-    ``curve_key("fair_sa", "jpeg", "young")`` is ``"fair_sa/young/jpeg"`` (α(δ));
-    ``curve_key("irc", "jpeg")`` the overall item-response curve ``"irc/jpeg"`` and
-    ``curve_key("irc", "jpeg", "young")`` the protected subgroup's one.
-    """
+    """A curve's key: ``fair_sa/young/jpeg`` (α(δ)), ``irc/jpeg`` or ``irc/young/jpeg`` (IRCs)."""
     if subgroup is None:
         return f"{kind}/{perturbation}"
     return f"{kind}/{group_label(normalize_group(subgroup))}/{perturbation}"
@@ -188,9 +181,16 @@ def _from_mapping(features: Mapping[Any, Any]) -> FeatureGetter:
     return lambda name, level: _embeddings(lookup(name, level), _what(name, level))
 
 
-def _source(features: Any, dataset: Any, seed: int) -> tuple[FeatureGetter, str]:
+def _source(features: Any, dataset: Any, seed: int,
+            names: list[str]) -> tuple[FeatureGetter, str]:
     if isinstance(features, Mapping):
         return _from_mapping(features), "precomputed"
+    known = getattr(features, "fairness_perturbations", names)  # perturbed_features(...)'s
+    if unknown := [n for n in names if n not in known]:
+        raise FairnessConfigError(
+            f"perturbations={unknown!r}: not a built-in one ({', '.join(sorted(known))}) nor "
+            f"one of yours; pass perturbed_features(model, images, perturbations="
+            f"{{{unknown[0]!r}: callable}}) and name it here.")
     try:
         keyword = "perturbation" in inspect.signature(features).parameters
     except (TypeError, ValueError):
@@ -207,7 +207,7 @@ def _source(features: Any, dataset: Any, seed: int) -> tuple[FeatureGetter, str]
         perturbation = None if name is None or level == 0 else spec
         return _embeddings(features(dataset, perturbation=perturbation), _what(name, level))
 
-    return get, "features"
+    return get, getattr(features, "fairness_source", "features")
 
 
 def _column(dataset: Any, name: str, parameter: str) -> Any:
@@ -555,7 +555,7 @@ def fair_sa(features: Any, dataset: Any = None, *, attribute: Any, perturbations
         task, levels, far, threshold, prune, seed, min_group_size, n_bootstrap,
         confidence_level, interval_method)
     names = _check_perturbations(perturbations)
-    get, source = _source(features, dataset, int(seed))
+    get, source = _source(features, dataset, int(seed), names)
     clean = get(None, 0.0)
     n = clean.shape[0]
     rows = _subgroups(attribute, dataset, n, protected)

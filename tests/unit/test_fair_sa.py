@@ -194,7 +194,30 @@ def test_model_streams_batches_from_an_iterable_dataset() -> None:
     r = fair_sa(perturbed_features(model, batches), attribute=groups,
                 perturbations=["vignette"], levels=[1.0], threshold=0.5, min_group_size=1)
     assert max(seen) == 3 and sum(seen) == 8 * 2  # clean + one level
-    assert r.params["source"] == "features"
+    assert r.params["source"] == "model"
+
+
+def test_an_unknown_perturbation_fails_before_any_forward_pass() -> None:
+    """A name neither built in nor given to perturbed_features says how to add it, at once."""
+    images, groups = sharp_and_smooth(n=4, size=16)
+    seen: list[int] = []
+
+    def model(x: torch.Tensor) -> torch.Tensor:
+        seen.append(x.shape[0])
+        return Centered()(x)
+
+    with pytest.raises(FairnessConfigError, match=r"perturbations=\['mine'\]: not a built-in.*"
+                                                  r"perturbed_features\(model, images, "
+                                                  r"perturbations=\{'mine': callable\}\)"):
+        fair_sa(perturbed_features(model, images), attribute=groups, perturbations=["mine"],
+                levels=[1.0], threshold=0.5, min_group_size=1)
+    assert seen == []
+
+
+def test_batch_size_may_be_a_numpy_integer() -> None:
+    images, groups = sharp_and_smooth(n=4, size=16)
+    features = perturbed_features(Centered().eval(), images, batch_size=np.int64(3))
+    assert features().shape[0] == 8
 
 
 def test_custom_perturbation_callable() -> None:

@@ -7,6 +7,7 @@ import io
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -103,7 +104,7 @@ NPZ_DAMAGE: dict[str, tuple[Callable[[bytes], bytes], str]] = {
     "short by 10 bytes": (lambda raw: raw[:-10], r"BadZipFile"),
     "two bytes flipped": (_flip_in_data, r"Bad CRC-32"),
     "invalid npy member": (_bad_member, r"member 'embeddings\.npy' is not an \.npy array"),
-    "empty": (lambda raw: b"", r"EOFError"),
+    "empty": (lambda raw: b"", r"BadZipFile"),
 }
 
 
@@ -187,3 +188,43 @@ def test_member_with_an_empty_name(dataset: FairnessDataset, tmp_path: Path) -> 
         archive.writestr(zipfile.ZipInfo(""), b"\x93NUMPY")
     with pytest.raises(InvalidDataError, match=r"features\.npz' are damaged or not a numpy"):
         load_precomputed(file, dataset)
+
+
+def _npy_bytes(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    return buffer.getvalue()
+
+
+def test_npy_with_bytes_beyond_its_array_is_refused(dataset: FairnessDataset,
+                                                    tmp_path: Path) -> None:
+    """numpy.load would ignore them; the file is not what numpy.save wrote."""
+    file = tmp_path / "features.npy"
+    file.write_bytes(_npy_bytes(np.zeros((16, 3))) + b"12345678")
+    with pytest.raises(InvalidDataError, match=r"features\.npy' are damaged .*header says "
+                                               r"shape \(16, 3\) of float64 \(384 bytes\) "
+                                               r"but it holds 392"):
+        load_precomputed(file, dataset)
+
+
+@pytest.mark.parametrize(("members", "expected"), [
+    ([("embeddings.npy", b""), ("embeddings.npy", b"")], r"member 'embeddings\.npy' appears twice"),
+    ([("embeddings.npy", b"xxxx")], r"member 'embeddings\.npy''s header says shape"),
+])
+def test_npz_member_twice_or_too_long_is_refused(members: list[tuple[str, bytes]],
+                                                 expected: str, dataset: FairnessDataset,
+                                                 tmp_path: Path) -> None:
+    """numpy.load would pick one copy, or ignore the extra bytes, silently."""
+    file = tmp_path / "features.npz"
+    with pytest.warns(UserWarning) if len(members) > 1 else _nothing(), \
+            zipfile.ZipFile(file, "w") as archive:
+        for name, extra in members:
+            archive.writestr(name, _npy_bytes(np.zeros((16, 3))) + extra)
+    with pytest.raises(InvalidDataError, match=rf"features\.npz' are damaged .*{expected}"):
+        load_precomputed(file, dataset)
+
+
+def _nothing() -> Any:
+    import contextlib
+
+    return contextlib.nullcontext()
