@@ -230,8 +230,11 @@ def _from_report(path: Path) -> Baseline:
     try:
         if not isinstance(tests, list):
             raise TypeError(f"'tests' is {type(tests).__name__}, not a list")
-        baseline = build_baseline([TestRecord.from_dict(t) for t in tests],
-                                  metadata=report.get("run") or {})
+        # Only what a baseline keeps is decoded, as a baseline file would be.
+        records = [TestRecord.from_dict(
+            {k: t[k] for k in ("nodeid", "test", "checkpoint", "outcome", "results") if k in t}
+            if isinstance(t, dict) else t, f"['tests'][{i}]") for i, t in enumerate(tests)]
+        baseline = build_baseline(records, metadata=report.get("run") or {})
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as error:
         raise FairnessConfigError(
             f"report {str(path)!r} is damaged or was edited: its results do not rebuild "

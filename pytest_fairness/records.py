@@ -225,8 +225,8 @@ class Comparison:
             data["test"], data["result"], data["metric"], data["baseline"], data["now"],
             data["tolerance"], data["lower_is_better"],
             data.get("higher_is_better_groups", True),
-            tuple((g[0], g[1], g[2]) for g in data.get("groups", [])),
-            tuple(data.get("notes", [])), data.get("where", ""),
+            tuple((g[0], g[1], g[2]) for g in data.get("groups") or ()),
+            tuple(data.get("notes") or ()), data.get("where") or "",
             data.get("confidence") or "point", _span(data.get("interval")), data.get("paired"),
         )
 
@@ -319,15 +319,17 @@ class TestRecord:
                 "dataset_fingerprint": self.dataset_fingerprint}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> TestRecord:
-        """Rebuild a record from :meth:`to_dict` output."""
+    def from_dict(cls, data: Mapping[str, Any], path: str = "") -> TestRecord:
+        """Rebuild a record from :meth:`to_dict` output (``path`` names it in messages)."""
+        Fields(data, path).check(RECORD_KINDS)
         return cls(
             data["nodeid"], data.get("test") or data["nodeid"], data.get("checkpoint"),
-            data.get("outcome") or "", tuple(map(KeyedResult.from_dict, data.get("results", ()))),
-            tuple(map(CheckOutcome.from_dict, data.get("checks", ()))),
-            tuple(map(Comparison.from_dict, data.get("regressions", ()))),
-            tuple(data.get("notes", ())),
-            tuple(map(Extraction.from_dict, data.get("extractions", ()))),
+            data.get("outcome") or "",
+            tuple(map(KeyedResult.from_dict, data.get("results") or ())),
+            tuple(map(CheckOutcome.from_dict, data.get("checks") or ())),
+            tuple(map(Comparison.from_dict, data.get("regressions") or ())),
+            tuple(data.get("notes") or ()),
+            tuple(map(Extraction.from_dict, data.get("extractions") or ())),
         )
 
 
@@ -348,8 +350,13 @@ CHECK_KINDS: Final = {
     "indicator": "str!", "metric": "str!", "at": "num?", "key": "str?", "confidence": "str?",
     "interval": "span?", "where": "str?",
 }
-#: The fields of a stored :class:`Comparison`.
+#: The fields of a stored :class:`TestRecord` itself (its parts check their own).
+RECORD_KINDS: Final = {
+    "nodeid": "str!", "test": "str?", "checkpoint": "str?", "outcome": "str?", "notes": "strs?",
+}
+#: The fields of a stored :class:`Comparison` (``worse_by`` and ``regressed`` are recomputed).
 COMPARISON_KINDS: Final = {
+    "worse_by": "num?", "regressed": "bool?",
     "test": "str!", "result": "str!", "metric": "str!", "where": "str?", "baseline": "num?!",
     "now": "num?!", "tolerance": "num!", "lower_is_better": "bool!",
     "higher_is_better_groups": "bool?", "groups": "groups?", "notes": "strs?",

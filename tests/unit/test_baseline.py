@@ -438,3 +438,40 @@ def test_a_damaged_report_json(tmp_path: Path) -> None:
     file.write_text(json.dumps({**report, "tests": "x"}))
     with pytest.raises(FairnessConfigError, match=r"'tests' is str, not a list"):
         resolve_baseline(str(file), None)
+
+
+def _report_of(tmp_path: Path, edit: Any) -> Path:
+    """A report.json of one test, with ``edit(test_dict)`` applied to its test."""
+    import json
+
+    from pytest_fairness.report.json_report import build_report, write_json
+
+    document = build_report([record("t.py::r", result({"x": 1, "y": 0}))])
+    test = json.loads(json.dumps(document["tests"][0]))
+    edit(test)
+    document["tests"] = [test]
+    return write_json(document, tmp_path)
+
+
+def test_a_report_baseline_reads_only_what_a_baseline_keeps(tmp_path: Path) -> None:
+    """Damage in a report's checks or regressions does not matter to its results."""
+    report = _report_of(tmp_path, lambda t: t.update(checks=None, regressions=[None]))
+    document, _ = resolve_baseline(str(report), None)
+    assert "t.py::r" in document.tests
+
+
+def test_a_report_baseline_with_a_damaged_outcome_names_it(tmp_path: Path) -> None:
+    report = _report_of(tmp_path, lambda t: t.update(outcome=[]))
+    with pytest.raises(FairnessConfigError, match=r"report .* is damaged or was edited: .*"
+                                                  r"\['tests'\]\[0\]\['outcome'\] is \[\], "
+                                                  r"not a string or null"):
+        resolve_baseline(str(report), None)
+
+
+def test_a_stored_comparison_without_groups_or_notes_reads_back() -> None:
+    stored = {"test": "t", "result": "r", "metric": "gap", "baseline": 0.1, "now": 0.2,
+              "tolerance": 0.0, "lower_is_better": True, "groups": None, "notes": None}
+    comparison = Comparison.from_dict(stored)
+    assert comparison.groups == () and comparison.notes == () and comparison.regressed
+    with pytest.raises(FairnessConfigError, match=r"\['regressed'\] is 'x', not true or false"):
+        Comparison.from_dict({**stored, "regressed": "x"})
