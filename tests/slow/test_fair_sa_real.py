@@ -69,7 +69,7 @@ def test_fair_sa_curves_on_real_faces(faces: tuple[Any, np.ndarray]) -> None:
     names = ["rotation", "exposure_low"]
     r = fair_sa(perturbed_features(DlibEmbedder(), images, batch_size=25), attribute=groups,
                 perturbations=names, levels=[0.5, 1.0], far=0.05, min_group_size=30)
-    assert r.params["source"] == "features" and 0 < r.stats["threshold"] < 1
+    assert r.params["source"] == "model" and 0 < r.stats["threshold"] < 1
     m = r.matrices["auc"]
     assert m.rows == ("bright", "dark") and m.columns == tuple(names)
     values = np.array(m.values)
