@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, final
 
 from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
 from pytest_fairness.features.forward import check_int, forward_batches
@@ -12,12 +13,12 @@ if TYPE_CHECKING:
     import torch
     from numpy.typing import NDArray
 
-__all__ = ["perturbed_features"]
+__all__ = ["PerturbedFeatures", "perturbed_features"]
 
 
 def perturbed_features(model: Callable[[Any], Any], images: Any, *,
                        perturbations: Mapping[str, Callable[..., Any]] | None = None,
-                       batch_size: int = 64) -> Callable[..., NDArray[Any]]:
+                       batch_size: int = 64) -> PerturbedFeatures:
     """The embeddings of ``images``, clean or perturbed, as a features callable for Fair SA.
 
     Parameters
@@ -38,9 +39,10 @@ def perturbed_features(model: Callable[[Any], Any], images: Any, *,
 
     Returns
     -------
-    callable
-        ``features(dataset=None, *, perturbation=None | (name, level) | (name, level,
-        seed))`` → float64 embeddings, one row per image. The seed keys per-image noise.
+    PerturbedFeatures
+        A callable ``features(dataset=None, *, perturbation=None | (name, level) | (name,
+        level, seed))`` → float64 embeddings, one row per image. The seed keys per-image
+        noise.
 
     Examples
     --------
@@ -58,7 +60,7 @@ def perturbed_features(model: Callable[[Any], Any], images: Any, *,
         raise FairnessConfigError(
             "the model is in training mode (dropout and batch norm would change its "
             "embeddings between calls); call model.eval() first.")
-    check_int("batch_size", batch_size)
+    batch_size = check_int("batch_size", batch_size)
     custom = dict(perturbations or {})
     if not all(isinstance(k, str) and callable(f) for k, f in custom.items()):
         raise FairnessConfigError(
@@ -67,31 +69,49 @@ def perturbed_features(model: Callable[[Any], Any], images: Any, *,
     _batches(images, batch_size)  # a wrong kind of images fails here, not at the first call
     device = next((p.device for p in model.parameters()), None) if isinstance(
         model, torch.nn.Module) else None
+    from pytest_fairness.perturbations import PERTURBATIONS
 
-    def features(dataset: Any = None, *, perturbation: Any = None) -> NDArray[Any]:
+    return PerturbedFeatures(model, images, batch_size, device, custom,
+                             frozenset(PERTURBATIONS) | frozenset(custom))
+
+
+@final
+@dataclass(frozen=True, eq=False)
+class PerturbedFeatures:
+    """The features callable :func:`perturbed_features` returns (build it through that).
+
+    ``fair_sa`` reads two attributes of it: ``fairness_source`` (its results say a model
+    ran) and ``fairness_perturbations`` (the names it can apply, checked before any pass).
+    """
+
+    model: Callable[[Any], Any]
+    images: Any
+    batch_size: int
+    device: Any
+    custom: Mapping[str, Callable[..., Any]]
+    fairness_perturbations: frozenset[str]
+    fairness_source: str = "model"
+
+    def __call__(self, dataset: Any = None, *, perturbation: Any = None) -> NDArray[Any]:
+        """The embeddings of every image, clean (None) or under ``(name, level[, seed])``."""
+        import torch
+
         from pytest_fairness.perturbations import perturb
         name, level, seed = (None, 0.0, 0) if perturbation is None else (
             *perturbation, 0)[:3]
 
         def perturbed(batch: Any, index: list[int]) -> Any:
-            if name in custom:
-                return custom[name](batch, level, seed=seed, index=index)
+            if name in self.custom:
+                return self.custom[name](batch, level, seed=seed, index=index)
             return perturb(batch, str(name), level, seed=seed, index=index)
 
         outputs = forward_batches(
-            model, _numbered_batches(images, batch_size), device=device,
+            self.model, _numbered_batches(self.images, self.batch_size), device=self.device,
             perturb=perturbed if name is not None and level > 0 else None,
             read=_embedding_output, dtype=torch.float64)
         if "embeddings" not in outputs:
             raise InsufficientDataError("images yielded no images; pass at least one batch.")
         return outputs["embeddings"]
-
-    from pytest_fairness.perturbations import PERTURBATIONS
-
-    # Read by fair_sa: a model ran (its results say source "model"), and which names exist.
-    setattr(features, "fairness_source", "model")  # noqa: B010
-    setattr(features, "fairness_perturbations", frozenset(PERTURBATIONS) | set(custom))  # noqa: B010
-    return features
 
 
 def _batches(dataset: Any, batch_size: int) -> Iterable[Any]:

@@ -185,7 +185,7 @@ def _source(features: Any, dataset: Any, seed: int,
             names: list[str]) -> tuple[FeatureGetter, str]:
     if isinstance(features, Mapping):
         return _from_mapping(features), "precomputed"
-    known = getattr(features, "fairness_perturbations", names)  # perturbed_features(...)'s
+    known = getattr(features, "fairness_perturbations", names)  # a PerturbedFeatures' names
     if unknown := [n for n in names if n not in known]:
         raise FairnessConfigError(
             f"perturbations={unknown!r}: not a built-in one ({', '.join(sorted(known))}) nor "
