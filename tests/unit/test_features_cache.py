@@ -142,3 +142,33 @@ def test_unwritable_cache_costs_only_a_warning(dataset: FairnessDataset, tmp_pat
         features = extract_features(Counting(), dataset, transform=DefaultTransform(4),
                                     cache_dir=tmp_path)
     assert features.embeddings.shape == (16, 5) and not list(tmp_path.rglob("*.sha256"))
+
+
+def test_damage_after_a_warm_read_is_still_found(dataset: FairnessDataset,
+                                                 tmp_path: Path) -> None:
+    """A file is hashed once per process per (size, mtime): damage after that is caught."""
+    model = Counting()
+    extract_features(model, dataset, transform=DefaultTransform(4), cache_dir=tmp_path)
+    warm = extract_features(model, dataset, transform=DefaultTransform(4), cache_dir=tmp_path)
+    assert warm.from_cache and model.calls == 1
+    _, embeddings = _entry(tmp_path)
+    _flip_two(embeddings)  # same size; a later mtime
+    with pytest.warns(UserWarning, match=r"sha256 does not match the sidecar"):
+        again = extract_features(model, dataset, transform=DefaultTransform(4),
+                                 cache_dir=tmp_path)
+    assert not again.from_cache and model.calls == 2
+
+
+def test_shard_receipt_keys_do_not_follow_the_cache_version() -> None:
+    """Receipts written before the cache moved to version 3 still match (shards are kept)."""
+    import hashlib
+
+    from pytest_fairness.features import cache_key
+    from pytest_fairness.features.cache import CACHE_VERSION
+    from pytest_fairness.features.job import RECEIPT_VERSION
+
+    parts = {"dataset": "d", "rows": [0, 8], "perturbation": None}
+    before = hashlib.sha256(json.dumps({"version": 2, **parts}, sort_keys=True,
+                                       default=str).encode()).hexdigest()
+    assert cache_key(version=RECEIPT_VERSION, **parts) == before
+    assert CACHE_VERSION != RECEIPT_VERSION and cache_key(**parts) != before

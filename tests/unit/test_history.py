@@ -95,21 +95,26 @@ def test_series_columns(store: HistoryStore) -> None:
     assert [r["gap"] for r in rows] == pytest.approx([0.2, 0.3])
 
 
-def test_migrates_a_version_one_store(tmp_path: Path) -> None:
-    """A store written at schema 1 opens at the current schema with its rows intact."""
-    path = tmp_path / "old.sqlite"
+def _version_one_store(path: Path, result: dict[str, Any], *, gap: float | None) -> Path:
+    """A store as schema 1 wrote it: one run with one result of test ``t.py::old``."""
     conn = sqlite3.connect(path)
     conn.executescript(MIGRATIONS[0])
     conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
     conn.execute("INSERT INTO schema_version VALUES (1)")
     conn.execute("INSERT INTO runs (started, versions) VALUES ('2024-01-01', '{}')")
-    old_result = IndicatorResult("x", "m", 1.0).to_dict()
-    payload = json.dumps({"result": old_result, "checks": []})
     conn.execute("INSERT INTO results (run_id, nodeid, result_id, indicator, metric, value, "
-                 "gap, outcome, data) VALUES (1, 't.py::old', 'x (m)', 'x', 'm', 1.0, 0.5, "
-                 "'passed', ?)", (payload,))
+                 "gap, outcome, data) VALUES (1, 't.py::old', 'x (m)', 'x', 'm', ?, ?, "
+                 "'passed', ?)", (result["value"], gap,
+                                  json.dumps({"result": result, "checks": []})))
     conn.commit()
     conn.close()
+    return path
+
+
+def test_migrates_a_version_one_store(tmp_path: Path) -> None:
+    """A store written at schema 1 opens at the current schema with its rows intact."""
+    old_result = IndicatorResult("x", "m", 1.0).to_dict()
+    path = _version_one_store(tmp_path / "old.sqlite", old_result, gap=0.5)
     with HistoryStore(path) as store:
         assert store.version == SCHEMA_VERSION
         (old,) = store.records(1)
@@ -344,18 +349,8 @@ def test_the_command_never_writes_the_store(history: Path, tmp_path: Path,
 
 def test_an_older_store_is_read_without_migrating_it(tmp_path: Path,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    path = tmp_path / "old.sqlite"
-    conn = sqlite3.connect(path)
-    conn.executescript(MIGRATIONS[0])
-    conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
-    conn.execute("INSERT INTO schema_version VALUES (1)")
-    conn.execute("INSERT INTO runs (started, versions) VALUES ('2024-01-01', '{}')")
-    payload = json.dumps({"result": IndicatorResult("x", "m", 0.5).to_dict(), "checks": []})
-    conn.execute("INSERT INTO results (run_id, nodeid, result_id, indicator, metric, value, "
-                 "gap, outcome, data) VALUES (1, 't.py::old', 'x (m)', 'x', 'm', 0.5, NULL, "
-                 "'passed', ?)", (payload,))
-    conn.commit()
-    conn.close()
+    path = _version_one_store(tmp_path / "old.sqlite",
+                              IndicatorResult("x", "m", 0.5).to_dict(), gap=None)
     before = _digest(path)
     assert main(["--history", str(path), "history", "--metric", "value"]) == 0
     assert "t.py::old" in capsys.readouterr().out
