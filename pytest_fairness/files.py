@@ -12,13 +12,13 @@ import os
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Final, TypeVar, final
+from typing import Any, BinaryIO, Final, TypeVar, final
 
 from pytest_fairness.errors import FairnessConfigError, shown
 from pytest_fairness.options import LIMITS
 
-__all__ = ["REPORT_FORMAT", "REPORT_SCHEMA", "FieldError", "Fields", "atomic_write_text",
-           "load_report"]
+__all__ = ["REPORT_FORMAT", "REPORT_SCHEMA", "FieldError", "Fields", "atomic_write",
+           "atomic_write_text", "load_report"]
 
 T = TypeVar("T")
 #: The ``format`` field of ``report.json``.
@@ -27,8 +27,8 @@ REPORT_FORMAT: Final = "pytest-fairness-report"
 REPORT_SCHEMA: Final = 1
 
 
-def atomic_write_text(target: str | os.PathLike[str], text: str) -> Path:
-    """Write ``text`` to ``target`` through a temporary file and ``os.replace``.
+def atomic_write(target: str | os.PathLike[str], write: Callable[[BinaryIO], object]) -> Path:
+    """Write ``target`` with ``write(handle)`` through a temporary file and ``os.replace``.
 
     Readers never see a half-written file; the file gets the usual permissions (umask).
     """
@@ -36,8 +36,8 @@ def atomic_write_text(target: str | os.PathLike[str], text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
+        with os.fdopen(handle, "wb") as stream:
+            write(stream)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
@@ -46,6 +46,11 @@ def atomic_write_text(target: str | os.PathLike[str], text: str) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def atomic_write_text(target: str | os.PathLike[str], text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``target`` atomically (:func:`atomic_write`)."""
+    return atomic_write(target, lambda stream: stream.write(text.encode("utf-8")))
 
 
 def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -13,11 +13,12 @@ import functools
 import hashlib
 import json
 import os
-import tempfile
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
+
+from pytest_fairness.files import atomic_write, atomic_write_text
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -133,17 +134,6 @@ def read_entry(entry: Path, *, what: str = "features are",
     return arrays
 
 
-def _atomic(target: Path, write: Callable[[Any], None]) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=target.name, suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            write(handle)
-        os.replace(tmp, target)  # readers see the old state or the whole file
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _save(handle: Any, array: NDArray[Any]) -> None:
     import numpy as np
     np.save(handle, array, allow_pickle=False)
@@ -166,10 +156,10 @@ def write_entry(entry: Path, arrays: Mapping[str, NDArray[Any]]) -> None:
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
         for path, (name, array) in zip(files, arrays.items()):
-            _atomic(path, functools.partial(_save, array=array))
+            atomic_write(path, functools.partial(_save, array=array))
             listed[name] = {"file": path.name, "sha256": file_sha256(path)}
         text = json.dumps({"version": CACHE_VERSION, "arrays": listed}, sort_keys=True)
-        _atomic(_sidecar(entry), lambda handle: handle.write(text.encode()))
+        atomic_write_text(_sidecar(entry), text)
     except OSError as exc:
         warnings.warn(f"fairness cache: cannot write entry {str(_sidecar(entry))!r} ({exc}); "
                       "the results are used without caching them.", stacklevel=3)

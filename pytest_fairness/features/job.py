@@ -25,7 +25,7 @@ from pytest_fairness.features import shards
 from pytest_fairness.features.cache import file_sha256
 from pytest_fairness.features.extraction import DefaultTransform, extract_rows
 from pytest_fairness.features.shards import Described, Manifest, OutputSpec, PerturbationKey
-from pytest_fairness.files import atomic_write_text
+from pytest_fairness.files import atomic_write, atomic_write_text
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -175,14 +175,12 @@ def _write_shard(shard: Path, ids: Sequence[str], outputs: Mapping[str, NDArray[
         specs[name] = {"dtype": array.dtype.name, "width": int(array.shape[1])}
     table = pa.table(columns).replace_schema_metadata(
         {"pytest_fairness": json.dumps(metadata, sort_keys=True)})
-    shard.parent.mkdir(parents=True, exist_ok=True)
-    tmp = shard.with_name(f".{shard.name}.tmp")
     # Features barely compress; uncompressed pages are the fastest to read back. Row groups
     # of about 16 MiB let a reader hold one group at a time, not a whole shard.
     row_bytes = sum(array.itemsize * array.shape[1] for array in outputs.values())
-    pq.write_table(table, tmp, compression="none",
-                   row_group_size=max(1, _ROW_GROUP_BYTES // max(row_bytes, 1)))
-    os.replace(tmp, shard)
+    atomic_write(shard, lambda stream: pq.write_table(
+        table, stream, compression="none",
+        row_group_size=max(1, _ROW_GROUP_BYTES // max(row_bytes, 1))))
     return {"rows": len(ids), "sha256": file_sha256(shard), "outputs": specs}
 
 

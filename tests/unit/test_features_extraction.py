@@ -90,7 +90,8 @@ def test_second_run_hits_the_cache(dataset, tmp_path: Path) -> None:
     assert model.calls == 2 and again.from_cache and again.key == first.key
     np.testing.assert_array_equal(again.embeddings, first.embeddings)
     assert [p.suffix for p in tmp_path.rglob("*") if p.is_file()].count(".sha256") == 1
-    assert not list(tmp_path.rglob("*.tmp"))
+    # No temporary file is left (atomic writes go through a hidden ".NAME.XXXX" file).
+    assert {p.suffix for p in tmp_path.rglob("*") if p.is_file()} == {".npy", ".sha256", ".lock"}
 
 
 def test_cache_key_changes_with_what_changes_the_features(dataset, tmp_path: Path) -> None:
