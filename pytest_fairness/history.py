@@ -21,7 +21,7 @@ from typing import Any, Final, Protocol
 
 from pytest_fairness.errors import FairnessConfigError, FairnessError
 from pytest_fairness.files import FieldError, Fields
-from pytest_fairness.options import checkpoint_id
+from pytest_fairness.options import checkpoint_ids
 from pytest_fairness.records import (
     CheckOutcome,
     Comparison,
@@ -523,8 +523,13 @@ class HistoryStore:
             item = self._checked_row(row, _SERIES_KINDS, f"result row {row['id']} (run "
                                      f"{row['run_id']})", row["run_id"])
             del item["id"]
-            checkpoint = item.pop("result_checkpoint") or item["checkpoint"]
-            item["column"] = (checkpoint_id(checkpoint) if checkpoint
-                              else item["label"] or f"run {item['run_id']}")
+            item["column"] = item.pop("result_checkpoint") or item["checkpoint"]
             out.append(item)
+        ids = {}  # a run's checkpoints named as its test ids named them
+        for run in {item["run_id"] for item in out}:
+            paths = sorted({i["column"] for i in out if i["run_id"] == run and i["column"]})
+            ids.update({(run, p): name for p, name in zip(paths, checkpoint_ids(paths))})
+        for item in out:
+            item["column"] = (ids[item["run_id"], item["column"]] if item["column"]
+                              else item["label"] or f"run {item['run_id']}")
         return out

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pytest_fairness.history import now
-from pytest_fairness.options import checkpoint_id
+from pytest_fairness.options import checkpoint_ids
 from pytest_fairness.records import TestRecord, joined
 
 __all__ = ["collect_metadata", "git_commit"]
@@ -46,6 +46,15 @@ def _versions() -> dict[str, str]:
     return versions
 
 
+def _file_digest(path: str) -> str | None:
+    """A checkpoint's content fingerprint: the sha256 of its file (None if not a file)."""
+    if not os.path.isfile(path):
+        return None
+    from pytest_fairness.features.cache import file_sha256
+
+    return file_sha256(path)
+
+
 def _distinct(records: Iterable[TestRecord], names: Sequence[str]) -> str | None:
     """The distinct values of ``names`` in the records' extractions and results' params."""
     return joined(source.get(name) for record in records for source in (
@@ -59,15 +68,20 @@ def collect_metadata(records: Sequence[TestRecord], *, root: str | os.PathLike[s
                      exitstatus: int | None = None) -> dict[str, Any]:
     """The metadata of a run: time, label, checkpoint(s), git commit, fingerprints, seed, versions.
 
+    A checkpoint is its path as given plus its content (``checkpoint_files``: the id tests
+    and reports give it → path and sha256 of the file).
+
     Fingerprints come from the records' extractions and the results' params, the seed from
     the params when not given; distinct values are comma-joined (one model per checkpoint).
     """
-    names = [checkpoint_id(c) for c in checkpoints]
+    names = checkpoint_ids(checkpoints)
     return {
         "started": started or now(),
         "finished": now(),
         "label": label,
         "checkpoint": ",".join(names) if names else None,
+        "checkpoint_files": {name: {"path": path, "sha256": _file_digest(path)}
+                             for name, path in zip(names, checkpoints)},
         "git_commit": git_commit(root) if root is not None else None,
         "model_fingerprint": _distinct(records, ("model_fingerprint", "model_id")),
         "dataset_fingerprint": _distinct(records, ("dataset_fingerprint",)),

@@ -14,9 +14,9 @@ from __future__ import annotations
 import argparse
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Final, final
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ __all__ = [
     "MARKER_UNIT",
     "SEED_INI",
     "add_options",
-    "checkpoint_id",
+    "checkpoint_ids",
     "strip_param",
     "parse_batch_size",
     "parse_compare_fail",
@@ -52,6 +52,7 @@ __all__ = [
     "parse_run_ref",
     "parse_seed",
     "parse_tolerance",
+    "pytest_id",
 ]
 
 ENABLE_INI: Final = "fairness"
@@ -123,15 +124,42 @@ LIMITS: Final[Mapping[str, LimitSpec]] = {
 METRIC_LIMITS: Final = ("max_value", "min_value", "max_gap", "min_ratio")
 
 
-def checkpoint_id(checkpoint: str) -> str:
-    """A ``--fairness-checkpoint`` as test ids and reports name it: its file name.
+def checkpoint_ids(checkpoints: Sequence[str]) -> tuple[str, ...]:
+    """How test ids and reports name each ``--fairness-checkpoint``: unique and readable.
+
+    A checkpoint's file name, or, where files share a name, the shortest end of each path
+    that tells them apart.
 
     Examples
     --------
-    >>> checkpoint_id("runs/epoch-3.pt"), checkpoint_id("epoch-3")
-    ('epoch-3.pt', 'epoch-3')
+    >>> checkpoint_ids(["runs/epoch-3.pt", "epoch-4"])
+    ('epoch-3.pt', 'epoch-4')
+    >>> checkpoint_ids(["runs/a/model.pt", "runs/b/model.pt", "c/model.pt"])
+    ('a/model.pt', 'b/model.pt', 'c/model.pt')
     """
-    return Path(checkpoint).name or checkpoint
+    parts = [PurePath(c).parts or (c,) for c in checkpoints]
+    ids = []
+    for i, mine in enumerate(parts):
+        others = [p for j, p in enumerate(parts) if j != i]
+        size = next((k for k in range(1, len(mine)) if all(p[-k:] != mine[-k:] for p in others)),
+                    len(mine))
+        ids.append("/".join(mine[-size:]) if size < len(mine) else checkpoints[i])
+    return tuple(ids)
+
+
+def pytest_id(ident: str, config: pytest.Config) -> str:
+    r"""``ident`` as pytest writes a parameter id into node ids (non-ASCII escaped).
+
+    Examples
+    --------
+    >>> import types
+    >>> pytest_id("café.pt", types.SimpleNamespace(getini=lambda name: False))
+    'caf\\xe9.pt'
+    """
+    if config.getini("disable_test_id_escaping_and_forfeit_all_rights_to_community_support"):
+        return ident
+    return ident.encode("unicode_escape").decode("ascii")
+
 
 def strip_param(nodeid: str, ident: str | None) -> str:
     """Remove one parameter id (e.g. a checkpoint's) from a node id's ``[...]`` part.

@@ -45,7 +45,6 @@ from pytest_fairness.options import (
     MARKER_THRESHOLD,
     MARKER_UNIT,
     add_options,
-    checkpoint_id,
 )
 from pytest_fairness.progress import PROGRESS_ATTRIBUTE
 from pytest_fairness.session import (
@@ -137,14 +136,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Run tests that use ``fairness_checkpoint`` once per ``--fairness-checkpoint``."""
     if "fairness_checkpoint" not in metafunc.fixturenames:
         return
-    checkpoints = session_of(metafunc.config).settings.checkpoints
-    if not checkpoints:
-        return
-    ids = [checkpoint_id(c) for c in checkpoints]
-    if len(set(ids)) != len(ids):
-        ids = [f"{i}-{name}" for i, name in enumerate(ids)]
-    metafunc.parametrize("fairness_checkpoint", checkpoints, ids=ids, indirect=True,
-                         scope="session")
+    settings = session_of(metafunc.config).settings
+    if settings.checkpoints:
+        metafunc.parametrize("fairness_checkpoint", settings.checkpoints,
+                             ids=settings.checkpoint_ids, indirect=True, scope="session")
 
 
 @pytest.hookimpl

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 import pytest
 
 from pytest_fairness.errors import CheckpointIgnoredError
-from pytest_fairness.options import checkpoint_id
+from pytest_fairness.options import checkpoint_ids, pytest_id, strip_param
 
 if TYPE_CHECKING:
     from pytest_fairness.features import Features
@@ -69,16 +69,18 @@ The `fairness_model` override in conftest.py must request `fairness_checkpoint` 
 EXTRACTIONS_KEY: Final = pytest.StashKey["list[Extraction]"]()
 
 
-def identity_of(item: pytest.Item) -> tuple[str, str | None]:
-    """The test id without its checkpoint parameter, and the checkpoint (if any)."""
+def identity_of(item: pytest.Item, settings: Settings) -> tuple[str, str | None]:
+    """The test id without its checkpoint parameter, and the checkpoint (if any).
+
+    The parameter is removed by the id the run gave the checkpoint, never guessed from its
+    file name, so same-named checkpoints and escaped (non-ASCII) ids are found again.
+    """
     callspec = getattr(item, "callspec", None)
     checkpoint = None if callspec is None else callspec.params.get("fairness_checkpoint")
     if checkpoint is None:
         return item.nodeid, None
-    from pytest_fairness.options import strip_param
-
-    text = str(checkpoint)
-    return strip_param(item.nodeid, checkpoint_id(text)), text
+    ident = settings.checkpoint_ids[settings.checkpoints.index(checkpoint)]
+    return strip_param(item.nodeid, pytest_id(ident, item.config)), checkpoint
 
 
 def fingerprints_dir(config: pytest.Config, checkpoints: Sequence[str]) -> Path | None:
@@ -138,14 +140,14 @@ def features_function(settings: Settings, model: Any, item: pytest.Item, *,
             cache_dir=settings.cache_dir, model_id=model_id, module=module,
             memory=memory if settings.cache_dir is not None else None,
         )
-        note_features(item, extracted, model, model_id=model_id,
+        note_features(item, extracted, model, settings=settings, model_id=model_id,
                       fingerprints_dir=fingerprints_dir)
         return extracted
 
     return features
 
 
-def note_features(item: pytest.Item, features: Features, model: Any, *,
+def note_features(item: pytest.Item, features: Features, model: Any, *, settings: Settings,
                   model_id: str | None, fingerprints_dir: Path | None) -> None:
     """Record what produced ``features`` on ``item``; fail if another checkpoint matches.
 
@@ -161,7 +163,7 @@ def note_features(item: pytest.Item, features: Features, model: Any, *,
     # The whole model, also under module=: checkpoints may share only a backbone.
     entry = extraction(features, model_fingerprint=model_fingerprint(model, model_id=model_id))
     item.stash.setdefault(EXTRACTIONS_KEY, []).append(entry)
-    test, checkpoint = identity_of(item)
+    test, checkpoint = identity_of(item, settings)
     if fingerprints_dir is not None and checkpoint is not None:
         publish(fingerprints_dir, test=test, checkpoint=checkpoint, entry=entry)
 
@@ -175,7 +177,7 @@ def same_features_message(test: str, checkpoints: Sequence[str], model_fingerpri
     ...       .splitlines()[0])
     checkpoints a.pt and b.pt gave identical features in t.py::test_gap: ...
     """
-    names = [checkpoint_id(c) for c in checkpoints]
+    names = checkpoint_ids(checkpoints)
     listed = ", ".join(names[:-1]) + f" and {names[-1]}"
     shown = model_fingerprint if len(model_fingerprint) <= 40 else model_fingerprint[:40] + "..."
     message = (f"checkpoints {listed} gave identical features in {test}: the model under "

@@ -26,7 +26,6 @@ from pytest_fairness.options import (
     DATA_INI,
     MARKER_REGRESSION,
     MARKER_THRESHOLD,
-    checkpoint_id,
 )
 from pytest_fairness.progress import ProgressWriter
 from pytest_fairness.provenance import EXTRACTIONS_KEY, fingerprints_dir, identity_of
@@ -62,7 +61,7 @@ class Capture:
 
 
 def _record(
-    item: pytest.Item, returned: Sequence[tuple[str | None, Any]],
+    item: pytest.Item, settings: Settings, returned: Sequence[tuple[str | None, Any]],
     inline: Sequence[InlineCheck], outcomes: Sequence[CheckOutcome] = (),
 ) -> TestRecord:
     """The record of one test: its results (returned, then inline ones) and verdicts."""
@@ -77,7 +76,7 @@ def _record(
                        and r.result.metric == result.metric for r in results):
                 results.append(KeyedResult(key, result))
         checks.extend(inline_outcomes)
-    test, checkpoint = identity_of(item)
+    test, checkpoint = identity_of(item, settings)
     extractions = item.stash.get(EXTRACTIONS_KEY, [])
     return TestRecord(nodeid=item.nodeid, test=test, checkpoint=checkpoint,
                       results=tuple(results), checks=tuple(checks),
@@ -170,7 +169,7 @@ class FairnessSession:
             )
         for key, result in returned:
             item.config.hook.pytest_fairness_result(item=item, key=key, result=result)
-        item.stash[RECORD_KEY] = _record(item, returned, capture.inline)
+        item.stash[RECORD_KEY] = _record(item, self.settings, returned, capture.inline)
         outcomes: list[CheckOutcome] = []
         try:
             for mark in reversed(list(item.iter_markers(MARKER_THRESHOLD))):
@@ -179,7 +178,7 @@ class FairnessSession:
         except FairnessError as error:
             item.stash[MARKER_ERROR_KEY] = error
             raise
-        record = _record(item, returned, capture.inline, outcomes)
+        record = _record(item, self.settings, returned, capture.inline, outcomes)
         record, comparisons = self._compared(item, record)
         item.stash[RECORD_KEY] = record
         if not returned and item.get_closest_marker(MARKER_THRESHOLD) and not capture.inline:
@@ -228,7 +227,7 @@ class FairnessSession:
             # An inline check raised before the test returned: its results are still
             # compared with the baseline, as `pytest-fairness compare` compares them later.
             # Features extracted before an error are kept for the end-of-run checks.
-            record = _record(item, [], capture.inline)
+            record = _record(item, self.settings, [], capture.inline)
             try:
                 record, _ = self._compared(item, record)
             except FairnessError as error:  # a bad marker: the setup already reported it
@@ -359,7 +358,8 @@ class FairnessSession:
             confidence=self.settings.compare_confidence)
         if comparisons:
             self.lines.extend(checkpoint_lines(
-                comparisons, reference=checkpoint_id(self.settings.reference_checkpoint),
+                comparisons, reference=self.settings.checkpoint_ids[
+                    self.settings.checkpoints.index(self.settings.reference_checkpoint)],
                 judged=judged))
         return comparisons
 

@@ -26,7 +26,7 @@ from pytest_fairness.options import (
     ENABLE_INI,
     HISTORY_INI,
     SEED_INI,
-    checkpoint_id,
+    checkpoint_ids,
     parse_data_item,
     parse_seed,
 )
@@ -90,10 +90,20 @@ def _cache_dir(config: pytest.Config) -> Path | None:
 
 
 def _checkpoints(config: pytest.Config) -> tuple[str, ...]:
-    """``--fairness-checkpoint`` values: absolute when the path exists, else as given."""
+    """``--fairness-checkpoint`` values: absolute when the path exists, else as given.
+
+    The same checkpoint given twice is a usage error: its results would have one id.
+    """
+    seen: dict[str, str] = {}  # resolved → as given
     out = []
     for given in config.getoption("fairness_checkpoint") or ():
         path = _absolute(given, Path.cwd())
+        same = str(path.resolve()) if path.exists() else given
+        if same in seen:
+            raise pytest.UsageError(
+                f"--fairness-checkpoint {given!r} names the same checkpoint as "
+                f"--fairness-checkpoint {seen[same]!r}: give each checkpoint once.")
+        seen[same] = given
         out.append(str(path) if path.exists() else given)
     return tuple(out)
 
@@ -110,12 +120,13 @@ def _reference_checkpoint(config: pytest.Config, checkpoints: tuple[str, ...]) -
         return None
     if name is None:
         return checkpoints[0]
-    found = [c for c in checkpoints if name in (c, checkpoint_id(c))]
+    ids = checkpoint_ids(checkpoints)
+    found = [c for c, i in zip(checkpoints, ids) if name in (c, i, Path(c).name)]
     if len(found) != 1:
         raise pytest.UsageError(
             f"--fairness-reference-checkpoint={name!r} names "
             f"{'none' if not found else 'more than one'} of the --fairness-checkpoint: "
-            f"{', '.join(checkpoint_id(c) for c in checkpoints)}. Give one of them (a path or "
+            f"{', '.join(ids)}. Give one of them (a path or "
             "a file name)."
         )
     return found[0]
@@ -153,8 +164,9 @@ class Settings:
         The feature cache (None with ``--fairness-no-cache``).
     batch_size : int
         ``--fairness-batch-size``.
-    checkpoints : tuple of str
-        ``--fairness-checkpoint`` values (absolute when the file exists).
+    checkpoints, checkpoint_ids : tuple of str
+        ``--fairness-checkpoint`` values (absolute when the file exists), and the unique
+        ids that test ids and reports give them.
     reference_checkpoint : str or None
         The checkpoint the others are compared with (two or more checkpoints only).
     features_ahead : str or None
@@ -179,6 +191,7 @@ class Settings:
     cache_dir: Path | None = None
     batch_size: int = 64
     checkpoints: tuple[str, ...] = ()
+    checkpoint_ids: tuple[str, ...] = ()
     reference_checkpoint: str | None = None
     features_ahead: str | None = None
     started: str = ""
@@ -204,6 +217,7 @@ class Settings:
             cache_dir=_cache_dir(config),
             batch_size=config.getoption("fairness_batch_size"),
             checkpoints=checkpoints,
+            checkpoint_ids=checkpoint_ids(checkpoints),
             features_ahead=config.getoption("fairness_features", None),
             started=time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime()),
         )
