@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -13,6 +15,7 @@ from pytest_fairness.indicators.amplification import (
     multi_directional,
     multi_mals,
 )
+from tests.unit.pin_cases import differences
 
 from .test_amplification import imsitu
 
@@ -59,7 +62,8 @@ def _hand_cases():
 
 
 #: value, stats, intervals and group values of each hand-computed case, recorded from the
-#: code before bootstrap intervals existed; n_bootstrap=0 must reproduce them to the bit.
+#: code before bootstrap intervals existed; n_bootstrap=0 must reproduce them (floats within
+#: rel 1e-9: their last bits differ between CPUs).
 PINNED = {
     "imsitu multi_mals": (0.1, {
         "amplification": 0.1, "signed_mean": 0.0, "abs_mean": 0.1, "variance": 0.009375,
@@ -124,13 +128,10 @@ PINNED = {
 
 
 @pytest.mark.parametrize("name", PINNED)
-def test_default_numbers_are_pinned_to_the_bit(name):
+def test_default_numbers_are_pinned(name):
     r = _hand_cases()[name]()
-    value, stats, intervals, groups = PINNED[name]
-    assert r.value == value
-    assert dict(r.stats) == stats
-    assert dict(r.intervals) == intervals
-    assert [g.value for g in r.groups] == groups
+    got = (r.value, dict(r.stats), dict(r.intervals), [g.value for g in r.groups])
+    assert differences(json.loads(json.dumps(got)), json.loads(json.dumps(PINNED[name]))) == []
 
 
 # -- bootstrap intervals ----------------------------------------------------------------------

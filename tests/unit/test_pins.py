@@ -8,39 +8,15 @@ the shape of the data (keys, lengths) must match exactly.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.unit import pin_cases
+from tests.unit.pin_cases import differences
 
 PINS = json.loads((Path(__file__).parent / "golden" / "pins.json").read_text())
-REL, ABS = 1e-9, 1e-12
-
-
-def differences(got: Any, want: Any, where: str = "") -> list[str]:
-    """Where ``got`` departs from the pinned ``want``: one line per difference."""
-    if isinstance(want, float) or isinstance(got, float):
-        numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                      for x in (got, want))
-        if numbers and math.isclose(got, want, rel_tol=REL, abs_tol=ABS):
-            return []
-        return [f"{where or '.'}: {got!r} != pinned {want!r}"]
-    if isinstance(want, dict) and isinstance(got, dict):
-        if sorted(got) != sorted(want):
-            return [f"{where or '.'}: keys {sorted(got)} != pinned {sorted(want)}"]
-        return [line for key in sorted(want)
-                for line in differences(got[key], want[key], f"{where}.{key}")]
-    if isinstance(want, list) and isinstance(got, list):
-        if len(got) != len(want):
-            return [f"{where or '.'}: {len(got)} items != pinned {len(want)}"]
-        return [line for i, (g, w) in enumerate(zip(got, want))
-                for line in differences(g, w, f"{where}[{i}]")]
-    if type(got) is not type(want) or got != want:
-        return [f"{where or '.'}: {got!r} != pinned {want!r}"]
-    return []
 
 
 @pytest.mark.parametrize("name", sorted(PINS))
