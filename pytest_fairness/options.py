@@ -1,12 +1,8 @@
 """The plugin's command-line and ini options, and the parsers of their values.
 
-:func:`add_options` defines every ``--fairness-*`` option and ``fairness*`` ini key. Each
-``parse_*`` function (shared with the ``pytest-fairness`` command) takes the raw string and
-returns the parsed value, or raises ``argparse.ArgumentTypeError`` with a message that names
-the value and shows the fix. Both pytest's option parser and ``argparse`` turn that into a
-usage error that names the option.
-
-This module is imported when the plugin loads: it imports nothing but the standard library.
+Each ``parse_*`` function (shared with the ``pytest-fairness`` command) raises
+``argparse.ArgumentTypeError`` naming the value and the fix, which both parsers turn into a
+usage error naming the option. Imported when the plugin loads: the standard library only.
 """
 
 from __future__ import annotations
@@ -193,13 +189,7 @@ _COMPARE_EXAMPLE: Final = "gap:0.01,value:0.02"
 
 
 def parse_tolerance(text: str) -> float:
-    """Parse a non-negative, finite tolerance such as ``"0.01"``.
-
-    Examples
-    --------
-    >>> parse_tolerance("0.01")
-    0.01
-    """
+    """Parse a non-negative, finite tolerance such as ``"0.01"``."""
     try:
         value = float(text)
     except (TypeError, ValueError):
@@ -270,16 +260,7 @@ def parse_compare_fail(text: str) -> dict[str, float]:
 
 
 def parse_run_ref(text: str) -> str:
-    """Check a baseline or run reference: a JSON file, a run id or a checkpoint/label name.
-
-    The reference is resolved later, against the file system and the history store; here it
-    only has to be non-empty.
-
-    Examples
-    --------
-    >>> parse_run_ref(" baseline.json ")
-    'baseline.json'
-    """
+    """Check a baseline or run reference is not empty (it is resolved later)."""
     ref = str(text).strip()
     if not ref:
         raise argparse.ArgumentTypeError(
@@ -304,13 +285,7 @@ def parse_data_item(value: str) -> tuple[str, str]:
 
 
 def parse_perturbation_item(value: str) -> tuple[str, float]:
-    """Parse ``NAME:LEVEL`` (``pytest-fairness extract --perturbation``), level in (0, 1].
-
-    Examples
-    --------
-    >>> parse_perturbation_item("gaussian_blur:0.5")
-    ('gaussian_blur', 0.5)
-    """
+    """Parse ``NAME:LEVEL`` (``pytest-fairness extract --perturbation``), level in (0, 1]."""
     name, sep, level = value.partition(":")
     try:
         number = float(level)
@@ -324,36 +299,25 @@ def parse_perturbation_item(value: str) -> tuple[str, float]:
     return name.strip(), number
 
 
-def parse_levels(value: str) -> int:
-    """Parse ``--fair-sa LEVELS``: an int >= 2, that many evenly spaced levels in [0, 1].
-
-    Examples
-    --------
-    >>> parse_levels("5")
-    5
-    """
+def _int_at_least(value: str, low: int, rule: str) -> int:
     try:
         number = int(value)
     except ValueError:
-        number = 0
-    if number < 2:
-        raise argparse.ArgumentTypeError(
-            f"levels must be an int >= 2 (as fair_sa's levels=, 0 included); got {value!r}"
-        )
+        number = low - 1
+    if number < low:
+        raise argparse.ArgumentTypeError(f"{rule}; got {value!r}")
     return number
+
+
+def parse_levels(value: str) -> int:
+    """Parse ``--fair-sa LEVELS``: an int >= 2, that many evenly spaced levels in [0, 1]."""
+    return _int_at_least(value, 2, "levels must be an int >= 2 (as fair_sa's levels=, 0 "
+                                    "included)")
 
 
 def parse_batch_size(value: str) -> int:
     """Parse ``--fairness-batch-size``: a positive int."""
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"batch size must be a positive int; got {value!r}"
-        ) from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"batch size must be a positive int; got {value!r}")
-    return number
+    return _int_at_least(value, 1, "batch size must be a positive int")
 
 
 def parse_device(value: str) -> str:
@@ -373,15 +337,7 @@ def parse_seed(value: str) -> int:
     >>> parse_seed("7")
     7
     """
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"a seed must be a non-negative int, such as 0; got {value!r}"
-        ) from None
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"a seed must be a non-negative int; got {value!r}")
-    return number
+    return _int_at_least(value, 0, "a seed must be a non-negative int, such as 0")
 
 
 def add_options(parser: pytest.Parser) -> None:

@@ -62,3 +62,32 @@ def test_run_ref() -> None:
     assert parse_run_ref(" 12 ") == "12"
     with pytest.raises(argparse.ArgumentTypeError, match="got an empty value"):
         parse_run_ref("  ")
+
+
+def test_int_and_item_parsers() -> None:
+    """Levels, batch sizes, seeds and perturbation items: the value, or the rule broken."""
+    from pytest_fairness.options import (
+        parse_batch_size,
+        parse_levels,
+        parse_perturbation_item,
+        parse_seed,
+    )
+
+    assert (parse_levels("5"), parse_batch_size("8"), parse_seed("0")) == (5, 8, 0)
+    assert parse_perturbation_item(" gaussian_blur :0.5") == ("gaussian_blur", 0.5)
+    for parse, text, rule in ((parse_levels, "1", "levels must be an int >= 2"),
+                              (parse_batch_size, "0", "batch size must be a positive int"),
+                              (parse_batch_size, "x", "batch size must be a positive int"),
+                              (parse_seed, "-1", "a seed must be a non-negative int"),
+                              (parse_perturbation_item, "blur:2", "level in \\(0, 1\\]")):
+        with pytest.raises(argparse.ArgumentTypeError, match=f"{rule}.*got '{text}'"):
+            parse(text)
+
+
+def test_checkpoint_ids_tell_same_named_files_apart() -> None:
+    """File names where unique; else the shortest end of the path that differs."""
+    from pytest_fairness.options import checkpoint_ids
+
+    assert checkpoint_ids(["a/model.pt", "model.pt"]) == ("a/model.pt", "model.pt")
+    assert checkpoint_ids(["x/a/m.pt", "y/a/m.pt", "b.pt"]) == ("x/a/m.pt", "y/a/m.pt", "b.pt")
+    assert checkpoint_ids(["epoch-3"]) == ("epoch-3",)
