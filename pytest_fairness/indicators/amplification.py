@@ -2,8 +2,7 @@
 
 From "Men Also Like Shopping" (Zhao et al. 2017), "Directional Bias Amplification" (Wang &
 Russakovsky 2021) and "Men Also Do Laundry: Multi-Attribute Bias Amplification" (Zhao,
-Andrews & Xiang 2023). Inputs, runs, intervals and the ``variant="reference"`` differences
-are on the docs page "Bias amplification".
+Andrews & Xiang 2023); docs page "Bias amplification".
 """
 
 from __future__ import annotations
