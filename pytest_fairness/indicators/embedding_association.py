@@ -16,7 +16,7 @@ import numpy as np
 from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
 from pytest_fairness.indicators._common import check_variant
 from pytest_fairness.results import GroupStat, IndicatorResult
-from pytest_fairness.stats import Bootstrap, Units, bootstrap, check_bootstrap_options, resolve_seed
+from pytest_fairness.stats import Units, bootstrap, check_bootstrap_options, resolve_seed
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -180,11 +180,22 @@ def _bootstrap_generator(rng: np.random.Generator) -> np.random.Generator:
         return rng
 
 
-def _replicate_intervals(
+@dataclass(frozen=True)
+class _Intervals:
+    """What the bootstrap adds to an iEAT result (empty without it)."""
+
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
+    groups: tuple[tuple[float, float] | None, ...] = (None, None)
+    plan: dict[str, str] = field(default_factory=dict)
+    replicates: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+def _ieat_intervals(
     sets: Sequence[NDArray[np.float64]], tol: float, *, n_bootstrap: int,
     confidence_level: float, interval_method: str, rng: np.random.Generator,
-) -> Bootstrap:
-    """Stratified bootstrap of the iEAT, each set redrawn within itself, by weights ``w``.
+) -> _Intervals:
+    """Intervals of d, S and each target's mean association: each set redrawn within itself.
 
     Equally associated targets give a NaN d (left out).
     """
@@ -212,8 +223,18 @@ def _replicate_intervals(
         return {"effect_size": np.where(defined, effect, np.nan), "statistic": sum_x - sum_y,
                 "mean_x": mean_x, "mean_y": mean_y}
 
-    return bootstrap(statistic, units, n_bootstrap=n_bootstrap,
-                     confidence_level=confidence_level, method=interval_method, seed=rng)
+    found = bootstrap(statistic, units, n_bootstrap=n_bootstrap,
+                      confidence_level=confidence_level, method=interval_method, seed=rng)
+    intervals = found.defined("effect_size", "statistic")
+    if "effect_size" in intervals:
+        intervals["value"] = intervals["effect_size"]
+    undefined = int(np.isnan(found.replicates["effect_size"]).sum())
+    notes = (f"{undefined} of {n_bootstrap} bootstrap replicates drew targets that are all "
+             "equally associated; their effect size is undefined and left out of its "
+             "interval.",) if undefined else ()
+    return _Intervals(intervals, (found.interval("mean_x"), found.interval("mean_y")),
+                      {"bootstrap_plan": found.plan}, found.draws({"value": "effect_size"}),
+                      notes)
 
 
 @dataclass(frozen=True)
@@ -235,12 +256,6 @@ class _PermutationTest:
             "not counted as exceeding")
         return (f"{self.tied} of {self.drawn} re-partitions tie with the observed "
                 f"statistic (within {tol:.2g}); {rule}.",)
-
-
-def _seed_note(seed_used: int | None) -> tuple[str, ...]:
-    return () if seed_used is not None else (
-        "seed was a numpy Generator; pass an int seed to make the p-value reproducible from "
-        "the result.",)
 
 
 def _check_sets(X: Any, Y: Any, A: Any, B: Any, variant: str) -> list[NDArray[np.float64]]:
@@ -287,37 +302,6 @@ def _permutation_test(
         greater, tied = _sampled_counts(v, k, low, high, drawn, rng)
         p_value = (greater + (1 + tied) * reference) / n_permutations
     return _PermutationTest(p_value, exact, drawn, greater, tied, n_partitions)
-
-
-@dataclass(frozen=True)
-class _Intervals:
-    """What the bootstrap adds to an iEAT result (empty without it)."""
-
-    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
-    groups: tuple[tuple[float, float] | None, ...] = (None, None)
-    plan: dict[str, str] = field(default_factory=dict)
-    replicates: dict[str, tuple[float, ...]] = field(default_factory=dict)
-    notes: tuple[str, ...] = ()
-
-
-def _ieat_intervals(
-    sets: Sequence[NDArray[np.float64]], tol: float, *, n_bootstrap: int,
-    confidence_level: float, interval_method: str, rng: np.random.Generator,
-) -> _Intervals:
-    """Intervals of d, S and each target set's mean association (see the bootstrap)."""
-    found = _replicate_intervals(sets, tol, n_bootstrap=n_bootstrap,
-                                 confidence_level=confidence_level,
-                                 interval_method=interval_method, rng=rng)
-    intervals = found.defined("effect_size", "statistic")
-    if "effect_size" in intervals:
-        intervals["value"] = intervals["effect_size"]
-    undefined = int(np.isnan(found.replicates["effect_size"]).sum())
-    notes = (f"{undefined} of {n_bootstrap} bootstrap replicates drew targets that are all "
-             "equally associated; their effect size is undefined and left out of its "
-             "interval.",) if undefined else ()
-    return _Intervals(intervals, (found.interval("mean_x"), found.interval("mean_y")),
-                      {"bootstrap_plan": found.plan}, found.draws({"value": "effect_size"}),
-                      notes)
 
 
 def ieat(
@@ -415,7 +399,9 @@ def ieat(
             "n_bootstrap": n_bootstrap, "confidence_level": confidence_level,
             "interval_method": interval_method, **boot.plan},
         higher_is_better=False, min_group_size=2,
-        notes=(*test.notes(tol, variant), *_seed_note(seed_used), *boot.notes),
+        notes=(*test.notes(tol, variant), *("seed was a numpy Generator; pass an int seed to "
+               "make the p-value reproducible from the result.",) * (seed_used is None),
+               *boot.notes),
         replicates=boot.replicates)
 
 
