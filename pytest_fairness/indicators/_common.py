@@ -150,8 +150,9 @@ def group_array(values: Any, name: str) -> NDArray[Any]:
             except ValueError:  # ragged
                 array = None
             if array is None or array.ndim != 2 or array.dtype.kind not in "biuf":
+                first = next(v for v in values if isinstance(v, (list, tuple, np.ndarray)))
                 raise InvalidDataError(
-                    f"{name} holds sequences (e.g. {_first_sequence(values)!r}); a list of "
+                    f"{name} holds sequences (e.g. {first!r}); a list of "
                     "lists is read as a one-hot matrix (0/1, one 1 per row), which these are "
                     "not. For intersectional groups pass a DataFrame, a mapping of columns or "
                     "a pandas Series of tuples.")
@@ -172,10 +173,6 @@ def _kind(value: Any) -> str:
     if isinstance(value, (list, np.ndarray)):
         return "sequence"
     return type(value).__name__
-
-
-def _first_sequence(values: Any) -> Any:
-    return next(v for v in values if isinstance(v, (list, tuple, np.ndarray)))
 
 
 class _BadLabel(Exception):
