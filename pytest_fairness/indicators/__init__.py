@@ -1,16 +1,7 @@
-"""The indicator functions, one module per indicator family.
+"""The indicator functions, pure (arrays in, an IndicatorResult out), loaded on first use.
 
-Sources are cited by short form (first author, year); each family's docs page names the paper.
-
-Every function is pure (arrays or frames in, a frozen
-:class:`~pytest_fairness.results.IndicatorResult` out) and needs no pytest. The modules
-load on first use, so ``from pytest_fairness import indicators`` costs nothing.
-
-A module never has the name of a function: a submodule attribute would hide the function.
-
-:data:`INDICATORS` (defined in the leaf module :mod:`~pytest_fairness.indicators.registry`,
-re-exported here) describes every function; the table below is a view of it, and
-``tests/properties/test_indicator_registry.py`` checks that both agree.
+A module never has the name of a function (it would hide it). The table is a view of
+:data:`INDICATORS`; each family's docs page names the paper.
 
 =====================  =====================  ==================================================
 function               module                 source

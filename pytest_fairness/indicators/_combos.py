@@ -1,9 +1,7 @@
 """Attribute combinations held by images: the set M of the multi-attribute indicators.
 
-Images' label sets grow one label at a time while they can still lead to a combination;
-each size's subsets are counted with ``np.unique``-style sorts and ``np.bincount``, never
-the ``2^n`` subsets of the vocabulary (past :data:`MAX_SUBSETS` of one size, a smaller
-``max_size`` is asked for).
+Label sets grow one label at a time, counted by sorts and ``np.bincount``, never the ``2^n``
+subsets of the vocabulary (past :data:`MAX_SUBSETS` of one size, a smaller ``max_size``).
 """
 
 from __future__ import annotations

@@ -1,9 +1,4 @@
-"""Validation, grouping and the per-group core shared by every indicator family.
-
-The checks every family needs (lengths, NaN, group vectors), so that each message reads
-the same, and :func:`group_table`, which turns per-unit contributions into per-group
-values, gaps, ratios and their bootstrap intervals.
-"""
+"""Validation, grouping and the per-group core (:func:`group_table`) of every indicator."""
 
 from __future__ import annotations
 
@@ -141,11 +136,7 @@ def sort_keys(keys: list[GroupKey]) -> list[GroupKey]:
 
 
 def group_array(values: Any, name: str) -> NDArray[Any]:
-    """Group labels as an array without numpy's silent coercions (``[1, "1"]``, ``[True, 1]``).
-
-    A sequence of mixed types stays an object vector, where :func:`_check_labels` tells its
-    values apart.
-    """
+    """Group labels as an array without numpy's silent coercions (``[1, "1"]``, ``[True, 1]``)."""
     if hasattr(values, "to_numpy"):  # pandas Series / Index
         return np.asarray(values.to_numpy())
     if isinstance(values, (list, tuple)):
@@ -159,8 +150,9 @@ def group_array(values: Any, name: str) -> NDArray[Any]:
             except ValueError:  # ragged
                 array = None
             if array is None or array.ndim != 2 or array.dtype.kind not in "biuf":
+                first = next(v for v in values if isinstance(v, (list, tuple, np.ndarray)))
                 raise InvalidDataError(
-                    f"{name} holds sequences (e.g. {_first_sequence(values)!r}); a list of "
+                    f"{name} holds sequences (e.g. {first!r}); a list of "
                     "lists is read as a one-hot matrix (0/1, one 1 per row), which these are "
                     "not. For intersectional groups pass a DataFrame, a mapping of columns or "
                     "a pandas Series of tuples.")
@@ -181,10 +173,6 @@ def _kind(value: Any) -> str:
     if isinstance(value, (list, np.ndarray)):
         return "sequence"
     return type(value).__name__
-
-
-def _first_sequence(values: Any) -> Any:
-    return next(v for v in values if isinstance(v, (list, tuple, np.ndarray)))
 
 
 class _BadLabel(Exception):
@@ -252,32 +240,7 @@ def _check_labels(labels: list[Any], name: str) -> None:
 def encode_groups(
     groups: Any, n: int, *, name: str = "groups"
 ) -> tuple[list[GroupKey], NDArray[np.intp]]:
-    """Encode group memberships as sorted keys and one integer code per row.
-
-    Parameters
-    ----------
-    groups : array-like, pandas Series, pandas DataFrame, mapping of arrays, or 2-D one-hot array
-        A label per row; a DataFrame or a mapping of columns gives intersectional groups
-        (tuples of the column values, in column order), as does a pandas Series (or object
-        array) of tuples; a 2-D array of 0/1 (or a list of 0/1 lists) with one 1 per row is
-        one-hot, its groups being the column indices.
-    n : int
-        The number of rows the other inputs have.
-    name : str
-        The parameter name, for messages.
-
-    Returns
-    -------
-    keys : list
-        The sorted distinct groups.
-    codes : ndarray of intp
-        ``keys[codes[i]]`` is the group of row ``i``.
-
-    Raises
-    ------
-    InvalidDataError
-        A missing label or a non-label, or values that would merge or print alike.
-    """
+    """Sorted keys and one code per row (``keys[codes[i]]``) of labels, columns or one-hot."""
     if isinstance(groups, Mapping) or hasattr(groups, "columns"):
         columns = list(groups.columns) if hasattr(groups, "columns") else list(groups)
         if not columns:
@@ -326,11 +289,8 @@ def encode_groups(
 
 
 def make_group_stats(
-    keys: Sequence[GroupKey],
-    ns: Sequence[int] | NDArray[Any],
-    values: Sequence[float] | NDArray[Any],
-    *,
-    min_group_size: int,
+    keys: Sequence[GroupKey], ns: Sequence[int] | NDArray[Any],
+    values: Sequence[float] | NDArray[Any], *, min_group_size: int,
     intervals: Sequence[tuple[float, float] | None] | None = None,
     stats: Sequence[Mapping[str, float]] | None = None,
 ) -> tuple[GroupStat, ...]:
@@ -363,10 +323,9 @@ Derive = Callable[[Mapping[str, "NDArray[np.float64]"], "NDArray[np.bool_]"],
 def extremes(
     values: NDArray[np.float64], included: NDArray[np.bool_]
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Highest and lowest value over the included groups of ``values`` (r, groups, m).
+    """Highest and lowest non-NaN value over the included groups of ``values`` (r, groups, m).
 
-    Groups with a NaN value (drawn empty in a replicate) are skipped; both are NaN where
-    fewer than two groups have a value.
+    NaN where fewer than two groups have a value (a replicate may draw a group empty).
     """
     inc = values[:, included, :]
     have = ~np.isnan(inc)
@@ -393,14 +352,7 @@ def _ratio(values: NDArray[np.float64], included: NDArray[np.bool_]) -> NDArray[
 @final
 @dataclass(frozen=True)
 class GroupTable:
-    """Per-group values of an indicator, what it derives from them, and their intervals.
-
-    Made by :func:`group_table`. ``values`` maps each column (the first is the headline) to
-    its per-group values (groups, m), one entry per threshold or K; ``derived`` what
-    ``derive`` computed (m,); ``included`` the groups with ``counts >= min_group_size``;
-    ``boot`` the replicates of ``group:<column>``, ``value``, ``gap:<column>``, ``ratio``
-    and every derived name (None without intervals).
-    """
+    """Per-group values (groups, m) of each column (the first: the headline), derived stats."""
 
     keys: list[GroupKey]
     counts: NDArray[np.intp]
@@ -412,7 +364,6 @@ class GroupTable:
 
     @property
     def headline(self) -> str:
-        """The name of the headline column."""
         return next(iter(self.values))
 
     def group_stats(
@@ -464,52 +415,20 @@ class GroupTable:
 
 
 def group_table(
-    keys: list[GroupKey],
-    codes: NDArray[np.intp],
-    columns: Mapping[str, tuple[Any, Any]],
-    *,
-    min_group_size: int,
-    options: IntervalOptions,
-    params: dict[str, Any],
-    derive: Derive | None = None,
-    clusters: Any = None,
+    keys: list[GroupKey], codes: NDArray[np.intp], columns: Mapping[str, tuple[Any, Any]], *,
+    min_group_size: int, options: IntervalOptions, params: dict[str, Any],
+    derive: Derive | None = None, clusters: Any = None,
 ) -> GroupTable:
-    r"""The per-group core: per-unit contributions in, per-group values and intervals out.
+    """Per group, sum(a) / sum(b) of each column's (numerator, denominator (None: 1)) per row.
 
-    A group's value is :math:`\sum_{i \in g} a_i / \sum_{i \in g} b_i` for each column's
-    numerator and denominator per unit; ``derive`` turns per-group values into whole-result
-    statistics. Intervals resample units (whole clusters when ``clusters`` labels them).
-
-    Parameters
-    ----------
-    keys, codes
-        From :func:`encode_groups`: ``keys[codes[i]]`` is the group of row ``i``.
-    columns : mapping of str to (numerator, denominator)
-        Arrays of shape (n,) or (n, m); a None denominator counts each row once. The
-        first column is the headline.
-    min_group_size : int
-        Groups with fewer units are kept but left out of gaps, ratios and ``derive``.
-    options : IntervalOptions
-        The interval keywords; records the seed used in ``params``.
-    params : dict
-        The result's params, completed by ``options``.
-    derive : callable, optional
-        ``derive(values, included)`` as :data:`Derive`.
-    clusters : array-like of shape (n,), optional
-        Resampling cluster of each row.
-
-    Returns
-    -------
-    GroupTable
+    Intervals resample rows (whole clusters when given); ``derive`` adds whole-result stats.
     """
-    k = len(keys)
-    n = codes.size
+    k, n = len(keys), codes.size
     ratios: dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]] = {}
     for name, (num, den) in columns.items():
         a = np.asarray(num, dtype=np.float64).reshape(n, -1)
-        b = np.ones_like(a) if den is None else np.broadcast_to(
-            np.asarray(den, dtype=np.float64).reshape(n, -1), a.shape)
-        ratios[name] = (a, b)
+        ratios[name] = (a, np.ones_like(a) if den is None else np.broadcast_to(
+            np.asarray(den, dtype=np.float64).reshape(n, -1), a.shape))
     counts = np.bincount(codes, minlength=k)
     included = counts >= min_group_size
 
@@ -523,15 +442,13 @@ def group_table(
     derived = {} if derive is None else {
         name: np.asarray(v, dtype=np.float64)[0]
         for name, v in derive({c: v[None] for c, v in values.items()}, included).items()}
-    units = None
+    units = statistic = None
     if options.n_bootstrap:
         # Without clusters, rows that contribute alike (same group, same numerators and
         # denominators) are pooled into kinds: the same resampling, drawn per kind.
         kinds = None if clusters is not None else np.column_stack(
             [codes, *(x for pair in ratios.values() for x in pair)])
         units = Units.of(n, clusters=clusters, kinds=kinds)
-    statistic = None
-    if units is not None:
         # Every numerator and denominator of every group in one sparse matrix (units ×
         # cells): one product per chunk of replicates gives all their weighted sums.
         data, rows, cells, slices, start = [], [], [], {}, 0

@@ -1,10 +1,4 @@
-"""Operating points over cosine-similarity pairs: thresholds at a false-accept rate, GAR at FAR.
-
-The pair machinery of Fair SA (docs page "Fair SA and VPSA: fairness under image
-perturbations"): clean impostor pairs set the self-matching threshold, and
-:class:`Verification` computes GAR at FAR within a subset of images, for the estimate and,
-reweighed by identity draw counts, for every bootstrap replicate.
-"""
+"""Fair SA's operating points over cosine-similarity pairs: threshold at FAR, GAR at FAR."""
 
 from __future__ import annotations
 
@@ -140,10 +134,9 @@ class Verification:
         return -impostor[top], top, sub[self.genuine]
 
     def weighted_gar(self, levels: list[tuple[NDArray[Any], ...]], w: NDArray[np.float64]) -> Any:
-        """GAR at FAR (r, levels) of replicates with cluster weights w: :meth:`gar` at w = 1.
+        """GAR at FAR (r, levels) of :meth:`pairs` of each level at cluster weights w.
 
-        ``levels`` holds :meth:`pairs` of each level (a repeated one is computed once). NaN
-        where a replicate drew no genuine or impostor pair, or where its threshold lies below
+        NaN where a replicate drew no genuine or impostor pair, or its threshold lies below
         the impostor scores kept.
         """
         total = (np.asarray(self.counts @ w.T).T * w).sum(axis=1)
@@ -167,11 +160,9 @@ class Verification:
 
 def _reaching(w: NDArray[np.float64], a: NDArray[np.intp], b: NDArray[np.intp],
               target: NDArray[np.float64], block: int = 64) -> Any:
-    """Per replicate r, the first p with Σ_{i <= p} w[r, a_i]·w[r, b_i] >= target[r].
+    """Per replicate r, the first p with Σ_{i <= p} w[r, a_i]·w[r, b_i] >= target[r] (or more).
 
-    len(a) or more where it is never reached. Sums over blocks find each replicate's block,
-    a cumulative sum within it the position: one pass over the pairs. Weights are counts, so
-    float32 sums stay exact (below 2^24).
+    Weights are counts, so float32 sums stay exact (below 2^24).
     """
     r, pad = w.shape[0], -a.size % block
     wt = np.vstack([w.T, np.zeros((1, r))]).astype(np.float32)  # a zero cluster pads blocks

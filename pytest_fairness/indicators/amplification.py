@@ -2,8 +2,7 @@
 
 From "Men Also Like Shopping" (Zhao et al. 2017), "Directional Bias Amplification" (Wang &
 Russakovsky 2021) and "Men Also Do Laundry: Multi-Attribute Bias Amplification" (Zhao,
-Andrews & Xiang 2023). Inputs, runs, intervals and the ``variant="reference"`` differences
-are on the docs page "Bias amplification".
+Andrews & Xiang 2023); docs page "Bias amplification".
 """
 
 from __future__ import annotations
@@ -11,12 +10,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
-from pytest_fairness.indicators._combos import Combos, Hits, Labels, combinations
+from pytest_fairness.indicators._combos import Hits, Labels, combinations
 from pytest_fairness.indicators._common import (
     check_min_group_size,
     check_variant,
@@ -291,35 +290,7 @@ def _replicates(
         notes), params
 
 
-class _Setup(NamedTuple):
-    """What :func:`_amplification` computes before counting: checked inputs, M, columns."""
-
-    given: set[str]
-    a: _Args
-    options: IntervalOptions
-    reference: bool
-    direction: str | None
-    multi: bool
-    released: int | None
-    x_train: NDArray[np.bool_]
-    x_test: NDArray[np.bool_] | None
-    x_preds: list[NDArray[np.bool_]]
-    train_codes: NDArray[np.intp]
-    test_codes: NDArray[np.intp]
-    pred_codes: list[Any]
-    n_groups: int
-    n_codes: int
-    combos: Combos
-    train: Hits
-    test: Hits
-    notes: list[str]
-    codes_of: NDArray[np.intp]
-    shown: list[GroupKey]
-    columns: list[int]
-    n_combos: int
-
-
-def _setup(function: str, given: set[str], a: _Args) -> _Setup:
+def _setup(function: str, given: set[str], a: _Args) -> tuple[Any, ...]:
     """Check the arguments ``a`` of ``function``; find M, the groups and the scored columns."""
     options = IntervalOptions.check(a.n_bootstrap, a.confidence_level, a.interval_method, a.seed)
     if "direction" in given and a.direction not in _DIRECTIONS:
@@ -376,9 +347,9 @@ def _setup(function: str, given: set[str], a: _Args) -> _Setup:
                      "released code.")
     shown = [shown[c] for c in columns]
     n_combos = sum(map(len, combos.values()))
-    return _Setup(given, a, options, reference, direction, multi, released, x_train, x_test,
-                  x_preds, train_codes, test_codes, pred_codes, n_groups, n_codes, combos,
-                  train, test, notes, codes_of, shown, columns, n_combos)
+    return (given, a, options, reference, direction, multi, released, x_train, x_test,
+            x_preds, train_codes, test_codes, pred_codes, n_groups, n_codes, combos,
+            train, test, notes, codes_of, shown, columns, n_combos)
 
 
 def _amplification(function: str, **arguments: Any) -> IndicatorResult:

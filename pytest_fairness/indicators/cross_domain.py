@@ -45,9 +45,7 @@ def _dto(best: float, worst: float, variant: str) -> float:
     return math.hypot(1 - best, 1 - worst)
 
 
-def _check_groups_usable(
-    keys: list[GroupKey], variant: str, function: str
-) -> None:
+def _check_groups_usable(keys: list[GroupKey], variant: str, function: str) -> None:
     if len(keys) < 2:
         raise InsufficientDataError(
             f"groups has a single value {group_label(keys[0])!r}: {function} compares groups, "
@@ -91,7 +89,7 @@ def group_metrics(
     groups : array-like of shape (n,), DataFrame, mapping or one-hot array
         The protected attribute; several columns give intersectional groups.
     pos_label : optional
-        The positive class for DEO and DEOdds; inferred only for 0/1 labels.
+        The positive class for DEO and DEOdds (default: 1 for 0/1 labels).
     min_group_size : int, default 30
         Smaller groups are reported but left out of MGA, mGA and every difference.
     variant : {"paper", "reference"}
@@ -120,8 +118,7 @@ def group_metrics(
     check_variant(variant, "group_metrics")
     min_group_size = check_min_group_size(min_group_size)
     options = IntervalOptions.check(n_bootstrap, confidence_level, interval_method, seed)
-    y_true = as_1d(y_true, "y_true")
-    y_pred = as_1d(y_pred, "y_pred")
+    y_true, y_pred = as_1d(y_true, "y_true"), as_1d(y_pred, "y_pred")
     n = check_same_length(y_true=y_true, y_pred=y_pred)
     keys, codes = encode_groups(groups, n)
     _check_groups_usable(keys, variant, "group_metrics")
@@ -170,10 +167,7 @@ def _check_both_classes(keys: list[GroupKey], codes: NDArray[np.intp], is_pos: N
 def _best_worst_dto(
     values: NDArray[np.float64], included: NDArray[np.bool_], variant: str
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """The best and worst included group (MGA and mGA, or MGS and mGS) and the DTO.
-
-    Of per-group values (r, groups, m); NaN with fewer than two groups.
-    """
+    """Best and worst included group (MGA and mGA, or MGS and mGS) and DTO, per replicate."""
     best, worst = extremes(values, included)
     if values.shape[0] > 1:  # bootstrap replicates: numpy's hypot (may differ by an ulp)
         scale = 100.0 if variant == "reference" else 1.0
@@ -248,18 +242,9 @@ def _success(nme: NDArray[np.float64], threshold: float, variant: str) -> NDArra
 
 
 def landmark_metrics(
-    y_true: Any,
-    y_pred: Any,
-    *,
-    groups: Any,
-    normalizer: Any,
-    sdr_threshold: float = 0.08,
-    min_group_size: int = 30,
-    variant: str = "paper",
-    clusters: Any = None,
-    n_bootstrap: int = 0,
-    confidence_level: float = 0.95,
-    interval_method: str = "percentile",
+    y_true: Any, y_pred: Any, *, groups: Any, normalizer: Any, sdr_threshold: float = 0.08,
+    min_group_size: int = 30, variant: str = "paper", clusters: Any = None,
+    n_bootstrap: int = 0, confidence_level: float = 0.95, interval_method: str = "percentile",
     seed: Any = None,
 ) -> IndicatorResult:
     """Landmark-detection fairness of Iurada et al. 2023: NME, SDR, MGS, mGS, DS and DTO.
@@ -276,15 +261,11 @@ def landmark_metrics(
         distance per image (a list or array, even of two ints).
     sdr_threshold : float, default 0.08
         The NME below which a detection succeeds.
-    min_group_size : int, default 30
-        Smaller groups are reported but left out of MGS, mGS, DS and DTO.
+    min_group_size, clusters, n_bootstrap, confidence_level, interval_method, seed
+        As in :func:`group_metrics`.
     variant : {"paper", "reference"}
         ``"reference"``: two groups, success as ``NME <=`` the released code's grid point,
         DTO in percent.
-    clusters : array-like of shape (n,), optional
-        Identity of each image: intervals resample whole identities.
-    n_bootstrap, confidence_level, interval_method, seed
-        Bootstrap intervals, as in :func:`group_metrics`.
 
     Returns
     -------
@@ -309,8 +290,7 @@ def landmark_metrics(
         raise FairnessConfigError(
             "sdr_threshold must be a positive number (an NME); got "
             f"sdr_threshold={sdr_threshold!r}.")
-    truth = _landmarks(y_true, "y_true")
-    pred = _landmarks(y_pred, "y_pred")
+    truth, pred = _landmarks(y_true, "y_true"), _landmarks(y_pred, "y_pred")
     if truth.shape != pred.shape:
         raise InvalidDataError(
             f"y_true and y_pred must have the same shape; got {truth.shape} and {pred.shape}.")
@@ -374,9 +354,7 @@ def delta_dto(result: IndicatorResult, baseline: IndicatorResult) -> IndicatorRe
             f"{baseline.name!r} ({baseline.params.get('variant')}).")
     value = baseline.stats["DTO"] - result.stats["DTO"]
     return IndicatorResult(
-        name="delta_dto",
-        metric=f"delta_dto ({result.name})",
-        value=value,
+        name="delta_dto", metric=f"delta_dto ({result.name})", value=value,
         stats={"delta_dto": value, "DTO": result.stats["DTO"],
                "DTO_baseline": baseline.stats["DTO"]},
         params={"indicator": result.name, "variant": result.params.get("variant")},

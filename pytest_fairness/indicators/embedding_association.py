@@ -1,10 +1,7 @@
 """Image Embedding Association Test, iEAT: WEAT on image embeddings.
 
 From "Image Representations Learned With Unsupervised Pre-Training Contain Human-like
-Biases" (Steed & Caliskan, FAccT 2021). The exact test counts every re-partition of X ∪ Y by
-meet-in-the-middle subset sums; the formulas, the tie rule and ``variant="reference"``
-(ryansteed/weat) are on the docs page
-"Image embedding association test (iEAT)".
+Biases" (Steed & Caliskan, FAccT 2021); docs page "Image embedding association test (iEAT)".
 """
 
 from __future__ import annotations
@@ -19,7 +16,7 @@ import numpy as np
 from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
 from pytest_fairness.indicators._common import check_variant
 from pytest_fairness.results import GroupStat, IndicatorResult
-from pytest_fairness.stats import Bootstrap, Units, bootstrap, check_bootstrap_options, resolve_seed
+from pytest_fairness.stats import Units, bootstrap, check_bootstrap_options, resolve_seed
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -99,11 +96,7 @@ def _associations(
 
 
 def _tolerance(s: NDArray[np.float64], k: int, dim: int, n_attributes: int) -> float:
-    """Bound on the rounding error of a difference of two k-item sums of ``s``.
-
-    Each ``s_i`` is off by about ``(dim + n_attributes) ε``; k of them plus the summation
-    error ``N ε Σ|s|``, twice (two sums), with a factor 4 of slack.
-    """
+    """Rounding bound of a difference of two k-item sums of ``s`` (each s_i ~(dim + n_attr)ε)."""
     per_item = (dim + n_attributes + 4) * _EPS
     summation = s.size * _EPS * float(np.abs(s).sum())
     return 8.0 * (k * per_item + summation)
@@ -153,10 +146,9 @@ def _sampled_counts(
     v: NDArray[np.float64], k: int, low: float, high: float, n_draws: int,
     rng: np.random.Generator,
 ) -> tuple[int, int]:
-    """Count, among ``n_draws`` uniform random k-subsets, sums > high and within [low, high].
+    """Among ``n_draws`` uniform k-subsets, the sums > high and within [low, high].
 
-    A subset is the items holding the k smallest of iid random integer keys; rows where the
-    k-th and (k+1)-th keys tie are redrawn (the accepted subsets stay exactly uniform).
+    A subset: the k smallest of iid integer keys; rows where keys tie at k are redrawn.
     """
     n = v.size
     dtype = np.uint16 if n <= 2048 else np.uint32
@@ -181,25 +173,31 @@ def _sampled_counts(
 
 
 def _bootstrap_generator(rng: np.random.Generator) -> np.random.Generator:
-    """The bootstrap's own stream, a child of ``rng``'s: the permutation draws never shift.
-
-    A generator without a SeedSequence continues its own stream (after the permutations).
-    """
+    """A child stream of ``rng`` (the permutation draws never shift), else ``rng`` itself."""
     try:
         return rng.spawn(1)[0]
     except TypeError:
         return rng
 
 
-def _replicate_intervals(
+@dataclass(frozen=True)
+class _Intervals:
+    """What the bootstrap adds to an iEAT result (empty without it)."""
+
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
+    groups: tuple[tuple[float, float] | None, ...] = (None, None)
+    plan: dict[str, str] = field(default_factory=dict)
+    replicates: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+def _ieat_intervals(
     sets: Sequence[NDArray[np.float64]], tol: float, *, n_bootstrap: int,
     confidence_level: float, interval_method: str, rng: np.random.Generator,
-) -> Bootstrap:
-    """Stratified bootstrap of the iEAT: stimuli redrawn with replacement within each set.
+) -> _Intervals:
+    """Intervals of d, S and each target's mean association: each set redrawn within itself.
 
-    Weights ``w`` (replicates × stimuli, X, Y, A, B) give every association as
-    ``(w_A C_TA^T) / Σw_A − (w_B C_TB^T) / Σw_B``; d uses the weighted means and the
-    frequency-weighted sample variance. Equally associated targets give NaN (left out).
+    Equally associated targets give a NaN d (left out).
     """
     x, y, a, b = sets
     n_x, n_y, n_a = x.shape[0], y.shape[0], a.shape[0]
@@ -225,8 +223,18 @@ def _replicate_intervals(
         return {"effect_size": np.where(defined, effect, np.nan), "statistic": sum_x - sum_y,
                 "mean_x": mean_x, "mean_y": mean_y}
 
-    return bootstrap(statistic, units, n_bootstrap=n_bootstrap,
-                     confidence_level=confidence_level, method=interval_method, seed=rng)
+    found = bootstrap(statistic, units, n_bootstrap=n_bootstrap,
+                      confidence_level=confidence_level, method=interval_method, seed=rng)
+    intervals = found.defined("effect_size", "statistic")
+    if "effect_size" in intervals:
+        intervals["value"] = intervals["effect_size"]
+    undefined = int(np.isnan(found.replicates["effect_size"]).sum())
+    notes = (f"{undefined} of {n_bootstrap} bootstrap replicates drew targets that are all "
+             "equally associated; their effect size is undefined and left out of its "
+             "interval.",) if undefined else ()
+    return _Intervals(intervals, (found.interval("mean_x"), found.interval("mean_y")),
+                      {"bootstrap_plan": found.plan}, found.draws({"value": "effect_size"}),
+                      notes)
 
 
 @dataclass(frozen=True)
@@ -248,12 +256,6 @@ class _PermutationTest:
             "not counted as exceeding")
         return (f"{self.tied} of {self.drawn} re-partitions tie with the observed "
                 f"statistic (within {tol:.2g}); {rule}.",)
-
-
-def _seed_note(seed_used: int | None) -> tuple[str, ...]:
-    return () if seed_used is not None else (
-        "seed was a numpy Generator; pass an int seed to make the p-value reproducible from "
-        "the result.",)
 
 
 def _check_sets(X: Any, Y: Any, A: Any, B: Any, variant: str) -> list[NDArray[np.float64]]:
@@ -302,37 +304,6 @@ def _permutation_test(
     return _PermutationTest(p_value, exact, drawn, greater, tied, n_partitions)
 
 
-@dataclass(frozen=True)
-class _Intervals:
-    """What the bootstrap adds to an iEAT result (empty without it)."""
-
-    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
-    groups: tuple[tuple[float, float] | None, ...] = (None, None)
-    plan: dict[str, str] = field(default_factory=dict)
-    replicates: dict[str, tuple[float, ...]] = field(default_factory=dict)
-    notes: tuple[str, ...] = ()
-
-
-def _ieat_intervals(
-    sets: Sequence[NDArray[np.float64]], tol: float, *, n_bootstrap: int,
-    confidence_level: float, interval_method: str, rng: np.random.Generator,
-) -> _Intervals:
-    """Intervals of d, S and each target set's mean association (see the bootstrap)."""
-    found = _replicate_intervals(sets, tol, n_bootstrap=n_bootstrap,
-                                 confidence_level=confidence_level,
-                                 interval_method=interval_method, rng=rng)
-    intervals = found.defined("effect_size", "statistic")
-    if "effect_size" in intervals:
-        intervals["value"] = intervals["effect_size"]
-    undefined = int(np.isnan(found.replicates["effect_size"]).sum())
-    notes = (f"{undefined} of {n_bootstrap} bootstrap replicates drew targets that are all "
-             "equally associated; their effect size is undefined and left out of its "
-             "interval.",) if undefined else ()
-    return _Intervals(intervals, (found.interval("mean_x"), found.interval("mean_y")),
-                      {"bootstrap_plan": found.plan}, found.draws({"value": "effect_size"}),
-                      notes)
-
-
 def ieat(
     X: Any, Y: Any, A: Any, B: Any, *, n_permutations: int = 10_000,
     exact_limit: int = 10_000, seed: Any = None, variant: str = "paper",
@@ -342,19 +313,15 @@ def ieat(
     """Image Embedding Association Test: statistic, effect size and permutation p-value.
 
     From "Image Representations Learned With Unsupervised Pre-Training Contain Human-like
-    Biases" (Steed & Caliskan, FAccT 2021); the docs page "Image embedding
-    association test (iEAT)" gives the formulas.
+    Biases" (Steed & Caliskan, FAccT 2021).
 
     Parameters
     ----------
-    X, Y : array-like of shape (n_x, d) and (n_y, d)
-        Embeddings of the two target sets (at least 2 items each).
-    A, B : array-like of shape (n_a, d) and (n_b, d)
-        Embeddings of the two attribute sets (at least 2 items each).
-    n_permutations : int, default 10_000
-        Random re-partitions drawn when the exact test is too large.
-    exact_limit : int, default 10_000
-        Enumerate every re-partition when there are at most this many.
+    X, Y, A, B : array-like of shape (items, d)
+        Embeddings of the two target sets and the two attribute sets (2 items or more each).
+    n_permutations, exact_limit : int, default 10_000
+        Every re-partition is enumerated when there are at most ``exact_limit``; else
+        ``n_permutations`` are drawn.
     seed : int, numpy.random.Generator or None
         Seed of the re-partitions and (through a child stream) of the bootstrap.
     variant : {"paper", "reference"}
@@ -375,7 +342,6 @@ def ieat(
     Raises
     ------
     InvalidDataError, InsufficientDataError, FairnessConfigError
-        Bad or too few embeddings; invalid keywords (``variant="reference"``: |X| = |Y|).
 
     Examples
     --------
@@ -433,30 +399,14 @@ def ieat(
             "n_bootstrap": n_bootstrap, "confidence_level": confidence_level,
             "interval_method": interval_method, **boot.plan},
         higher_is_better=False, min_group_size=2,
-        notes=(*test.notes(tol, variant), *_seed_note(seed_used), *boot.notes),
+        notes=(*test.notes(tol, variant), *("seed was a numpy Generator; pass an int seed to "
+               "make the p-value reproducible from the result.",) * (seed_used is None),
+               *boot.notes),
         replicates=boot.replicates)
 
 
 def holm(p_values: Any) -> NDArray[np.float64]:
-    """Holm–Bonferroni adjusted p-values, in the input order.
-
-    Rejecting ``p̃ <= α`` controls the family-wise error rate at α under any dependence.
-
-    Parameters
-    ----------
-    p_values : array-like of shape (m,)
-        Raw p-values in [0, 1].
-
-    Returns
-    -------
-    ndarray of shape (m,)
-        The adjusted p-values.
-
-    Examples
-    --------
-    >>> holm([0.01, 0.04, 0.03]).tolist()
-    [0.03, 0.06, 0.06]
-    """
+    """Holm–Bonferroni adjusted p-values, in the input order."""
     p = np.asarray(p_values, dtype=np.float64).reshape(-1)
     if p.size == 0:
         raise InsufficientDataError("p_values is empty; pass at least one p-value.")
@@ -496,8 +446,7 @@ def ieat_battery(
 
     Returns
     -------
-    dict of str to IndicatorResult
-        In the order of ``tests``.
+    dict of str to IndicatorResult, in the order of ``tests``
 
     Examples
     --------

@@ -1,9 +1,7 @@
 """Geographical diversity of object recognition (Dollar Street).
 
 From "Fairness Indicators for Systematic Assessments of Visual Feature Extractors"
-(Goyal et al., FAccT 2022), §3.2. De-duplication, household averaging, the income buckets
-and ``variant="reference"`` (facebookresearch/vissl) are on the docs page "Geographical
-diversity".
+(Goyal et al., FAccT 2022), §3.2; docs page "Geographical diversity".
 """
 
 from __future__ import annotations
@@ -43,9 +41,7 @@ _BY = {"income": ("income",), "region": ("region",), "income_region": ("income",
 def income_bucket(income: Any, *, variant: str = "paper") -> NDArray[np.intp]:
     """Income bucket ``round(ln(income) / 3)`` clipped to 1–3 (1 low, 2 medium, 3 high).
 
-    ``variant="paper"`` rounds halves up; ``"reference"`` rounds halves to even as numpy
-    does in the released code. Incomes below e^1.5 or above e^10.5 fall outside 1–3 and
-    are clipped to the nearest bucket.
+    ``variant="paper"`` rounds halves up; ``"reference"`` to even, as the released code.
 
     Examples
     --------
@@ -58,7 +54,7 @@ def income_bucket(income: Any, *, variant: str = "paper") -> NDArray[np.intp]:
 
 
 def _truth_pairs(truth: Any, n: int) -> tuple[NDArray[np.intp], NDArray[Any]]:
-    """Flatten per-row ground truth (a label or a collection of labels) to (row, label)."""
+    """Per-row ground truth (a label or a collection of labels) as (row, label) pairs."""
     if hasattr(truth, "to_numpy"):
         truth = truth.to_numpy()
     if isinstance(truth, np.ndarray) and truth.ndim == 2:
@@ -86,9 +82,7 @@ def _truth_pairs(truth: Any, n: int) -> tuple[NDArray[np.intp], NDArray[Any]]:
                     f"truth contains NaN/None at row {i}; drop or fix that image.")
             rows.append(i)
             labels.append(v.item() if hasattr(v, "item") else v)
-    label_array = np.empty(len(labels), dtype=object)
-    label_array[:] = labels
-    return np.asarray(rows, dtype=np.intp), label_array
+    return np.asarray(rows, dtype=np.intp), np.fromiter(labels, dtype=object, count=len(labels))
 
 
 def _constant_within(
@@ -231,18 +225,15 @@ def geodiversity(
 
     Parameters
     ----------
-    labels : array-like of shape (rows, k)
-        Predicted labels of each row, best first.
-    scores : array-like of shape (rows, k) or (rows, classes)
-        Their confidences, or the full score matrix (integer labels).
+    labels, scores : array-like of shape (rows, k), and (rows, k) or (rows, classes)
+        Predicted labels of each row, best first, and their confidences (or the full score
+        matrix, for integer labels).
     truth : sequence of label or of list of labels, length rows
         Ground truth of each row: one label, or every label of the image.
     household, region, income : array-like of shape (rows,)
         Household id, region and (positive) income of each row, constant within a household.
-    top_k : int, default 5
-        Predictions that count.
-    threshold : float, default 0.0
-        Minimum confidence τ of a counted prediction.
+    top_k, threshold : int, default 5, and float, default 0.0
+        Predictions that count, and their minimum confidence τ.
     by : {"income", "region", "income_region"}
         The grouping; ``tables["breakdown"]`` always holds all three.
     image : array-like of shape (rows,), optional

@@ -1,10 +1,7 @@
-"""Harmful label association.
+"""Harmful label association: hit rates of every label type, per group, at every τ.
 
 From "Fairness Indicators for Systematic Assessments of Visual Feature Extractors"
-(Goyal et al., FAccT 2022), §3.1: the hit rate of every label type, per group, at every τ
-of a grid, in one pass (each image's best confidence per type, compared with the grid).
-``variant="reference"`` (facebookresearch/vissl) is described on the docs page "Harmful
-label association".
+(Goyal et al., FAccT 2022), §3.1; docs page "Harmful label association".
 """
 
 from __future__ import annotations
@@ -62,12 +59,7 @@ def _thresholds(thresholds: Any, variant: str) -> NDArray[np.float64]:
 
 
 def _type_codes(labels: NDArray[Any], taxonomy: Taxonomy) -> tuple[NDArray[np.intp], bool]:
-    """Code of each label's type (index into ``taxonomy.types``, −1 when unmapped).
-
-    Also says whether any label is mapped. Class indices use a lookup table over their
-    range (no sort); other labels (names, negative or huge indices) go through their
-    distinct values.
-    """
+    """Each label's type as an index into ``taxonomy.types`` (−1: unmapped), and whether any is."""
     index = {t: i for i, t in enumerate(taxonomy.types)}
     if labels.dtype.kind in "iu" and labels.min() >= 0 and labels.max() < 2**20:
         table = np.full(int(labels.max()) + 1, -1, dtype=np.intp)
@@ -96,10 +88,9 @@ def _best_scores(
     types: NDArray[np.intp], scores: NDArray[np.float64], n_types: int, harmful: list[int],
     top_k: int,
 ) -> NDArray[np.float64]:
-    """Best confidence of each type among an image's top-k labels, shape (images, types + 1).
+    """Best confidence (−inf: none) of each type, then "harmful", among the top-k labels.
 
-    −inf when no top-k label has the type; the last column is "harmful". An image is a hit
-    for type T at τ exactly when its best confidence for T is ≥ τ (paper definition).
+    An image is a hit for type T at τ exactly when its best confidence for T is ≥ τ.
     """
     if top_k < scores.shape[1]:
         # The top-k by confidence (stable: ties keep the column order). With top_k equal to
@@ -107,9 +98,7 @@ def _best_scores(
         order = np.argsort(-scores, axis=1, kind="stable")[:, :top_k]
         scores = np.take_along_axis(scores, order, axis=1)
         types = np.take_along_axis(types, order, axis=1)
-    # One pass per label column: each image updates the best score of that label's type
-    # (unmapped labels go to a scratch column, dropped at the end); flat indices are
-    # cheaper than 2-D fancy indexing.
+    # One pass per label column (unmapped labels go to a scratch column, dropped at the end).
     n, width = types.shape[0], n_types + 2
     flat = np.full(n * width, -np.inf)
     slot = np.where(types >= 0, types, n_types + 1) + (np.arange(n) * width)[:, None]
@@ -126,13 +115,7 @@ def _threshold_counts(
     best: NDArray[np.float64], codes: NDArray[np.intp], n_groups: int,
     grid: NDArray[np.float64],
 ) -> NDArray[np.int64]:
-    """Hits per (group, type, τ) from best confidences, in one histogram.
-
-    ``searchsorted(grid, best, "right")`` is the number of grid thresholds τ ≤ best, so an
-    image is a hit at τ_j exactly when that number exceeds j: histogram it per group and
-    type, then a reversed cumulative sum gives every τ at once - O(images × types), not
-    O(images × types × τ).
-    """
+    """Hits per (group, type, τ): a histogram of how many τ ≤ best, summed from the top."""
     n_cols, n_tau = best.shape[1], grid.size
     passed = np.searchsorted(grid, best, side="right")  # in [0, n_tau]
     key = (codes[:, None] * n_cols + np.arange(n_cols)) * (n_tau + 1) + passed
@@ -146,11 +129,7 @@ def _reference_hits(
     types: NDArray[np.intp], scores: NDArray[np.float64], grid: NDArray[np.float64],
     n_types: int, harmful: list[int], top_k: int,
 ) -> NDArray[np.bool_]:
-    """Hits of shape (images, types + 1, τ) under the released VISSL rule.
-
-    Labels below τ are dropped, then the first ``top_k`` that remain are kept; the kept
-    set changes with τ and is not monotone in it, hence one pass per τ.
-    """
+    """Hits (images, types + 1, τ) of VISSL: drop labels below τ, keep the first ``top_k``."""
     hits = np.zeros((types.shape[0], n_types + 1, grid.size), dtype=bool)
     for j, tau in enumerate(grid):
         kept = scores >= tau
@@ -162,13 +141,6 @@ def _reference_hits(
     return hits
 
 
-def _group_sums(codes: NDArray[np.intp], n_groups: int, values: NDArray[Any]) -> NDArray[Any]:
-    """Row sums of ``values`` per group (every group has at least one row)."""
-    order = np.argsort(codes, kind="stable")
-    starts = np.searchsorted(codes[order], np.arange(n_groups))
-    return np.add.reduceat(values[order], starts, axis=0)
-
-
 def label_association(
     labels: Any, scores: Any, *, groups: Any, taxonomy: Any, thresholds: Any = None,
     top_k: int = 5, label_type: str = "harmful", min_group_size: int = 30,
@@ -177,20 +149,18 @@ def label_association(
 ) -> IndicatorResult:
     """Hit rate of each label type per group at every confidence threshold τ (§3.1).
 
-    An image is a hit for type T at τ when one of its top-k labels maps to T with
-    confidence ≥ τ; harmful = non_human ∪ crime (the taxonomy's ``harmful`` types).
+    A hit for type T at τ: one of the image's top-k labels maps to T with confidence ≥ τ;
+    harmful = non_human ∪ crime (the taxonomy's ``harmful`` types).
 
     Parameters
     ----------
-    labels : array-like of shape (n, k)
-        Predicted labels (class indices or names) of each image.
-    scores : array-like of shape (n, k) or (n, classes)
-        The confidence of each listed label, or the full score matrix (integer labels).
+    labels, scores : array-like of shape (n, k), and (n, k) or (n, classes)
+        Predicted labels (class indices or names) of each image and their confidences (or
+        the full score matrix, for integer labels).
     groups : array-like of shape (n,), DataFrame, mapping or one-hot array
         The sensitive attribute; several columns give intersectional groups.
     taxonomy : Taxonomy, str or mapping
-        ``"imagenet1k_cc"``, ``"imagenet1k_miap"``, a
-        :class:`~pytest_fairness.data.taxonomy.Taxonomy`, ``{label: type}`` or
+        ``"imagenet1k_cc"``, ``"imagenet1k_miap"``, a Taxonomy, ``{label: type}`` or
         ``{type: [labels]}``.
     thresholds : sequence of float, optional
         The τ grid; default 0.0–1.0 by 0.1 (reference: 0, 0.1, 0.3, 0.8).
@@ -255,8 +225,7 @@ def label_association(
     counts = np.bincount(codes, minlength=k)
     if variant == "reference":
         hits = _reference_hits(type_codes, score_array, grid, len(types), harmful, int(top_k))
-        hit_counts = _group_sums(codes, k, hits.reshape(n, -1).astype(np.int64))
-        hit_counts = hit_counts.reshape(k, len(all_types), grid.size)
+        hit_counts = np.stack([hits[codes == g].sum(axis=0, dtype=np.int64) for g in range(k)])
         headline_columns = hits[:, headline_type, :].astype(np.float64)
     else:
         best = _best_scores(type_codes, score_array, len(types), harmful, int(top_k))

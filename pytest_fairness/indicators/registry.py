@@ -1,9 +1,6 @@
 """The indicator registry: what every public indicator function is, and how it is judged.
 
-:data:`INDICATORS` maps each public function name to its :class:`IndicatorSpec` (module,
-source, direction, inputs, the invariances it guarantees, named from :data:`PROPERTIES`,
-and its :class:`Headline`). This module imports nothing else of the package, so any layer
-can read it; :attr:`IndicatorSpec.function` imports the defining module on first use.
+It imports nothing else of the package, so any layer can read it.
 """
 
 from __future__ import annotations
@@ -14,10 +11,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, final
 
-#: The properties an :class:`IndicatorSpec` may declare: name → what holds. "No number
-#: changes" means the headline value, the gap and every group's value (through the
-#: relabelling for ``group_relabelling``), up to float rounding of sums taken in another
-#: order.
+#: The invariances an :class:`IndicatorSpec` may declare. "No number": the headline value,
+#: the gap and every group's value, up to float rounding of sums taken in another order.
 PROPERTIES: Mapping[str, str] = MappingProxyType({
     "row_permutation": "permuting the rows (images, queries, items) of each set of "
                        "row-aligned inputs, all its inputs together, changes no number",
@@ -34,29 +29,12 @@ PROPERTIES: Mapping[str, str] = MappingProxyType({
 @final
 @dataclass(frozen=True, slots=True)
 class Headline:
-    """What a result of an indicator is judged on when the user names no metric.
+    """What a result is judged on when the user names no metric (history, baselines, reports).
 
-    History, baselines, the summary table and ``--fairness-compare-fail`` track it.
-
-    Parameters
-    ----------
-    metric : str
-        ``"gap"`` (max − min over the included groups), ``"value"``, or a key of the
-        result's ``stats`` (``"effect_size"``, ``"amplification"``, ``"l1"``).
-    label : str
-        How reports name it (``"|effect size|"``).
-    lower_is_better : bool
-        Its direction.
-    magnitude : bool
-        Judged on its absolute value (iEAT's d: the sign is a direction, not better or worse).
-    has_gap : bool
-        Whether a max − min over the result's groups means something; False for iEAT (two
-        target sets, not groups of people) and for results whose groups are cells.
-    secondary : tuple of str
-        Stats shown beside it (iEAT's ``p_value``, the amplification ``variance``).
-    group_value : str
-        What a group's value is, when groups are not compared (iEAT: each target set's
-        mean association); empty to use the result's metric.
+    ``metric``: ``"gap"``, ``"value"`` or a ``stats`` key; ``magnitude``: judged on |value|
+    (iEAT's d); ``has_gap``: False where groups are not people (iEAT's target sets, cells);
+    ``secondary``: stats shown beside it; ``group_value``: what a group's value is, if not
+    the result's metric.
     """
 
     metric: str
@@ -73,15 +51,7 @@ class Headline:
         return "gap" if self.metric == "gap" else "value"
 
     def read(self, value: float | None, gap: float | None) -> float | None:
-        """The headline number from a result's ``value`` and ``gap`` (None if undefined).
-
-        A ``value`` is its headline stat when the headline is not the gap (iEAT's d, ΔDTO).
-
-        Examples
-        --------
-        >>> headline("ieat").read(-0.8, None), headline("group_metrics").read(0.9, 0.05)
-        (0.8, 0.05)
-        """
+        """The headline number from a result's ``value`` and ``gap`` (None if undefined)."""
         number = gap if self.field == "gap" else value
         if number is None or number != number:
             return None
@@ -97,36 +67,9 @@ GAP_HEADLINE = Headline("gap", "gap")
 class IndicatorSpec:
     """What the registry knows about one indicator function.
 
-    Parameters
-    ----------
-    name : str
-        The public function name, ``pytest_fairness.indicators.<name>``.
-    module : str
-        The submodule of :mod:`pytest_fairness.indicators` that defines it.
-    source : str
-        The paper (short citation and section) it implements.
-    higher_is_better : bool or None
-        Direction of the result's ``value`` and group values, as the result declares it;
-        None when an argument decides it (named by ``direction_argument``).
-    needs : tuple of str
-        Short descriptions of the inputs, ``"argument: what it is"``.
-    properties : frozenset of str
-        The invariances the function guarantees, names from :data:`PROPERTIES`.
-    direction_argument : str or None
-        The argument that decides the direction when ``higher_is_better`` is None.
-    headline : Headline
-        What its results are judged on when the user names no metric.
-    metrics : tuple of str
-        The names ``metric=`` of a limit may take for it: keys of the result's ``stats``
-        and of its groups' stats (shell patterns such as ``"*_hit_rate"`` where they
-        depend on arguments).
-
-    Examples
-    --------
-    >>> from pytest_fairness.indicators import INDICATORS
-    >>> spec = INDICATORS["ieat"]
-    >>> spec.module, spec.higher_is_better, "embedding_scale" in spec.properties
-    ('embedding_association', False, True)
+    ``higher_is_better`` is None when an argument (``direction_argument``) decides it;
+    ``needs`` describes the inputs (``"argument: what it is"``); ``properties`` names the
+    invariances guaranteed; ``metrics`` the names (or shell patterns) ``metric=`` may take.
     """
 
     name: str
@@ -249,12 +192,6 @@ _SPECS = (
 INDICATORS: Mapping[str, IndicatorSpec] = MappingProxyType({s.name: s for s in _SPECS})
 
 def headline(name: str) -> Headline:
-    """The :class:`Headline` of results named ``name`` (:data:`GAP_HEADLINE` if unknown).
-
-    Examples
-    --------
-    >>> headline("ieat").label, headline("fair_sa").metric, headline("mine").metric
-    ('|effect size|', 'l1', 'gap')
-    """
+    """The :class:`Headline` of results named ``name`` (:data:`GAP_HEADLINE` if unknown)."""
     spec = INDICATORS.get(name)
     return GAP_HEADLINE if spec is None else spec.headline

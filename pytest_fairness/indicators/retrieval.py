@@ -1,14 +1,7 @@
 """Same-attribute retrieval: Precision@K per query group.
 
 From "Fairness Indicators for Systematic Assessments of Visual Feature Extractors" (Goyal
-et al., FAccT 2022); the docs page "Same-attribute retrieval" describes it and
-``variant="reference"`` (facebookresearch/vissl).
-
-Search (:func:`nearest_neighbors`): faiss ``IndexFlatIP`` over L2-normalised float32 rows
-proposes candidates, which are re-ranked by float64 cosine (ties: the lower database
-index). A bound on the float32 error (ε(d) = 2δ + δ² + γ(1 + δ)² + (2d + 8)·2⁻⁵³, δ = 3·2⁻²⁴,
-γ = d·2⁻²⁴ / (1 − d·2⁻²⁴)) certifies each query, so the result equals a float64 brute-force
-search; uncertified queries are searched again with twice as many candidates.
+et al., FAccT 2022); docs page "Same-attribute retrieval" (``variant="reference"``: VISSL).
 """
 
 from __future__ import annotations
@@ -130,7 +123,10 @@ def _unit32(rows: NDArray[Any], norms: NDArray[np.float64]) -> NDArray[np.float3
 
 
 def _error_bound(d: int, smallest_norm: float) -> float:
-    """ε(d) of the module docstring (infinite where it does not apply: all are re-ranked)."""
+    """Bound on faiss's float32 cosine error, inf where it does not hold (all are re-ranked).
+
+    ε(d) = 2δ + δ² + γ(1 + δ)² + (2d + 8)·2⁻⁵³, δ = 3·2⁻²⁴, γ = d·2⁻²⁴ / (1 − d·2⁻²⁴).
+    """
     u = 2.0**-24
     if d * u >= 0.5 or smallest_norm < 2.0**-400:
         return math.inf
@@ -144,31 +140,11 @@ def _error_bound(d: int, smallest_norm: float) -> float:
 def nearest_neighbors(
     queries: Any, database: Any, *, k: int, exclude_self: bool = False
 ) -> NDArray[np.int64]:
-    r"""Indices of the ``k`` most cosine-similar database rows of each query (exact).
+    """Indices (queries, k) of each query's ``k`` most cosine-similar database rows, exact.
 
-    Ordered by decreasing float64 cosine, ties broken by the lower database index, as a
-    float64 brute-force search: faiss ``IndexFlatIP`` candidates, re-ranked in float64 and
-    certified against the error of faiss's float32 scores (see the module docstring).
-
-    Parameters
-    ----------
-    queries, database : array-like of shape (n, d)
-        Embeddings (float, integer or torch tensors) without NaN, infinite or zero rows.
-    k : int
-        Neighbours per query.
-    exclude_self : bool, default False
-        Never return database row ``i`` for query ``i`` (the queries are the database).
-
-    Returns
-    -------
-    ndarray of int64, shape (queries, k)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> db = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [2.0, 0.0]])
-    >>> nearest_neighbors(np.array([[1.0, 0.1]]), db, k=2).tolist()
-    [[0, 3]]
+    As a float64 brute-force search (ties: the lower index): faiss ``IndexFlatIP`` float32
+    candidates, re-ranked in float64, certified by :func:`_error_bound` or searched again
+    wider. ``exclude_self``: never row ``i`` for query ``i``.
     """
     q, db = _features(queries, "queries"), _features(database, "database")
     k = _check_search(q, db, k, exclude_self)
@@ -255,8 +231,7 @@ def precision_at_k(
 ) -> IndicatorResult:
     """Precision@K of same-attribute retrieval per query group (Goyal et al. 2022).
 
-    The share of a query's K nearest database items (:func:`nearest_neighbors`) whose
-    ``match`` attribute equals its own; a group's value is the mean over its queries.
+    The share of a query's K nearest database items whose ``match`` attribute equals its own.
 
     Parameters
     ----------
@@ -277,10 +252,8 @@ def precision_at_k(
         ``"reference"``: the released VISSL computation (full float32 sort, no exclusion).
     clusters : str or array-like, optional
         Query-frame column or array of cluster ids (e.g. the participant) to resample.
-    n_bootstrap, confidence_level, interval_method : int, float, {"percentile", "bca"}
-        Bootstrap replicates for intervals (default 0: none), their coverage and method.
-    seed : int, Generator or None
-        Seed of the bootstrap; the one used is in ``params``.
+    n_bootstrap, confidence_level, interval_method, seed
+        Bootstrap intervals (default 0 replicates: none); the seed used is in ``params``.
 
     Returns
     -------

@@ -1,8 +1,7 @@
 """Fair SA: sensitivity analysis for fairness under image perturbations.
 
 From "Fair SA: Sensitivity Analysis for Fairness in Face Recognition" (Joshi et al. 2022),
-extending VPSA's item-response curves (RichardWebster et al. 2018); the formulas and the
-choices the paper leaves open are on the docs page "Fair SA and VPSA".
+extending VPSA's item-response curves (RichardWebster et al. 2018); docs page "Fair SA and VPSA".
 """
 
 from __future__ import annotations
@@ -500,13 +499,12 @@ def fair_sa(features: Any, dataset: Any = None, *, attribute: Any, perturbations
             interval_method: str = "percentile") -> IndicatorResult:
     """Fair SA curves, VPSA item-response curves and the signed-AUC matrix.
 
-    From "Fair SA: Sensitivity Analysis for Fairness in Face Recognition" (Joshi et al.
-    2022); formulas on the docs page "Fair SA and VPSA: fairness under image perturbations".
+    From "Fair SA: Sensitivity Analysis for Fairness in Face Recognition" (Joshi et al. 2022).
 
     Parameters
     ----------
     features : mapping or features callable
-        Embeddings ``{None: clean, (name, level): perturbed}``, or ``features(dataset, *,
+        ``{None: clean, (name, level): perturbed}`` embeddings, or ``features(dataset, *,
         perturbation=None | (name, level) | (name, level, seed))``.
     dataset : any object, optional
         Passed to a features callable; holds the columns named by ``attribute``/``identities``.
@@ -517,10 +515,9 @@ def fair_sa(features: Any, dataset: Any = None, *, attribute: Any, perturbations
     levels : int or sequence of float, default 5
         An int n gives n evenly spaced levels in [0, 1]; level 0 is always included.
     task : {"self_matching", "verification"}
-    threshold : float, optional
-        Self-matching cosine threshold; default: set from ``far`` on clean impostor pairs.
-    far : float, default 0.01
-        False-accept rate (derived threshold; verification's operating point).
+    threshold, far : float
+        Self-matching cosine threshold (default: set from the false-accept rate ``far`` on
+        clean impostor pairs); ``far`` is also verification's operating point.
     identities : str or array-like, optional
         Identity per image: required for verification; restricts impostor pairs.
     protected : value or list of values, optional

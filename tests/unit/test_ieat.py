@@ -476,6 +476,7 @@ def test_holm_hand_computed():
     assert holm([0.01, 0.04, 0.03, 0.005]).tolist() == pytest.approx([0.03, 0.06, 0.06, 0.02])
     assert holm([0.5]).tolist() == [0.5]
     assert holm([0.4, 0.4, 0.9]).tolist() == pytest.approx([1.0, 1.0, 1.0])
+    assert holm([0.01, 0.04, 0.03]).tolist() == [0.03, 0.06, 0.06]  # once its doctest
 
 
 @pytest.mark.parametrize(("values", "fragment"), [([], "empty"), ([0.1, 1.5], "entry 1 is 1.5"),

@@ -19,3 +19,15 @@ def test_modules_never_hide_functions() -> None:
         function = getattr(indicators, name)
         assert inspect.isfunction(function), (name, function)
         assert function.__module__.startswith(indicators.__name__)
+
+
+def test_registry_examples() -> None:  # once the registry's docstring examples
+    from pytest_fairness.indicators import INDICATORS, headline
+
+    spec = INDICATORS["ieat"]
+    assert (spec.module, spec.higher_is_better, "embedding_scale" in spec.properties) == (
+        "embedding_association", False, True)
+    assert (headline("ieat").read(-0.8, None), headline("group_metrics").read(0.9, 0.05)) == (
+        0.8, 0.05)
+    assert (headline("ieat").label, headline("fair_sa").metric, headline("mine").metric) == (
+        "|effect size|", "l1", "gap")

@@ -382,3 +382,8 @@ def test_self_excluded_when_the_queries_equal_the_database() -> None:
     assert same_object.params["exclude_self"] is True
     assert copy.params["exclude_self"] is True
     assert copy == same_object
+
+
+def test_nearest_neighbors_example() -> None:  # once its docstring example
+    db = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [2.0, 0.0]])
+    assert nearest_neighbors(np.array([[1.0, 0.1]]), db, k=2).tolist() == [[0, 3]]
