@@ -80,8 +80,7 @@ def perturbed_features(model: Callable[[Any], Any], images: Any, *,
 class PerturbedFeatures:
     """The features callable :func:`perturbed_features` returns (build it through that).
 
-    ``fair_sa`` reads two attributes of it: ``fairness_source`` (its results say a model
-    ran) and ``fairness_perturbations`` (the names it can apply, checked before any pass).
+    ``fair_sa`` reads ``fairness_source`` and checks ``fairness_perturbations`` before a pass.
     """
 
     model: Callable[[Any], Any]

@@ -36,7 +36,7 @@ def load_precomputed(path: str | os.PathLike[str], dataset: FairnessDataset, *,
         optionally ids); ``.parquet`` (an id column; list columns are outputs, the numeric
         scalar columns the ``embeddings``). The page "Wiring a model repository" has more.
     dataset : FairnessDataset
-        The images. Extra ids in the file are ignored; missing ones are an error.
+        Extra ids in the file are ignored; missing ones are an error.
     id_column : str
         Name of the id array/column.
     perturbation : None, (name, level) or (name, level, seed)
@@ -149,10 +149,9 @@ def _aligned(file: Path, dataset: FairnessDataset, outputs: dict[str, NDArray[An
 
 
 def _read_numpy(file: Path) -> dict[str, NDArray[Any]]:
-    """Every array of an ``.npz`` (the one of an ``.npy`` under ``""``), with numpy's reader.
+    """Every array of an ``.npz`` (of an ``.npy`` under ``""``), each size checked first.
 
-    Each array must fill its file (or zip member) exactly as its header says, and an
-    ``.npz`` may name an array once: numpy would read either silently.
+    numpy would silently read an array shorter than its header, or a name given twice.
     """
     import numpy as np
     try:
