@@ -1,7 +1,6 @@
 """``report.html``: one self-contained page per run (no scripts, no external assets).
 
-The report document becomes texts, rows and figures (SVG ``data:`` images) that the Jinja2
-template ``templates/report.html.j2`` lays out with autoescaping: nothing here writes markup.
+Texts, rows and SVG figures here; the autoescaping template ``templates/report.html.j2`` the markup.
 """
 
 from __future__ import annotations
@@ -340,23 +339,9 @@ def _template() -> jinja2.Template:
 
 def render_html(document: ReportDocument, *, trends: Sequence[TrendRow] | None = None,
                 draw: bool | None = None) -> str:
-    """Render a report document (:func:`~pytest_fairness.report.json_report.build_report`).
+    """The page of a ``report.json`` document; ``trends``: history rows; ``draw``: figures.
 
-    Parameters
-    ----------
-    document : mapping
-        The ``report.json`` document.
-    trends : sequence of mappings, optional
-        Rows of :meth:`pytest_fairness.history.HistoryStore.series` for the trend section.
-    draw : bool, optional
-        Draw figures (default: when matplotlib is installed).
-
-    Examples
-    --------
-    >>> from pytest_fairness.report.json_report import build_report
-    >>> page = render_html(build_report([], run={"label": "<b>"}), draw=False)
-    >>> "&lt;b&gt;" in page and "<b>" not in page
-    True
+    ``draw`` defaults to whether matplotlib can be imported.
     """
     problem = figures.import_problem() if draw is None or draw else None
     draw = problem is None if draw is None else draw
@@ -381,13 +366,7 @@ def render_html(document: ReportDocument, *, trends: Sequence[TrendRow] | None =
 
 def write_html(document: ReportDocument, directory: str | os.PathLike[str], *,
                trends: Sequence[TrendRow] | None = None, draw: bool | None = None) -> Path:
-    """Write ``report.html`` into ``directory`` (created if needed), atomically.
-
-    Raises
-    ------
-    FairnessConfigError
-        When the folder cannot be created or written (``/proc/x``, a read-only disk).
-    """
+    """Write ``report.html`` into ``directory`` (created if needed), atomically."""
     page = render_html(document, trends=trends, draw=draw)
     target = Path(directory) / "report.html"
     try:
