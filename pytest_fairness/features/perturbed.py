@@ -131,27 +131,22 @@ def _batches(dataset: Any, batch_size: int) -> Iterable[Any]:
         f"batches (e.g. a DataLoader with shuffle=False); got {type(dataset).__name__}.")
 
 
-def _batch_images(batch: Any) -> Any:
-    import numpy as np
-    import torch
-    if isinstance(batch, Mapping):
-        batch = batch.get("image", batch.get("images"))
-    elif isinstance(batch, (tuple, list)) and batch:
-        batch = batch[0]
-    if isinstance(batch, np.ndarray):
-        batch = torch.from_numpy(batch)
-    if not isinstance(batch, torch.Tensor):
-        raise InvalidDataError(
-            f"each batch of images must be an image tensor, a (images, ...) tuple or a dict "
-            f"with key 'image'; got {type(batch).__name__}.")
-    return batch
-
-
 def _numbered_batches(dataset: Any, batch_size: int) -> Iterator[tuple[Any, list[int]]]:
     """The image batches, each with the numbers of its rows (the noise keys)."""
+    import numpy as np
+    import torch
     start = 0
-    for batch in _batches(dataset, batch_size):
-        images = _batch_images(batch)
+    for images in _batches(dataset, batch_size):
+        if isinstance(images, Mapping):
+            images = images.get("image", images.get("images"))
+        elif isinstance(images, (tuple, list)) and images:
+            images = images[0]
+        if isinstance(images, np.ndarray):
+            images = torch.from_numpy(images)
+        if not isinstance(images, torch.Tensor):
+            raise InvalidDataError(
+                f"each batch of images must be an image tensor, a (images, ...) tuple or a "
+                f"dict with key 'image'; got {type(images).__name__}.")
         yield images, list(range(start, start + images.shape[0]))
         start += images.shape[0]
 

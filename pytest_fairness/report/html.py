@@ -6,7 +6,6 @@ Texts, rows and SVG figures here; the autoescaping template ``templates/report.h
 from __future__ import annotations
 
 import functools
-import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -112,10 +111,8 @@ class Section:
 
 
 def _num(x: object) -> str:
-    if isinstance(x, float) and math.isnan(x) or x is None:
-        return "n/a"
-    if isinstance(x, (int, float)) and not isinstance(x, bool):
-        return format_number(float(x))
+    if x is None or isinstance(x, (int, float)) and not isinstance(x, bool):
+        return format_number(None if x is None else float(x))
     return str(x)
 
 

@@ -295,13 +295,10 @@ def comparison_lines(comparison: Comparison, *, groups: bool = True,
     name = f"{c.test} :: {c.result}" if with_test and c.test else c.result
     rule = "" if c.confidence == "point" else f" {c.confidence}"
     spread = "" if c.interval is None else f", interval {interval_text(c)}"
-    lines = [f"{status}: {name}: {c.metric}{where} baseline {fmt(c.baseline)} → now "
-             f"{fmt(c.now)} ({delta}{spread}, tolerance {fmt(c.tolerance)}{rule}, "
-             f"{direction})"]
-    if groups:
-        lines.extend(comparison_group_lines(c))
-    lines.extend(f"    note: {note}" for note in c.notes)
-    return lines
+    return [f"{status}: {name}: {c.metric}{where} baseline {fmt(c.baseline)} → now "
+            f"{fmt(c.now)} ({delta}{spread}, tolerance {fmt(c.tolerance)}{rule}, {direction})",
+            *(comparison_group_lines(c) if groups else []),
+            *(f"    note: {note}" for note in c.notes)]
 
 
 def fmt_signed(x: float) -> str:
