@@ -138,10 +138,9 @@ class Features:
 
     def subset(self, rows: Any) -> Features:
         """Rows of the features and the dataset together (mask, positions or image ids)."""
-        import numpy as np
+        import pandas as pd
         sub = self.dataset.subset(rows)
-        index = {v: i for i, v in enumerate(self.dataset.frame["image_id"])}
-        positions = np.array([index[v] for v in sub.frame["image_id"]], dtype=np.intp)
+        positions = pd.Index(self.dataset.frame["image_id"]).get_indexer(sub.frame["image_id"])
         return Features(sub, {k: v[positions] for k, v in self.outputs.items()},
                         key=None, from_cache=self.from_cache)
 

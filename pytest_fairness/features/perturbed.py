@@ -24,25 +24,22 @@ def perturbed_features(model: Callable[[Any], Any], images: Any, *,
     Parameters
     ----------
     model : nn.Module or callable
-        Image batch ``(N, C, H, W)`` → embeddings (a tensor, or a tuple whose first element
-        is one), in eval mode.
+        Image batch ``(N, C, H, W)`` → embeddings (or a tuple whose first element they are),
+        in eval mode.
     images : tensor, ndarray or re-iterable of batches
         Images ``(N, C, H, W)`` in [0, 1], or batches of them (a tensor, an ``(images, ...)``
-        tuple or a dict with key ``"image"``) in a fixed order, e.g. a DataLoader with
-        ``shuffle=False``.
+        tuple or a dict with key ``"image"``) in a fixed order (``shuffle=False``).
     perturbations : mapping of str to callable, optional
-        Perturbations of your own, ``f(images, level, *, seed, index)``; other names are
-        the built-in ones of :data:`pytest_fairness.perturbations.PERTURBATIONS`. Name
-        yours in ``fair_sa(perturbations=[...])`` too (it runs the built-in ones by default).
+        Your own, ``f(images, level, *, seed, index)``, besides the built-in ones; name them
+        in ``fair_sa(perturbations=[...])`` too.
     batch_size : int, default 64
         Images per forward pass when ``images`` is one tensor.
 
     Returns
     -------
     PerturbedFeatures
-        A callable ``features(dataset=None, *, perturbation=None | (name, level) | (name,
-        level, seed))`` → float64 embeddings, one row per image. The seed keys per-image
-        noise.
+        ``features(dataset=None, *, perturbation=None | (name, level[, seed]))`` → float64
+        embeddings, one row per image.
 
     Examples
     --------

@@ -130,21 +130,21 @@ def _aligned(file: Path, dataset: FairnessDataset, outputs: dict[str, NDArray[An
             raise InvalidDataError(
                 f"precomputed features {str(file)!r}: {name!r} has {len(array)} rows but there "
                 f"are {len(ids)} {id_column!r} ids; {fix}.")
-    ids = [str(v) for v in np.asarray(ids).tolist()]
-    position: dict[str, int] = {}
-    for i, value in enumerate(ids):
-        if value in position:
-            raise InvalidDataError(
-                f"precomputed features {str(file)!r}: id {value!r} appears at rows "
-                f"{position[value]} and {i}; each image needs one row.")
-        position[value] = i
-    missing = [v for v in dataset.image_ids if v not in position]
-    if missing:
+    import pandas as pd
+    ids = [str(v) for v in ids.tolist()]
+    index = pd.Index(ids)
+    if index.has_duplicates:
+        i = int(np.flatnonzero(index.duplicated())[0])
+        raise InvalidDataError(
+            f"precomputed features {str(file)!r}: id {ids[i]!r} appears at rows "
+            f"{ids.index(ids[i])} and {i}; each image needs one row.")
+    order = index.get_indexer(dataset.image_ids)
+    if (order < 0).any():
+        missing = [v for v, row in zip(dataset.image_ids, order) if row < 0]
         raise InvalidDataError(
             f"precomputed features {str(file)!r} lack {len(missing)} of the {len(dataset)} "
             f"images of dataset {dataset.name!r}, e.g. {missing[0]!r}; recompute them on the "
             "same dataset (ids from dataset.frame['image_id']).")
-    order = np.array([position[v] for v in dataset.image_ids], dtype=np.intp)
     return Features(dataset, {k: v[order] for k, v in outputs.items()})
 
 

@@ -96,10 +96,7 @@ class Manifest(Described):
 
 
 def perturbation_key(perturbation: Any) -> PerturbationKey | None:
-    """The manifest's form of a perturbation: None (clean) or ``{name, level, seed}``.
-
-    ``perturbation`` is what ``fairness_features`` takes: None, ``(name, level)`` or
-    ``(name, level, seed)``; level 0 is the clean image.
+    """The manifest's form of None or ``(name, level[, seed])``: None (level 0 too) or a dict.
 
     Examples
     --------
@@ -166,8 +163,8 @@ def read_manifest(directory: str | os.PathLike[str]) -> Manifest:
     Raises
     ------
     MissingFeaturesError
-        When there is no manifest (the extraction never ran or did not finish) or it cannot
-        be read; the message gives the command that writes it.
+        No manifest (the extraction did not finish), or an unreadable one; the message gives
+        the command that writes it.
     """
     folder = Path(directory)
     path = folder / MANIFEST
