@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from pytest_fairness.errors import FairnessConfigError
 from pytest_fairness.files import atomic_write_text
+from pytest_fairness.indicators import headline
 from pytest_fairness.options import LIMITS
 from pytest_fairness.records import Comparison, TestRecord
 from pytest_fairness.report import figures
@@ -21,7 +22,6 @@ from pytest_fairness.report.terminal import (
     comparison_group_rows,
     fmt_signed,
     format_number,
-    groups_are_compared,
     headline_text,
     interval_text,
     observed_text,
@@ -172,7 +172,7 @@ def _checkpoints(comparisons: Iterable[Comparison]) -> Table | None:
 
 
 def _groups_table(result: IndicatorResult) -> Table:
-    compared = groups_are_compared(result)
+    compared = headline(result.name).has_gap
     best = result.best_group if compared else None
     worst = result.worst_group if compared else None
     differ = best is not None and worst is not None and worst.value != best.value
@@ -284,12 +284,6 @@ def _regression_view(c: Comparison) -> RegressionView:
     )
 
 
-def _section(record: TestRecord, draw: bool) -> Section:
-    return Section(record.nodeid, record.outcome, record.checkpoint or "",
-                   [_result_view(k.result, k.key, draw) for k in record.results],
-                   [_regression_view(c) for c in record.regressions], record.notes)
-
-
 def _trends(records: Sequence[TestRecord], trends: Sequence[TrendRow],
             draw: bool) -> list[tuple[str, Figure | None, Table]]:
     """Per result: a title, the figure of its value and gap by run, and their table."""
@@ -356,7 +350,9 @@ def render_html(document: ReportDocument, *, trends: Sequence[TrendRow] | None =
                             _summary_rows(tests)),
         checkpoints=_checkpoints(map(Comparison.from_dict,
                                      document.get("checkpoint_comparisons", []))),
-        tests=[_section(test, draw) for test in tests],
+        tests=[Section(t.nodeid, t.outcome, t.checkpoint or "",
+                       [_result_view(k.result, k.key, draw) for k in t.results],
+                       [_regression_view(c) for c in t.regressions], t.notes) for t in tests],
         trends=_trends(tests, trends, draw) if trends else [],
     )
 

@@ -50,14 +50,9 @@ def text_table(header: Sequence[str], rows: Iterable[Sequence[str]],
     return lines
 
 
-def groups_are_compared(result: IndicatorResult) -> bool:
-    """Whether a gap (and a best and worst group) across the result's groups means anything."""
-    return headline(result.name).has_gap
-
-
 def shows_gap(result: IndicatorResult) -> bool:
     """Whether reports show the gap, best and worst group: groups compared, two or more included."""
-    return groups_are_compared(result) and len(result.included_groups) >= 2
+    return headline(result.name).has_gap and len(result.included_groups) >= 2
 
 
 def headline_text(result: IndicatorResult) -> str:
@@ -77,7 +72,7 @@ def group_table_lines(result: IndicatorResult, highlight: str = "") -> list[str]
     """The per-group table: group, n, value, Δ to the best group (if compared), interval."""
     if not result.groups:
         return []
-    compared = groups_are_compared(result)
+    compared = headline(result.name).has_gap  # a gap, a best and a worst group mean something
     best = result.best_group if compared else None
     worst = result.worst_group if compared else None
     stat_names = sorted({k for g in result.groups for k in g.stats})
