@@ -1,10 +1,6 @@
 """Features: model outputs for a dataset's images, computed once and kept.
 
-:func:`extract_features` runs a model over a dataset (the one loop, :func:`forward_batches`)
-and caches the outputs; :func:`load_precomputed` reads features computed elsewhere (files, or
-the shards of ``pytest-fairness extract``, :mod:`pytest_fairness.features.job`);
-:func:`perturbed_features` runs a model over perturbed images for Fair SA. Importing this
-package is cheap: torch, numpy and pyarrow load when a function needs them.
+Importing this package is cheap: torch, numpy and pyarrow load when a function needs them.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""The one disk cache: named arrays saved with ``numpy.save`` behind a sha256 sidecar.
+"""The one disk cache: named ``.npy`` arrays behind a sha256 sidecar written last.
 
-An entry ``cache_dir/ab/abcdef…`` is one ``.npy`` file per array and a JSON sidecar
-(``….sha256``: each array's name, file and sha256) written last, atomically. Reading checks
-every file against the sidecar and loads with ``allow_pickle=False``: a damaged entry is never
-read (one warning, then the caller recomputes). A file lock per entry makes pytest-xdist
-workers compute an entry once; an unwritable folder costs a warning, not the result.
+A damaged entry is never read (one warning, then the caller recomputes); a file lock per entry
+makes pytest-xdist workers compute it once; an unwritable folder costs a warning, not the result.
 """
 
 from __future__ import annotations
@@ -40,7 +37,6 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
     Parameters
     ----------
     path : str or Path
-        The file.
     """
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
@@ -51,11 +47,6 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 
 def _sidecar(entry: Path) -> Path:
     return entry.with_name(entry.name + SIDECAR)
-
-
-def _warn(entry: Path, problem: str, what: str) -> None:
-    warnings.warn(f"fairness cache: entry {str(_sidecar(entry))!r} {problem}; the {what} "
-                  "recomputed and the entry is written again.", stacklevel=4)
 
 
 #: Files whose sha256 this process checked: (path, size, mtime) → sha256. A warm read of a
@@ -106,18 +97,10 @@ def _damage(entry: Path, mmap: bool) -> tuple[Arrays | None, str | None]:
 def read_entry(entry: Path, *, what: str = "features are",
                check: Callable[[Arrays], str | None] | None = None,
                mmap: bool = False) -> Arrays | None:
-    """The arrays stored at ``entry``, or None (with one warning when damaged) to recompute.
+    """The arrays at ``entry`` (``cache_dir/ab/abcdef…``), or None (warned when damaged).
 
-    Parameters
-    ----------
-    entry : Path
-        The entry's path without suffix (``cache_dir/ab/abcdef…``).
-    what : str
-        What the warning says is recomputed.
-    check : callable, optional
-        Why arrays that passed their checksums are still not what the caller stored, or None.
-    mmap : bool
-        Map the files copy-on-write, so that processes reading one entry share its pages.
+    ``check`` says why arrays that passed their checksums are still not what was stored;
+    ``mmap`` maps the files copy-on-write, so processes reading one entry share its pages.
     """
     arrays, problem = _damage(entry, mmap)
     if problem is None and arrays is not None and check is not None:
@@ -128,27 +111,16 @@ def read_entry(entry: Path, *, what: str = "features are",
                       "remove it.", stacklevel=3)
         return None
     if problem is not None:
-        _warn(entry, problem, what)
+        warnings.warn(f"fairness cache: entry {str(_sidecar(entry))!r} {problem}; the {what} "
+                      "recomputed and the entry is written again.", stacklevel=3)
         _sidecar(entry).unlink(missing_ok=True)  # read once more under the lock: no warning
         return None
     return arrays
 
 
-def _save(handle: Any, array: NDArray[Any]) -> None:
-    import numpy as np
-    np.save(handle, array, allow_pickle=False)
-
-
 def write_entry(entry: Path, arrays: Mapping[str, NDArray[Any]]) -> None:
-    """Store ``arrays`` at ``entry``: the files, then the sidecar; a failure only warns.
-
-    Parameters
-    ----------
-    entry : Path
-        As for :func:`read_entry`.
-    arrays : mapping of str to ndarray
-        The named arrays (numbers or strings; nothing pickled).
-    """
+    """Store ``arrays`` (numbers or strings) at ``entry``: files, then sidecar; failing warns."""
+    import numpy as np
     files = [entry.with_name(f"{entry.name}.{i}.npy") for i in range(len(arrays))]
     if any(path.is_dir() for path in [_sidecar(entry), *files]):
         return  # already reported by read_entry
@@ -156,7 +128,7 @@ def write_entry(entry: Path, arrays: Mapping[str, NDArray[Any]]) -> None:
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
         for path, (name, array) in zip(files, arrays.items()):
-            atomic_write(path, functools.partial(_save, array=array))
+            atomic_write(path, functools.partial(np.save, arr=array, allow_pickle=False))
             listed[name] = {"file": path.name, "sha256": file_sha256(path)}
         text = json.dumps({"version": CACHE_VERSION, "arrays": listed}, sort_keys=True)
         atomic_write_text(_sidecar(entry), text)
@@ -168,20 +140,7 @@ def write_entry(entry: Path, arrays: Mapping[str, NDArray[Any]]) -> None:
 def cached(entry: Path, compute: Callable[[], Mapping[str, NDArray[Any]]], *,
            what: str = "features are", check: Callable[[Arrays], str | None] | None = None,
            mmap: bool = False) -> tuple[Arrays, bool]:
-    """The arrays at ``entry``, computed (once, under the entry's file lock) when absent.
-
-    Parameters
-    ----------
-    entry, what, check, mmap
-        As for :func:`read_entry`; with ``mmap`` computed arrays are returned as read back.
-    compute : callable
-        Makes the arrays when the entry is absent or damaged.
-
-    Returns
-    -------
-    tuple of (dict of str to ndarray, bool)
-        The arrays, and whether they came from the cache.
-    """
+    """The arrays at ``entry`` and whether they were cached; computed under a lock if absent."""
     def read() -> Arrays | None:
         return read_entry(entry, what=what, check=check, mmap=mmap)
 

@@ -1,9 +1,4 @@
-"""Batched feature extraction: a dataset through a model, once per (model, data, transform).
-
-:func:`extract_features` streams a dataset through a torch ``DataLoader`` into the one forward
-loop and keeps the outputs in the disk cache, keyed by the model (or its ``module=``), the
-dataset, the transform, the normalisation, the perturbation and the hooked layers.
-"""
+"""Batched feature extraction: a dataset through a model, once per (model, data, transform)."""
 
 from __future__ import annotations
 
@@ -47,15 +42,12 @@ class Features:
     Parameters
     ----------
     dataset : FairnessDataset
-        The images the outputs belong to; row ``i`` of every output is row ``i`` of
-        ``dataset.frame``.
+        Row ``i`` of every output is row ``i`` of ``dataset.frame``.
     outputs : mapping of str to ndarray
         Named 2-D arrays ``(len(dataset), d)``: ``"embeddings"``, ``"logits"``, hooked layer
         names, or the keys of a model that returns a dict.
-    key : str, optional
-        The cache key the outputs were stored under.
-    from_cache : bool
-        Whether they were read from the cache (no forward pass ran).
+    key, from_cache : str or None, bool
+        The cache key the outputs were stored under; whether they were read from the cache.
 
     Examples
     --------
@@ -129,11 +121,7 @@ class Features:
 
     @functools.cached_property
     def digest(self) -> str:
-        """sha256 of the outputs (names, dtypes, shapes and values), computed once.
-
-        Equal digests mean equal features: two checkpoints whose features share a digest
-        measured the same model.
-        """
+        """sha256 of the outputs (names, dtypes, shapes, values): equal digests, equal features."""
         import hashlib
 
         import numpy as np
@@ -150,19 +138,17 @@ class Features:
 
     def subset(self, rows: Any) -> Features:
         """Rows of the features and the dataset together (mask, positions or image ids)."""
-        import numpy as np
+        import pandas as pd
         sub = self.dataset.subset(rows)
-        index = {v: i for i, v in enumerate(self.dataset.frame["image_id"])}
-        positions = np.array([index[v] for v in sub.frame["image_id"]], dtype=np.intp)
+        positions = pd.Index(self.dataset.frame["image_id"]).get_indexer(sub.frame["image_id"])
         return Features(sub, {k: v[positions] for k, v in self.outputs.items()},
                         key=None, from_cache=self.from_cache)
 
 
 class DefaultTransform:
-    """Resize a PIL image to ``size × size`` (bilinear, antialiased) and return a float tensor.
+    """Resize a PIL image to ``size × size`` (bilinear) and return a float tensor in [0, 1].
 
-    Values stay in [0, 1] so a perturbation can act on them; normalisation (ImageNet mean
-    and std by default) runs after the perturbation, on the batch.
+    Normalisation runs after the perturbation, on the batch: a perturbation acts on [0, 1].
     """
 
     def __init__(self, size: int = 224) -> None:
@@ -233,7 +219,6 @@ def extract_features(model: Any, dataset: FairnessDataset, *,
         A float batch ``(N, C, H, W)`` → a tensor (embeddings), a tuple ``(embeddings,
         logits)`` or a dict of named tensors.
     dataset : FairnessDataset
-        The images.
     transform : callable, optional
         PIL image → tensor ``(C, H, W)``; default :class:`DefaultTransform` (224).
     normalize : "imagenet", None or (mean, std)
@@ -245,10 +230,9 @@ def extract_features(model: Any, dataset: FairnessDataset, *,
         Sub-modules whose outputs a forward hook captures, flattened, under their names.
     batch_size, num_workers : int
         DataLoader settings.
-    device : str
-        ``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"mps"`` or ``"auto"``.
-    amp : bool
-        Run under ``torch.autocast`` (outputs are stored as float32).
+    device, amp : str, bool
+        ``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"mps"`` or ``"auto"``; run under
+        ``torch.autocast`` (outputs are stored as float32).
     cache_dir : str or Path, optional
         Where to cache; ``None`` disables the cache.
     model_id : str, optional
@@ -425,9 +409,8 @@ def extract_rows(model: Any, dataset: FairnessDataset, rows: Sequence[int], *,
                  ) -> dict[str, NDArray[Any]]:
     """Run ``model`` over the given rows of ``dataset`` only: one part of a sharded job.
 
-    The same forward pass as :func:`extract_features` (same arguments, no cache). Perturbation
-    noise is keyed by the row numbers, so the parts of a split extraction, stacked, equal the
-    whole.
+    The forward pass of :func:`extract_features`, without cache; noise is keyed by the row
+    numbers, so the parts of a split extraction, stacked, equal the whole.
 
     Parameters
     ----------

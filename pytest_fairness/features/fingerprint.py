@@ -1,8 +1,4 @@
-"""Fingerprints: what identifies a model, a transform or a perturbation in a cache key.
-
-A model is identified by a sha256 of its ``state_dict`` and architecture (``repr``), or by a
-given id; another callable by its ``repr`` or a hash of its code, constants and closure.
-"""
+"""Fingerprints: what identifies a model, a transform or a perturbation in a cache key."""
 
 from __future__ import annotations
 
@@ -151,7 +147,6 @@ def normalize_spec(normalize: Any) -> str:
     Parameters
     ----------
     normalize : "imagenet", None or (mean, std)
-        As :func:`extract_features` takes it.
     """
     return normalization(normalize)[1]
 

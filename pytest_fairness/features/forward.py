@@ -16,30 +16,14 @@ __all__ = ["as_outputs", "check_int", "forward_batches", "resolve_device"]
 
 
 def check_int(name: str, value: Any, minimum: int = 1) -> int:
-    """``value`` as an int when it is an integer (not a bool) ``>= minimum``; else an error.
-
-    Parameters
-    ----------
-    name : str
-        The argument's name, for the message.
-    value : object
-        What was passed.
-    minimum : int
-        The smallest value allowed.
-    """
+    """``value`` as an int when it is an integer (not a bool) ``>= minimum``; else an error."""
     if isinstance(value, bool) or not isinstance(value, Integral) or value < minimum:
         raise FairnessConfigError(f"{name} must be an int >= {minimum}; got {name}={value!r}.")
     return int(value)
 
 
 def as_outputs(value: Any) -> dict[str, torch.Tensor]:
-    """A model's output as named tensors: a tensor, an (embeddings, logits) pair, a dict.
-
-    Parameters
-    ----------
-    value : tensor, tuple of tensors or mapping
-        What the model returned; a mapping keeps only its tensors.
-    """
+    """A model's output as named tensors: a tensor, an (embeddings, logits) pair, a dict."""
     import torch
     if isinstance(value, torch.Tensor):
         return {"embeddings": value}
@@ -54,13 +38,7 @@ def as_outputs(value: Any) -> dict[str, torch.Tensor]:
 
 
 def resolve_device(device: Any) -> torch.device:
-    """``"auto"`` (CUDA when there is one), ``"cpu"``, ``"cuda:N"``, ``"mps"``: a device.
-
-    Parameters
-    ----------
-    device : str, torch.device or None
-        None is ``"auto"``.
-    """
+    """``"auto"`` or None (CUDA when there is one), ``"cpu"``, ``"cuda:N"``, ``"mps"``: a device."""
     import torch
     if device is None or device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -92,18 +70,13 @@ def forward_batches(model: Callable[[Any], Any], batches: Iterable[tuple[Any, li
         The images and their row numbers (the keys of per-image noise), in order.
     device : torch.device, optional
         Where to run; None leaves each batch where it is.
-    perturb : callable, optional
-        ``perturb(images, rows)`` → perturbed images.
-    normalize : (mean, std), optional
-        Per-channel normalisation after the perturbation.
+    perturb, normalize : callable, (mean, std), optional
+        ``perturb(images, rows)`` → perturbed images; then per-channel normalisation.
     amp : bool
         Run under ``torch.autocast``.
-    read : callable
-        Model output → ``{name: tensor}``; default :func:`as_outputs`.
-    dtype : torch.dtype, optional
-        The dtype of the stacked outputs; default float32.
-    on_batch : callable, optional
-        Called with the number of images of each batch done (progress).
+    read, dtype, on_batch : optional
+        Model output → ``{name: tensor}`` (default :func:`as_outputs`); the stacked outputs'
+        dtype (default float32); called with each batch's image count (progress).
 
     Returns
     -------

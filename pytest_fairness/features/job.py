@@ -1,10 +1,7 @@
 """``pytest-fairness extract``: a model over a dataset, written as Parquet shards.
 
-One process, or several under ``torchrun --nproc-per-node N`` (gloo on CPU, nccl on GPUs):
-rank ``r`` of ``W`` takes the images ``[r·n/W, (r+1)·n/W)`` and writes one shard per
-extraction, with a receipt (sha256, rows, the key of what it holds); rank 0 writes the
-manifest when every rank is done. A re-run keeps the shards whose receipt and bytes still
-match. The page "Evaluating at scale" (Extracting, Resuming) tells the whole story.
+Rank ``r`` of ``W`` (under ``torchrun``) writes one shard per extraction for the images
+``[r·n/W, (r+1)·n/W)``, with a receipt; rank 0 writes the manifest when every rank is done.
 """
 
 from __future__ import annotations
@@ -61,25 +58,7 @@ class _RankShard(_Written):
 @final
 @dataclass(frozen=True)
 class ExtractJob:
-    """What ``pytest-fairness extract`` was asked to do (its parsed arguments).
-
-    Parameters
-    ----------
-    model, checkpoint : str
-        ``package.module:function``, a factory returning the model, and the ``checkpoint=``
-        it is passed (optional).
-    dataset, root : str
-        The dataset's name (as in ``--fairness-data NAME=PATH``) and root.
-    out : Path
-        The features directory.
-    perturbations : tuple of (name, level, seed)
-        The perturbed extractions, after the clean one.
-    image_size, normalize, batch_size, num_workers, device
-        The default transform's side, ``"imagenet"`` or ``"none"``, the DataLoader
-        settings, and ``auto`` (each rank's GPU, else the CPU), ``cpu`` or ``cuda``.
-    command : str
-        The command line, recorded in the manifest and quoted in error messages.
-    """
+    """What ``pytest-fairness extract`` was asked to do (its parsed arguments)."""
 
     model: str
     dataset: str
@@ -113,13 +92,7 @@ class ExtractSummary:
 
 
 def load_model(spec: str, checkpoint: str | None = None) -> Any:
-    """Call the factory ``package.module:function`` (with ``checkpoint=`` when given).
-
-    Examples
-    --------
-    >>> load_model("collections:OrderedDict")
-    OrderedDict()
-    """
+    """Call the factory ``package.module:function`` (with ``checkpoint=`` when given)."""
     module_name, sep, name = spec.partition(":")
     if not sep or not module_name or not name:
         raise FairnessConfigError(
@@ -209,17 +182,9 @@ def _device(device: str) -> Any:
 
 
 def run_job(job: ExtractJob, *, log: Callable[[str], None] = print) -> ExtractSummary:
-    """Run this process's part of ``job``; on rank 0, write the manifest at the end.
+    """Run this process's part of ``job``; rank 0 writes the manifest at the end.
 
-    Under ``torchrun`` (``WORLD_SIZE`` > 1) the process group is set up here and torn down
-    at the end; alone, the process is rank 0 of 1.
-
-    Parameters
-    ----------
-    job : ExtractJob
-        What to extract, and where.
-    log : callable
-        Receives the lines to show (prefixed with the rank under torchrun).
+    Under torchrun the process group lives here; ``log`` gets lines prefixed with the rank.
     """
     import torch.distributed as dist
 

@@ -24,25 +24,22 @@ def perturbed_features(model: Callable[[Any], Any], images: Any, *,
     Parameters
     ----------
     model : nn.Module or callable
-        Image batch ``(N, C, H, W)`` → embeddings (a tensor, or a tuple whose first element
-        is one), in eval mode.
+        Image batch ``(N, C, H, W)`` → embeddings (or a tuple whose first element they are),
+        in eval mode.
     images : tensor, ndarray or re-iterable of batches
         Images ``(N, C, H, W)`` in [0, 1], or batches of them (a tensor, an ``(images, ...)``
-        tuple or a dict with key ``"image"``) in a fixed order, e.g. a DataLoader with
-        ``shuffle=False``.
+        tuple or a dict with key ``"image"``) in a fixed order (``shuffle=False``).
     perturbations : mapping of str to callable, optional
-        Perturbations of your own, ``f(images, level, *, seed, index)``; other names are
-        the built-in ones of :data:`pytest_fairness.perturbations.PERTURBATIONS`. Name
-        yours in ``fair_sa(perturbations=[...])`` too (it runs the built-in ones by default).
+        Your own, ``f(images, level, *, seed, index)``, besides the built-in ones; name them
+        in ``fair_sa(perturbations=[...])`` too.
     batch_size : int, default 64
         Images per forward pass when ``images`` is one tensor.
 
     Returns
     -------
     PerturbedFeatures
-        A callable ``features(dataset=None, *, perturbation=None | (name, level) | (name,
-        level, seed))`` → float64 embeddings, one row per image. The seed keys per-image
-        noise.
+        ``features(dataset=None, *, perturbation=None | (name, level[, seed]))`` → float64
+        embeddings, one row per image.
 
     Examples
     --------
@@ -80,8 +77,7 @@ def perturbed_features(model: Callable[[Any], Any], images: Any, *,
 class PerturbedFeatures:
     """The features callable :func:`perturbed_features` returns (build it through that).
 
-    ``fair_sa`` reads two attributes of it: ``fairness_source`` (its results say a model
-    ran) and ``fairness_perturbations`` (the names it can apply, checked before any pass).
+    ``fair_sa`` reads ``fairness_source`` and checks ``fairness_perturbations`` before a pass.
     """
 
     model: Callable[[Any], Any]
@@ -132,27 +128,22 @@ def _batches(dataset: Any, batch_size: int) -> Iterable[Any]:
         f"batches (e.g. a DataLoader with shuffle=False); got {type(dataset).__name__}.")
 
 
-def _batch_images(batch: Any) -> Any:
-    import numpy as np
-    import torch
-    if isinstance(batch, Mapping):
-        batch = batch.get("image", batch.get("images"))
-    elif isinstance(batch, (tuple, list)) and batch:
-        batch = batch[0]
-    if isinstance(batch, np.ndarray):
-        batch = torch.from_numpy(batch)
-    if not isinstance(batch, torch.Tensor):
-        raise InvalidDataError(
-            f"each batch of images must be an image tensor, a (images, ...) tuple or a dict "
-            f"with key 'image'; got {type(batch).__name__}.")
-    return batch
-
-
 def _numbered_batches(dataset: Any, batch_size: int) -> Iterator[tuple[Any, list[int]]]:
     """The image batches, each with the numbers of its rows (the noise keys)."""
+    import numpy as np
+    import torch
     start = 0
-    for batch in _batches(dataset, batch_size):
-        images = _batch_images(batch)
+    for images in _batches(dataset, batch_size):
+        if isinstance(images, Mapping):
+            images = images.get("image", images.get("images"))
+        elif isinstance(images, (tuple, list)) and images:
+            images = images[0]
+        if isinstance(images, np.ndarray):
+            images = torch.from_numpy(images)
+        if not isinstance(images, torch.Tensor):
+            raise InvalidDataError(
+                f"each batch of images must be an image tensor, a (images, ...) tuple or a "
+                f"dict with key 'image'; got {type(images).__name__}.")
         yield images, list(range(start, start + images.shape[0]))
         start += images.shape[0]
 

@@ -36,7 +36,7 @@ def load_precomputed(path: str | os.PathLike[str], dataset: FairnessDataset, *,
         optionally ids); ``.parquet`` (an id column; list columns are outputs, the numeric
         scalar columns the ``embeddings``). The page "Wiring a model repository" has more.
     dataset : FairnessDataset
-        The images. Extra ids in the file are ignored; missing ones are an error.
+        Extra ids in the file are ignored; missing ones are an error.
     id_column : str
         Name of the id array/column.
     perturbation : None, (name, level) or (name, level, seed)
@@ -130,29 +130,28 @@ def _aligned(file: Path, dataset: FairnessDataset, outputs: dict[str, NDArray[An
             raise InvalidDataError(
                 f"precomputed features {str(file)!r}: {name!r} has {len(array)} rows but there "
                 f"are {len(ids)} {id_column!r} ids; {fix}.")
-    ids = [str(v) for v in np.asarray(ids).tolist()]
-    position: dict[str, int] = {}
-    for i, value in enumerate(ids):
-        if value in position:
-            raise InvalidDataError(
-                f"precomputed features {str(file)!r}: id {value!r} appears at rows "
-                f"{position[value]} and {i}; each image needs one row.")
-        position[value] = i
-    missing = [v for v in dataset.image_ids if v not in position]
-    if missing:
+    import pandas as pd
+    ids = [str(v) for v in ids.tolist()]
+    index = pd.Index(ids)
+    if index.has_duplicates:
+        i = int(np.flatnonzero(index.duplicated())[0])
+        raise InvalidDataError(
+            f"precomputed features {str(file)!r}: id {ids[i]!r} appears at rows "
+            f"{ids.index(ids[i])} and {i}; each image needs one row.")
+    order = index.get_indexer(dataset.image_ids)
+    if (order < 0).any():
+        missing = [v for v, row in zip(dataset.image_ids, order) if row < 0]
         raise InvalidDataError(
             f"precomputed features {str(file)!r} lack {len(missing)} of the {len(dataset)} "
             f"images of dataset {dataset.name!r}, e.g. {missing[0]!r}; recompute them on the "
             "same dataset (ids from dataset.frame['image_id']).")
-    order = np.array([position[v] for v in dataset.image_ids], dtype=np.intp)
     return Features(dataset, {k: v[order] for k, v in outputs.items()})
 
 
 def _read_numpy(file: Path) -> dict[str, NDArray[Any]]:
-    """Every array of an ``.npz`` (the one of an ``.npy`` under ``""``), with numpy's reader.
+    """Every array of an ``.npz`` (of an ``.npy`` under ``""``), each size checked first.
 
-    Each array must fill its file (or zip member) exactly as its header says, and an
-    ``.npz`` may name an array once: numpy would read either silently.
+    numpy would silently read an array shorter than its header, or a name given twice.
     """
     import numpy as np
     try:

@@ -31,7 +31,7 @@ class ExtractionProgress:
     elapsed : float
         Seconds since the extraction started.
     finished : bool
-        True on the last event of an extraction.
+        True on an extraction's last event.
 
     Examples
     --------
@@ -76,8 +76,7 @@ _SINK: contextvars.ContextVar[ProgressSink | None] = contextvars.ContextVar(
 def progress_to(sink: ProgressSink | None) -> Iterator[None]:
     """Send the progress of extractions run in the block (``progress=None``) to ``sink``.
 
-    The pytest plugin wraps each fairness test in it, so that extraction progress reaches
-    pytest's terminal writer.
+    The pytest plugin wraps each fairness test in it: progress reaches pytest's terminal.
     """
     token = _SINK.set(sink)
     try:
@@ -100,12 +99,7 @@ def _stderr_bar(event: ExtractionProgress) -> None:
 
 
 class Progress:
-    """Sends the :class:`ExtractionProgress` of one extraction to its sink.
-
-    ``progress`` is the keyword of :func:`extract_features`: a sink, True (the stderr bar),
-    False (nothing), or None: the sink set by :func:`progress_to`, else the stderr bar when
-    stderr is a terminal.
-    """
+    """Sends the :class:`ExtractionProgress` of one extraction to its sink (``progress=``)."""
 
     def __init__(self, dataset: str, perturbation: Any, total: int,
                  progress: bool | ProgressSink | None) -> None:
@@ -174,18 +168,7 @@ def _seconds(seconds: float) -> str:
 
 
 def progress_line(event: ExtractionProgress) -> str:
-    """One line of extraction progress: what is extracted, how far, how fast, how long left.
-
-    Examples
-    --------
-    >>> from pytest_fairness.features import ExtractionProgress
-    >>> progress_line(ExtractionProgress("faces", "gaussian_blur 0.5", 0, 100, 0.0))
-    'fairness: extracting faces (gaussian_blur 0.5): 100 images'
-    >>> progress_line(ExtractionProgress("faces", None, 40, 100, 2.0))
-    'fairness: extracting faces: 40/100 images, 20 images/s, ETA 3.0 s'
-    >>> progress_line(ExtractionProgress("faces", None, 100, 100, 4.0, finished=True))
-    'fairness: extracted faces: 100 images in 4.0 s (25 images/s)'
-    """
+    """One line of extraction progress: what is extracted, how far, how fast, how long left."""
     what = event.dataset + (f" ({event.perturbation})" if event.perturbation else "")
     rate = event.rate
     speed = "" if rate is None else f"{rate:.3g} images/s"

@@ -1,10 +1,6 @@
 """Features as Parquet shards: the layout ``pytest-fairness extract`` writes, and its reader.
 
-One sub-directory per extraction (``clean``, ``gaussian_blur-0.5``, …), one Parquet file per
-rank, and ``_manifest.json`` written last: the page "Evaluating at scale" (The shard format)
-describes it. :func:`read_shards` checks the manifest against the dataset and reads the shards
-into one matrix per output; with a ``cache_dir`` the matrices are kept in the disk cache and
-memory-mapped, so pytest-xdist workers share one decoded copy.
+The page "Evaluating at scale" (The shard format) describes the layout.
 """
 
 from __future__ import annotations
@@ -100,10 +96,7 @@ class Manifest(Described):
 
 
 def perturbation_key(perturbation: Any) -> PerturbationKey | None:
-    """The manifest's form of a perturbation: None (clean) or ``{name, level, seed}``.
-
-    ``perturbation`` is what ``fairness_features`` takes: None, ``(name, level)`` or
-    ``(name, level, seed)``; level 0 is the clean image.
+    """The manifest's form of None or ``(name, level[, seed])``: None (level 0 too) or a dict.
 
     Examples
     --------
@@ -131,18 +124,18 @@ def perturbation_key(perturbation: Any) -> PerturbationKey | None:
 
 def perturbation_label(key: PerturbationKey | None) -> str:
     """``"clean"`` or ``"gaussian_blur 0.5"`` (``" seed=3"`` when not 0), for messages."""
-    if key is None:
-        return CLEAN
-    seed = f" seed={key['seed']}" if key["seed"] else ""
-    return f"{key['name']} {key['level']:g}{seed}"
+    return _spelled(key, " ", " seed=")
 
 
 def perturbation_dir(key: PerturbationKey | None) -> str:
     """The sub-directory of an extraction: ``clean`` or ``gaussian_blur-0.5[-seed3]``."""
+    return _spelled(key, "-", "-seed")
+
+
+def _spelled(key: PerturbationKey | None, sep: str, seed: str) -> str:
     if key is None:
         return CLEAN
-    seed = f"-seed{key['seed']}" if key["seed"] else ""
-    return f"{key['name']}-{key['level']:g}{seed}"
+    return f"{key['name']}{sep}{key['level']:g}" + (f"{seed}{key['seed']}" if key["seed"] else "")
 
 
 def shard_name(rank: int, world_size: int) -> str:
@@ -170,8 +163,8 @@ def read_manifest(directory: str | os.PathLike[str]) -> Manifest:
     Raises
     ------
     MissingFeaturesError
-        When there is no manifest (the extraction never ran or did not finish) or it cannot
-        be read; the message gives the command that writes it.
+        No manifest (the extraction did not finish), or an unreadable one; the message gives
+        the command that writes it.
     """
     folder = Path(directory)
     path = folder / MANIFEST
@@ -221,16 +214,13 @@ def read_shards(directory: str | os.PathLike[str], dataset: FairnessDataset, *,
     directory : str or Path
         Written by ``pytest-fairness extract`` (or a tool writing the same format).
     dataset : FairnessDataset
-        The images; its fingerprint must be the manifest's, and every one of its ids must
-        be in exactly one shard.
+        Its fingerprint must be the manifest's; each of its ids in exactly one shard.
     perturbation : None, (name, level) or (name, level, seed)
         Which extraction: the clean images, or a perturbation at a level.
     transform, normalize : str, optional
-        When given, the fingerprint of the transform and the normalisation the caller
-        expects; features extracted with others are refused.
+        The fingerprints the caller expects; features extracted with others are refused.
     cache_dir : str or Path, optional
-        Where to keep the decoded matrices as ``.npy`` files, memory-mapped on every later
-        read (by this process or another).
+        Where to keep the decoded matrices, memory-mapped on every later read (any process).
 
     Returns
     -------
@@ -292,10 +282,7 @@ def read_shards(directory: str | os.PathLike[str], dataset: FairnessDataset, *,
 
 def _checked_decode(folder: Path, shards: Sequence[ShardEntry], dataset: FairnessDataset,
                     outputs: Mapping[str, OutputSpec], command: str) -> dict[str, NDArray[Any]]:
-    """Decode while a thread checks the sha256s (hashlib releases the GIL).
-
-    A checksum error wins over what decoding a damaged shard raised.
-    """
+    """Decode while a thread checks the sha256s; a checksum error wins over a decoding one."""
     from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(max_workers=1) as pool:
         sums = pool.submit(_check_sums, folder, shards, command)

@@ -1,8 +1,6 @@
 """Figures of the HTML report, drawn with matplotlib and returned as PNG or SVG bytes.
 
-matplotlib is imported inside the functions and draws on the Agg canvas of :func:`new_figure`:
-no ``pyplot``, so a user's backend is left alone and nothing opens a window.
-:func:`figure_bytes` serialises deterministically (no date, fixed SVG ids).
+No ``pyplot`` (:func:`new_figure` draws on an Agg canvas): a user's backend is left alone.
 """
 
 from __future__ import annotations
@@ -70,13 +68,7 @@ def figure_bytes(figure: Figure, fmt: str = "png", *, dpi: int = 100) -> bytes:
 
 
 def data_uri(svg: bytes) -> str:
-    """``data:image/svg+xml;base64,...`` for an ``<img>`` tag (keeps each figure's ids apart).
-
-    Examples
-    --------
-    >>> data_uri(b"<svg/>")
-    'data:image/svg+xml;base64,PHN2Zy8+'
-    """
+    """``data:image/svg+xml;base64,...`` for an ``<img>`` tag (keeps each figure's ids apart)."""
     return "data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii")
 
 
@@ -85,10 +77,7 @@ def _short(text: str, width: int = 28) -> str:
 
 
 def group_bars(result: IndicatorResult, *, fmt: str = "svg") -> bytes | None:
-    """Horizontal bars of the per-group values and intervals; None without groups.
-
-    The best included group is blue, the worst red, excluded groups grey.
-    """
+    """Horizontal bars of the per-group values and intervals; None without groups."""
     groups = list(result.groups)
     if not groups:
         return None
@@ -117,10 +106,9 @@ def group_bars(result: IndicatorResult, *, fmt: str = "svg") -> bytes | None:
 def lines(series: Mapping[str, tuple[Sequence[float], Sequence[float]]], *, x_label: str = "",
           y_label: str = "", bands: Mapping[str, Sequence[tuple[float, float]]] | None = None,
           categorical: Sequence[str] | None = None, fmt: str = "svg") -> bytes | None:
-    """Line plot of named series ``{name: (x, y)}``: τ sweeps, curves, trends.
+    """Line plot of ``{name: (x, y)}`` (τ sweeps, curves, trends); None with nothing to draw.
 
-    ``bands`` adds a shaded interval per series; ``categorical`` labels integer x positions
-    (checkpoints of a trend). Returns None when there is nothing to draw.
+    ``bands``: a shaded interval per series; ``categorical``: labels of integer x positions.
     """
     drawn = {k: v for k, v in series.items() if len(v[0])}
     if not drawn:
@@ -266,52 +254,22 @@ def _curve_plot(result: IndicatorResult, kind: str, perturbations: Any, subgroup
 
 def fair_sa_curves(result: IndicatorResult, *, perturbations: Any = None,
                    subgroups: Any = None, fmt: str = "png") -> bytes:
-    """Fair SA curves α(δ): a panel per perturbation, a line per subgroup, ★ at δ = 0.
-
-    Parameters
-    ----------
-    result : IndicatorResult
-        A result of :func:`pytest_fairness.indicators.fair_sa`.
-    perturbations, subgroups : str or list of str, optional
-        Which panels and lines to draw (subgroups by label); default all.
-    fmt : {"png", "svg"}
-        Format of the image returned.
-    """
+    """Fair SA curves α(δ): a panel per perturbation, a line per subgroup, ★ at δ = 0."""
     return _curve_plot(_check_fair_sa(result, "fair_sa_curves"), "fair_sa", perturbations,
                        subgroups, fmt, overall=False)
 
 
 def irc_curves(result: IndicatorResult, *, perturbations: Any = None, subgroups: Any = None,
                fmt: str = "png") -> bytes:
-    """VPSA item-response curves (match rate or GAR vs δ): all images and each subgroup.
-
-    Parameters
-    ----------
-    result : IndicatorResult
-        A result of :func:`pytest_fairness.indicators.fair_sa`.
-    perturbations, subgroups : str or list of str, optional
-        Which panels and lines to draw; default all.
-    fmt : {"png", "svg"}
-        Format of the image returned.
-    """
+    """VPSA item-response curves (match rate or GAR vs δ): all images and each subgroup."""
     return _curve_plot(_check_fair_sa(result, "irc_curves"), "irc", perturbations,
                        subgroups, fmt, overall=True)
 
 
 def auc_heatmap(result: IndicatorResult, *, matrix: str = "auc", fmt: str = "png") -> bytes:
-    """The signed-AUC matrix as a heatmap, with row and column L1 norms in the labels.
+    """A Fair SA matrix (``auc``, ``auc_all``, ``irc_auc``) as a heatmap with L1 norms.
 
-    Subgroups by perturbations, centred at 0 (blue favours the subgroup), as in the figures of
-    "Fair SA: Sensitivity Analysis for Fairness in Face Recognition" (Joshi et al. 2022).
-
-    Parameters
-    ----------
-    result : IndicatorResult
-        A result with ``matrices[matrix]`` (a Fair SA result).
-    matrix : str, default "auc"
-        Which matrix (``"auc"``, ``"auc_all"`` or ``"irc_auc"``).
-    fmt : {"png", "svg"}
-        Format of the image returned.
+    As in "Fair SA: Sensitivity Analysis for Fairness in Face Recognition" (Joshi et al. 2022).
     """
     if not isinstance(result, IndicatorResult) or matrix not in result.matrices:
         have = sorted(result.matrices) if isinstance(result, IndicatorResult) else []

@@ -1,13 +1,11 @@
 """``report.html``: one self-contained page per run (no scripts, no external assets).
 
-The report document becomes texts, rows and figures (SVG ``data:`` images) that the Jinja2
-template ``templates/report.html.j2`` lays out with autoescaping: nothing here writes markup.
+Texts, rows and SVG figures here; the autoescaping template ``templates/report.html.j2`` the markup.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -16,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from pytest_fairness.errors import FairnessConfigError
 from pytest_fairness.files import atomic_write_text
+from pytest_fairness.indicators import headline
 from pytest_fairness.options import LIMITS
 from pytest_fairness.records import Comparison, TestRecord
 from pytest_fairness.report import figures
@@ -23,7 +22,6 @@ from pytest_fairness.report.terminal import (
     comparison_group_rows,
     fmt_signed,
     format_number,
-    groups_are_compared,
     headline_text,
     interval_text,
     observed_text,
@@ -113,10 +111,8 @@ class Section:
 
 
 def _num(x: object) -> str:
-    if isinstance(x, float) and math.isnan(x) or x is None:
-        return "n/a"
-    if isinstance(x, (int, float)) and not isinstance(x, bool):
-        return format_number(float(x))
+    if x is None or isinstance(x, (int, float)) and not isinstance(x, bool):
+        return format_number(None if x is None else float(x))
     return str(x)
 
 
@@ -176,7 +172,7 @@ def _checkpoints(comparisons: Iterable[Comparison]) -> Table | None:
 
 
 def _groups_table(result: IndicatorResult) -> Table:
-    compared = groups_are_compared(result)
+    compared = headline(result.name).has_gap
     best = result.best_group if compared else None
     worst = result.worst_group if compared else None
     differ = best is not None and worst is not None and worst.value != best.value
@@ -288,12 +284,6 @@ def _regression_view(c: Comparison) -> RegressionView:
     )
 
 
-def _section(record: TestRecord, draw: bool) -> Section:
-    return Section(record.nodeid, record.outcome, record.checkpoint or "",
-                   [_result_view(k.result, k.key, draw) for k in record.results],
-                   [_regression_view(c) for c in record.regressions], record.notes)
-
-
 def _trends(records: Sequence[TestRecord], trends: Sequence[TrendRow],
             draw: bool) -> list[tuple[str, Figure | None, Table]]:
     """Per result: a title, the figure of its value and gap by run, and their table."""
@@ -340,23 +330,9 @@ def _template() -> jinja2.Template:
 
 def render_html(document: ReportDocument, *, trends: Sequence[TrendRow] | None = None,
                 draw: bool | None = None) -> str:
-    """Render a report document (:func:`~pytest_fairness.report.json_report.build_report`).
+    """The page of a ``report.json`` document; ``trends``: history rows; ``draw``: figures.
 
-    Parameters
-    ----------
-    document : mapping
-        The ``report.json`` document.
-    trends : sequence of mappings, optional
-        Rows of :meth:`pytest_fairness.history.HistoryStore.series` for the trend section.
-    draw : bool, optional
-        Draw figures (default: when matplotlib is installed).
-
-    Examples
-    --------
-    >>> from pytest_fairness.report.json_report import build_report
-    >>> page = render_html(build_report([], run={"label": "<b>"}), draw=False)
-    >>> "&lt;b&gt;" in page and "<b>" not in page
-    True
+    ``draw`` defaults to whether matplotlib can be imported.
     """
     problem = figures.import_problem() if draw is None or draw else None
     draw = problem is None if draw is None else draw
@@ -374,20 +350,16 @@ def render_html(document: ReportDocument, *, trends: Sequence[TrendRow] | None =
                             _summary_rows(tests)),
         checkpoints=_checkpoints(map(Comparison.from_dict,
                                      document.get("checkpoint_comparisons", []))),
-        tests=[_section(test, draw) for test in tests],
+        tests=[Section(t.nodeid, t.outcome, t.checkpoint or "",
+                       [_result_view(k.result, k.key, draw) for k in t.results],
+                       [_regression_view(c) for c in t.regressions], t.notes) for t in tests],
         trends=_trends(tests, trends, draw) if trends else [],
     )
 
 
 def write_html(document: ReportDocument, directory: str | os.PathLike[str], *,
                trends: Sequence[TrendRow] | None = None, draw: bool | None = None) -> Path:
-    """Write ``report.html`` into ``directory`` (created if needed), atomically.
-
-    Raises
-    ------
-    FairnessConfigError
-        When the folder cannot be created or written (``/proc/x``, a read-only disk).
-    """
+    """Write ``report.html`` into ``directory`` (created if needed), atomically."""
     page = render_html(document, trends=trends, draw=draw)
     target = Path(directory) / "report.html"
     try:

@@ -1,8 +1,4 @@
-"""``report.json``: every result of a run, with the run's metadata, in a versioned schema.
-
-The layout is :class:`ReportDocument`; :func:`pytest_fairness.files.load_report` reads a file
-back and checks its format and schema, :func:`report_results` rebuilds its results.
-"""
+"""``report.json``: every result of a run, with the run's metadata, in a versioned schema."""
 
 from __future__ import annotations
 
@@ -39,14 +35,9 @@ class _Report(TypedDict):
 
 
 class ReportDocument(_Report, total=False):
-    """The ``report.json`` document (``schema`` 1).
+    """The ``report.json`` document (``schema`` 1); ``tests`` are ``TestRecord.to_dict()``.
 
-    Each of ``tests`` is :meth:`~pytest_fairness.records.TestRecord.to_dict` (results with
-    their ``key``, checks, regressions, fingerprints, extractions); a result computed with
-    ``n_bootstrap`` also carries ``"replicates"`` (base64 float32, see
-    :func:`pytest_fairness.results.pack_replicates`), which a paired regression check reads.
-    ``checkpoint_comparisons`` (``Comparison.to_dict()`` each) is there with two or more
-    ``--fairness-checkpoint``.
+    ``checkpoint_comparisons`` is there with two or more ``--fairness-checkpoint``.
     """
 
     checkpoint_comparisons: list[dict[str, object]]
@@ -54,18 +45,7 @@ class ReportDocument(_Report, total=False):
 
 def build_report(records: Iterable[TestRecord], *, run: Mapping[str, object] | None = None,
                  checkpoints: Sequence[Comparison] = ()) -> ReportDocument:
-    """Build the report document from the run's records, its metadata and its comparisons.
-
-    ``checkpoints`` are the comparisons of each checkpoint with the reference one (two or
-    more ``--fairness-checkpoint``); the document has ``checkpoint_comparisons`` only then.
-
-    Examples
-    --------
-    >>> from pytest_fairness.records import TestRecord
-    >>> doc = build_report([TestRecord("t.py::test", "t.py::test", outcome="passed")])
-    >>> doc["format"], doc["schema"], doc["summary"]["tests"]
-    ('pytest-fairness-report', 1, 1)
-    """
+    """The report document of the run's records, metadata and checkpoint comparisons."""
     records = list(records)
     summary = ReportSummary(tests=len(records), failed=sum(r.outcome == "failed" for r in records),
                             results=sum(len(r.results) for r in records),
@@ -84,10 +64,7 @@ def write_json(document: Mapping[str, object], directory: str | os.PathLike[str]
 
 
 def report_results(document: Mapping[str, Any]) -> list[tuple[str, IndicatorResult]]:
-    """Every result of a report (as :func:`~pytest_fairness.files.load_report` reads it).
-
-    Returns ``(nodeid, IndicatorResult)`` pairs.
-    """
+    """``(nodeid, IndicatorResult)`` of every result of a report (as ``load_report`` reads it)."""
     from pytest_fairness.results import IndicatorResult
 
     return [(test["nodeid"], IndicatorResult.from_dict(data))

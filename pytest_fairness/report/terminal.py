@@ -1,8 +1,4 @@
-"""Render results, verdicts and baseline comparisons as lines of text (no terminal I/O here).
-
-Failure messages, report sections, the end-of-run summary and the ``pytest-fairness`` command
-show them, in the user's vocabulary (groups, limits, gaps, baselines), never class names.
-"""
+"""Render results, verdicts and baseline comparisons as lines of text (no terminal I/O here)."""
 
 from __future__ import annotations
 
@@ -54,30 +50,13 @@ def text_table(header: Sequence[str], rows: Iterable[Sequence[str]],
     return lines
 
 
-def groups_are_compared(result: IndicatorResult) -> bool:
-    """Whether a gap (and a best and worst group) across the result's groups means anything.
-
-    The indicator's :func:`~pytest_fairness.indicators.headline` says (not for iEAT's target
-    sets, nor where the headline is another number: Fair SA's L1, the amplification).
-    """
-    return headline(result.name).has_gap
-
-
 def shows_gap(result: IndicatorResult) -> bool:
     """Whether reports show the gap, best and worst group: groups compared, two or more included."""
-    return groups_are_compared(result) and len(result.included_groups) >= 2
+    return headline(result.name).has_gap and len(result.included_groups) >= 2
 
 
 def headline_text(result: IndicatorResult) -> str:
-    """The number the result is judged on, with its interval and secondary stats.
-
-    Examples
-    --------
-    >>> r = IndicatorResult("ieat", "effect_size", -0.8, stats={"effect_size": -0.8,
-    ...                     "p_value": 0.004})
-    >>> headline_text(r)
-    '|effect size| 0.8, p_value 0.004'
-    """
+    """The number the result is judged on, with its interval and secondary stats."""
     head = headline(result.name)
     number = head.read(result.value, result.gap if len(result.included_groups) >= 2 else None)
     interval = result.intervals.get("gap" if head.metric == "gap" else head.metric)
@@ -90,13 +69,10 @@ def headline_text(result: IndicatorResult) -> str:
 
 
 def group_table_lines(result: IndicatorResult, highlight: str = "") -> list[str]:
-    """The per-group table: group, n, value, Δ to the best group, interval, excluded.
-
-    Where groups are not compared (:func:`groups_are_compared`): no Δ best, no worst group.
-    """
+    """The per-group table: group, n, value, Δ to the best group (if compared), interval."""
     if not result.groups:
         return []
-    compared = groups_are_compared(result)
+    compared = headline(result.name).has_gap  # a gap, a best and a worst group mean something
     best = result.best_group if compared else None
     worst = result.worst_group if compared else None
     stat_names = sorted({k for g in result.groups for k in g.stats})
@@ -245,10 +221,7 @@ def _section_result(shown: IndicatorResult, failed: set[tuple[Any, str]]) -> lis
 
 
 def section_text(record: TestRecord, *, in_message: bool = False) -> str:
-    """The report section of one test: every result in detail, then every verdict.
-
-    ``in_message``: the failure message already shows the failed results' group tables.
-    """
+    """One test's section: results, then verdicts; ``in_message``: failed groups are shown."""
     lines: list[str] = []
     for keyed in record.results:
         result = keyed.result
@@ -292,13 +265,7 @@ def report_section(record: TestRecord, *, baseline_source: str = "",
 
 
 def regression_tally(comparisons: Sequence[Comparison]) -> str:
-    """How many comparisons regressed, in how many tests (the run's summary, ``compare``).
-
-    Examples
-    --------
-    >>> regression_tally([])
-    'no regression in 0 comparisons'
-    """
+    """How many comparisons regressed, in how many tests (the run's summary, ``compare``)."""
     regressed = [c for c in comparisons if c.regressed]
     total = f"{len(comparisons)} comparison{'s' if len(comparisons) != 1 else ''}"
     if not regressed:
@@ -323,13 +290,10 @@ def comparison_lines(comparison: Comparison, *, groups: bool = True,
     name = f"{c.test} :: {c.result}" if with_test and c.test else c.result
     rule = "" if c.confidence == "point" else f" {c.confidence}"
     spread = "" if c.interval is None else f", interval {interval_text(c)}"
-    lines = [f"{status}: {name}: {c.metric}{where} baseline {fmt(c.baseline)} → now "
-             f"{fmt(c.now)} ({delta}{spread}, tolerance {fmt(c.tolerance)}{rule}, "
-             f"{direction})"]
-    if groups:
-        lines.extend(comparison_group_lines(c))
-    lines.extend(f"    note: {note}" for note in c.notes)
-    return lines
+    return [f"{status}: {name}: {c.metric}{where} baseline {fmt(c.baseline)} → now "
+            f"{fmt(c.now)} ({delta}{spread}, tolerance {fmt(c.tolerance)}{rule}, {direction})",
+            *(comparison_group_lines(c) if groups else []),
+            *(f"    note: {note}" for note in c.notes)]
 
 
 def fmt_signed(x: float) -> str:

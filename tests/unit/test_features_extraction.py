@@ -409,3 +409,21 @@ def test_through_the_fixture_a_new_head_runs_no_backbone_pass(
     second = pytester.runpytest(*args)
     second.assert_outcomes(passed=1)
     second.stdout.fnmatch_lines(["*backbone passes: 0, from cache: True*"])
+
+
+def test_progress_line() -> None:
+    from pytest_fairness.features import ExtractionProgress
+    from pytest_fairness.features.progress import progress_line
+
+    assert (progress_line(ExtractionProgress("faces", "gaussian_blur 0.5", 0, 100, 0.0))
+            == "fairness: extracting faces (gaussian_blur 0.5): 100 images")
+    assert (progress_line(ExtractionProgress("faces", None, 40, 100, 2.0))
+            == "fairness: extracting faces: 40/100 images, 20 images/s, ETA 3.0 s")
+    assert (progress_line(ExtractionProgress("faces", None, 100, 100, 4.0, finished=True))
+            == "fairness: extracted faces: 100 images in 4.0 s (25 images/s)")
+
+
+def test_load_model_calls_the_factory() -> None:
+    from pytest_fairness.features.job import load_model
+
+    assert repr(load_model("collections:OrderedDict")) == "OrderedDict()"

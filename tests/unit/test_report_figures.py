@@ -105,3 +105,9 @@ def test_empty_auc_matrix_raises() -> None:
     with pytest.raises(FairnessConfigError, match=r"is empty.*'auc_all'"):
         auc_heatmap(r)
     assert auc_heatmap(r, matrix="auc_all").startswith(PNG)
+
+
+def test_data_uri() -> None:
+    from pytest_fairness.report.figures import data_uri
+
+    assert data_uri(b"<svg/>") == "data:image/svg+xml;base64,PHN2Zy8+"

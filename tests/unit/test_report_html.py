@@ -184,3 +184,11 @@ def test_trends_from_history() -> None:
     assert "Trends across checkpoints" in text and "ck2 (run 2)" in text and "ck2 (run 3)" in text
     assert XSS not in page
     assert "Trends" not in render_html(doc, trends=rows[:1], draw=False)
+
+
+def test_build_report_and_an_escaped_run_label() -> None:
+    doc = build_report([TestRecord("t.py::test", "t.py::test", outcome="passed")])
+    assert (doc["format"], doc["schema"], doc["summary"]["tests"]) == (
+        "pytest-fairness-report", 1, 1)
+    page = render_html(build_report([], run={"label": "<b>"}), draw=False)
+    assert "&lt;b&gt;" in page and "<b>" not in page

@@ -286,3 +286,12 @@ def test_failure_message_and_summary_row_show_the_headline(result: IndicatorResu
     (_, row) = summary_lines([record({"x": result}, checks, "failed")])
     cells = [c.strip() for c in re.split(r"\s{2,}", row)]
     assert cells[3] == headline_text and cells[4] == "-"  # no worst group
+
+
+def test_headline_text_and_regression_tally() -> None:
+    from pytest_fairness.report.terminal import headline_text, regression_tally
+
+    r = IndicatorResult("ieat", "effect_size", -0.8, stats={"effect_size": -0.8,
+                        "p_value": 0.004})
+    assert headline_text(r) == "|effect size| 0.8, p_value 0.004"
+    assert regression_tally([]) == "no regression in 0 comparisons"
