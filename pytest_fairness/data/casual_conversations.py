@@ -12,8 +12,9 @@ from pytest_fairness.data.dataset import (
     age_group,
     as_root,
     check_drop_unknown,
+    check_unique,
+    drop_unknown_rows,
     find_file,
-    first_repeat,
     require_rows,
 )
 from pytest_fairness.data.jsonfile import read_json
@@ -129,11 +130,7 @@ def load_casual_conversations(
 
     frame = pd.DataFrame.from_records(records)
     require_rows(_NAME, repr(str(path)), len(frame))
-    for column in drop:
-        unknown = frame[_DROP_COLUMNS[column]] == "unknown"
-        if unknown.any():
-            skipped[f"unknown {column}"] = int(unknown.sum())
-            frame = frame[~unknown]
+    frame = drop_unknown_rows(frame, drop, _DROP_COLUMNS, skipped)
     return FairnessDataset(frame, name=_NAME, root=base, skipped=skipped)
 
 
@@ -272,11 +269,6 @@ def _from_flat(data: list[Any], path: Path, base: Path, absolute: str) -> list[_
                 "the record.")
         records.append(_Record(image_id=entry["img_path"], path=str(image),
                                identity=str(subject), lighting=None, **_parse_label(entry, at)))
-    repeat = first_repeat(r["image_id"] for r in records)
-    if repeat is not None:
-        first, again = repeat
-        raise InvalidDataError(
-            f"{_NAME}: {str(path)!r} records {first} and {again} share img_path "
-            f"{records[again]['image_id']!r}; each image must be listed once. Remove the "
-            "repeated record.")
+    check_unique([r["image_id"] for r in records], _NAME, path, "img_path", first_line=0,
+                 unit="records")
     return records

@@ -62,14 +62,13 @@ class FairnessDataset:
     Parameters
     ----------
     frame : pandas.DataFrame
-        One row per image (or per box). Must have ``image_id`` (unique strings) and ``path``
-        (absolute file paths); the other canonical columns (:data:`CANONICAL_COLUMNS`) are
-        added as missing when absent. Optional ``box_x0, box_y0, box_x1, box_y1`` crop each
-        image to a box in pixels (NaN: whole image).
+        One row per image (or per box): ``image_id`` (unique) and ``path`` (absolute), the
+        other :data:`CANONICAL_COLUMNS` added as missing when absent; optional
+        ``box_x0, box_y0, box_x1, box_y1`` crop to a box in pixels (NaN: whole image).
     name : str
         A short name used in messages and cache keys (``"utkface"``).
     root : str or Path, optional
-        Where the dataset lives, for messages.
+        Where the dataset lives; cache keys use paths relative to it.
     square_crop_ratio : float, optional
         Crop an image (after the box) whose ``max(h, w) / min(h, w)`` reaches this ratio to a
         square from its top-left corner, as Goyal et al. 2022 do for MIAP (1.2).
@@ -165,8 +164,19 @@ class FairnessDataset:
                 prefix = str(self.root).rstrip(os.sep) + os.sep
                 frame = frame.assign(
                     path=[p[len(prefix):] if p.startswith(prefix) else p for p in frame["path"]])
-            self._fingerprint = _frame_fingerprint(
-                frame, extra=(self.name, repr(self.square_crop_ratio)))
+            import numpy as np
+            import pandas as pd
+
+            digest = hashlib.sha256()
+            for item in (self.name, repr(self.square_crop_ratio)):
+                digest.update(item.encode() + b"\0")
+            ordered = frame.sort_values("image_id", kind="stable")
+            for column in sorted(map(str, frame.columns)):
+                values = ordered[column].map(_stable_repr)
+                hashed = pd.util.hash_pandas_object(values, index=False).to_numpy(dtype=np.uint64)
+                digest.update(column.encode() + b"\0")
+                digest.update(hashed.tobytes())
+            self._fingerprint = digest.hexdigest()
         return self._fingerprint
 
     def subset(self, rows: Any) -> FairnessDataset:
@@ -289,23 +299,6 @@ def square_top_left(image: Image.Image, ratio: float) -> Image.Image:
     return image
 
 
-def _frame_fingerprint(frame: pd.DataFrame, *, extra: Iterable[str] = ()) -> str:
-    """Hash a frame's columns and values, independent of row order."""
-    import numpy as np
-    import pandas as pd
-
-    digest = hashlib.sha256()
-    for item in extra:
-        digest.update(item.encode() + b"\0")
-    ordered = frame.sort_values("image_id", kind="stable")
-    for column in sorted(map(str, frame.columns)):
-        values = ordered[column].map(_stable_repr)
-        hashed = pd.util.hash_pandas_object(values, index=False).to_numpy(dtype=np.uint64)
-        digest.update(column.encode() + b"\0")
-        digest.update(hashed.tobytes())
-    return digest.hexdigest()
-
-
 def _stable_repr(value: Any) -> str:
     if isinstance(value, float) and value != value:
         return "nan"
@@ -413,7 +406,7 @@ def bad_value(dataset: str, path: Path, line: int, column: str, value: Any,
 
 
 def check_drop_unknown(drop_unknown: Any, allowed: Sequence[str], dataset: str) -> tuple[str, ...]:
-    """Validate ``drop_unknown``: True (all of ``allowed``), False, or some of the names."""
+    """Validate ``drop_unknown``: True (all of ``allowed``), False, or some (in allowed order)."""
     if drop_unknown is True:
         return tuple(allowed)
     if drop_unknown is False or drop_unknown is None:
@@ -428,7 +421,29 @@ def check_drop_unknown(drop_unknown: Any, allowed: Sequence[str], dataset: str) 
             f"{dataset}: drop_unknown must be True (every attribute), False, or a tuple drawn "
             f"from {tuple(allowed)}; got drop_unknown={drop_unknown!r} ({wrong!r} is not "
             f"one of them). Example: drop_unknown=({allowed[0]!r},).")
-    return tuple(dict.fromkeys(names))
+    return tuple(c for c in allowed if c in names)
+
+
+def drop_unknown_rows(frame: pd.DataFrame, drop: Iterable[str], columns: Mapping[str, str],
+                      skipped: dict[str, int]) -> pd.DataFrame:
+    """Drop the rows whose ``columns[name]`` is ``"unknown"`` for each name in ``drop``, counted."""
+    for name in drop:
+        unknown = frame[columns[name]] == "unknown"
+        if unknown.any():
+            skipped[f"unknown {name}"] = int(unknown.sum())
+            frame = frame[~unknown]
+    return frame
+
+
+def check_codes(frame: pd.DataFrame, column: str, allowed: Iterable[str], dataset: str,
+                path: Path, fix: str = "correct or remove that row") -> pd.Series:
+    """The stripped values of a CSV column, refused at the first one not in ``allowed``."""
+    values = frame[column].str.strip()
+    bad = ~values.isin(list(allowed))
+    if bad.any():
+        row = int(bad.to_numpy().nonzero()[0][0])
+        raise bad_value(dataset, path, row + 2, column, values.iloc[row], allowed, fix)
+    return values
 
 
 def first_repeat(values: Iterable[Hashable]) -> tuple[int, int] | None:
@@ -442,13 +457,13 @@ def first_repeat(values: Iterable[Hashable]) -> tuple[int, int] | None:
 
 
 def check_unique(ids: Sequence[str], dataset: str, path: Path, column: str,
-                 *, first_line: int = 2) -> None:
-    """Raise naming the lines when an id column repeats a value."""
+                 *, first_line: int = 2, unit: str = "lines") -> None:
+    """Raise naming the lines (or records) when an id column repeats a value."""
     repeat = first_repeat(ids)
     if repeat is not None:
         first, again = repeat
         raise InvalidDataError(
-            f"{dataset}: {str(path)!r} lines {first + first_line} and {again + first_line}: "
+            f"{dataset}: {str(path)!r} {unit} {first + first_line} and {again + first_line}: "
             f"duplicate {column} {ids[again]!r}; each {column} must appear once. Remove the "
             "repeated row.")
 

@@ -9,7 +9,7 @@ from pytest_fairness.data.casual_conversations import skin_tone_group
 from pytest_fairness.data.dataset import (
     FairnessDataset,
     as_root,
-    bad_value,
+    check_codes,
     check_filled,
     check_unique,
     find_file,
@@ -74,12 +74,7 @@ def load_fitzpatrick17k(
                  "every image needs its condition. Fill it in or remove that row.")
     columns = [scale] + [c for c in ("fitzpatrick_centaur",) if c in frame.columns]
     for column in columns:
-        values = frame[column].str.strip()
-        bad = ~values.isin(_SCALES)
-        if bad.any():
-            row = int(bad.to_numpy().nonzero()[0][0])
-            raise bad_value(name, path, row + 2, column, values.iloc[row], _SCALES,
-                            "use 1-6, or -1 for unknown")
+        check_codes(frame, column, _SCALES, name, path, "use 1-6, or -1 for unknown")
     images = _image_dir(base, image_dir)
     files = [path_in_root(f"{v}.jpg", images,
                           where=f"fitzpatrick17k: {str(path)!r} line {i + 2}: md5hash + '.jpg'")

@@ -11,6 +11,7 @@ from pytest_fairness.data.dataset import (
     as_root,
     bad_value,
     check_drop_unknown,
+    drop_unknown_rows,
     empty_value,
     find_file,
     image_folder,
@@ -200,12 +201,7 @@ def _drop_and_number(out: pd.DataFrame, drop: tuple[str, ...], skipped: dict[str
                      path: Path) -> pd.DataFrame:
     """Drop unknown gender/age as asked (counted), then number the boxes of each image."""
     require_rows("miap", repr(str(path)), len(out))
-    for column, key in (("gender", "gender"), ("age", "age_group")):
-        if column in drop:
-            unknown = out[key] == "unknown"
-            if unknown.any():
-                skipped[f"unknown {column}"] = int(unknown.sum())
-                out = out[~unknown]
+    out = drop_unknown_rows(out, drop, {"gender": "gender", "age": "age_group"}, skipped)
     require_rows("miap", repr(str(path)), len(out))
     # Rows are not sorted in the real files: number boxes per image in coordinate order so
     # ids do not depend on row order.
