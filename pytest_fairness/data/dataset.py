@@ -1,7 +1,4 @@
-"""FairnessDataset: images on disk, attributes in a frame of canonical columns.
-
-Also the helpers the loaders share: roots, text and CSV files, errors naming a bad row.
-"""
+"""FairnessDataset: images on disk, attributes in a frame; and the loaders' shared checks."""
 
 from __future__ import annotations
 
@@ -35,9 +32,7 @@ _AGE_EDGES = ((18, "<18"), (30, "18-30"), (45, "30-45"), (70, "45-70"))
 
 
 def age_group(age: Any) -> str:
-    """Bucket an age in years: ``<18``, ``18-30``, ``30-45``, ``45-70``, ``70+``.
-
-    The buckets of Goyal et al. 2022 (lower bounds inclusive); missing gives ``"unknown"``.
+    """Bucket an age as Goyal et al. 2022: ``<18``, ``18-30``, ``30-45``, ``45-70``, ``70+``.
 
     Examples
     --------
@@ -66,16 +61,14 @@ class FairnessDataset:
         other :data:`CANONICAL_COLUMNS` added as missing when absent; optional
         ``box_x0, box_y0, box_x1, box_y1`` crop to a box in pixels (NaN: whole image).
     name : str
-        A short name used in messages and cache keys (``"utkface"``).
+        Used in messages and cache keys (``"utkface"``).
     root : str or Path, optional
         Where the dataset lives; cache keys use paths relative to it.
     square_crop_ratio : float, optional
         Crop an image (after the box) whose ``max(h, w) / min(h, w)`` reaches this ratio to a
         square from its top-left corner, as Goyal et al. 2022 do for MIAP (1.2).
-    skipped : mapping of str to int, optional
-        Rows the loader left out, by reason (``{"box smaller than 100 px": 12}``).
-    notes : sequence of str, optional
-        Remarks from the loader (dropped rows, assumptions).
+    skipped, notes : mapping of reason to count, sequence of str
+        Rows the loader left out, by reason, and its remarks.
 
     Examples
     --------
@@ -150,11 +143,6 @@ class FairnessDataset:
         return [str(i) for i in self.frame["image_id"]]
 
     @property
-    def has_boxes(self) -> bool:
-        """Whether rows carry a crop box."""
-        return all(c in self.frame.columns for c in BOX_COLUMNS)
-
-    @property
     def fingerprint(self) -> str:
         """sha256 of the annotations and the file list, whatever the row order."""
         if self._fingerprint is None:
@@ -180,14 +168,7 @@ class FairnessDataset:
         return self._fingerprint
 
     def subset(self, rows: Any) -> FairnessDataset:
-        """Return the dataset restricted to ``rows``.
-
-        Parameters
-        ----------
-        rows : boolean mask, integer positions, or iterable of image ids
-            A boolean array/Series of length ``len(self)``, integer row positions, or
-            ``image_id`` strings.
-        """
+        """The dataset restricted to ``rows``: a boolean mask, integer positions or image ids."""
         import numpy as np
 
         if hasattr(rows, "to_numpy"):
@@ -220,13 +201,9 @@ class FairnessDataset:
                                notes=self.notes)
 
     def groups(self, by: str | Sequence[str]) -> Any:
-        """Return group labels for the indicators' ``groups=`` argument.
+        """Group labels for ``groups=``: a Series of one column, or a DataFrame of several.
 
-        Parameters
-        ----------
-        by : str or sequence of str
-            One column (returns a Series) or several (returns a DataFrame, read by the
-            indicators as intersectional groups, e.g. ``("gender", "skin_tone")``).
+        Several columns are read by the indicators as intersectional groups.
         """
         columns = [by] if isinstance(by, str) else list(by)
         if not columns:
@@ -243,11 +220,7 @@ class FairnessDataset:
     def load_image(self, index: int) -> Image.Image:
         """Open image ``index`` as RGB, cropped to its box and square-cropped if configured.
 
-        Raises
-        ------
-        InvalidDataError
-            When the file is missing or cannot be decoded; the message names the file, the
-            row and the image id.
+        A missing or undecodable file raises InvalidDataError naming file, row and image id.
         """
         from PIL import Image
 
@@ -263,7 +236,7 @@ class FairnessDataset:
                 f"{row['image_id']!r}): {exc}. Replace or remove the file, or drop the row "
                 "with dataset.subset(...)."
             ) from exc
-        if self.has_boxes:
+        if all(c in self.frame.columns for c in BOX_COLUMNS):
             box = [row[c] for c in BOX_COLUMNS]
             if all(b == b and b is not None for b in box):
                 x0, y0, x1, y1 = (int(round(float(b))) for b in box)
@@ -481,16 +454,22 @@ def check_filled(values: Sequence[str], dataset: str, path: Path, column: str, f
             raise empty_value(dataset, path, i + first_line, column, fix)
 
 
-def image_folder(base: Path, image_dir: str | None, dataset: str, *, holds: str) -> Path | None:
-    """``base / image_dir`` when ``image_dir`` is given (it must be a folder), else None."""
-    if image_dir is None:
-        return None
-    folder = base / image_dir
-    if not folder.is_dir():
-        raise InvalidDataError(
-            f"{dataset}: image_dir {str(folder)!r} is not a directory; pass the sub-folder of "
-            f"root {holds}.")
-    return folder
+def image_folder(base: Path, image_dir: str | None, dataset: str, *, holds: str,
+                 defaults: Sequence[str], jpg: bool = False) -> Path | None:
+    """``base / image_dir`` (a folder), else the first default folder (holding a .jpg), or None."""
+    if image_dir is not None:
+        folder = base / image_dir
+        if not folder.is_dir():
+            raise InvalidDataError(
+                f"{dataset}: image_dir {str(folder)!r} is not a directory; pass the sub-folder "
+                f"of root {holds}.")
+        return folder
+    for name in defaults:
+        folder = base / name
+        if folder.is_dir() and (not jpg or any(p.suffix.lower() == ".jpg"
+                                               for p in folder.iterdir())):
+            return folder
+    return None
 
 
 def require_rows(dataset_name: str, source: Any, n: int) -> None:

@@ -103,7 +103,13 @@ def load_miap(
     path = find_file(base, [f"open_images_extended_miap_boxes_{file_split}.csv"], name,
                      what=f"MIAP box file for split {split!r}")
     frame = read_csv(path, name, required=COLUMNS)
-    images = _image_dir(base, image_dir, _SPLITS[split])
+    images = image_folder(base, image_dir, name, holds="that holds <ImageID>.jpg files",
+                          defaults=(_SPLITS[split], "images", "."), jpg=True)
+    if images is None:
+        raise InvalidDataError(
+            f"miap: no <ImageID>.jpg images under {str(base)!r} (looked in {_SPLITS[split]}/, "
+            "images/ and the root); download them with Open Images' downloader.py or pass "
+            "image_dir=.")
 
     skipped: dict[str, int] = {}
     if drop_duplicate_boxes:
@@ -210,15 +216,3 @@ def _drop_and_number(out: pd.DataFrame, drop: tuple[str, ...], skipped: dict[str
     rank = out.groupby("source_image_id").cumcount()
     out.insert(0, "image_id", out["source_image_id"] + "_" + rank.astype(str))
     return out
-
-
-def _image_dir(base: Path, image_dir: str | None, token: str) -> Path:
-    chosen = image_folder(base, image_dir, "miap", holds="that holds <ImageID>.jpg files")
-    if chosen is not None:
-        return chosen
-    for folder in (base / token, base / "images", base):
-        if folder.is_dir() and any(p.suffix.lower() == ".jpg" for p in folder.iterdir()):
-            return folder
-    raise InvalidDataError(
-        f"miap: no <ImageID>.jpg images under {str(base)!r} (looked in {token}/, images/ and "
-        "the root); download them with Open Images' downloader.py or pass image_dir=.")
