@@ -64,28 +64,25 @@ def load_casual_conversations(
 ) -> FairnessDataset:
     r"""Load Casual Conversations v1 face crops with self-reported age and gender.
 
-    Reads Meta's release (an object keyed by subject id with ``files``, ``dark_files`` and
-    ``label``; one row per video, its face crop at ``<root>/<image_dir>/<video path without
-    extension>.jpg``, ``.jpeg`` or ``.png``, videos without one skipped and counted) or the
-    flattened list of Meta's fairness indicators (``[{"img_path", "subject_id", "age",
-    "gender", "skin-type"}, ...]``). Paths must stay inside root. Groups follow Goyal et al.
-    2022: :func:`~pytest_fairness.data.dataset.age_group`, :func:`skin_tone_group`, gender
-    lower-cased with ``N/A`` → ``unknown``.
+    Reads Meta's release (subject id → ``files``, ``dark_files``, ``label``; one row per video,
+    its face crop at ``<root>/<image_dir>/<video path>.jpg`` (or ``.jpeg``, ``.png``), videos
+    without one counted in ``skipped``) or the flat list of Meta's fairness indicators
+    (``[{"img_path", "subject_id", "age", "gender", "skin-type"}, ...]``). Groups follow Goyal
+    et al. 2022: :func:`~pytest_fairness.data.age_group`, :func:`skin_tone_group`.
 
     Parameters
     ----------
     root : str or Path
         The folder with the annotation JSON and the face-crop images.
     annotations : str or Path, optional
-        The JSON file, absolute or relative to root. Default: ``CasualConversations_mini.json``
+        The JSON file, absolute or relative to root; default ``CasualConversations_mini.json``
         if present, else ``CasualConversations.json``.
     image_dir : str
         Sub-folder of root that mirrors the video paths with one image per video.
     drop_unknown : bool or tuple of {"gender", "age", "skin_tone"}
-        Drop rows whose attribute (for ``"age"``, ``age_group``) is unknown, counted in
-        ``dataset.skipped``; ``True`` drops all three, ``False`` none.
+        Drop rows whose attribute (``"age"``: ``age_group``) is unknown, counted; True: all.
     allow_absolute : bool, default False
-        Flattened layout only: accept an absolute ``img_path`` outside root.
+        Flat layout only: accept an absolute ``img_path`` outside root.
 
     Returns
     -------
@@ -183,12 +180,10 @@ def _parse_label(label: Any, at: str) -> _Label:
 
 def _parse_age(raw: Any, at: str) -> float:
     """Age in years from a label: an integer string (or number) in 0-130, or N/A → NaN."""
-    text = None
-    if isinstance(raw, str):
-        text = raw.strip()
-        if text.upper() == "N/A" or text == "":
-            return float("nan")
-    elif isinstance(raw, int) and not isinstance(raw, bool):
+    if isinstance(raw, str) and raw.strip().upper() in ("N/A", ""):
+        return float("nan")
+    text = raw.strip() if isinstance(raw, str) else None
+    if isinstance(raw, int) and not isinstance(raw, bool):
         text = str(raw) if abs(raw) < 10**6 else "1" * 7
     if text is None or not _DIGITS.fullmatch(text.lstrip("+-")):
         raise InvalidDataError(

@@ -29,14 +29,12 @@ _PARTITIONS = ("0", "1", "2")
 def load_celeba(root: str | os.PathLike[str], *, split: str = "all") -> FairnessDataset:
     """Load CelebA's 40 binary attributes, identities and partitions.
 
-    Reads the official text files (``list_attr_celeba.txt``, ``identity_CelebA.txt``,
-    ``list_eval_partition.txt``) or the Kaggle CSVs (no identity file); images in
-    ``img_align_celeba/`` (or Kaggle's doubled folder).
-
     Parameters
     ----------
     root : str or Path
-        The CelebA folder.
+        The CelebA folder: the official text files (``list_attr_celeba.txt``,
+        ``identity_CelebA.txt``, ``list_eval_partition.txt``) or the Kaggle CSVs, and
+        ``img_align_celeba/``.
     split : {"all", "train", "valid", "test"}
         Keep one partition (needs the partition file).
 

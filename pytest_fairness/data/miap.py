@@ -68,13 +68,12 @@ def load_miap(
     Parameters
     ----------
     root : str or Path
-        Folder with ``open_images_extended_miap_boxes_<split>.csv`` and the images, flat
-        ``<ImageID>.jpg`` as Open Images' downloader saves them.
+        Folder with ``open_images_extended_miap_boxes_<split>.csv`` and the ``<ImageID>.jpg``
+        images (in ``image_dir``; default the first of ``<split>/``, ``images/``, root).
     split : {"test", "val", "train"}
         Which box file to read.
     image_dir : str, optional
-        Sub-folder with the images; default the first of ``<split>/``, ``images/`` and root
-        that holds images.
+        Sub-folder with the images.
     min_box_size : int
         Minimum box width and height in pixels (Goyal et al. 2022: 100); 0 keeps every box.
     drop_unknown : bool or tuple of {"gender", "age"}
