@@ -240,10 +240,8 @@ def parameter(name: str, level: float, *, size: int = REFERENCE_SIZE) -> float:
 
     Parameters
     ----------
-    name : str
-        One of :data:`PERTURBATIONS`.
-    level : float
-        In [0, 1].
+    name, level : str, float
+        One of :data:`PERTURBATIONS`; a level in [0, 1].
     size : int, default 224
         The shorter image side; pixel parameters scale with ``size / 224``.
 
@@ -276,10 +274,8 @@ def perturb(images: torch.Tensor, name: str, level: float, *, seed: int = 0,
     ----------
     images : torch.Tensor of shape (N, C, H, W) or (C, H, W)
         Float images with values in [0, 1], ``C`` = 1 or 3. Never modified.
-    name : str
-        One of :data:`PERTURBATIONS`.
-    level : float
-        In [0, 1]; 0 returns an exact copy.
+    name, level : str, float
+        One of :data:`PERTURBATIONS`; a level in [0, 1] (0 returns an exact copy).
     seed : int, default 0
         Seeds the random perturbations (speckle noise).
     index : sequence of int, optional

@@ -118,7 +118,7 @@ def load_casual_conversations(
     if isinstance(data, dict):
         records = _from_release(data, path, base / image_dir, skipped)
     elif isinstance(data, list):
-        records = _from_flat(data, path, base, "any" if allow_absolute else "inside")
+        records = _from_flat(data, path, base, allow_absolute)
     else:
         raise InvalidDataError(
             f"{_NAME}: {str(path)!r} holds a JSON {type(data).__name__}; expected an object "
@@ -248,7 +248,7 @@ def _from_release(data: dict[str, Any], path: Path, image_root: Path,
     return records
 
 
-def _from_flat(data: list[Any], path: Path, base: Path, absolute: str) -> list[_Record]:
+def _from_flat(data: list[Any], path: Path, base: Path, allow_absolute: bool) -> list[_Record]:
     records = []
     for i, entry in enumerate(data):
         at = f"{_NAME}: {str(path)!r} record {i}"
@@ -256,7 +256,8 @@ def _from_flat(data: list[Any], path: Path, base: Path, absolute: str) -> list[_
             raise InvalidDataError(
                 f"{at}: expected an object with 'img_path', 'subject_id', 'age', 'gender' and "
                 f"'skin-type'; got {entry!r}.")
-        image = path_in_root(entry["img_path"], base, absolute=absolute, where=f"{at}: img_path")
+        image = path_in_root(entry["img_path"], base, where=f"{at}: img_path",
+                             absolute="any" if allow_absolute else "inside")
         subject = entry.get("subject_id", "")
         if isinstance(subject, bool) or not isinstance(subject, (str, int)):
             raise InvalidDataError(
