@@ -1,12 +1,8 @@
-"""The image perturbations of Fair SA, batched on float tensors.
+"""The image perturbations of Fair SA, batched on float tensors ``(N, C, H, W)`` in [0, 1].
 
 Fair SA is "Fair SA: Sensitivity Analysis for Fairness in Face Recognition" (Joshi et al. 2022).
-
-Images ``(N, C, H, W)`` or ``(C, H, W)`` in [0, 1], ``C`` in {1, 3}; a level in [0, 1] sets
-the parameter linearly from the identity (0) to the strongest setting (1); pixel sizes are
-for a 224-pixel image. The table is on the docs page "Fair SA and VPSA: fairness under image
-perturbations". Speckle noise, the one random perturbation, is seeded by ``(seed, key)``
-per image (its row ``index``, else a hash of its bytes), so batching never changes it.
+A level in [0, 1] sets each parameter linearly from the identity to the strongest setting; the
+table is on the docs page "Fair SA and VPSA: fairness under image perturbations".
 """
 
 from __future__ import annotations
@@ -135,10 +131,6 @@ def _check_index(index: Any, n: int) -> list[int] | None:
     return [int(v) for v in values]
 
 
-def _scale(images: torch.Tensor) -> float:
-    return min(images.shape[-2:]) / REFERENCE_SIZE
-
-
 def _conv_rows(images: torch.Tensor, kernel: torch.Tensor) -> torch.Tensor:
     """Convolve every row (last axis) with a 1-D kernel of odd length, replicating edges."""
     # A sum of shifted, weighted copies: ~10x faster on CPU than conv2d with a 1-row
@@ -153,128 +145,90 @@ def _conv_rows(images: torch.Tensor, kernel: torch.Tensor) -> torch.Tensor:
     return out
 
 
-def _conv_cols(images: torch.Tensor, kernel: torch.Tensor) -> torch.Tensor:
-    return _conv_rows(images.transpose(-1, -2), kernel).transpose(-1, -2)
-
-
-def _gaussian_kernel(sigma: float) -> torch.Tensor:
+def _gaussian_blur(x: torch.Tensor, sigma: float) -> torch.Tensor:
     radius = max(1, math.ceil(3 * sigma))
-    x = torch.arange(-radius, radius + 1, dtype=torch.float64)
+    t = torch.arange(-radius, radius + 1, dtype=torch.float64)
     if sigma <= 0:  # a level so small that sigma underflows: no blur, not 0 / 0
-        return (x == 0).to(torch.float64)
-    kernel = torch.exp(-0.5 * (x / sigma) ** 2)
-    return kernel / kernel.sum()
+        kernel = (t == 0).to(torch.float64)
+    else:
+        kernel = torch.exp(-0.5 * (t / sigma) ** 2)
+        kernel = kernel / kernel.sum()
+    rows = _conv_rows(x, kernel)
+    return _conv_rows(rows.transpose(-1, -2), kernel).transpose(-1, -2)
 
 
-def _box_kernel(half_width: float) -> torch.Tensor:
-    """Box of width ``2·half_width + 1`` px sampled by area, so it grows continuously."""
+def _motion_blur(x: torch.Tensor, half_width: float) -> torch.Tensor:
+    """A box of width ``2·half_width + 1`` px sampled by area, so it grows continuously."""
     radius = math.ceil(half_width)
-    x = torch.arange(-radius, radius + 1, dtype=torch.float64)
-    kernel = torch.clamp(half_width + 0.5 - x.abs(), 0.0, 1.0)
-    return kernel / kernel.sum()
+    t = torch.arange(-radius, radius + 1, dtype=torch.float64)
+    kernel = torch.clamp(half_width + 0.5 - t.abs(), 0.0, 1.0)
+    return _conv_rows(x, kernel / kernel.sum())
 
 
-def _luma(images: torch.Tensor) -> torch.Tensor:
-    """ITU-R 601 luma of RGB images, one channel."""
-    return _LUMA[0] * images[:, 0:1] + _LUMA[1] * images[:, 1:2] + _LUMA[2] * images[:, 2:3]
-
-
-def _image_seed(seed: int, key: int) -> int:
-    return int(np.random.SeedSequence([seed, key]).generate_state(1, dtype=np.uint64)[0])
-
-
-def _content_key(image: torch.Tensor) -> int:
-    data = image.detach().to("cpu", torch.float32).contiguous().numpy().tobytes()
-    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
-
-
-def _gaussian_blur(x: torch.Tensor, level: float, seed: int, keys: Any) -> torch.Tensor:
-    kernel = _gaussian_kernel(_SPECS["gaussian_blur"].value(level) * _scale(x))
-    return _conv_cols(_conv_rows(x, kernel), kernel)
-
-
-def _gamma_contrast(x: torch.Tensor, level: float, seed: int, keys: Any) -> torch.Tensor:
-    return x.pow(_SPECS["gamma_contrast"].value(level))
-
-
-def _rotation(x: torch.Tensor, level: float, seed: int, keys: Any) -> torch.Tensor:
+def _rotation(x: torch.Tensor, angle: float) -> torch.Tensor:
     from torchvision.transforms.v2 import InterpolationMode  # type: ignore[import-untyped,unused-ignore]
     from torchvision.transforms.v2 import functional as TF  # type: ignore[import-untyped,unused-ignore]
 
-    angle = _SPECS["rotation"].value(level)
     out: torch.Tensor = TF.rotate(x, angle, interpolation=InterpolationMode.BILINEAR, fill=[0.0])
     return out.clamp_(0.0, 1.0)
 
 
-def _speckle_noise(x: torch.Tensor, level: float, seed: int, keys: Any) -> torch.Tensor:
-    sigma = _SPECS["speckle_noise"].value(level)
+def _speckle_noise(x: torch.Tensor, sigma: float, seed: int, keys: Any) -> torch.Tensor:
     noise = torch.empty(x.shape, dtype=torch.float32)
-    for i, key in enumerate(keys if keys is not None else [_content_key(image) for image in x]):
-        generator = torch.Generator().manual_seed(_image_seed(seed, key))
-        noise[i] = torch.randn(x.shape[1:], generator=generator)
+    for i, image in enumerate(x):
+        if keys is not None:
+            key = keys[i]
+        else:  # a hash of the image's bytes
+            data = image.detach().to("cpu", torch.float32).contiguous().numpy().tobytes()
+            key = int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+        state = np.random.SeedSequence([seed, key]).generate_state(1, dtype=np.uint64)[0]
+        noise[i] = torch.randn(x.shape[1:], generator=torch.Generator().manual_seed(int(state)))
     noise = noise.to(device=x.device, dtype=x.dtype)
     return (x + sigma * x * noise).clamp_(0.0, 1.0)
 
 
-def _exposure(direction: str) -> Callable[..., torch.Tensor]:
-    name = f"exposure_{direction}"
-
-    def apply(x: torch.Tensor, level: float, seed: int, keys: Any) -> torch.Tensor:
-        factor = float(2.0 ** _SPECS[name].value(level))
-        return (x * factor).clamp_(0.0, 1.0)
-
-    return apply
+def _saturation(x: torch.Tensor, factor: float) -> torch.Tensor:
+    if x.shape[1] == 1:
+        return x.clone()
+    gray = _LUMA[0] * x[:, 0:1] + _LUMA[1] * x[:, 1:2] + _LUMA[2] * x[:, 2:3]  # ITU-R 601
+    return (gray + factor * (x - gray)).clamp_(0.0, 1.0)
 
 
-def _saturation(direction: str) -> Callable[..., torch.Tensor]:
-    name = f"saturation_{direction}"
-
-    def apply(x: torch.Tensor, level: float, seed: int, keys: Any) -> torch.Tensor:
-        if x.shape[1] == 1:
-            return x.clone()
-        gray = _luma(x)
-        return (gray + _SPECS[name].value(level) * (x - gray)).clamp_(0.0, 1.0)
-
-    return apply
-
-
-def _motion_blur(x: torch.Tensor, level: float, seed: int, keys: Any) -> torch.Tensor:
-    return _conv_rows(x, _box_kernel(_SPECS["motion_blur"].value(level) * _scale(x)))
-
-
-def _jpeg(x: torch.Tensor, level: float, seed: int, keys: Any) -> torch.Tensor:
+def _jpeg(x: torch.Tensor, quality: float) -> torch.Tensor:
     from torchvision.io import decode_jpeg, encode_jpeg  # type: ignore[import-untyped,unused-ignore]
 
-    quality = int(round(_SPECS["jpeg"].value(level)))
     with warnings.catch_warnings():
         # torchvision 0.29 deprecates its codecs in favour of torchcodec; they still work
         # and are what Fair SA's JPEG perturbation needs, so keep user logs quiet.
         warnings.filterwarnings("ignore", message=".*TorchVision are deprecated",
                                 category=DeprecationWarning)
         pixels = list((x.detach() * 255.0).round_().to("cpu", torch.uint8).unbind(0))
-        decoded = decode_jpeg(encode_jpeg(pixels, quality=quality))
+        decoded = decode_jpeg(encode_jpeg(pixels, quality=int(quality)))
     return torch.stack(decoded).to(device=x.device, dtype=x.dtype).div_(255.0)
 
 
-def _vignette(x: torch.Tensor, level: float, seed: int, keys: Any) -> torch.Tensor:
+def _vignette(x: torch.Tensor, strength: float) -> torch.Tensor:
     h, w = x.shape[-2:]
     ys = torch.arange(h, dtype=torch.float64) - (h - 1) / 2
     xs = torch.arange(w, dtype=torch.float64) - (w - 1) / 2
     r2 = ys[:, None] ** 2 + xs[None, :] ** 2
-    corner = float(r2.max()) or 1.0
-    mask = 1.0 - _SPECS["vignette"].value(level) * r2 / corner
+    mask = 1.0 - strength * r2 / (float(r2.max()) or 1.0)
     return x * mask.to(device=x.device, dtype=x.dtype)
 
 
-_APPLY: Final[dict[str, Callable[..., torch.Tensor]]] = {
+def _exposure(x: torch.Tensor, ev: float) -> torch.Tensor:
+    return (x * float(2.0**ev)).clamp_(0.0, 1.0)
+
+
+#: Each deterministic perturbation, from the images and its parameter (see :func:`parameter`).
+_APPLY: Final[dict[str, Callable[[torch.Tensor, float], torch.Tensor]]] = {
     "gaussian_blur": _gaussian_blur,
-    "gamma_contrast": _gamma_contrast,
+    "gamma_contrast": torch.Tensor.pow,
     "rotation": _rotation,
-    "speckle_noise": _speckle_noise,
-    "exposure_low": _exposure("low"),
-    "exposure_high": _exposure("high"),
-    "saturation_low": _saturation("low"),
-    "saturation_high": _saturation("high"),
+    "exposure_low": _exposure,
+    "exposure_high": _exposure,
+    "saturation_low": _saturation,
+    "saturation_high": _saturation,
     "motion_blur": _motion_blur,
     "jpeg": _jpeg,
     "vignette": _vignette,
@@ -286,10 +240,8 @@ def parameter(name: str, level: float, *, size: int = REFERENCE_SIZE) -> float:
 
     Parameters
     ----------
-    name : str
-        One of :data:`PERTURBATIONS`.
-    level : float
-        In [0, 1].
+    name, level : str, float
+        One of :data:`PERTURBATIONS`; a level in [0, 1].
     size : int, default 224
         The shorter image side; pixel parameters scale with ``size / 224``.
 
@@ -322,10 +274,8 @@ def perturb(images: torch.Tensor, name: str, level: float, *, seed: int = 0,
     ----------
     images : torch.Tensor of shape (N, C, H, W) or (C, H, W)
         Float images with values in [0, 1], ``C`` = 1 or 3. Never modified.
-    name : str
-        One of :data:`PERTURBATIONS`.
-    level : float
-        In [0, 1]; 0 returns an exact copy.
+    name, level : str, float
+        One of :data:`PERTURBATIONS`; a level in [0, 1] (0 returns an exact copy).
     seed : int, default 0
         Seeds the random perturbations (speckle noise).
     index : sequence of int, optional
@@ -358,8 +308,13 @@ def perturb(images: torch.Tensor, name: str, level: float, *, seed: int = 0,
     single = isinstance(images, torch.Tensor) and images.ndim == 3
     batch = _check_images(images.unsqueeze(0) if single else images)
     keys = _check_index(index, batch.shape[0])
-    out = batch.clone() if level == 0.0 or not len(batch) else _APPLY[spec.name](
-        batch, level, seed, keys)
+    value = parameter(spec.name, level, size=min(batch.shape[-2:]))
+    if level == 0.0 or not len(batch):
+        out = batch.clone()
+    elif spec.random:
+        out = _speckle_noise(batch, value, seed, keys)
+    else:
+        out = _APPLY[spec.name](batch, value)
     return out.squeeze(0) if single else out
 
 

@@ -8,7 +8,7 @@ says what is resampled for each indicator.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, final
 
@@ -35,13 +35,7 @@ _CHUNK_CELLS = 4_000_000
 
 
 def as_generator(seed: Any) -> np.random.Generator:
-    """Return a numpy Generator for ``seed`` (an int, a Generator, or None for fresh entropy).
-
-    Raises
-    ------
-    FairnessConfigError
-        When ``seed`` is of another type or a negative int.
-    """
+    """A numpy Generator for ``seed`` (an int >= 0, a Generator, or None for fresh entropy)."""
     import numpy as np
 
     if isinstance(seed, np.random.Generator):
@@ -90,50 +84,28 @@ def check_bootstrap_options(
     return int(n_bootstrap), float(confidence_level), str(interval_method)
 
 
-def _pair(row: Any) -> tuple[float, float] | None:
-    low, high = float(row[0]), float(row[1])
-    if math.isnan(low) or math.isnan(high):
-        return None
-    return (low, high)
-
-
-def _interval_from_replicates(
-    boot: NDArray[np.float64],
-    estimate: NDArray[np.float64],
-    jack: NDArray[np.float64] | None,
-    alpha: float,
-    method: str,
-) -> NDArray[np.float64]:
-    """Intervals (..., 2) from replicates (B, ...), estimates (...) and jackknife (C, ...)."""
+def _intervals(boot: NDArray[np.float64], estimate: NDArray[np.float64],
+               jack: NDArray[np.float64] | None, alpha: float, method: str) -> NDArray[np.float64]:
+    """Intervals (k, 2) from replicates (B, k), estimates (k,) and jackknife values (C, k)."""
     import numpy as np
     from scipy.special import ndtr, ndtri
 
-    out = np.full((*estimate.shape, 2), np.nan)
-    valid = ~np.isnan(boot)
-    n_valid = valid.sum(axis=0)
-    flat_boot = boot.reshape(boot.shape[0], -1)
-    flat_est = estimate.reshape(-1)
-    flat_out = out.reshape(-1, 2)
-    flat_valid = n_valid.reshape(-1)
-    flat_jack = None if jack is None else jack.reshape(jack.shape[0], -1)
-    whole = np.flatnonzero((flat_valid == boot.shape[0]) & ~np.isnan(flat_est))
+    out = np.full((estimate.size, 2), np.nan)
+    n_valid = (~np.isnan(boot)).sum(axis=0)
+    whole = np.flatnonzero((n_valid == boot.shape[0]) & ~np.isnan(estimate))
     if method == "percentile" and whole.size:  # no NaN replicate: every entry at once
-        flat_out[whole] = np.quantile(flat_boot[:, whole], [alpha / 2, 1 - alpha / 2],
-                                      axis=0).T
-    for i in range(flat_est.size):
-        if (method == "percentile" and flat_valid[i] == boot.shape[0]) or (
-                flat_valid[i] < 2 or math.isnan(flat_est[i])):
+        out[whole] = np.quantile(boot[:, whole], [alpha / 2, 1 - alpha / 2], axis=0).T
+    for i in range(estimate.size):
+        if (method == "percentile" and n_valid[i] == boot.shape[0]) or (
+                n_valid[i] < 2 or math.isnan(estimate[i])):
             continue
-        reps = flat_boot[:, i]
-        reps = np.sort(reps[~np.isnan(reps)])
+        reps = np.sort(boot[~np.isnan(boot[:, i]), i])
         levels = np.array([alpha / 2, 1 - alpha / 2])
-        if method == "bca" and flat_jack is not None:
+        if method == "bca" and jack is not None:
             b = reps.size
-            share = (np.sum(reps < flat_est[i]) + 0.5 * np.sum(reps == flat_est[i])) / b
-            share = min(max(share, 0.5 / b), 1 - 0.5 / b)
-            z0 = float(ndtri(share))
-            theta = flat_jack[:, i]
-            theta = theta[~np.isnan(theta)]
+            share = (np.sum(reps < estimate[i]) + 0.5 * np.sum(reps == estimate[i])) / b
+            z0 = float(ndtri(min(max(share, 0.5 / b), 1 - 0.5 / b)))
+            theta = jack[~np.isnan(jack[:, i]), i]
             accel = 0.0
             if theta.size >= 2:
                 d = theta.mean() - theta
@@ -141,9 +113,8 @@ def _interval_from_replicates(
                 if denom > 0:
                     accel = float(np.sum(d**3)) / denom
             z = ndtri(levels)
-            adjusted = z0 + (z0 + z) / (1 - accel * (z0 + z))
-            levels = np.clip(ndtr(adjusted), 0.0, 1.0)
-        flat_out[i] = np.quantile(reps, levels)
+            levels = np.clip(ndtr(z0 + (z0 + z) / (1 - accel * (z0 + z))), 0.0, 1.0)
+        out[i] = np.quantile(reps, levels)
     return out
 
 
@@ -152,21 +123,9 @@ def _interval_from_replicates(
 class Units:
     """The resampling units of a bootstrap: clusters of rows, each in one stratum.
 
-    A replicate draws each stratum's clusters with replacement; rows that contribute alike
-    may be pooled into *kinds* (still drawn row by row). Draws depend on the seed and the
-    :attr:`plan` only, never on the data, so two results with both equal pair their replicates.
-
-    Attributes
-    ----------
-    codes : ndarray of intp, shape (n,)
-        The cluster (or kind) of each row, in ``[0, n_clusters)``.
-    n_clusters : int
-        Number of clusters or kinds.
-    strata : tuple of ndarray of intp
-        What each stratum draws: its clusters (one stratum holding every cluster by
-        default), or, with kinds, the rows.
-    sizes : ndarray of float64 or None
-        Units pooled in each kind; None when every cluster is drawn on its own.
+    ``codes`` gives each row's cluster (or *kind*: rows that contribute alike, pooled but still
+    drawn row by row, ``sizes`` rows each); ``strata`` what each stratum draws. Draws depend on
+    the seed and the :attr:`plan` only, so two results with both equal pair their replicates.
     """
 
     codes: NDArray[np.intp]
@@ -235,13 +194,7 @@ class Units:
 
     @property
     def plan(self) -> str:
-        """A digest of what is resampled: the unit of each row and the strata.
-
-        Examples
-        --------
-        >>> Units.of(4).plan == Units.of(4, kinds=[0, 0, 1, 1]).plan != Units.of(5).plan
-        True
-        """
+        """A digest of what is resampled: the unit of each row and the strata."""
         import hashlib
 
         import numpy as np
@@ -289,7 +242,8 @@ class Bootstrap:
 
     def interval(self, name: str, *index: int) -> tuple[float, float] | None:
         """The interval of statistic ``name`` (at ``index`` for array statistics)."""
-        return _pair(self.intervals[name][(0, *index)])
+        low, high = (float(v) for v in self.intervals[name][(0, *index)])
+        return None if math.isnan(low) or math.isnan(high) else (low, high)
 
     def draws(self, names: Mapping[str, str], *index: int) -> dict[str, tuple[float, ...]]:
         """Replicates of statistics (``{shown: name}``) at ``index``, in draw order."""
@@ -306,19 +260,7 @@ class Bootstrap:
 @final
 @dataclass(frozen=True)
 class IntervalOptions:
-    """The interval keywords every indicator takes, checked once (:meth:`check`, then :meth:`run`).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> options = IntervalOptions.check(200, 0.9, "percentile", seed=1)
-    >>> params = {}
-    >>> x = np.arange(10.0)
-    >>> b = options.run(lambda w: {"mean": w @ x / w.sum(axis=1)}, Units.of(10), params)
-    >>> sorted(params), b.confidence_level
-    (['bootstrap_plan', 'confidence_level', 'interval_method', 'n_bootstrap', 'seed'], 0.9)
-    >>> IntervalOptions.check(0, 0.95, "percentile", None).run(None, None, {})  # no intervals
-    """
+    """The interval keywords every indicator takes: :meth:`check` once, then :meth:`run`."""
 
     n_bootstrap: int
     confidence_level: float
@@ -335,11 +277,7 @@ class IntervalOptions:
         return cls(*checked, seed)
 
     def run(self, statistic: Any, units: Units | None, params: dict[str, Any]) -> Bootstrap | None:
-        """Bootstrap ``statistic`` over ``units``; None when ``n_bootstrap`` is 0.
-
-        Records in ``params`` ``n_bootstrap`` and, when drawn, the seed used,
-        ``confidence_level``, ``interval_method`` and ``bootstrap_plan``.
-        """
+        """Bootstrap ``statistic`` over ``units``, noted in ``params``; None for no replicates."""
         params["n_bootstrap"] = self.n_bootstrap
         if not self.n_bootstrap:
             return None
@@ -384,35 +322,11 @@ def bootstrap(
     method: str = "percentile",
     seed: Any = None,
 ) -> Bootstrap:
-    r"""Cluster (and stratified) bootstrap of any statistic of weighted units.
+    """Cluster (and stratified) bootstrap of ``statistic(w (r, n_clusters)) -> {name: (r, ...)}``.
 
     Efron & Tibshirani, *An Introduction to the Bootstrap* (1993): weights all 1 give the
     estimate, each replicate draws every stratum's clusters with replacement. Intervals are
     percentile or BCa (Efron 1987, jackknife acceleration); NaN replicates are left out.
-
-    Parameters
-    ----------
-    statistic : callable
-        ``w (r, n_clusters) -> {name: array (r, ...)}``.
-    units : Units
-        The clusters and strata resampled.
-    n_bootstrap, confidence_level, method, seed
-        As every indicator takes them (see :func:`check_bootstrap_options`).
-
-    Returns
-    -------
-    Bootstrap
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> x = np.arange(10.0)
-    >>> units = Units.of(10)
-    >>> b = bootstrap(lambda w: {"mean": w @ x / w.sum(axis=1)}, units,
-    ...               n_bootstrap=200, seed=0)
-    >>> low, high = b.interval("mean")
-    >>> bool(low < 4.5 < high)
-    True
     """
     import numpy as np
 
@@ -420,32 +334,32 @@ def bootstrap(
     c = units.n_clusters
     estimate = {k: np.asarray(v, dtype=np.float64)
                 for k, v in statistic(np.ones((1, c))).items()}
-    parts: dict[str, list[NDArray[np.float64]]] = {k: [] for k in estimate}
+
+    def evaluate(weights: Iterable[NDArray[np.float64]]) -> dict[str, NDArray[np.float64]]:
+        outs = [statistic(w) for w in weights]
+        return {k: np.concatenate([np.asarray(out[k], dtype=np.float64) for out in outs])
+                for k in estimate}
+
     drawn = sum(members.size for members in units.strata)
     chunk = max(1, min(n_bootstrap, _CHUNK_CELLS // max(drawn, c, 1)))
-    done = 0
-    while done < n_bootstrap:
-        r = min(chunk, n_bootstrap - done)
-        for k, v in statistic(_draw(units, r, rng)).items():
-            parts[k].append(np.asarray(v, dtype=np.float64))
-        done += r
-    replicates = {k: np.concatenate(v) for k, v in parts.items()}
+    replicates = evaluate(_draw(units, min(chunk, n_bootstrap - done), rng)
+                          for done in range(0, n_bootstrap, chunk))
     jack: dict[str, NDArray[np.float64]] | None = None
     if method == "bca":
-        jparts: dict[str, list[NDArray[np.float64]]] = {k: [] for k in estimate}
         step = max(1, _CHUNK_CELLS // max(c, 1))
         # Leave one unit out: a cluster's weight drops to 0, a kind's to (size - 1) / size.
         left = np.zeros(c) if units.sizes is None else (units.sizes - 1) / units.sizes
-        for start in range(0, c, step):
+
+        def leave_out(start: int) -> NDArray[np.float64]:
             stop = min(start + step, c)
             w = np.ones((stop - start, c))
             w[np.arange(stop - start), np.arange(start, stop)] = left[start:stop]
-            for k, v in statistic(w).items():
-                jparts[k].append(np.asarray(v, dtype=np.float64))
-        repeat = None if units.sizes is None else units.sizes.astype(np.intp)
-        jack = {k: np.concatenate(v) if repeat is None else np.repeat(np.concatenate(v),
-                                                                       repeat, axis=0)
-                for k, v in jparts.items()}
+            return w
+
+        jack = evaluate(leave_out(start) for start in range(0, c, step))
+        if units.sizes is not None:
+            repeat = units.sizes.astype(np.intp)
+            jack = {k: np.repeat(v, repeat, axis=0) for k, v in jack.items()}
     # Every statistic's entries side by side: one pass computes all the intervals.
     names = list(estimate)
     shapes = [estimate[k].shape[1:] for k in names]
@@ -454,7 +368,7 @@ def bootstrap(
         return np.concatenate([arrays[k].reshape(arrays[k].shape[0], -1) for k in names],
                               axis=1)
 
-    flat = _interval_from_replicates(
+    flat = _intervals(
         side_by_side(replicates), side_by_side(estimate)[0],
         None if jack is None else side_by_side(jack), 1 - confidence_level, method)
     splits = np.cumsum([math.prod(shape) for shape in shapes])[:-1]

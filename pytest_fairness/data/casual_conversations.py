@@ -12,8 +12,9 @@ from pytest_fairness.data.dataset import (
     age_group,
     as_root,
     check_drop_unknown,
+    check_unique,
+    drop_unknown_rows,
     find_file,
-    first_repeat,
     require_rows,
 )
 from pytest_fairness.data.jsonfile import read_json
@@ -63,28 +64,25 @@ def load_casual_conversations(
 ) -> FairnessDataset:
     r"""Load Casual Conversations v1 face crops with self-reported age and gender.
 
-    Reads Meta's release (an object keyed by subject id with ``files``, ``dark_files`` and
-    ``label``; one row per video, its face crop at ``<root>/<image_dir>/<video path without
-    extension>.jpg``, ``.jpeg`` or ``.png``, videos without one skipped and counted) or the
-    flattened list of Meta's fairness indicators (``[{"img_path", "subject_id", "age",
-    "gender", "skin-type"}, ...]``). Paths must stay inside root. Groups follow Goyal et al.
-    2022: :func:`~pytest_fairness.data.dataset.age_group`, :func:`skin_tone_group`, gender
-    lower-cased with ``N/A`` → ``unknown``.
+    Reads Meta's release (subject id → ``files``, ``dark_files``, ``label``; one row per video,
+    its face crop at ``<root>/<image_dir>/<video path>.jpg`` (or ``.jpeg``, ``.png``), videos
+    without one counted in ``skipped``) or the flat list of Meta's fairness indicators
+    (``[{"img_path", "subject_id", "age", "gender", "skin-type"}, ...]``). Groups follow Goyal
+    et al. 2022: :func:`~pytest_fairness.data.age_group`, :func:`skin_tone_group`.
 
     Parameters
     ----------
     root : str or Path
         The folder with the annotation JSON and the face-crop images.
     annotations : str or Path, optional
-        The JSON file, absolute or relative to root. Default: ``CasualConversations_mini.json``
+        The JSON file, absolute or relative to root; default ``CasualConversations_mini.json``
         if present, else ``CasualConversations.json``.
     image_dir : str
         Sub-folder of root that mirrors the video paths with one image per video.
     drop_unknown : bool or tuple of {"gender", "age", "skin_tone"}
-        Drop rows whose attribute (for ``"age"``, ``age_group``) is unknown, counted in
-        ``dataset.skipped``; ``True`` drops all three, ``False`` none.
+        Drop rows whose attribute (``"age"``: ``age_group``) is unknown, counted; True: all.
     allow_absolute : bool, default False
-        Flattened layout only: accept an absolute ``img_path`` outside root.
+        Flat layout only: accept an absolute ``img_path`` outside root.
 
     Returns
     -------
@@ -120,7 +118,7 @@ def load_casual_conversations(
     if isinstance(data, dict):
         records = _from_release(data, path, base / image_dir, skipped)
     elif isinstance(data, list):
-        records = _from_flat(data, path, base, "any" if allow_absolute else "inside")
+        records = _from_flat(data, path, base, allow_absolute)
     else:
         raise InvalidDataError(
             f"{_NAME}: {str(path)!r} holds a JSON {type(data).__name__}; expected an object "
@@ -129,11 +127,7 @@ def load_casual_conversations(
 
     frame = pd.DataFrame.from_records(records)
     require_rows(_NAME, repr(str(path)), len(frame))
-    for column in drop:
-        unknown = frame[_DROP_COLUMNS[column]] == "unknown"
-        if unknown.any():
-            skipped[f"unknown {column}"] = int(unknown.sum())
-            frame = frame[~unknown]
+    frame = drop_unknown_rows(frame, drop, _DROP_COLUMNS, skipped)
     return FairnessDataset(frame, name=_NAME, root=base, skipped=skipped)
 
 
@@ -186,12 +180,10 @@ def _parse_label(label: Any, at: str) -> _Label:
 
 def _parse_age(raw: Any, at: str) -> float:
     """Age in years from a label: an integer string (or number) in 0-130, or N/A → NaN."""
-    text = None
-    if isinstance(raw, str):
-        text = raw.strip()
-        if text.upper() == "N/A" or text == "":
-            return float("nan")
-    elif isinstance(raw, int) and not isinstance(raw, bool):
+    if isinstance(raw, str) and raw.strip().upper() in ("N/A", ""):
+        return float("nan")
+    text = raw.strip() if isinstance(raw, str) else None
+    if isinstance(raw, int) and not isinstance(raw, bool):
         text = str(raw) if abs(raw) < 10**6 else "1" * 7
     if text is None or not _DIGITS.fullmatch(text.lstrip("+-")):
         raise InvalidDataError(
@@ -256,7 +248,7 @@ def _from_release(data: dict[str, Any], path: Path, image_root: Path,
     return records
 
 
-def _from_flat(data: list[Any], path: Path, base: Path, absolute: str) -> list[_Record]:
+def _from_flat(data: list[Any], path: Path, base: Path, allow_absolute: bool) -> list[_Record]:
     records = []
     for i, entry in enumerate(data):
         at = f"{_NAME}: {str(path)!r} record {i}"
@@ -264,7 +256,8 @@ def _from_flat(data: list[Any], path: Path, base: Path, absolute: str) -> list[_
             raise InvalidDataError(
                 f"{at}: expected an object with 'img_path', 'subject_id', 'age', 'gender' and "
                 f"'skin-type'; got {entry!r}.")
-        image = path_in_root(entry["img_path"], base, absolute=absolute, where=f"{at}: img_path")
+        image = path_in_root(entry["img_path"], base, where=f"{at}: img_path",
+                             absolute="any" if allow_absolute else "inside")
         subject = entry.get("subject_id", "")
         if isinstance(subject, bool) or not isinstance(subject, (str, int)):
             raise InvalidDataError(
@@ -272,11 +265,6 @@ def _from_flat(data: list[Any], path: Path, base: Path, absolute: str) -> list[_
                 "the record.")
         records.append(_Record(image_id=entry["img_path"], path=str(image),
                                identity=str(subject), lighting=None, **_parse_label(entry, at)))
-    repeat = first_repeat(r["image_id"] for r in records)
-    if repeat is not None:
-        first, again = repeat
-        raise InvalidDataError(
-            f"{_NAME}: {str(path)!r} records {first} and {again} share img_path "
-            f"{records[again]['image_id']!r}; each image must be listed once. Remove the "
-            "repeated record.")
+    check_unique([r["image_id"] for r in records], _NAME, path, "img_path", first_line=0,
+                 unit="records")
     return records

@@ -10,6 +10,7 @@ from pytest_fairness.data.dataset import (
     FairnessDataset,
     as_root,
     bad_value,
+    check_codes,
     check_unique,
     read_csv,
     read_text,
@@ -28,14 +29,12 @@ _PARTITIONS = ("0", "1", "2")
 def load_celeba(root: str | os.PathLike[str], *, split: str = "all") -> FairnessDataset:
     """Load CelebA's 40 binary attributes, identities and partitions.
 
-    Reads the official text files (``list_attr_celeba.txt``, ``identity_CelebA.txt``,
-    ``list_eval_partition.txt``) or the Kaggle CSVs (no identity file); images in
-    ``img_align_celeba/`` (or Kaggle's doubled folder).
-
     Parameters
     ----------
     root : str or Path
-        The CelebA folder.
+        The CelebA folder: the official text files (``list_attr_celeba.txt``,
+        ``identity_CelebA.txt``, ``list_eval_partition.txt``) or the Kaggle CSVs, and
+        ``img_align_celeba/``.
     split : {"all", "train", "valid", "test"}
         Keep one partition (needs the partition file).
 
@@ -67,11 +66,8 @@ def load_celeba(root: str | os.PathLike[str], *, split: str = "all") -> Fairness
         if file.is_file():
             table = read_csv(file, _NAME, required=("image_id", "partition"))
             check_unique(table["image_id"].tolist(), _NAME, file, "image_id")
-            for i, value in enumerate(table["partition"].str.strip()):
-                if value not in _PARTITIONS:
-                    raise bad_value(_NAME, file, i + 2, "partition", value, _PARTITIONS)
-            partition = (file, dict(zip(table["image_id"].str.strip(),
-                                        table["partition"].str.strip())))
+            partition = (file, dict(zip(table["image_id"].str.strip(), check_codes(
+                table, "partition", _PARTITIONS, _NAME, file))))
     else:
         raise InvalidDataError(
             f"celeba: no list_attr_celeba.txt (official) or list_attr_celeba.csv (Kaggle) under "
@@ -153,11 +149,7 @@ def _read_kaggle_attrs(path: Path) -> Any:
     frame = read_csv(path, _NAME, required=("image_id", "Male"))
     check_unique(frame["image_id"].tolist(), _NAME, path, "image_id")
     for column in frame.columns[1:]:
-        values = frame[column].str.strip()
-        bad = ~values.isin(("1", "-1"))
-        if bad.any():
-            row = int(bad.to_numpy().nonzero()[0][0])
-            raise bad_value(_NAME, path, row + 2, column, values.iloc[row], ("-1", "1"))
+        values = check_codes(frame, column, ("-1", "1"), _NAME, path)
         frame[column] = (values.astype(int) + 1) // 2
     frame["image_id"] = [_image_name(v.strip(), path, i + 2)
                          for i, v in enumerate(frame["image_id"])]

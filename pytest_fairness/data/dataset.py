@@ -1,7 +1,4 @@
-"""FairnessDataset: images on disk, attributes in a frame of canonical columns.
-
-Also the helpers the loaders share: roots, text and CSV files, errors naming a bad row.
-"""
+"""FairnessDataset: images on disk, attributes in a frame; and the loaders' shared checks."""
 
 from __future__ import annotations
 
@@ -35,9 +32,7 @@ _AGE_EDGES = ((18, "<18"), (30, "18-30"), (45, "30-45"), (70, "45-70"))
 
 
 def age_group(age: Any) -> str:
-    """Bucket an age in years: ``<18``, ``18-30``, ``30-45``, ``45-70``, ``70+``.
-
-    The buckets of Goyal et al. 2022 (lower bounds inclusive); missing gives ``"unknown"``.
+    """Bucket an age as Goyal et al. 2022: ``<18``, ``18-30``, ``30-45``, ``45-70``, ``70+``.
 
     Examples
     --------
@@ -62,21 +57,18 @@ class FairnessDataset:
     Parameters
     ----------
     frame : pandas.DataFrame
-        One row per image (or per box). Must have ``image_id`` (unique strings) and ``path``
-        (absolute file paths); the other canonical columns (:data:`CANONICAL_COLUMNS`) are
-        added as missing when absent. Optional ``box_x0, box_y0, box_x1, box_y1`` crop each
-        image to a box in pixels (NaN: whole image).
+        One row per image (or per box): ``image_id`` (unique) and ``path`` (absolute), the
+        other :data:`CANONICAL_COLUMNS` added as missing when absent; optional
+        ``box_x0, box_y0, box_x1, box_y1`` crop to a box in pixels (NaN: whole image).
     name : str
-        A short name used in messages and cache keys (``"utkface"``).
+        Used in messages and cache keys (``"utkface"``).
     root : str or Path, optional
-        Where the dataset lives, for messages.
+        Where the dataset lives; cache keys use paths relative to it.
     square_crop_ratio : float, optional
         Crop an image (after the box) whose ``max(h, w) / min(h, w)`` reaches this ratio to a
         square from its top-left corner, as Goyal et al. 2022 do for MIAP (1.2).
-    skipped : mapping of str to int, optional
-        Rows the loader left out, by reason (``{"box smaller than 100 px": 12}``).
-    notes : sequence of str, optional
-        Remarks from the loader (dropped rows, assumptions).
+    skipped, notes : mapping of reason to count, sequence of str
+        Rows the loader left out, by reason, and its remarks.
 
     Examples
     --------
@@ -151,11 +143,6 @@ class FairnessDataset:
         return [str(i) for i in self.frame["image_id"]]
 
     @property
-    def has_boxes(self) -> bool:
-        """Whether rows carry a crop box."""
-        return all(c in self.frame.columns for c in BOX_COLUMNS)
-
-    @property
     def fingerprint(self) -> str:
         """sha256 of the annotations and the file list, whatever the row order."""
         if self._fingerprint is None:
@@ -165,19 +152,23 @@ class FairnessDataset:
                 prefix = str(self.root).rstrip(os.sep) + os.sep
                 frame = frame.assign(
                     path=[p[len(prefix):] if p.startswith(prefix) else p for p in frame["path"]])
-            self._fingerprint = _frame_fingerprint(
-                frame, extra=(self.name, repr(self.square_crop_ratio)))
+            import numpy as np
+            import pandas as pd
+
+            digest = hashlib.sha256()
+            for item in (self.name, repr(self.square_crop_ratio)):
+                digest.update(item.encode() + b"\0")
+            ordered = frame.sort_values("image_id", kind="stable")
+            for column in sorted(map(str, frame.columns)):
+                values = ordered[column].map(_stable_repr)
+                hashed = pd.util.hash_pandas_object(values, index=False).to_numpy(dtype=np.uint64)
+                digest.update(column.encode() + b"\0")
+                digest.update(hashed.tobytes())
+            self._fingerprint = digest.hexdigest()
         return self._fingerprint
 
     def subset(self, rows: Any) -> FairnessDataset:
-        """Return the dataset restricted to ``rows``.
-
-        Parameters
-        ----------
-        rows : boolean mask, integer positions, or iterable of image ids
-            A boolean array/Series of length ``len(self)``, integer row positions, or
-            ``image_id`` strings.
-        """
+        """The dataset restricted to ``rows``: a boolean mask, integer positions or image ids."""
         import numpy as np
 
         if hasattr(rows, "to_numpy"):
@@ -210,13 +201,9 @@ class FairnessDataset:
                                notes=self.notes)
 
     def groups(self, by: str | Sequence[str]) -> Any:
-        """Return group labels for the indicators' ``groups=`` argument.
+        """Group labels for ``groups=``: a Series of one column, or a DataFrame of several.
 
-        Parameters
-        ----------
-        by : str or sequence of str
-            One column (returns a Series) or several (returns a DataFrame, read by the
-            indicators as intersectional groups, e.g. ``("gender", "skin_tone")``).
+        Several columns are read by the indicators as intersectional groups.
         """
         columns = [by] if isinstance(by, str) else list(by)
         if not columns:
@@ -233,11 +220,7 @@ class FairnessDataset:
     def load_image(self, index: int) -> Image.Image:
         """Open image ``index`` as RGB, cropped to its box and square-cropped if configured.
 
-        Raises
-        ------
-        InvalidDataError
-            When the file is missing or cannot be decoded; the message names the file, the
-            row and the image id.
+        A missing or undecodable file raises InvalidDataError naming file, row and image id.
         """
         from PIL import Image
 
@@ -253,7 +236,7 @@ class FairnessDataset:
                 f"{row['image_id']!r}): {exc}. Replace or remove the file, or drop the row "
                 "with dataset.subset(...)."
             ) from exc
-        if self.has_boxes:
+        if all(c in self.frame.columns for c in BOX_COLUMNS):
             box = [row[c] for c in BOX_COLUMNS]
             if all(b == b and b is not None for b in box):
                 x0, y0, x1, y1 = (int(round(float(b))) for b in box)
@@ -287,23 +270,6 @@ def square_top_left(image: Image.Image, ratio: float) -> Image.Image:
     if short > 0 and long / short >= ratio:
         return image.crop((0, 0, short, short))
     return image
-
-
-def _frame_fingerprint(frame: pd.DataFrame, *, extra: Iterable[str] = ()) -> str:
-    """Hash a frame's columns and values, independent of row order."""
-    import numpy as np
-    import pandas as pd
-
-    digest = hashlib.sha256()
-    for item in extra:
-        digest.update(item.encode() + b"\0")
-    ordered = frame.sort_values("image_id", kind="stable")
-    for column in sorted(map(str, frame.columns)):
-        values = ordered[column].map(_stable_repr)
-        hashed = pd.util.hash_pandas_object(values, index=False).to_numpy(dtype=np.uint64)
-        digest.update(column.encode() + b"\0")
-        digest.update(hashed.tobytes())
-    return digest.hexdigest()
 
 
 def _stable_repr(value: Any) -> str:
@@ -413,7 +379,7 @@ def bad_value(dataset: str, path: Path, line: int, column: str, value: Any,
 
 
 def check_drop_unknown(drop_unknown: Any, allowed: Sequence[str], dataset: str) -> tuple[str, ...]:
-    """Validate ``drop_unknown``: True (all of ``allowed``), False, or some of the names."""
+    """Validate ``drop_unknown``: True (all of ``allowed``), False, or some (in allowed order)."""
     if drop_unknown is True:
         return tuple(allowed)
     if drop_unknown is False or drop_unknown is None:
@@ -428,7 +394,29 @@ def check_drop_unknown(drop_unknown: Any, allowed: Sequence[str], dataset: str) 
             f"{dataset}: drop_unknown must be True (every attribute), False, or a tuple drawn "
             f"from {tuple(allowed)}; got drop_unknown={drop_unknown!r} ({wrong!r} is not "
             f"one of them). Example: drop_unknown=({allowed[0]!r},).")
-    return tuple(dict.fromkeys(names))
+    return tuple(c for c in allowed if c in names)
+
+
+def drop_unknown_rows(frame: pd.DataFrame, drop: Iterable[str], columns: Mapping[str, str],
+                      skipped: dict[str, int]) -> pd.DataFrame:
+    """Drop the rows whose ``columns[name]`` is ``"unknown"`` for each name in ``drop``, counted."""
+    for name in drop:
+        unknown = frame[columns[name]] == "unknown"
+        if unknown.any():
+            skipped[f"unknown {name}"] = int(unknown.sum())
+            frame = frame[~unknown]
+    return frame
+
+
+def check_codes(frame: pd.DataFrame, column: str, allowed: Iterable[str], dataset: str,
+                path: Path, fix: str = "correct or remove that row") -> pd.Series:
+    """The stripped values of a CSV column, refused at the first one not in ``allowed``."""
+    values = frame[column].str.strip()
+    bad = ~values.isin(list(allowed))
+    if bad.any():
+        row = int(bad.to_numpy().nonzero()[0][0])
+        raise bad_value(dataset, path, row + 2, column, values.iloc[row], allowed, fix)
+    return values
 
 
 def first_repeat(values: Iterable[Hashable]) -> tuple[int, int] | None:
@@ -442,13 +430,13 @@ def first_repeat(values: Iterable[Hashable]) -> tuple[int, int] | None:
 
 
 def check_unique(ids: Sequence[str], dataset: str, path: Path, column: str,
-                 *, first_line: int = 2) -> None:
-    """Raise naming the lines when an id column repeats a value."""
+                 *, first_line: int = 2, unit: str = "lines") -> None:
+    """Raise naming the lines (or records) when an id column repeats a value."""
     repeat = first_repeat(ids)
     if repeat is not None:
         first, again = repeat
         raise InvalidDataError(
-            f"{dataset}: {str(path)!r} lines {first + first_line} and {again + first_line}: "
+            f"{dataset}: {str(path)!r} {unit} {first + first_line} and {again + first_line}: "
             f"duplicate {column} {ids[again]!r}; each {column} must appear once. Remove the "
             "repeated row.")
 
@@ -466,16 +454,22 @@ def check_filled(values: Sequence[str], dataset: str, path: Path, column: str, f
             raise empty_value(dataset, path, i + first_line, column, fix)
 
 
-def image_folder(base: Path, image_dir: str | None, dataset: str, *, holds: str) -> Path | None:
-    """``base / image_dir`` when ``image_dir`` is given (it must be a folder), else None."""
-    if image_dir is None:
-        return None
-    folder = base / image_dir
-    if not folder.is_dir():
-        raise InvalidDataError(
-            f"{dataset}: image_dir {str(folder)!r} is not a directory; pass the sub-folder of "
-            f"root {holds}.")
-    return folder
+def image_folder(base: Path, image_dir: str | None, dataset: str, *, holds: str,
+                 defaults: Sequence[str], jpg: bool = False) -> Path | None:
+    """``base / image_dir`` (a folder), else the first default folder (holding a .jpg), or None."""
+    if image_dir is not None:
+        folder = base / image_dir
+        if not folder.is_dir():
+            raise InvalidDataError(
+                f"{dataset}: image_dir {str(folder)!r} is not a directory; pass the sub-folder "
+                f"of root {holds}.")
+        return folder
+    for name in defaults:
+        folder = base / name
+        if folder.is_dir() and (not jpg or any(p.suffix.lower() == ".jpg"
+                                               for p in folder.iterdir())):
+            return folder
+    return None
 
 
 def require_rows(dataset_name: str, source: Any, n: int) -> None:

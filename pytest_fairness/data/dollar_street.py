@@ -102,8 +102,9 @@ def _parse_list(text: str, where: str) -> list[Any]:
     return list(value)
 
 
-def _strings(values: list[Any], text: str, where: str) -> list[str]:
+def _strings(text: str, where: str) -> list[str]:
     """Topic names: every item a non-empty string."""
+    values = _parse_list(text, where)
     for value in values:
         if not isinstance(value, str) or not value.strip():
             raise InvalidDataError(
@@ -112,10 +113,10 @@ def _strings(values: list[Any], text: str, where: str) -> list[str]:
     return [v.strip() for v in values]
 
 
-def _class_indices(values: list[Any], text: str, where: str) -> list[int]:
+def _class_indices(text: str, where: str) -> list[int]:
     """ImageNet-1k class indices: whole numbers (ints, 892.0 or '892') in 0-999."""
     out = []
-    for value in values:
+    for value in _parse_list(text, where):
         index = None
         if isinstance(value, int) and not isinstance(value, bool):
             index = value
@@ -141,18 +142,16 @@ def load_dollar_street(
     """Load Dollar Street with region, income bucket, household and labels.
 
     The MLCommons/Kaggle release (``labels``: the ImageNet-1k class indices of
-    ``imagenet_sysnet_id``; household ``place``; images at ``imageRelPath``) or Meta's
-    ``metadata.csv`` (``split="meta"``; ``labels``: the topics of ``label``; household the
-    url's ``<Country> <N>`` folder). As in Goyal et al. 2022, an image listed once per label
-    becomes one row with the union of its labels (merged rows counted in ``skipped``).
+    ``imagenet_sysnet_id``; household ``place``) or Meta's ``metadata.csv`` (``split="meta"``;
+    ``labels``: the topics of ``label``; household the url's ``<Country> <N>`` folder). As in
+    Goyal et al. 2022, an image listed once per label becomes one row with their union.
 
     Parameters
     ----------
     root : str or Path
-        ``dataset_dollarstreet/`` (Kaggle; its parent works too) or the folder with
-        ``metadata.csv``.
+        ``dataset_dollarstreet/`` (Kaggle; or its parent) or the folder with ``metadata.csv``.
     split : {"all", "train", "test", "meta"}
-        Which file to read (see above).
+        Which file to read.
     image_dir : str
         For ``split="meta"``: the sub-folder with the images.
 
@@ -210,13 +209,10 @@ def _kaggle_records(frame: Any, path: Path, base: Path) -> list[tuple[int, _Imag
         if not image_id:
             raise empty_value("dollar_street", path, line, "id", "every image needs its 24-hex id.")
         where = f"{str(path)!r} line {line}"
-        cell = row["imagenet_sysnet_id"]
-        labels = _class_indices(_parse_list(cell, f"{where}: imagenet_sysnet_id"), cell,
-                                f"{where}: imagenet_sysnet_id")
+        labels = _class_indices(row["imagenet_sysnet_id"], f"{where}: imagenet_sysnet_id")
         image = path_in_root(row["imageRelPath"].strip(), base,
                              where=f"dollar_street: {where}: imageRelPath")
-        topics = _strings(_parse_list(row["topics"], f"{where}: topics"), row["topics"],
-                          f"{where}: topics")
+        topics = _strings(row["topics"], f"{where}: topics")
         records.append((line, _Image(
             image_id=image_id, path=str(image), country=row["country.name"].strip(),
             country_id=row["country.id"].strip(), region=region,
@@ -248,8 +244,7 @@ def _meta_records(frame: Any, path: Path, images: Path) -> list[tuple[int, _Imag
                             f"{str(images)!r}")
         household = parts[parts.index("media") + 1] if "media" in parts[:-1] else "unknown"
         image_id = parts[-2] if "image" in parts else file.stem
-        labels = _strings(_parse_list(row["label"], f"{where}: label"), row["label"],
-                          f"{where}: label")
+        labels = _strings(row["label"], f"{where}: label")
         records.append((line, _Image(
             image_id=image_id, path=str(file), country=row["country"].strip(), region=region,
             income=_income(row["income"], path, line), household=household, labels=labels)))

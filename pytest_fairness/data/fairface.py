@@ -7,7 +7,7 @@ import os
 from pytest_fairness.data.dataset import (
     FairnessDataset,
     as_root,
-    bad_value,
+    check_codes,
     check_unique,
     find_file,
     read_csv,
@@ -59,12 +59,7 @@ def load_fairface(root: str | os.PathLike[str], *, split: str = "val") -> Fairne
         frame = read_csv(path, name, required=COLUMNS)
         for column, mapping in (("age", AGES), ("gender", GENDERS), ("race", RACES),
                                 ("service_test", {"True": True, "False": False})):
-            values = frame[column].str.strip()
-            bad = ~values.isin(list(mapping))
-            if bad.any():
-                row = int(bad.to_numpy().nonzero()[0][0])
-                raise bad_value(name, path, row + 2, column, values.iloc[row], mapping)
-            frame[column] = values.map(mapping)
+            frame[column] = check_codes(frame, column, mapping, name, path).map(mapping)
         files = frame["file"].str.strip()
         images = [path_in_root(f, base, where=f"{name}: {str(path)!r} line {i + 2}: file")
                   for i, f in enumerate(files)]

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from pytest_fairness.data.casual_conversations import skin_tone_group
 from pytest_fairness.data.dataset import (
     FairnessDataset,
     as_root,
-    bad_value,
+    check_codes,
     check_filled,
     check_unique,
     find_file,
@@ -23,7 +22,6 @@ from pytest_fairness.errors import InvalidDataError
 __all__ = ["load_fitzpatrick17k"]
 
 _SCALES = ("-1", "1", "2", "3", "4", "5", "6")
-_IMAGE_DIRS = ("finalfitz17k", "images", ".")
 
 
 def load_fitzpatrick17k(
@@ -74,13 +72,9 @@ def load_fitzpatrick17k(
                  "every image needs its condition. Fill it in or remove that row.")
     columns = [scale] + [c for c in ("fitzpatrick_centaur",) if c in frame.columns]
     for column in columns:
-        values = frame[column].str.strip()
-        bad = ~values.isin(_SCALES)
-        if bad.any():
-            row = int(bad.to_numpy().nonzero()[0][0])
-            raise bad_value(name, path, row + 2, column, values.iloc[row], _SCALES,
-                            "use 1-6, or -1 for unknown")
-    images = _image_dir(base, image_dir)
+        check_codes(frame, column, _SCALES, name, path, "use 1-6, or -1 for unknown")
+    images = image_folder(base, image_dir, name, holds="with the <md5hash>.jpg files",
+                          defaults=("finalfitz17k", "images")) or base
     files = [path_in_root(f"{v}.jpg", images,
                           where=f"fitzpatrick17k: {str(path)!r} line {i + 2}: md5hash + '.jpg'")
              for i, v in enumerate(ids)]
@@ -100,14 +94,3 @@ def load_fitzpatrick17k(
             out[column] = frame[column].str.strip()
     require_rows(name, repr(str(path)), len(out))
     return FairnessDataset(out, name=name, root=base)
-
-
-def _image_dir(base: Path, image_dir: str | None) -> Path:
-    chosen = image_folder(base, image_dir, "fitzpatrick17k", holds="with the <md5hash>.jpg files")
-    if chosen is not None:
-        return chosen
-    for candidate in _IMAGE_DIRS:
-        folder = base / candidate
-        if folder.is_dir():
-            return folder.resolve()
-    return base

@@ -1,8 +1,7 @@
-"""iEAT stimuli: image folders laid out like ryansteed/ieat, and the declarative test list.
+"""iEAT stimuli: one image folder per category (``<root>/valence/pleasant``), as ryansteed/ieat.
 
-One folder per category (``<root>/valence/pleasant``); the tests of Tables 1 and 2 of "Image
-Representations Learned With Unsupervised Pre-Training Contain Human-like Biases" (Steed &
-Caliskan, FAccT 2021) ship as data (:func:`ieat_tests`), the images do not.
+The tests of "Image Representations Learned With Unsupervised Pre-Training Contain Human-like
+Biases" (Steed & Caliskan, FAccT 2021) ship as data (:func:`ieat_tests`), the images do not.
 """
 
 from __future__ import annotations
@@ -39,12 +38,11 @@ class IEATTestSpec:
 
     Parameters
     ----------
-    name : str
-        Test name (shipped tests: the name in ryansteed/ieat ``ieat/utils.py``).
+    name, label : str
+        Test name (as in ryansteed/ieat ``ieat/utils.py``) and its row in the paper's table
+        (``"Valence (WMBM)"``; default ``name``).
     X, Y, A, B : str
         Target and attribute folders, relative to the stimuli root (``"valence/pleasant"``).
-    label : str
-        The row's name in the paper's table (``"Valence (WMBM)"``); defaults to ``name``.
     table : int or None
         The table of Steed & Caliskan 2021 (1 or 2), None for user tests.
     """
@@ -110,14 +108,9 @@ def ieat_tests(
     Parameters
     ----------
     names : str or iterable of str, optional
-        Select tests by ``name`` or ``label`` (``"Insect-Flower"``, ``"Valence (BW)"``).
+        Select tests by ``name`` or ``label`` (``"Valence (BW)"``), returned in this order.
     table : {1, 2}, optional
         Keep the tests of one table.
-
-    Returns
-    -------
-    tuple of IEATTestSpec
-        In the order of the tables, or of ``names`` when given.
 
     Examples
     --------
@@ -147,13 +140,7 @@ def ieat_tests(
 def category_paths(
     root: str | os.PathLike[str], category: str, *, extensions: Sequence[str] = IMAGE_EXTENSIONS
 ) -> list[Path]:
-    """Sorted image files directly inside ``<root>/<category>`` (extensions case-insensitive).
-
-    Raises
-    ------
-    InvalidDataError
-        When the folder is missing or holds an image whose name is not UTF-8.
-    """
+    """Sorted image files directly inside ``<root>/<category>`` (extensions case-insensitive)."""
     folder = Path(root) / category
     if not folder.is_dir():
         raise InvalidDataError(
@@ -190,14 +177,9 @@ class IEATStimuli:
     def embed(
         self, embed: Callable[[list[Path]], Any], *, batch_size: int | None = None
     ) -> dict[str, NDArray[np.float64]]:
-        """Embed every image with ``embed(paths) -> array (len(paths), d)``; split by category.
+        """Embed every image with ``embed(paths) -> (len(paths), d)``, split by category.
 
-        Parameters
-        ----------
-        embed : callable
-            From a list of image paths to one embedding per path (array, tensor or lists).
-        batch_size : int, optional
-            Call ``embed`` on at most this many paths at a time (default: all at once).
+        ``batch_size`` caps the paths per call (default: all at once).
         """
         if not callable(embed):
             raise FairnessConfigError(
@@ -236,13 +218,7 @@ class IEATStimuli:
     def test_sets(
         self, features: Mapping[str, ArrayLike]
     ) -> dict[str, tuple[NDArray[np.float64], ...]]:
-        """Test name → (X, Y, A, B) embeddings, ready for ``ieat_battery``.
-
-        Parameters
-        ----------
-        features : mapping of category to array
-            What :meth:`embed` or :meth:`split` returned.
-        """
+        """Test name → (X, Y, A, B) embeddings for ``ieat_battery``, from :meth:`embed`'s output."""
         missing = sorted({c for t in self.tests for c in t.categories} - set(features))
         if missing:
             raise InvalidDataError(
@@ -286,7 +262,7 @@ def load_ieat_stimuli(
     extensions : sequence of str
         Image file extensions to take.
     min_images : int, default 2
-        Fewest images a category may have (the iEAT needs 2 per set).
+        Fewest images a category may have (InsufficientDataError below it).
 
     Returns
     -------
@@ -296,8 +272,6 @@ def load_ieat_stimuli(
     ------
     InvalidDataError
         When ``root`` or category folders are missing (each named).
-    InsufficientDataError
-        When a category has fewer than ``min_images`` images.
 
     Examples
     --------

@@ -36,29 +36,7 @@ class _Rejected(Exception):
 
 
 def check_nesting(text: str, *, source: str, max_depth: int = DEFAULT_MAX_DEPTH) -> int:
-    """Return how deeply arrays and objects nest in JSON ``text``; raise past ``max_depth``.
-
-    Brackets inside strings do not count; the text need not be valid JSON.
-
-    Parameters
-    ----------
-    text : str
-        The JSON text.
-    source : str
-        Names the text in the message (``"baseline: 'base.json'"``).
-    max_depth : int
-        The deepest nesting accepted.
-
-    Raises
-    ------
-    InvalidDataError
-        Naming the line where the nesting passes ``max_depth``.
-
-    Examples
-    --------
-    >>> check_nesting('{"a": [1, "[[["]}', source="x")
-    2
-    """
+    """How deeply arrays and objects nest in JSON ``text`` (valid or not); raise past max_depth."""
     depth = deepest = 0
     for match in _TOKENS.finditer(text):
         token = match.group()
@@ -102,17 +80,7 @@ def _first_surrogate(value: Any) -> str | None:
 
 def parse_json(text: str | bytes, *, source: str, max_depth: int = DEFAULT_MAX_DEPTH,
                allow_nan: bool = False, object_pairs_hook: _Hook | None = None) -> Any:
-    """Parse JSON text or UTF-8 bytes strictly; see :func:`read_json`.
-
-    Parameters
-    ----------
-    text : str or bytes
-        The document; bytes must be UTF-8 (a leading UTF-8 byte-order mark is skipped).
-    source : str
-        Names the document at the start of every message.
-    max_depth, allow_nan, object_pairs_hook
-        As in :func:`read_json`.
-    """
+    """Parse JSON text or UTF-8 bytes strictly, ``source`` naming it; see :func:`read_json`."""
     if isinstance(text, bytes):
         for bom, encoding in _BOMS.items():
             if text.startswith(bom):
@@ -183,44 +151,11 @@ def parse_json(text: str | bytes, *, source: str, max_depth: int = DEFAULT_MAX_D
 
 def read_json(path: str | os.PathLike[str], *, what: str, max_depth: int = DEFAULT_MAX_DEPTH,
               allow_nan: bool = False, object_pairs_hook: _Hook | None = None) -> Any:
-    """Read a JSON file strictly: every problem is an :class:`InvalidDataError`.
+    """Read a JSON file strictly, ``what`` (the reader) first in every message.
 
-    Parameters
-    ----------
-    path : str or Path
-        The file.
-    what : str
-        Who reads it (``"baseline"``), at the start of every message, before the file.
-    max_depth : int, default :data:`DEFAULT_MAX_DEPTH`
-        The deepest nesting of arrays and objects accepted, checked before parsing.
-    allow_nan : bool, default False
-        Accept ``NaN``, ``Infinity``, ``-Infinity`` and numbers beyond the float range.
-    object_pairs_hook : callable, optional
-        Passed to :func:`json.loads`; it replaces the refusal of repeated keys.
-
-    Returns
-    -------
-    object
-        The parsed document.
-
-    Raises
-    ------
-    InvalidDataError
-        The file is missing, unreadable, not UTF-8, too deep, not JSON, or holds ``NaN``
-        (unless allowed), a lone surrogate or a repeated key.
-    InsufficientDataError
-        The file is empty or blank.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> path = Path(tempfile.mkdtemp()) / "deep.json"
-    >>> _ = path.write_text("[" * 100_000 + "]" * 100_000)
-    >>> read_json(path, what="example")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    pytest_fairness.errors.InvalidDataError: example: '.../deep.json' nests arrays/objects more \
-than 64 levels deep; ...
+    ``allow_nan`` accepts NaN, ±Infinity and floats out of range; ``object_pairs_hook``
+    replaces the refusal of repeated keys. Every problem is an InvalidDataError (empty:
+    InsufficientDataError).
     """
     file = Path(path)
     source = f"{what}: {str(file)!r}"

@@ -29,10 +29,9 @@ def load_manifest(
     ----------
     path : str or Path
         A ``.csv``, ``.tsv`` or ``.parquet`` file, or a directory holding ``manifest.*``.
-    path_column : str
-        The column of image paths; each must lead inside ``root``.
-    id_column : str or None
-        The column of unique image ids; when absent (or None) the path is the id.
+    path_column, id_column : str
+        The column of image paths (each inside ``root``) and of unique ids (when absent or
+        None, the path is the id).
     rename : mapping, optional
         Renames applied first (``{"sex": "gender"}``), to meet the canonical names.
     root : str or Path, optional

@@ -11,6 +11,7 @@ from pytest_fairness.data.dataset import (
     as_root,
     bad_value,
     check_drop_unknown,
+    drop_unknown_rows,
     empty_value,
     find_file,
     image_folder,
@@ -67,13 +68,12 @@ def load_miap(
     Parameters
     ----------
     root : str or Path
-        Folder with ``open_images_extended_miap_boxes_<split>.csv`` and the images, flat
-        ``<ImageID>.jpg`` as Open Images' downloader saves them.
+        Folder with ``open_images_extended_miap_boxes_<split>.csv`` and the ``<ImageID>.jpg``
+        images (in ``image_dir``; default the first of ``<split>/``, ``images/``, root).
     split : {"test", "val", "train"}
         Which box file to read.
     image_dir : str, optional
-        Sub-folder with the images; default the first of ``<split>/``, ``images/`` and root
-        that holds images.
+        Sub-folder with the images.
     min_box_size : int
         Minimum box width and height in pixels (Goyal et al. 2022: 100); 0 keeps every box.
     drop_unknown : bool or tuple of {"gender", "age"}
@@ -102,7 +102,13 @@ def load_miap(
     path = find_file(base, [f"open_images_extended_miap_boxes_{file_split}.csv"], name,
                      what=f"MIAP box file for split {split!r}")
     frame = read_csv(path, name, required=COLUMNS)
-    images = _image_dir(base, image_dir, _SPLITS[split])
+    images = image_folder(base, image_dir, name, holds="that holds <ImageID>.jpg files",
+                          defaults=(_SPLITS[split], "images", "."), jpg=True)
+    if images is None:
+        raise InvalidDataError(
+            f"miap: no <ImageID>.jpg images under {str(base)!r} (looked in {_SPLITS[split]}/, "
+            "images/ and the root); download them with Open Images' downloader.py or pass "
+            "image_dir=.")
 
     skipped: dict[str, int] = {}
     if drop_duplicate_boxes:
@@ -200,12 +206,7 @@ def _drop_and_number(out: pd.DataFrame, drop: tuple[str, ...], skipped: dict[str
                      path: Path) -> pd.DataFrame:
     """Drop unknown gender/age as asked (counted), then number the boxes of each image."""
     require_rows("miap", repr(str(path)), len(out))
-    for column, key in (("gender", "gender"), ("age", "age_group")):
-        if column in drop:
-            unknown = out[key] == "unknown"
-            if unknown.any():
-                skipped[f"unknown {column}"] = int(unknown.sum())
-                out = out[~unknown]
+    out = drop_unknown_rows(out, drop, {"gender": "gender", "age": "age_group"}, skipped)
     require_rows("miap", repr(str(path)), len(out))
     # Rows are not sorted in the real files: number boxes per image in coordinate order so
     # ids do not depend on row order.
@@ -214,15 +215,3 @@ def _drop_and_number(out: pd.DataFrame, drop: tuple[str, ...], skipped: dict[str
     rank = out.groupby("source_image_id").cumcount()
     out.insert(0, "image_id", out["source_image_id"] + "_" + rank.astype(str))
     return out
-
-
-def _image_dir(base: Path, image_dir: str | None, token: str) -> Path:
-    chosen = image_folder(base, image_dir, "miap", holds="that holds <ImageID>.jpg files")
-    if chosen is not None:
-        return chosen
-    for folder in (base / token, base / "images", base):
-        if folder.is_dir() and any(p.suffix.lower() == ".jpg" for p in folder.iterdir()):
-            return folder
-    raise InvalidDataError(
-        f"miap: no <ImageID>.jpg images under {str(base)!r} (looked in {token}/, images/ and "
-        "the root); download them with Open Images' downloader.py or pass image_dir=.")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pytest_fairness.errors import FairnessError, InvalidDataError
 
@@ -27,13 +27,7 @@ ABSOLUTE_POLICIES = ("refuse", "inside", "any")
 
 
 def shown(value: Any, limit: int = 80) -> str:
-    """``repr(value)``, cut to ``limit`` characters for messages (a 400-digit age stays short).
-
-    Examples
-    --------
-    >>> shown("1" * 200, limit=12)
-    "'11111111111... (202 chars)"
-    """
+    """``repr(value)``, cut to ``limit`` characters for messages (a 400-digit age stays short)."""
     text = repr(value)
     if len(text) <= limit:
         return text
@@ -64,51 +58,15 @@ def path_in_root(
     root: str | os.PathLike[str] | None,
     *,
     where: str,
-    absolute: str = "refuse",
+    absolute: Literal["refuse", "inside", "any"] = "refuse",
     root_label: str | None = None,
     error: type[FairnessError] = InvalidDataError,
 ) -> Path:
-    """Resolve a path read from an annotation file against its root, refusing escapes.
+    """``root / value`` normalised (``value`` itself when root is None), refusing escapes.
 
-    Parameters
-    ----------
-    value : object
-        The path as read (must be a non-empty ``str``).
-    root : str, Path or None
-        The folder the path is relative to; ``None`` checks and returns the relative path.
-    where : str
-        The file, line or key, and the column, for the message.
-    absolute : {"refuse", "inside", "any"}
-        See :data:`ABSOLUTE_POLICIES`.
-    root_label : str, optional
-        How the message names the root (default ``"the dataset root '<root>'"``).
-    error : FairnessError subclass
-        The exception raised (settings pass :class:`~pytest_fairness.errors.FairnessConfigError`).
-
-    Returns
-    -------
-    Path
-        ``root / value`` normalised, or the normalised absolute path when one is accepted.
-
-    Raises
-    ------
-    FairnessError
-        ``error`` naming ``where``, the value and the fix (not a string, empty, NUL, not
-        UTF-8, too long, absolute as refused, the root itself, or climbing out).
-
-    Examples
-    --------
-    >>> path_in_root("val/../val/1.jpg", "/data/fairface", where="file").as_posix()
-    '/data/fairface/val/1.jpg'
-    >>> path_in_root("../../etc/passwd", "/data/fairface", where="file")
-    Traceback (most recent call last):
-    ...
-    pytest_fairness.errors.InvalidDataError: file='../../etc/passwd' climbs out of the root \
-with '..'; it must stay inside the dataset root '/data/fairface': a path relative to it, \
-without '..' that leaves it. Correct the entry or move the file under the root.
+    ``where`` (file, line, column) and ``root_label`` name the value and the root in the
+    ``error`` raised; ``absolute`` is one of :data:`ABSOLUTE_POLICIES`.
     """
-    if absolute not in ABSOLUTE_POLICIES:
-        raise ValueError(f"absolute must be one of {ABSOLUTE_POLICIES}; got {absolute!r}")
     label = root_label or ("the root" if root is None else f"the dataset root {str(root)!r}")
     rule = (f"it must stay inside {label}: a path relative to it, without '..' that leaves "
             "it. Correct the entry or move the file under the root.")

@@ -1,9 +1,7 @@
-"""Label taxonomies for the harmful label association indicator (docs: "Harmful label association").
+"""Label taxonomies for harmful label association (docs page "Harmful label association").
 
-The indicator is §3.1 of "Fairness Indicators for Systematic Assessments of Visual Feature
-Extractors" (Goyal et al., FAccT 2022). A taxonomy maps labels (class indices or names) to
-label types; ``harmful`` names the types whose union is the harmful hit rate. The ImageNet-1k
-taxonomy ships as data (``imagenet1k_taxonomy.json``), in the two variants of Table 3.
+A taxonomy maps labels (class indices or names) to label types; the ImageNet-1k one of Goyal
+et al. 2022 Table 3 ships as data (``imagenet1k_taxonomy.json``), in its two variants.
 """
 
 from __future__ import annotations
@@ -110,13 +108,7 @@ class Taxonomy:
         name: str = "custom",
         harmful: tuple[str, ...] = HARMFUL_TYPES,
     ) -> Taxonomy:
-        """Build a taxonomy from ``{type: [labels]}``, the layout of the VISSL scripts.
-
-        Raises
-        ------
-        FairnessConfigError
-            When a label is listed under two types.
-        """
+        """Build a taxonomy from ``{type: [labels]}``, the layout of the VISSL scripts."""
         mapping: dict[Hashable, str] = {}
         for kind, labels in labels_by_type.items():
             if isinstance(labels, (str, bytes)) or not isinstance(labels, Iterable):
@@ -134,10 +126,6 @@ class Taxonomy:
     def type_of(self, label: Hashable) -> str | None:
         """The type of one label, or None when it is not mapped."""
         return self.mapping.get(_label_key(label))
-
-    def labels_of(self, kind: str) -> tuple[Hashable, ...]:
-        """Every label mapped to ``kind``."""
-        return tuple(label for label, t in self.mapping.items() if t == kind)
 
     def to_params(self) -> TaxonomyParams:
         """A JSON-friendly description for ``IndicatorResult.params``."""
@@ -249,11 +237,7 @@ def as_taxonomy(taxonomy: Any) -> Taxonomy:
 
 
 def label_matrix(labels: Any) -> NDArray[Any]:
-    """Validate predicted labels: shape (images, k), best first (1-D means k = 1).
-
-    Shared by label_association and geodiversity (a submodule of indicators/ named like its
-    function would shadow the lazily loaded function).
-    """
+    """Validate predicted labels: shape (images, k), best first (1-D means k = 1)."""
     array = np.asarray(labels.to_numpy() if hasattr(labels, "to_numpy") else labels)
     if isinstance(labels, (list, tuple)) and array.dtype.kind in "US":
         # numpy turns [["cat", nan], [3, "dog"]] into strings ('nan', '3'): keep the values.

@@ -57,9 +57,8 @@ def parse_utkface_name(filename: str) -> UTKFaceLabels | str:
 def load_utkface(root: str | os.PathLike[str]) -> FairnessDataset:
     """Load UTKFace (the aligned ``UTKFace/`` release or the in-the-wild ``part1-3/``).
 
-    Every file under root (hidden ones aside) is parsed with :func:`parse_utkface_name`;
-    malformed or non-UTF-8 names are skipped, counted by reason in ``dataset.skipped`` and
-    named in ``dataset.notes``, their labels never guessed.
+    Every file under root is parsed with :func:`parse_utkface_name`; malformed names are
+    skipped, counted by reason in ``dataset.skipped`` and named in ``dataset.notes``.
 
     Parameters
     ----------

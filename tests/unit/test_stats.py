@@ -7,6 +7,7 @@ import pytest
 
 from pytest_fairness.errors import FairnessConfigError, InvalidDataError
 from pytest_fairness.stats import (
+    IntervalOptions,
     Units,
     as_generator,
     bootstrap,
@@ -117,3 +118,29 @@ def test_pooled_kinds_resample_like_units(method: str) -> None:
     b = bootstrap(make(pooled), pooled, n_bootstrap=4000, method=method, seed=0)
     assert a.estimate["gap"] == pytest.approx(b.estimate["gap"], abs=1e-12)
     assert a.interval("gap") == pytest.approx(b.interval("gap"), abs=0.01)
+
+
+def test_plan_depends_on_what_is_drawn_only() -> None:
+    assert Units.of(4).plan == Units.of(4, kinds=[0, 0, 1, 1]).plan != Units.of(5).plan
+
+
+def test_interval_options_record_what_they_drew() -> None:
+    options = IntervalOptions.check(200, 0.9, "percentile", seed=1)
+    params: dict[str, object] = {}
+    x = np.arange(10.0)
+    b = options.run(lambda w: {"mean": w @ x / w.sum(axis=1)}, Units.of(10), params)
+    assert b is not None
+    assert sorted(params) == ["bootstrap_plan", "confidence_level", "interval_method",
+                              "n_bootstrap", "seed"]
+    assert b.confidence_level == 0.9
+    assert IntervalOptions.check(0, 0.95, "percentile", None).run(None, None, {}) is None
+
+
+def test_bootstrap_interval_of_a_mean_covers_it() -> None:
+    x = np.arange(10.0)
+    b = bootstrap(lambda w: {"mean": w @ x / w.sum(axis=1)}, Units.of(10),
+                  n_bootstrap=200, seed=0)
+    interval = b.interval("mean")
+    assert interval is not None
+    low, high = interval
+    assert bool(low < 4.5 < high)

@@ -80,3 +80,16 @@ def test_nesting_scan_ignores_brackets_in_strings_and_is_not_recursive() -> None
             check_nesting("[" * 1_000_000, source="s")
     finally:
         sys.setrecursionlimit(limit)
+
+
+def test_check_nesting_counts_brackets_outside_strings() -> None:
+    assert check_nesting('{"a": [1, "[[["]}', source="x") == 2
+
+
+def test_read_json_names_the_reader_and_file_of_a_deep_document(tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(InvalidDataError) as caught:
+        read_json(path, what="example")
+    assert str(caught.value).startswith(
+        f"example: {str(path)!r} nests arrays/objects more than 64 levels deep; ")

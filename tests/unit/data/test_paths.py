@@ -79,3 +79,18 @@ def test_without_a_root_and_with_another_error_class() -> None:
 def test_shown_cuts_long_values() -> None:
     assert shown("1" * 400).endswith("... (402 chars)")
     assert shown("ok") == "'ok'"
+
+
+def test_shown_cuts_to_the_limit_and_counts_the_characters() -> None:
+    assert shown("1" * 200, limit=12) == "'11111111111... (202 chars)"
+
+
+def test_path_in_root_normalises_and_refuses_climbing_out() -> None:
+    assert path_in_root("val/../val/1.jpg", "/data/fairface",
+                        where="file").as_posix() == "/data/fairface/val/1.jpg"
+    with pytest.raises(InvalidDataError) as caught:
+        path_in_root("../../etc/passwd", "/data/fairface", where="file")
+    assert str(caught.value) == (
+        "file='../../etc/passwd' climbs out of the root with '..'; it must stay inside the "
+        "dataset root '/data/fairface': a path relative to it, without '..' that leaves it. "
+        "Correct the entry or move the file under the root.")
