@@ -6,21 +6,25 @@ marked ``excluded``. Values are plain Python (no numpy scalars), so ``to_dict()`
 
 from __future__ import annotations
 
+import difflib
+import fnmatch
 import math
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, final
+from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
 from pytest_fairness.errors import FairnessConfigError, shown
+from pytest_fairness.options import COMPARE_METRICS
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
     "SCHEMA_VERSION", "Curve", "GroupKey", "GroupStat", "IndicatorResult", "Matrix",
-    "decode_float", "encode_float", "finite_or_none", "group_label", "iter_results",
-    "normalize_group", "pack_replicates", "result_id", "unpack_replicates",
+    "Reading", "decode_float", "encode_float", "finite_or_none", "group_label",
+    "iter_results", "magnitude", "normalize_group", "pack_replicates", "read_metric",
+    "result_id", "unpack_replicates",
 ]
 
 #: Version of the dictionary layout written by :meth:`IndicatorResult.to_dict`.
@@ -565,3 +569,153 @@ def result_id(data: Mapping[str, object]) -> str:
     if at is not None:
         text += f" @ {at:g}" if isinstance(at, (int, float)) else f" @ {at}"
     return text
+
+
+# -- what ``metric=`` names: one answer for limits and regressions ------------------------
+
+#: Stats that are levels of a result's own values (overall, best or worst group, a rate):
+#: better by its ``higher_is_better``. p-values are better when larger; every other stat
+#: (a gap, a distance, an amplification, a variance) when smaller.
+_LEVELS: Final = ("accuracy", "SDR", "MGA", "mGA", "MGS", "mGS", "*hit_rate", "precision@*")
+
+
+class Headline(Protocol):
+    """What :func:`read_metric` needs of an indicator's ``Headline`` (the registry's)."""
+
+    @property
+    def metric(self) -> str: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def lower_is_better(self) -> bool: ...
+    @property
+    def magnitude(self) -> bool: ...
+
+
+@final
+@dataclass(frozen=True)
+class Reading:
+    """What a metric name reads in a result (:func:`read_metric`).
+
+    Parameters
+    ----------
+    metric, name, label : str
+        The name as asked, as the result spells it (``"tpr"`` for ``"TPR"``), and how
+        reports say where the number comes from (``"group b"``, ``"gap (DA)"``).
+    number : float
+        The one number a regression compares (NaN when undefined).
+    lower_is_better, magnitude : bool
+        Its direction, and whether it is compared by absolute value (iEAT's d).
+    interval, replicates : (float, float) or None, tuple of float or None
+        Its interval and bootstrap replicates, where the result has them.
+    groups : IndicatorResult or None
+        For a per-group stat, the result with that stat as its group values (limits
+        bound their gap, ratio, lowest or highest); else None.
+    """
+
+    metric: str
+    name: str
+    label: str
+    number: float
+    lower_is_better: bool
+    magnitude: bool = False
+    interval: tuple[float, float] | None = None
+    replicates: tuple[float, ...] | None = None
+    groups: IndicatorResult | None = None
+
+
+def magnitude(interval: tuple[float, float]) -> tuple[float, float]:
+    """The interval of ``|x|`` from that of ``x`` (from 0 when it straddles 0)."""
+    low, high = interval
+    return (0.0 if low <= 0 <= high else min(abs(low), abs(high)), max(abs(low), abs(high)))
+
+
+def _find(name: str, names: Iterable[str]) -> str | None:
+    """``name`` among ``names``: exactly, else case-insensitively when that is unambiguous."""
+    names = list(names)
+    if name in names:
+        return name
+    folded = [n for n in names if n.casefold() == name.casefold()]
+    return folded[0] if len(folded) == 1 else None
+
+
+def _reading(result: IndicatorResult, metric: str, name: str, label: str, number: float,
+             lower: bool, magnitude_of: bool = False, key: str | None = None) -> Reading:
+    """A :class:`Reading` of ``result``, its interval and replicates under ``key``."""
+    interval = result.intervals.get(key or name)
+    replicates = result.replicates.get(key or name)
+    if magnitude_of:
+        number = abs(number)
+        interval = None if interval is None else magnitude(interval)
+        replicates = None if replicates is None else tuple(map(abs, replicates))
+    return Reading(metric, name, label, number, lower, magnitude_of, interval, replicates)
+
+
+def _word(result: IndicatorResult, metric: str, head: Headline) -> Reading:
+    """The readings of :data:`~pytest_fairness.options.COMPARE_METRICS`."""
+    if metric == "headline":
+        if head.metric == "gap":
+            return _reading(result, metric, "gap", head.label, result.gap,
+                            head.lower_is_better)
+        key = head.metric if head.metric in result.intervals else "value"
+        return _reading(result, metric, "value", head.label, result.value,
+                        head.lower_is_better, head.magnitude, key)
+    lower = not result.higher_is_better
+    if metric in ("gap", "ratio"):
+        number = result.gap if metric == "gap" else result.ratio
+        return _reading(result, metric, metric, "", number, metric == "gap")
+    if metric == "value":  # iEAT's d: its sign is a direction, not better or worse
+        label = f"|{result.metric}|" if head.magnitude else ""
+        return _reading(result, metric, "value", label, result.value, lower, head.magnitude)
+    worst = result.worst_group
+    if worst is None:  # no groups: the worst "group" is the whole result
+        return _reading(result, metric, "value", "", result.value, lower)
+    return Reading(metric, "worst", f"group {worst.label}", worst.value, lower,
+                   interval=worst.interval)
+
+
+def read_metric(result: IndicatorResult, metric: str, *, headline: Headline,
+                over_groups: bool = False) -> Reading:
+    """What ``metric=`` names in ``result``: the same on every marker and option.
+
+    ``headline``, ``gap``, ``ratio``, ``value`` and ``worst`` (the worst included group)
+    read those numbers (``headline`` as the indicator's ``headline`` says); any other
+    name is a whole-result stat (``stats["DEO"]``), else a per-group stat (``TPR`` finds
+    the groups' ``tpr``), whose number is its gap over the included groups. Names match
+    case-insensitively when unambiguous. ``over_groups`` (limits on a gap or ratio) looks
+    at per-group stats only.
+
+    Raises
+    ------
+    FairnessConfigError
+        When the result has no such name; the message lists what it offers.
+    """
+    if metric in COMPARE_METRICS and not over_groups:
+        return _word(result, metric, headline)
+    stat = None if over_groups else _find(metric, result.stats)
+    if stat is not None:
+        if stat == headline.metric:
+            lower, by_size = headline.lower_is_better, headline.magnitude
+        else:
+            level = any(fnmatch.fnmatchcase(stat, p) for p in (result.metric, *_LEVELS))
+            lower = (not result.higher_is_better if level
+                     else not stat.startswith("p_value"))
+            by_size = False
+        return _reading(result, metric, stat, stat, result.stats[stat], lower, by_size)
+    per_group = sorted({k for g in result.groups for k in g.stats})
+    found = _find(metric, per_group)
+    if found is None:
+        offered = (sorted(result.stats) if not over_groups else []) + per_group
+        close = difflib.get_close_matches(metric, [*COMPARE_METRICS, *offered], n=1)
+        kinds = ("its groups' stats (the gap and ratio are over groups)" if over_groups
+                 else "its stats or its groups' stats")
+        raise FairnessConfigError(
+            f"metric={metric!r}: {result.name!r} ({result.metric}) has no such name among "
+            f"{kinds}; it offers: {', '.join(offered) or 'none'}"
+            + ("" if over_groups else f" (and {', '.join(COMPARE_METRICS)})")
+            + (f". Did you mean {close[0]!r}?" if close else "."))
+    view = replace(result, groups=tuple(
+        replace(g, value=g.stats.get(found, math.nan), interval=None) for g in result.groups))
+    reading = _reading(result, metric, found, f"gap of {found} across groups", view.gap,
+                       True, key=f"gap:{found}")
+    return replace(reading, groups=view)
