@@ -82,13 +82,13 @@ def _change_interval(
 
 
 def _undefined_note(now: ResultSummary, metric: str, before: float | None,
-                    after: float | None, *, stored: bool = True) -> str:
+                    after: float | None, *, missing: str = "") -> str:
     """Why a metric undefined on a side counts as a regression (and what to track instead)."""
     head = headline(now.indicator)
-    if not stored:
-        return (f"{metric} is not in the baseline entry (saved by an older pytest-fairness, or "
-                "of another indicator): cannot be compared, counted as a regression; save "
-                "the baseline again with --fairness-save-baseline")
+    if missing:
+        return (f"{metric} is not in the baseline entry of {missing} (saved by an older "
+                "pytest-fairness, or of another indicator): cannot be compared, counted as a "
+                "regression; save the baseline again with --fairness-save-baseline")
     hint = (f"; {now.indicator} has no gap, track its headline ({head.label}) with "
             "metric='headline'" if metric in ("gap", "ratio") and not head.has_gap else "")
     side = "baseline and run" if before is None and after is None else (
@@ -144,7 +144,7 @@ def compare_results(
         mine = list(notes)
         if before is None or finite_or_none(after.number) is None:
             mine.append(_undefined_note(now, metric, before, finite_or_none(after.number),
-                                        stored=earlier is not None))
+                                        missing="" if earlier else where))
         rule = confidence if isinstance(confidence, str) else confidence.get(metric, "point")
         interval, paired, note = _change_interval(base, now, metric, (earlier, after))
         if interval is not None or rule != "point":
