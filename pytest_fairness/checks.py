@@ -1,36 +1,8 @@
 """Threshold semantics: the limit keywords, what each observes in a result, and the verdict.
 
-Every limit keyword of :data:`LIMITS` maps to one observation of an
-:class:`~pytest_fairness.results.IndicatorResult`:
-
-================== ===============================================================
-limit              observed
-================== ===============================================================
-max_gap            ``result.gap`` (max − min over included groups), interval "gap"
-min_ratio          ``result.ratio`` (min / max over included groups), interval "ratio"
-min_value          the lowest included group value (the headline value if no groups)
-max_value          the highest included group value (the headline value if no groups)
-max_effect_size    ``|stats["effect_size"]|``
-min_p_value        ``stats["p_value"]``
-max_amplification  ``stats["amplification"]``
-max_variance       ``stats["variance"]``
-max_auc            the largest ``|cell|`` of ``matrices["auc"]``
-max_l1             ``stats["l1"]``
-================== ===============================================================
-
-``metric="NAME"`` makes ``max_value``/``min_value`` bound ``stats[NAME]`` (with
-``intervals[NAME]``), or the highest/lowest included group's ``stats[NAME]`` when NAME is a
-per-group stat, and ``max_gap``/``min_ratio`` bound the gap/ratio of that per-group stat
-over the included groups (with ``intervals["gap:NAME"]``). Names match case-insensitively
-when unambiguous (``"TPR"`` finds the groups' ``tpr``).
-
-With ``confidence="supported"`` a limit fails only when the whole interval lies beyond it;
-with ``"strict"`` it fails when any part does. A number that cannot be computed (a gap with
-fewer than two large-enough groups) raises :class:`InsufficientDataError` rather than pass.
-
-:func:`evaluate` returns the verdicts as :class:`CheckOutcome` data and raises no
-violation: :mod:`pytest_fairness.report` renders them, and ``fairness.check`` or the plugin
-turn failed ones into :class:`~pytest_fairness.errors.FairnessViolation`.
+What each limit bounds, and ``metric=`` (read by :func:`~pytest_fairness.results.read_metric`),
+are the "Limits" table of ``docs/index.md``. :func:`evaluate` returns :class:`CheckOutcome`
+data and raises no violation; ``fairness.check`` or the plugin raise it for failed ones.
 """
 
 from __future__ import annotations

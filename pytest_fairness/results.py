@@ -12,7 +12,7 @@ import math
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Final, Protocol, final
+from typing import TYPE_CHECKING, Any, Final, final
 
 from pytest_fairness.errors import FairnessConfigError, shown
 from pytest_fairness.options import COMPARE_METRICS
@@ -77,13 +77,7 @@ def finite_or_none(x: Any) -> float | None:
 
 
 def pack_replicates(values: Iterable[float]) -> str:
-    """Bootstrap replicates as text: little-endian float32, base64 (NaN kept; 1,000 in 5.4 kB).
-
-    Examples
-    --------
-    >>> unpack_replicates(pack_replicates([0.5, float("nan")]))
-    (0.5, nan)
-    """
+    """Bootstrap replicates as text: little-endian float32, base64 (NaN kept; 1,000 in 5.4 kB)."""
     import base64
     import struct
 
@@ -360,10 +354,8 @@ class IndicatorResult:
     notes : tuple of str
         Remarks for reports (e.g. rows dropped while validating).
     replicates : mapping of str to tuple of float
-        Bootstrap replicates of ``"value"``, ``"gap"``, ``"ratio"``, in draw order, kept
-        to float32 and left out of ``==``; the same ``seed`` and ``bootstrap_plan`` mean
-        the same resampled units, so a regression check pairs them (see "CI gating and
-        history").
+        Bootstrap replicates of ``"value"``, ``"gap"``, ``"ratio"``, in draw order, as
+        float32, left out of ``==`` (see "CI gating and history" for their pairing).
     """
 
     name: str
@@ -553,15 +545,7 @@ def iter_results(obj: Any) -> Iterable[tuple[str | None, IndicatorResult]]:
 
 
 def result_id(data: Mapping[str, object]) -> str:
-    """Name of a result within its test: its dict key, else ``indicator (metric)`` [@ at].
-
-    Examples
-    --------
-    >>> result_id({"key": None, "name": "ieat", "metric": "association", "at": None})
-    'ieat (association)'
-    >>> result_id({"key": "overall", "name": "group_metrics", "metric": "accuracy"})
-    'overall'
-    """
+    """Name of a result within its test: its dict key, else ``indicator (metric)`` [@ at]."""
     if data.get("key") is not None:
         return str(data["key"])
     text = f"{data['name']} ({data['metric']})"
@@ -573,23 +557,9 @@ def result_id(data: Mapping[str, object]) -> str:
 
 # -- what ``metric=`` names: one answer for limits and regressions ------------------------
 
-#: Stats that are levels of a result's own values (overall, best or worst group, a rate):
-#: better by its ``higher_is_better``. p-values are better when larger; every other stat
-#: (a gap, a distance, an amplification, a variance) when smaller.
+#: Stats that are levels of a result's values (overall, best or worst group, a rate): better
+#: by ``higher_is_better``. p-values are better larger; other stats (gaps, distances) smaller.
 _LEVELS: Final = ("accuracy", "SDR", "MGA", "mGA", "MGS", "mGS", "*hit_rate", "precision@*")
-
-
-class Headline(Protocol):
-    """What :func:`read_metric` needs of an indicator's ``Headline`` (the registry's)."""
-
-    @property
-    def metric(self) -> str: ...
-    @property
-    def label(self) -> str: ...
-    @property
-    def lower_is_better(self) -> bool: ...
-    @property
-    def magnitude(self) -> bool: ...
 
 
 @final
@@ -597,23 +567,11 @@ class Headline(Protocol):
 class Reading:
     """What a metric name reads in a result (:func:`read_metric`).
 
-    Parameters
-    ----------
-    metric, name, label : str
-        The name as asked, as the result spells it (``"tpr"`` for ``"TPR"``), and how
-        reports say where the number comes from (``"group b"``, ``"gap (DA)"``).
-    number : float
-        The one number a regression compares (NaN when undefined).
-    lower_is_better, magnitude : bool
-        Its direction, and whether it is compared by absolute value (iEAT's d).
-    interval, replicates : (float, float) or None, tuple of float or None
-        Its interval and bootstrap replicates, where the result has them.
-    groups : IndicatorResult or None
-        For a per-group stat, the result with that stat as its group values (limits
-        bound their gap, ratio, lowest or highest); else None.
+    ``name`` is as the result spells it (``"tpr"`` for ``"TPR"``), ``label`` where reports
+    say the number comes from; ``number`` (NaN when undefined) is what a regression compares.
+    ``groups``, for a per-group stat, is the result with that stat as its group values.
     """
 
-    metric: str
     name: str
     label: str
     number: float
@@ -639,8 +597,8 @@ def _find(name: str, names: Iterable[str]) -> str | None:
     return folded[0] if len(folded) == 1 else None
 
 
-def _reading(result: IndicatorResult, metric: str, name: str, label: str, number: float,
-             lower: bool, magnitude_of: bool = False, key: str | None = None) -> Reading:
+def _reading(result: IndicatorResult, name: str, label: str, number: float, lower: bool,
+             magnitude_of: bool = False, key: str | None = None) -> Reading:
     """A :class:`Reading` of ``result``, its interval and replicates under ``key``."""
     interval = result.intervals.get(key or name)
     replicates = result.replicates.get(key or name)
@@ -648,47 +606,38 @@ def _reading(result: IndicatorResult, metric: str, name: str, label: str, number
         number = abs(number)
         interval = None if interval is None else magnitude(interval)
         replicates = None if replicates is None else tuple(map(abs, replicates))
-    return Reading(metric, name, label, number, lower, magnitude_of, interval, replicates)
+    return Reading(name, label, number, lower, magnitude_of, interval, replicates)
 
 
-def _word(result: IndicatorResult, metric: str, head: Headline) -> Reading:
+def _word(result: IndicatorResult, metric: str, head: Any) -> Reading:
     """The readings of :data:`~pytest_fairness.options.COMPARE_METRICS`."""
-    if metric == "headline":
-        if head.metric == "gap":
-            return _reading(result, metric, "gap", head.label, result.gap,
-                            head.lower_is_better)
-        key = head.metric if head.metric in result.intervals else "value"
-        return _reading(result, metric, "value", head.label, result.value,
-                        head.lower_is_better, head.magnitude, key)
     lower = not result.higher_is_better
+    if metric == "headline" and head.metric == "gap":
+        return _reading(result, "gap", head.label, result.gap, head.lower_is_better)
+    if metric == "headline":
+        key = head.metric if head.metric in result.intervals else "value"
+        return _reading(result, "value", head.label, result.value, head.lower_is_better,
+                        head.magnitude, key)
     if metric in ("gap", "ratio"):
-        number = result.gap if metric == "gap" else result.ratio
-        return _reading(result, metric, metric, "", number, metric == "gap")
-    if metric == "value":  # iEAT's d: its sign is a direction, not better or worse
-        label = f"|{result.metric}|" if head.magnitude else ""
-        return _reading(result, metric, "value", label, result.value, lower, head.magnitude)
-    worst = result.worst_group
-    if worst is None:  # no groups: the worst "group" is the whole result
-        return _reading(result, metric, "value", "", result.value, lower)
-    return Reading(metric, "worst", f"group {worst.label}", worst.value, lower,
-                   interval=worst.interval)
+        return _reading(result, metric, "", getattr(result, metric), metric == "gap")
+    worst = result.worst_group if metric == "worst" else None
+    if worst is not None:
+        return Reading("worst", f"group {worst.label}", worst.value, lower,
+                       interval=worst.interval)
+    by_size = metric == "value" and head.magnitude  # iEAT's d: its sign is a direction
+    return _reading(result, "value", f"|{result.metric}|" if by_size else "", result.value,
+                    lower, by_size)  # the value; the worst "group" of a result without any
 
 
-def read_metric(result: IndicatorResult, metric: str, *, headline: Headline,
+def read_metric(result: IndicatorResult, metric: str, *, headline: Any,
                 over_groups: bool = False) -> Reading:
-    """What ``metric=`` names in ``result``: the same on every marker and option.
+    """What ``metric=`` names in ``result``, the same for every marker and option.
 
-    ``headline``, ``gap``, ``ratio``, ``value`` and ``worst`` (the worst included group)
-    read those numbers (``headline`` as the indicator's ``headline`` says); any other
-    name is a whole-result stat (``stats["DEO"]``), else a per-group stat (``TPR`` finds
-    the groups' ``tpr``), whose number is its gap over the included groups. Names match
-    case-insensitively when unambiguous. ``over_groups`` (limits on a gap or ratio) looks
-    at per-group stats only.
-
-    Raises
-    ------
-    FairnessConfigError
-        When the result has no such name; the message lists what it offers.
+    A word of :data:`~pytest_fairness.options.COMPARE_METRICS`, else a whole-result stat
+    (``DEO``), else a per-group stat (``TPR``: its gap over groups), case-insensitively when
+    unambiguous; ``over_groups`` (limits on a gap or ratio) looks at per-group stats only.
+    A name the result lacks is a FairnessConfigError listing what it offers.
+    ``headline`` is the indicator's ``Headline`` (from the registry, a layer above).
     """
     if metric in COMPARE_METRICS and not over_groups:
         return _word(result, metric, headline)
@@ -701,7 +650,7 @@ def read_metric(result: IndicatorResult, metric: str, *, headline: Headline,
             lower = (not result.higher_is_better if level
                      else not stat.startswith("p_value"))
             by_size = False
-        return _reading(result, metric, stat, stat, result.stats[stat], lower, by_size)
+        return _reading(result, stat, stat, result.stats[stat], lower, by_size)
     per_group = sorted({k for g in result.groups for k in g.stats})
     found = _find(metric, per_group)
     if found is None:
@@ -716,6 +665,6 @@ def read_metric(result: IndicatorResult, metric: str, *, headline: Headline,
             + (f". Did you mean {close[0]!r}?" if close else "."))
     view = replace(result, groups=tuple(
         replace(g, value=g.stats.get(found, math.nan), interval=None) for g in result.groups))
-    reading = _reading(result, metric, found, f"gap of {found} across groups", view.gap,
+    reading = _reading(result, found, f"gap of {found} across groups", view.gap,
                        True, key=f"gap:{found}")
     return replace(reading, groups=view)
