@@ -1,46 +1,18 @@
 """Threshold semantics: the limit keywords, what each observes in a result, and the verdict.
 
-Every limit keyword of :data:`LIMITS` maps to one observation of an
-:class:`~pytest_fairness.results.IndicatorResult`:
-
-================== ===============================================================
-limit              observed
-================== ===============================================================
-max_gap            ``result.gap`` (max − min over included groups), interval "gap"
-min_ratio          ``result.ratio`` (min / max over included groups), interval "ratio"
-min_value          the lowest included group value (the headline value if no groups)
-max_value          the highest included group value (the headline value if no groups)
-max_effect_size    ``|stats["effect_size"]|``
-min_p_value        ``stats["p_value"]``
-max_amplification  ``stats["amplification"]``
-max_variance       ``stats["variance"]``
-max_auc            the largest ``|cell|`` of ``matrices["auc"]``
-max_l1             ``stats["l1"]``
-================== ===============================================================
-
-``metric="NAME"`` makes ``max_value``/``min_value`` bound ``stats[NAME]`` (with
-``intervals[NAME]``), or the highest/lowest included group's ``stats[NAME]`` when NAME is a
-per-group stat, and ``max_gap``/``min_ratio`` bound the gap/ratio of that per-group stat
-over the included groups (with ``intervals["gap:NAME"]``). Names match case-insensitively
-when unambiguous (``"TPR"`` finds the groups' ``tpr``).
-
-With ``confidence="supported"`` a limit fails only when the whole interval lies beyond it;
-with ``"strict"`` it fails when any part does. A number that cannot be computed (a gap with
-fewer than two large-enough groups) raises :class:`InsufficientDataError` rather than pass.
-
-:func:`evaluate` returns the verdicts as :class:`CheckOutcome` data and raises no
-violation: :mod:`pytest_fairness.report` renders them, and ``fairness.check`` or the plugin
-turn failed ones into :class:`~pytest_fairness.errors.FairnessViolation`.
+What each limit bounds, and ``metric=`` (read by :func:`~pytest_fairness.results.read_metric`),
+are the "Limits" table of ``docs/index.md``. :func:`evaluate` returns :class:`CheckOutcome`
+data and raises no violation; ``fairness.check`` or the plugin raise it for failed ones.
 """
 
 from __future__ import annotations
 
 import contextvars
+import difflib
 import fnmatch
 import math
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import replace
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any, Final
 
@@ -51,6 +23,8 @@ from pytest_fairness.results import (
     IndicatorResult,
     group_label,
     iter_results,
+    magnitude,
+    read_metric,
 )
 
 if TYPE_CHECKING:
@@ -70,25 +44,28 @@ __all__ = [
 
 
 def check_metric_name(metric: Any) -> str:
-    """Validate ``metric=`` of a limit before any result exists: some indicator offers it.
+    """Validate ``metric=`` before any result exists: a word, or a stat some indicator offers.
 
     Raises
     ------
     FairnessConfigError
-        Listing, per indicator, the names it offers.
+        Listing the words and, per indicator, the names it offers.
     """
     from pytest_fairness.indicators import INDICATORS
 
     offered = {name: spec.metrics for name, spec in INDICATORS.items() if spec.metrics}
+    patterns = [*COMPARE_METRICS, *(p for names in offered.values() for p in names)]
     if isinstance(metric, str) and any(
-        fnmatch.fnmatchcase(metric.casefold(), pattern.casefold())
-        for patterns in offered.values() for pattern in patterns
+        fnmatch.fnmatchcase(metric.casefold(), p.casefold()) for p in patterns
     ):
         return metric
     listing = "; ".join(f"{name}: {', '.join(names)}" for name, names in offered.items())
+    close = difflib.get_close_matches(str(metric), patterns, n=1)
     raise FairnessConfigError(
-        f"metric={metric!r} is not a metric any indicator offers. Names by indicator — "
-        f"{listing}. Without metric=, limits bound the headline value and groups."
+        f"metric={metric!r} is not a metric any indicator offers"
+        + (f" (did you mean {close[0]!r}?)" if close else "")
+        + f". metric must be one of {', '.join(map(repr, COMPARE_METRICS))}; got "
+        f"metric={metric!r}, or a stat by indicator — {listing}."
     )
 
 
@@ -222,12 +199,7 @@ def validate_regression(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dic
             f"tolerance must be >= 0 (how much worse than the baseline is still accepted); "
             f"got tolerance={tolerance!r}."
         )
-    metric = kwargs.get("metric", "headline")
-    if metric not in COMPARE_METRICS:
-        raise FairnessConfigError(
-            f"metric must be one of {', '.join(map(repr, COMPARE_METRICS))}; "
-            f"got metric={metric!r}."
-        )
+    metric = check_metric_name(kwargs.get("metric", "headline"))
     clean: dict[str, Any] = {"tolerance": tolerance, "metric": metric,
                              "confidence": _confidence(kwargs)}
     return _with_result(clean, kwargs)
@@ -272,12 +244,6 @@ def _undefined_is_insufficient(
     return value
 
 
-def _magnitude(interval: tuple[float, float]) -> tuple[float, float]:
-    """The interval of ``|x|`` from that of ``x`` (from 0 when it straddles 0)."""
-    low, high = interval
-    return (0.0 if low <= 0 <= high else min(abs(low), abs(high)), max(abs(low), abs(high)))
-
-
 def _bounded(
     limit: str, observed: float, interval: tuple[float, float] | None, confidence: str
 ) -> float:
@@ -295,63 +261,41 @@ def _bounded(
     return high if upper_matters else low
 
 
-def _find(name: str, names: Any) -> str | None:
-    """``name`` among ``names``: exactly, else case-insensitively when that is unambiguous."""
-    names = list(names)
-    if name in names:
-        return name
-    folded = [n for n in names if n.casefold() == name.casefold()]
-    return folded[0] if len(folded) == 1 else None
-
-
 def _observe_metric(
     limit: str, result: IndicatorResult, metric: str, confidence: str
 ) -> tuple[float, float, tuple[float, float] | None, str]:
-    """``_observe`` for ``metric=``: a whole-result stat, or a per-group stat."""
-    group_names = {k for g in result.groups for k in g.stats}
-    stat = _find(metric, result.stats) if limit in ("max_value", "min_value") else None
-    per_group = None if stat is not None else _find(metric, group_names)
-    if stat is None and per_group is None:
-        kinds = ("its stats or its groups' stats" if limit in ("max_value", "min_value")
-                 else "its groups' stats (the gap and ratio are over groups)")
-        have = ", ".join(sorted(result.stats if limit in ("max_value", "min_value")
-                                else set()) + sorted(group_names)) or "none"
-        raise FairnessConfigError(
-            f"{limit} with metric={metric!r}: {result.name!r} ({result.metric}) has no such "
-            f"name among {kinds}; it offers: {have}."
-        )
-    if stat is not None:
-        observed = _undefined_is_insufficient(limit, result, stat, result.stats[stat])
-        interval = result.intervals.get(stat)
-        return observed, _bounded(limit, observed, interval, confidence), interval, stat
-    assert per_group is not None
+    """``_observe`` for ``metric=``: what :func:`read_metric` reads."""
+    from pytest_fairness.indicators.registry import headline
+
+    on_groups = limit in ("max_gap", "min_ratio")
+    try:
+        reading = read_metric(result, metric, headline=headline(result.name),
+                              over_groups=on_groups)
+    except FairnessConfigError as error:
+        raise FairnessConfigError(f"{limit} with {error}") from None
+    if reading.groups is None:  # one number: a stat, or the headline's gap, value, ...
+        observed = _undefined_is_insufficient(limit, result, reading.name, reading.number)
+        return (observed, _bounded(limit, observed, reading.interval, confidence),
+                reading.interval, reading.label)
     _needs_groups(limit, result)
-    # The result as if the per-group stat were the group values: its gap, ratio, groups.
-    view = replace(result, groups=tuple(
-        replace(g, value=g.stats.get(per_group, math.nan), interval=None)
-        for g in result.groups))
-    values = view.included_groups
-    if len(values) < (2 if limit in ("max_gap", "min_ratio") else 1):
+    values = reading.groups.included_groups
+    if len(values) < (2 if on_groups else 1):
         raise InsufficientDataError(
-            f"{limit}: {per_group!r} is defined for {len(values)} included group(s) of "
+            f"{limit}: {reading.name!r} is defined for {len(values)} included group(s) of "
             f"{result.name!r}; pass a smaller min_group_size or add data."
         )
-    if limit in ("min_value", "max_value"):
+    if not on_groups:
         group = (min if limit == "min_value" else max)(values, key=lambda g: g.value)
         return group.value, _bounded(limit, group.value, None, confidence), None, (
-            f"group {group.label} {per_group}")
-    if limit == "max_gap":
-        interval = result.intervals.get(f"gap:{per_group}")
-        observed = view.gap
-    else:
-        interval = None
-        observed = view.ratio
-        if math.isnan(observed):
-            raise InsufficientDataError(
-                f"min_ratio: the ratio of {per_group!r} is undefined for negative values; "
-                "bound the gap instead.")
+            f"group {group.label} {reading.name}")
+    interval = reading.interval if limit == "max_gap" else None
+    observed = reading.number if limit == "max_gap" else reading.groups.ratio
+    if math.isnan(observed):
+        raise InsufficientDataError(
+            f"min_ratio: the ratio of {reading.name!r} is undefined for negative values; "
+            "bound the gap instead.")
     return (observed, _bounded(limit, observed, interval, confidence), interval,
-            f"{per_group} across groups")
+            f"{reading.name} across groups")
 
 
 def _observe(
@@ -395,7 +339,7 @@ def _observe(
         observed = abs(_undefined_is_insufficient(
             limit, result, "effect_size", _stat(limit, result, "effect_size")))
         interval = result.intervals.get("effect_size")
-        interval = None if interval is None else _magnitude(interval)
+        interval = None if interval is None else magnitude(interval)
         return observed, _bounded(limit, observed, interval, confidence), interval, ""
     if limit == "max_auc":
         matrix = result.matrices.get("auc")
@@ -423,7 +367,7 @@ def _observe(
                         "has no interval (its bootstrap replicates were undefined); add "
                         "images to that subgroup or use confidence='point'."
                     )
-                interval = None if pair is None else _magnitude(pair)
+                interval = None if pair is None else magnitude(pair)
                 decisive = _bounded(limit, abs(v), interval, confidence)
                 cells.append((decisive, abs(v), interval, where))
         if not cells:

@@ -187,7 +187,9 @@ class _FairnessNamespace:
             ``tolerance`` (how much worse is still accepted, default 0), ``metric``
             (``"headline"`` by default: what each indicator is judged on, the gap of group
             indicators, iEAT's |effect size|, the amplification, Fair SA's L1; or
-            ``"gap"``, ``"value"``, ``"ratio"``, ``"worst"``), ``result``, and
+            ``"gap"``, ``"value"``, ``"ratio"``, ``"worst"``, or a stat the result names:
+            ``"DEO"``, or ``"TPR"`` for the gap of a per-group stat, as ``metric=`` of
+            ``threshold``), ``result``, and
             ``confidence``: ``"point"`` (default) judges the change itself;
             ``"supported"`` fails only when the whole interval of the change lies beyond
             the tolerance, ``"strict"`` when any of it does. The interval is bootstrapped

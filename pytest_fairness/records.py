@@ -14,11 +14,13 @@ from typing import Any, ClassVar, Final, final
 from pytest_fairness.errors import FairnessConfigError
 from pytest_fairness.files import FieldError, Fields
 from pytest_fairness.results import (
+    GroupStat,
     IndicatorResult,
     decode_float,
     encode_float,
     finite_or_none,
     result_id,
+    unpack_replicates,
 )
 
 __all__ = [
@@ -364,19 +366,30 @@ COMPARISON_KINDS: Final = {
 }
 
 
+def _finite(stats: Mapping[str, float]) -> dict[str, float | None]:
+    return {k: finite_or_none(v) for k, v in stats.items()}
+
+
+def _numbers(f: Fields, name: str) -> dict[str, float | None]:
+    """A stored mapping of names to finite numbers or null (stats), each value checked."""
+    inner = f.inner(name)
+    return {key: inner.get(key, "num?") for key in inner.data}
+
+
 @final
 @dataclass(frozen=True)
 class GroupSummary:
-    """One group of a :class:`ResultSummary`: its size, value, interval and exclusion."""
+    """One group of a :class:`ResultSummary`: size, value, interval, exclusion and stats."""
 
     n: float | None
     value: float | None
     interval: tuple[float | None, float | None] | None = None
     excluded: bool = False
+    stats: Mapping[str, float | None] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-serialisable dictionary."""
-        return _fields(self)
+        """Return a JSON-serialisable dictionary (``stats`` only when there are some)."""
+        return _fields(self, *() if self.stats else ("stats",))
 
     @classmethod
     def from_dict(cls, data: object, path: str = "") -> GroupSummary:
@@ -385,13 +398,13 @@ class GroupSummary:
         interval = f.get("interval", "pair?")
         return cls(f.get("n", "num?"), f.get("value", "num?", required=True),
                    None if interval is None else (interval[0], interval[1]),
-                   f.get("excluded", "bool", default=False))
+                   f.get("excluded", "bool", default=False), _numbers(f, "stats"))
 
 
 @final
 @dataclass(frozen=True)
 class ResultSummary:
-    """The headline numbers of one result: what a baseline keeps and a regression compares.
+    """The numbers of one result that a baseline keeps and a regression compares.
 
     Parameters
     ----------
@@ -401,8 +414,8 @@ class ResultSummary:
         The headline value, and the gap and ratio of the included groups (None with < 2).
     worst : (str, float or None) or None
         The worst group's label and value (None without groups).
-    groups : mapping of str to GroupSummary
-        Every group by label.
+    groups, stats : mapping of str to GroupSummary, of str to float or None
+        Every group by label (with its stats), and the result's named stats.
     params, replicates : mapping
         How the result was computed, and its packed bootstrap replicates by name.
     """
@@ -419,6 +432,7 @@ class ResultSummary:
     groups: Mapping[str, GroupSummary] = field(default_factory=dict)
     params: Mapping[str, Any] = field(default_factory=dict)
     replicates: Mapping[str, object] = field(default_factory=dict)
+    stats: Mapping[str, float | None] = field(default_factory=dict)
 
     @classmethod
     def of(cls, keyed: KeyedResult) -> ResultSummary:
@@ -435,15 +449,33 @@ class ResultSummary:
             None if worst is None else (worst.label, finite_or_none(worst.value)),
             {g.label: GroupSummary(g.n, finite_or_none(g.value), None if g.interval is None
                                    else (finite_or_none(g.interval[0]),
-                                         finite_or_none(g.interval[1])), g.excluded)
+                                         finite_or_none(g.interval[1])), g.excluded,
+                                   _finite(g.stats))
              for g in result.groups},
-            stored["params"], stored.get("replicates", {}),
+            stored["params"], stored.get("replicates", {}), _finite(result.stats),
         )
+
+    def result(self, where: str = "") -> IndicatorResult:
+        """The result again, as far as the summary keeps it: what a regression reads.
+
+        A damaged replicate is a :class:`FairnessConfigError` naming ``where``.
+        """
+        return IndicatorResult(
+            self.indicator, self.metric, decode_float(self.value),
+            groups=tuple(GroupStat(label, int(g.n or 0), decode_float(g.value),
+                                   excluded=g.excluded,
+                                   stats={k: decode_float(v) for k, v in g.stats.items()})
+                         for label, g in self.groups.items()),
+            stats={k: decode_float(v) for k, v in self.stats.items()}, params=self.params,
+            higher_is_better=self.higher_is_better, at=self.at,
+            replicates={k: unpack_replicates(v, where=f"{where}['replicates'][{k!r}]")
+                        for k, v in self.replicates.items()})
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-serialisable dictionary (the baseline file's layout)."""
         worst = None if self.worst is None else {"group": self.worst[0], "value": self.worst[1]}
-        return {**_fields(self, *() if self.replicates else ("replicates",)), "worst": worst}
+        skip = [name for name in ("replicates", "stats") if not getattr(self, name)]
+        return {**_fields(self, *skip), "worst": worst}
 
     @classmethod
     def from_dict(cls, data: object, path: str = "") -> ResultSummary:
@@ -463,7 +495,7 @@ class ResultSummary:
         return cls(indicator, metric, higher, at, size, value, gap, ratio,
                    None if worst is None else (worst["group"], worst.get("value")),
                    f.each("groups", GroupSummary.from_dict), dict(f.inner("params").data),
-                   dict(f.inner("replicates").data))
+                   dict(f.inner("replicates").data), _numbers(f, "stats"))
 
 
 @final

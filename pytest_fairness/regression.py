@@ -14,40 +14,12 @@ from typing import Any, Final
 
 from pytest_fairness.errors import FairnessConfigError
 from pytest_fairness.indicators import headline
-from pytest_fairness.options import COMPARE_METRICS
 from pytest_fairness.records import Baseline, Comparison, ResultSummary, TestRecord
-from pytest_fairness.results import unpack_replicates
+from pytest_fairness.results import Reading, finite_or_none, read_metric
 
 __all__ = [
     "compare_baselines", "compare_checkpoints", "compare_results", "compare_test",
 ]
-
-
-def _reading(summary: ResultSummary, metric: str) -> tuple[str | None, bool, str]:
-    """The stored number ``metric`` reads (None for ``worst``), by magnitude?, and its label."""
-    head = headline(summary.indicator)
-    if metric == "headline":
-        return head.field, head.magnitude, head.label
-    if metric == "value" and head.magnitude:  # iEAT's d: its sign is a direction
-        return "value", True, f"|{summary.metric}|"
-    return (None if metric == "worst" else metric), False, ""
-
-
-def _observe(summary: ResultSummary, metric: str) -> tuple[float | None, str]:
-    field, magnitude, label = _reading(summary, metric)
-    if field is not None:
-        number: float | None = getattr(summary, field)
-        return (abs(number) if magnitude and number is not None else number), label
-    if summary.worst is None:  # no groups: the worst "group" is the whole result
-        return summary.value, ""
-    return summary.worst[1], f"group {summary.worst[0]}"
-
-
-def _direction(metric: str, higher_is_better: bool, indicator: str) -> bool:
-    """True when lower is better for ``metric``."""
-    if metric == "headline":
-        return headline(indicator).lower_is_better
-    return {"gap": True, "ratio": False}.get(metric, not higher_is_better)
 
 
 #: Params of the bootstrap: a change in them is the pairing note's business, not a change
@@ -68,18 +40,6 @@ def _param_notes(base: ResultSummary, now: ResultSummary) -> list[str]:
             "not be like for like"]
 
 
-def _replicates(summary: ResultSummary, metric: str, where: str) -> Any:
-    """The replicates of ``metric`` (read as :func:`_observe` reads it), or None."""
-    packed = summary.replicates
-    name, magnitude, _ = _reading(summary, metric)
-    if name is None or name not in packed:
-        return None
-    import numpy as np
-
-    values = np.array(unpack_replicates(packed[name], where=f"{where}['replicates'][{name!r}]"))
-    return np.abs(values) if magnitude else values
-
-
 def _pairing(base: ResultSummary, now: ResultSummary) -> tuple[bool, str]:
     """Whether two results' replicates were drawn on the same units, and how to say it."""
     b, n = base.params, now.params
@@ -95,17 +55,18 @@ def _pairing(base: ResultSummary, now: ResultSummary) -> tuple[bool, str]:
 
 
 def _change_interval(
-    base: ResultSummary, now: ResultSummary, metric: str, lower_is_better: bool, where: str,
+    base: ResultSummary, now: ResultSummary, metric: str, readings: tuple[Any, Any],
 ) -> tuple[tuple[float, float] | None, bool | None, str]:
     """The interval of how much worse ``now`` is, whether it is paired, and a note."""
-    before, after = _replicates(base, metric, where), _replicates(now, metric, where)
-    if before is None or after is None:
-        side = "baseline" if before is None else "run"
+    if readings[0] is None or readings[0].replicates is None or readings[1].replicates is None:
+        side = "run" if readings[0] is not None and readings[0].replicates else "baseline"
         return None, None, (f"no bootstrap replicates of {metric} in the {side}: compute the "
                             "indicator with n_bootstrap=1000 and a fixed seed= (and save the "
                             "baseline again) to judge the change with an interval")
     import numpy as np
 
+    before, after = (np.array(r.replicates) for r in readings)
+    lower_is_better = readings[1].lower_is_better
     paired, note = _pairing(base, now)
     if not paired:  # independent draws: break any alignment the two orders may share
         before = before[np.random.default_rng(0).permutation(before.size)]
@@ -121,9 +82,13 @@ def _change_interval(
 
 
 def _undefined_note(now: ResultSummary, metric: str, before: float | None,
-                    after: float | None) -> str:
+                    after: float | None, *, missing: str = "") -> str:
     """Why a metric undefined on a side counts as a regression (and what to track instead)."""
     head = headline(now.indicator)
+    if missing:
+        return (f"{metric} is not in the baseline entry of {missing} (saved by an older "
+                "pytest-fairness, or of another indicator): cannot be compared, counted as a "
+                "regression; save the baseline again with --fairness-save-baseline")
     hint = (f"; {now.indicator} has no gap, track its headline ({head.label}) with "
             "metric='headline'" if metric in ("gap", "ratio") and not head.has_gap else "")
     side = "baseline and run" if before is None and after is None else (
@@ -148,18 +113,16 @@ def compare_results(
 
     Examples
     --------
-    >>> base = ResultSummary(gap=0.10, value=0.8)
-    >>> now = ResultSummary(gap=0.25, value=0.8)
-    >>> [(c.metric, c.regressed) for c in compare_results(base, now, {"gap": 0.01})]
-    [('gap', True)]
+    >>> base = ResultSummary(value=0.8, stats={"DEO": 0.10})
+    >>> now = ResultSummary(value=0.8, stats={"DEO": 0.25})
+    >>> [(c.metric, c.regressed) for c in compare_results(base, now, {"DEO": 0.01})]
+    [('DEO', True)]
     """
-    for metric in tolerances:
-        if metric not in COMPARE_METRICS:
-            raise FairnessConfigError(
-                f"cannot compare metric={metric!r}; metrics: {', '.join(COMPARE_METRICS)}.")
-    higher = now.higher_is_better
+    where = f"{test} :: {result}"
+    old, new = base.result(where), now.result(where)
+    head = headline(now.indicator)
     notes = _param_notes(base, now)
-    if base.higher_is_better != higher:
+    if base.higher_is_better != now.higher_is_better:
         notes.append("the metric's direction differs from the baseline's")
     labels = list(base.groups) + [g for g in now.groups if g not in base.groups]
     groups = tuple(
@@ -168,19 +131,28 @@ def compare_results(
         for label in labels)
     out = []
     for metric, tolerance in tolerances.items():
-        before, _ = _observe(base, metric)
-        after, where = _observe(now, metric)
+        try:
+            after = read_metric(new, metric, headline=head)
+        except FairnessConfigError as error:
+            raise FairnessConfigError(f"{where}: cannot compare {error}" if test
+                                      else f"cannot compare {error}") from None
+        try:
+            earlier: Reading | None = read_metric(old, metric, headline=head)
+        except FairnessConfigError:  # a stat the stored entry does not keep
+            earlier = None
+        before = None if earlier is None else finite_or_none(earlier.number)
         mine = list(notes)
-        if before is None or after is None:
-            mine.append(_undefined_note(now, metric, before, after))
-        lower = _direction(metric, higher, now.indicator)
+        if before is None or finite_or_none(after.number) is None:
+            mine.append(_undefined_note(now, metric, before, finite_or_none(after.number),
+                                        missing="" if earlier else where))
         rule = confidence if isinstance(confidence, str) else confidence.get(metric, "point")
-        interval, paired, note = _change_interval(base, now, metric, lower,
-                                                  f"{test} :: {result}")
+        interval, paired, note = _change_interval(base, now, metric, (earlier, after))
         if interval is not None or rule != "point":
             mine.append(note)
-        out.append(Comparison(test, result, metric, before, after, float(tolerance), lower,
-                              higher, groups, tuple(mine), where, rule, interval, paired))
+        label = "" if after.label == after.name == metric else after.label
+        out.append(Comparison(test, result, metric, before, finite_or_none(after.number),
+                              float(tolerance), after.lower_is_better, now.higher_is_better,
+                              groups, tuple(mine), label, rule, interval, paired))
     return out
 
 

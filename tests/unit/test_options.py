@@ -20,6 +20,7 @@ def test_compare_fail_parses_pairs() -> None:
     """Pairs are split on commas and colons, spaces ignored."""
     assert parse_compare_fail("gap:0.01, value:0.02") == {"gap": 0.01, "value": 0.02}
     assert parse_compare_fail("ratio:0,worst:1e-3") == {"ratio": 0.0, "worst": 0.001}
+    assert parse_compare_fail("DEO:0, TPR:0.1") == {"DEO": 0.0, "TPR": 0.1}
 
 
 @pytest.mark.parametrize(
@@ -28,7 +29,8 @@ def test_compare_fail_parses_pairs() -> None:
         ("", "expected metric:tolerance pairs"),
         ("gap:0.01,,value:0.1", "empty item"),
         ("gap", r"'gap' has no tolerance; write metric:tolerance, e\.g\. gap:0\.01"),
-        ("size:0.1", r"unknown metric 'size'.*metrics: headline, gap, ratio, value, worst"),
+        (":0.1", r"':0\.1' names no metric.*headline, gap, ratio, value, worst or a stat"),
+        ("DEO:0.1,DEO:0.2", "metric 'DEO' is given twice"),
         ("gap:0.1,gap:0.2", "metric 'gap' is given twice"),
         ("gap:abc", r"gap: a tolerance must be a number >= 0.*got 'abc'"),
         ("gap:-0.1", r"gap: a tolerance must be a finite number >= 0.*got '-0\.1'"),

@@ -455,3 +455,19 @@ def test_iter_results_shapes() -> None:
     assert list(iter_results({"k": a, 1: b, "z": 3})) == [("k", a), ("1", b)]
     assert list(iter_results("not a result")) == []
     assert list(iter_results(None)) == []
+
+
+def test_replicates_pack_and_unpack_keeping_nan() -> None:
+    from pytest_fairness.results import pack_replicates, unpack_replicates
+
+    back = unpack_replicates(pack_replicates([0.5, float("nan")]))
+    assert back[0] == 0.5 and math.isnan(back[1]) and len(back) == 2
+
+
+def test_result_id_is_the_key_else_indicator_and_metric() -> None:
+    from pytest_fairness.results import result_id
+
+    assert result_id({"key": None, "name": "ieat", "metric": "association", "at": None}) == (
+        "ieat (association)")
+    assert result_id({"key": "overall", "name": "group_metrics", "metric": "accuracy"}) == (
+        "overall")
