@@ -1,30 +1,8 @@
 """The ``pytest-fairness`` command: read the history and baselines without running tests.
 
-::
-
-    pytest-fairness runs [--last 20]                          # the runs, with their labels
-    pytest-fairness history [--metric gap] [--last 20]        # tests × checkpoints table
-    pytest-fairness compare A B [--fail gap:0.01,value:0.02]  # exit 1 on a regression
-    pytest-fairness report RUN --html DIR                     # rebuild a run's report
-    pytest-fairness extract --model PKG.MOD:FN --data NAME=PATH --out DIR [--fair-sa 5]
-
-``A``, ``B`` and ``RUN`` are baseline JSON files (or ``report.json`` files), run ids, run
-labels or checkpoint names in the history store (``--history PATH``, before or after the
-command). Without ``--history``, the store is ``.fairness/history.sqlite`` in the nearest
-folder, from the current one up, that holds a ``.fairness/`` folder; the search stops at the
-project's top (a folder with ``.git``), and the default is then next to the nearest
-``pytest.ini``, ``pyproject.toml``, ``setup.cfg`` or ``tox.ini``, as pytest's rootdir.
-``compare`` is a CI merge gate that runs no tests: exit 0 when nothing regressed, 1 when
-something did, 2 on a usage error (a missing, damaged or unreadable store or baseline, no
-test of B in A, an output folder that cannot be written).
-
-``extract`` runs a model over a dataset (clean and perturbed) and writes the features as
-Parquet shards with a manifest; under ``torchrun --nproc-per-node N`` each process extracts
-a part. ``pytest --fairness-features DIR`` then gates on them without the model (see
-docs/scale.md).
-
-The other commands only read the store: it opens it read-only, never switches it to WAL or
-migrates it, so a store on a read-only disk or owned by another user can be read.
+``runs``, ``history``, ``compare A B`` (a CI merge gate: exit 0, 1 on a regression, 2 on a
+usage error) and ``report RUN --html DIR`` only read the store, opened read-only; ``extract``
+writes a model's features as Parquet shards. See docs/ci-and-history.md and docs/scale.md.
 """
 
 from __future__ import annotations
@@ -50,7 +28,7 @@ from pytest_fairness.options import (
 )
 
 if TYPE_CHECKING:
-    from pytest_fairness.records import Baseline
+    from pytest_fairness.history import HistoryStore
 
 __all__ = ["ROOT_MARKERS", "find_history", "main"]
 
@@ -66,12 +44,10 @@ _HISTORY_HELP: Final = ("history store (default: .fairness/history.sqlite of the
 
 
 def find_history(start: Path | None = None) -> Path:
-    """The default history store, found from ``start`` (the current folder) up.
+    """The default history store: the nearest ``.fairness/`` from ``start`` up.
 
-    The nearest folder that holds ``.fairness/`` wins, looking no higher than the project's
-    top: the folder with ``.git``, else the outermost folder with a rootdir marker
-    (:data:`ROOT_MARKERS`), else ``start`` itself. With no ``.fairness/`` found, the store
-    is placed next to the nearest marker (where pytest's rootdir would be), else in ``start``.
+    No higher than the project's top (``.git``, else the outermost :data:`ROOT_MARKERS`
+    folder); with none found, next to the nearest marker, as pytest's rootdir.
     """
     here = (start or Path.cwd()).resolve()
     chain: list[Path] = []
@@ -106,15 +82,13 @@ def _parser() -> argparse.ArgumentParser:
 
     runs = commands.add_parser("runs", parents=[common],
                                help="the runs in the history: id, label, checkpoints")
-    runs.add_argument("--last", type=int, default=20, metavar="N",
-                      help="show the last N runs (default: %(default)s)")
-
     history = commands.add_parser("history", parents=[common],
                                   help="table of tests × checkpoints (runs)")
     history.add_argument("--metric", choices=COMPARE_METRICS, default="headline",
                          help="number shown per cell (default: %(default)s)")
-    history.add_argument("--last", type=int, default=20, metavar="N",
-                         help="show the last N runs (default: %(default)s)")
+    for listing in (runs, history):
+        listing.add_argument("--last", type=int, default=20, metavar="N",
+                             help="show the last N runs (default: %(default)s)")
 
     compare = commands.add_parser("compare", parents=[common],
                                   help="compare B with baseline A; exit 1 on a regression")
@@ -174,13 +148,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _history(args: argparse.Namespace) -> int:
-    from pytest_fairness.history import HistoryStore
     from pytest_fairness.report.terminal import format_number, text_table
 
-    path = _store_path(args)
-    if args.last < 1:
-        raise FairnessConfigError(f"--last must be >= 1; got --last={args.last}.")
-    with HistoryStore(path, read_only=True) as store:
+    path, store = _store(args)
+    with store:
         rows = store.series(last=args.last)
     if not rows:
         print(f"no fairness results in {path}")
@@ -221,7 +192,10 @@ def _history_of(args: argparse.Namespace) -> Path:
     return Path(args.history) if args.history is not None else find_history()
 
 
-def _store_path(args: argparse.Namespace) -> Path:
+def _store(args: argparse.Namespace) -> tuple[Path, HistoryStore]:
+    """The store's path, and the store opened read-only (``--last`` checked first)."""
+    from pytest_fairness.history import HistoryStore
+
     path = _history_of(args)
     if not path.is_file():
         searched = "" if args.history is not None else (
@@ -230,17 +204,16 @@ def _store_path(args: argparse.Namespace) -> Path:
             f"no history store at {str(path)!r}{searched}; run `pytest --fairness` first, or "
             "pass --history PATH."
         )
-    return path
+    if getattr(args, "last", 1) < 1:
+        raise FairnessConfigError(f"--last must be >= 1; got --last={args.last}.")
+    return path, HistoryStore(path, read_only=True)
 
 
 def _runs(args: argparse.Namespace) -> int:
-    from pytest_fairness.history import HistoryStore
     from pytest_fairness.report.terminal import text_table
 
-    path = _store_path(args)
-    if args.last < 1:
-        raise FairnessConfigError(f"--last must be >= 1; got --last={args.last}.")
-    with HistoryStore(path, read_only=True) as store:
+    path, store = _store(args)
+    with store:
         runs = sorted(store.runs(), key=lambda run: int(run["id"]))[-args.last:]
     if not runs:
         print(f"no runs in {path}")
@@ -255,33 +228,14 @@ def _runs(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _output_folder(text: str) -> Path:
-    """The ``--html`` folder, created; a folder that cannot be written is a usage error."""
-    folder = Path(text)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise FairnessConfigError(
-            f"--html {text!r}: cannot write the report there ({error.strerror or error}); pass "
-            "a folder you can write, e.g. --html fairness-report."
-        ) from None
-    return folder
-
-
-def _baseline(ref: str, history: str) -> tuple[Baseline, str]:
-    from pytest_fairness.baseline import resolve_baseline
-
-    return resolve_baseline(ref, history)
-
-
 def _compare(args: argparse.Namespace) -> int:
-    from pytest_fairness.baseline import match_baseline, unmatched_message
+    from pytest_fairness.baseline import match_baseline, resolve_baseline, unmatched_message
     from pytest_fairness.regression import compare_baselines
     from pytest_fairness.report.terminal import regression_message, regression_tally
 
     history = str(_history_of(args))
-    base, base_source = _baseline(args.a, history)
-    now, now_source = _baseline(args.b, history)
+    base, base_source = resolve_baseline(args.a, history)
+    now, now_source = resolve_baseline(args.b, history)
     tests = [(nodeid, entry.test) for nodeid, entry in now.tests.items()]
     matched, _ = match_baseline(base, tests)
     if tests and not matched:
@@ -304,12 +258,11 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from pytest_fairness.history import HistoryStore
     from pytest_fairness.report.html import write_html
     from pytest_fairness.report.json_report import build_report, write_json
 
-    path = _store_path(args)
-    with HistoryStore(path, read_only=True) as store:
+    _, store = _store(args)
+    with store:
         run_id, checkpoint = store.resolve(args.run)
         run = store.run(run_id)
         records = store.records(run_id, checkpoint=checkpoint)
@@ -318,14 +271,15 @@ def _report(args: argparse.Namespace) -> int:
     metadata.update(run.get("metadata") or {})
     metadata["history_run_id"] = run_id
     document = build_report(records, run=metadata)
-    folder = _output_folder(args.html)
+    folder = Path(args.html)
     try:
+        folder.mkdir(parents=True, exist_ok=True)
         write_json(document, folder)
         page = write_html(document, folder, trends=trends)
     except OSError as error:
         raise FairnessConfigError(
-            f"--html {args.html!r}: cannot write the report ({error}); pass a folder you can "
-            "write."
+            f"--html {args.html!r}: cannot write the report there ({error.strerror or error}); "
+            "pass a folder you can write, e.g. --html fairness-report."
         ) from None
     print(f"fairness report of run {run_id}: {page}")
     return EXIT_OK
@@ -376,16 +330,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit status (0 ok, 1 regression, 2 usage error)."""
     parser = _parser()
     args = parser.parse_args(argv)
+    commands = {"runs": _runs, "history": _history, "compare": _compare, "report": _report,
+                "extract": _extract}
     try:
-        if args.command == "runs":
-            return _runs(args)
-        if args.command == "history":
-            return _history(args)
-        if args.command == "compare":
-            return _compare(args)
-        if args.command == "extract":
-            return _extract(args)
-        return _report(args)
+        return commands[args.command](args)
     except FairnessError as error:  # a bad argument, or a missing or damaged store or file
         print(f"pytest-fairness {args.command}: error: {error}", file=sys.stderr)
         return EXIT_USAGE
