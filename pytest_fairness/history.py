@@ -1,10 +1,8 @@
 """The run history: a SQLite store of every fairness run and its results.
 
-WAL mode, one ``BEGIN IMMEDIATE`` transaction per run, a schema version upgraded by
-:data:`MIGRATIONS`, ``PRAGMA quick_check`` when opened, every row checked when read (a
-damaged one is a :class:`~pytest_fairness.errors.FairnessConfigError` naming the run and the
-row, never skipped), and a read-only mode that never writes the file. See "CI gating and
-history" (``docs/ci-and-history.md``).
+One ``BEGIN IMMEDIATE`` transaction per run, schema upgrades by :data:`MIGRATIONS`, every row
+checked when read (a damaged one is an error naming the run and the row, never skipped), and a
+read-only mode that never writes the file. See docs/ci-and-history.md.
 """
 
 from __future__ import annotations
@@ -17,7 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 from pytest_fairness.errors import FairnessConfigError, FairnessError
 from pytest_fairness.files import FieldError, Fields
@@ -31,11 +29,7 @@ from pytest_fairness.records import (
     TestRecord,
 )
 
-__all__ = [
-    "DEFAULT_HISTORY", "MIGRATIONS", "SCHEMA_VERSION", "HistoryStore", "RunStore", "now",
-]
-
-DEFAULT_HISTORY: Final = Path(".fairness") / "history.sqlite"
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "HistoryStore", "now"]
 
 #: Each entry upgrades the store from version ``i`` to ``i + 1`` (index 0 creates it).
 MIGRATIONS: Final[tuple[str, ...]] = (
@@ -76,54 +70,31 @@ MIGRATIONS: Final[tuple[str, ...]] = (
 )
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 
-_RUN_COLUMNS: Final = ("id", "started", "finished", "label", "checkpoint", "git_commit",
-                       "model_fingerprint", "dataset_fingerprint", "seed", "versions",
-                       "exitstatus", "metadata")
-_RESULT_COLUMNS: Final = ("id", "run_id", "nodeid", "test", "checkpoint", "result_id",
-                          "indicator", "metric", "value", "gap", "ratio", "worst_group",
-                          "worst_value", "outcome", "data", "model_fingerprint",
-                          "dataset_fingerprint")
-
-
-class RunStore(Protocol):
-    """What the plugin and the command need from a history store (keeps it swappable)."""
-
-    def record_run(self, metadata: Mapping[str, Any], records: Sequence[TestRecord]) -> int:
-        """Store a run and its records atomically; return its id."""
-
-    def runs(self) -> list[dict[str, Any]]:
-        """Every run, oldest first."""
-
-    def resolve(self, ref: str) -> tuple[int, str | None]:
-        """A run id (and checkpoint) from an id, label or checkpoint name."""
-
-    def records(self, run_id: int, *, checkpoint: str | None = None) -> list[TestRecord]:
-        """The per-test records of a run."""
-
-
-def _insert(table: str, columns: Sequence[str]) -> str:
-    """``INSERT INTO table (columns) VALUES (?, ...)``: the columns listed once."""
-    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
-
-
-#: The kind of each column read back (:class:`~pytest_fairness.files.Fields` kinds).
-_RUN_KINDS: Final = {
+#: Each table's columns, in the order written, and the kind each is read back as
+#: (:class:`~pytest_fairness.files.Fields` kinds; None: JSON text, decoded apart).
+_RUN_COLUMNS: Final[Mapping[str, str | None]] = {
     "id": "int", "started": "str?", "finished": "str?", "label": "str?", "checkpoint": "str?",
     "git_commit": "str?", "model_fingerprint": "str?", "dataset_fingerprint": "str?",
-    "seed": "str?", "exitstatus": "int?",
+    "seed": "str?", "versions": None, "exitstatus": "int?", "metadata": None,
 }
-_SERIES_KINDS: Final = {
+_RESULT_COLUMNS: Final[Mapping[str, str | None]] = {
+    "id": "int", "run_id": "int", "nodeid": "str", "test": "str?", "checkpoint": "str?",
+    "result_id": "str", "indicator": "str", "metric": "str", "value": "num?", "gap": "num?",
+    "ratio": "num?", "worst_group": "str?", "worst_value": "num?", "outcome": "str?",
+    "data": None, "model_fingerprint": "str?", "dataset_fingerprint": "str?",
+}
+_SERIES_KINDS: Final[Mapping[str, str | None]] = {
     "run_id": "int", "result_checkpoint": "str?", "checkpoint": "str?", "label": "str?",
     "test": "str?", "result_id": "str", "indicator": "str", "value": "num?", "gap": "num?",
     "ratio": "num?", "worst_value": "num?", "outcome": "str?",
 }
-_RESULT_KINDS: Final = {
-    "run_id": "int", "nodeid": "str", "test": "str?", "checkpoint": "str?", "result_id": "str",
-    "indicator": "str", "metric": "str", "value": "num?", "gap": "num?", "ratio": "num?",
-    "worst_group": "str?", "worst_value": "num?", "outcome": "str?",
-    "model_fingerprint": "str?", "dataset_fingerprint": "str?",
-}
 _Payload = tuple[KeyedResult, list[CheckOutcome], list[Comparison]]
+
+
+def _insert(table: str, columns: Mapping[str, object]) -> str:
+    """``INSERT INTO table (columns but id) VALUES (?, ...)``: the columns listed once."""
+    names = list(columns)[1:]
+    return f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
 
 
 def _fingerprints(row: Mapping[str, object]) -> tuple[Extraction, ...]:
@@ -139,25 +110,7 @@ def now() -> str:
 
 
 class HistoryStore:
-    """The SQLite history store at ``path`` (created, and migrated, on first use).
-
-    Parameters
-    ----------
-    path : str or path-like
-        The database file; its directory is created when missing.
-    timeout : float
-        Seconds to wait for another writer's lock before giving up.
-
-    Examples
-    --------
-    >>> import tempfile, os
-    >>> store = HistoryStore(os.path.join(tempfile.mkdtemp(), "h.sqlite"))
-    >>> store.record_run({"label": "demo"}, [])
-    1
-    >>> [run["label"] for run in store.runs()]
-    ['demo']
-    >>> store.close()
-    """
+    """The SQLite history store at ``path``, created and migrated on first use."""
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 60.0,
                  read_only: bool = False) -> None:
@@ -167,10 +120,6 @@ class HistoryStore:
             raise FairnessConfigError(
                 f"--fairness-history must name a file, got the directory {str(self.path)!r}; "
                 f"e.g. {str(self.path / 'history.sqlite')!r}.")
-        if read_only and not self.path.is_file():
-            raise FairnessConfigError(
-                f"no history store at {str(self.path)!r}; run `pytest --fairness` first, or "
-                "pass the path of the store.")
         if not read_only:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -326,12 +275,12 @@ class HistoryStore:
             f"The store was damaged or edited by hand: delete that run ({delete}) or restore "
             "the file from a backup.")
 
-    def _checked_row(self, row: sqlite3.Row, kinds: Mapping[str, str], where: str,
+    def _checked_row(self, row: sqlite3.Row, kinds: Mapping[str, str | None], where: str,
                      run_id: Any) -> dict[str, Any]:
         """The row as a dict, each column of the kind pytest-fairness wrote ("str?", "num?")."""
         out = dict(row)
         try:
-            Fields(out, where).check(kinds)
+            Fields(out, where).check({name: kind for name, kind in kinds.items() if kind})
         except FieldError as error:
             raise self._damaged(where, str(error.name), f"{type(error.found).__name__} "
                                 f"{error.found!r:.40}, expected {error.expected}",
@@ -376,10 +325,9 @@ class HistoryStore:
         return result, decoded["checks"], decoded["regressions"]
 
     def record_run(self, metadata: Mapping[str, Any], records: Sequence[TestRecord]) -> int:
-        """Store one run and every result of its records, atomically; return the run id.
+        """Store one run and its records atomically; return its id.
 
-        ``metadata`` keys: the run columns (``started``, ``label``, ``git_commit``, ...,
-        ``versions`` a mapping); anything else is kept in the ``metadata`` column.
+        ``metadata`` keys other than the run columns are kept in the ``metadata`` column.
         """
         if self.read_only:
             raise FairnessConfigError(f"history {str(self.path)!r} was opened read-only.")
@@ -402,7 +350,7 @@ class HistoryStore:
                              json.dumps(payload, sort_keys=True, allow_nan=False),
                              record.model_fingerprint, record.dataset_fingerprint))
         with self._guard(writing=True), self._write() as conn:
-            cursor = conn.execute(_insert("runs", _RUN_COLUMNS[1:]), (
+            cursor = conn.execute(_insert("runs", _RUN_COLUMNS), (
                 metadata.get("started") or now(), metadata.get("finished") or now(),
                 metadata.get("label"), metadata.get("checkpoint"), metadata.get("git_commit"),
                 metadata.get("model_fingerprint"), metadata.get("dataset_fingerprint"),
@@ -410,7 +358,7 @@ class HistoryStore:
                 json.dumps(dict(metadata.get("versions") or {}), sort_keys=True),
                 metadata.get("exitstatus"), json.dumps(extra, sort_keys=True, default=str)))
             run_id = int(cursor.lastrowid or 0)
-            conn.executemany(_insert("results", _RESULT_COLUMNS[1:]),  # the rows, in this order
+            conn.executemany(_insert("results", _RESULT_COLUMNS),  # the rows, in this order
                              [(run_id, *row) for row in rows])
         return run_id
 
@@ -423,7 +371,7 @@ class HistoryStore:
                 "AS n_results FROM runs ORDER BY id").fetchall()
         for row in rows:
             where = f"run {row['id']}"
-            run = self._checked_row(row, _RUN_KINDS, where, row["id"])
+            run = self._checked_row(row, _RUN_COLUMNS, where, row["id"])
             for column in ("versions", "metadata"):
                 value = self._json(run[column] or "{}", where, column, run["id"])
                 if not isinstance(value, dict):
@@ -442,24 +390,20 @@ class HistoryStore:
 
     def _unknown(self, ref: str) -> str:
         runs = self.runs()
+        with self._guard():
+            checkpoints = [str(r[0]) for r in self._conn.execute(
+                "SELECT DISTINCT checkpoint FROM results WHERE checkpoint IS NOT NULL")]
         ids = sorted({int(r["id"]) for r in runs})[-10:]
         names = [str(i) for i in ids] + sorted(
-            {n for r in runs for n in (r["checkpoint"], r["label"]) if n}
-            | set(self._result_checkpoints()))
+            {n for r in runs for n in (r["checkpoint"], r["label"]) if n} | set(checkpoints))
         known = ", ".join(names[:30]) or "none (the store is empty)"
         return (f"no run {ref!r} in the history {str(self.path)!r}; give a run id, a checkpoint "
                 f"or a run label (known: {known}), or a baseline .json file.")
 
-    def _result_checkpoints(self) -> list[str]:
-        with self._guard():
-            return [str(r[0]) for r in self._conn.execute(
-                "SELECT DISTINCT checkpoint FROM results WHERE checkpoint IS NOT NULL")]
-
     def resolve(self, ref: str) -> tuple[int, str | None]:
-        """Find a run by id, label or checkpoint (the latest such run).
+        """``(run_id, checkpoint)`` of the latest run with this id, label or checkpoint.
 
-        Returns ``(run_id, checkpoint)``: the checkpoint is set when ``ref`` named the
-        checkpoint of some results of a run that covered several, so only those count.
+        The checkpoint is set when ``ref`` names the checkpoint of some results of a run.
         """
         text = str(ref).strip()
         with self._guard():
@@ -493,7 +437,7 @@ class HistoryStore:
                                       ).fetchall()
         for found in rows:
             where = f"result row {found['id']} (run {found['run_id']})"
-            row = self._checked_row(found, _RESULT_KINDS, where, found["run_id"])
+            row = self._checked_row(found, _RESULT_COLUMNS, where, found["run_id"])
             result, checks, regressions = self._payload(row["data"], where, row["run_id"])
             record = by_test.get(row["nodeid"]) or TestRecord(
                 row["nodeid"], row["test"] or row["nodeid"], row["checkpoint"], row["outcome"]
@@ -504,11 +448,7 @@ class HistoryStore:
         return list(by_test.values())
 
     def series(self, *, last: int = 20) -> list[dict[str, Any]]:
-        """Headline numbers of the last ``last`` runs: one dict per stored result, oldest first.
-
-        Keys: ``run_id``, ``column`` (checkpoint, label or ``run N``), ``test``, ``result_id``,
-        ``indicator``, ``value``, ``gap``, ``ratio``, ``worst_value``, ``outcome``.
-        """
+        """One dict per result of the last ``last`` runs, oldest first (``column``: checkpoint)."""
         with self._guard():
             rows = self._conn.execute(
                 "SELECT results.id, results.run_id, results.checkpoint AS result_checkpoint, "
