@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
-from pytest_fairness.errors import FairnessConfigError, FairnessError
+from pytest_fairness.errors import FairnessConfigError
 from pytest_fairness.files import FieldError, Fields
 from pytest_fairness.options import checkpoint_id
 from pytest_fairness.records import (
@@ -128,19 +128,31 @@ class HistoryStore:
             raise FairnessConfigError(self._unreadable(error)) from None
         try:
             self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-            self._check()
-            if read_only:
-                self._open_read_only()
-            else:
+            # A damaged page is reported now, not at the first query.
+            problems = [str(row[0]) for row in self._conn.execute("PRAGMA quick_check(5)")]
+            if problems != ["ok"]:
+                raise FairnessConfigError(self._unreadable("quick_check: " + "; ".join(problems)))
+            if not read_only:
                 self._conn.execute("PRAGMA journal_mode = WAL")
                 self._conn.execute("PRAGMA foreign_keys = ON")
-                self._migrate()
-            self._check_columns()
-        except (sqlite3.DatabaseError, UnicodeDecodeError) as error:
+            elif self.version != SCHEMA_VERSION:  # upgraded in a copy in memory, not the file
+                memory = sqlite3.connect(":memory:", isolation_level=None)
+                memory.row_factory = sqlite3.Row
+                self._conn.backup(memory)
+                self._conn.close()
+                self._conn = memory
+            self._migrate()
+            # A damaged schema may rename a column the queries read.
+            for table, wanted in (("runs", _RUN_COLUMNS), ("results", _RESULT_COLUMNS)):
+                have = {str(row[1]) for row in self._conn.execute(f"PRAGMA table_info({table})")}
+                missing = [c for c in wanted if c not in have]
+                if missing:
+                    raise FairnessConfigError(self._unreadable(
+                        f"table {table!r} has no column {missing[0]!r}"))
+        except BaseException as error:
             self._conn.close()
-            raise FairnessConfigError(self._unreadable(error)) from None
-        except FairnessError:
-            self._conn.close()
+            if isinstance(error, (sqlite3.DatabaseError, UnicodeDecodeError)):
+                raise FairnessConfigError(self._unreadable(error)) from None
             raise
 
     def _connect(self, timeout: float) -> sqlite3.Connection:
@@ -164,7 +176,7 @@ class HistoryStore:
                 conn = sqlite3.connect(uri + "&immutable=1", uri=True, timeout=timeout,
                                        isolation_level=None)
             except (sqlite3.DatabaseError, UnicodeDecodeError):
-                pass  # reported by _check, with the file's name
+                pass  # reported by quick_check, with the file's name
         conn.row_factory = sqlite3.Row
         return conn
 
@@ -173,39 +185,6 @@ class HistoryStore:
                 "Restore it from a backup, salvage it with `sqlite3 OLD .recover | sqlite3 NEW`, "
                 "or move it aside (pytest starts a new history); to keep it, point "
                 "--fairness-history (or `pytest-fairness --history`) at another file.")
-
-    def _check(self) -> None:
-        """``PRAGMA quick_check``: a damaged page is reported now, not at the first query."""
-        problems = [str(row[0]) for row in self._conn.execute("PRAGMA quick_check(5)")]
-        if problems != ["ok"]:
-            raise FairnessConfigError(self._unreadable("quick_check: " + "; ".join(problems)))
-
-    def _check_columns(self) -> None:
-        """Every table has the columns the queries read (a damaged schema may rename one)."""
-        for table, wanted in (("runs", _RUN_COLUMNS), ("results", _RESULT_COLUMNS)):
-            have = {str(row[1]) for row in self._conn.execute(f"PRAGMA table_info({table})")}
-            missing = [c for c in wanted if c not in have]
-            if missing:
-                raise FairnessConfigError(self._unreadable(
-                    f"table {table!r} has no column {missing[0]!r}"))
-
-    def _open_read_only(self) -> None:
-        """Refuse a newer schema; upgrade an older one in a copy in memory, never the file."""
-        version = self.version
-        if version > SCHEMA_VERSION:
-            raise FairnessConfigError(self._newer(version))
-        if version == SCHEMA_VERSION:
-            return
-        memory = sqlite3.connect(":memory:", isolation_level=None)
-        memory.row_factory = sqlite3.Row
-        self._conn.backup(memory)
-        self._conn.close()
-        self._conn = memory
-        self._migrate()
-
-    def _newer(self, version: int) -> str:
-        return (f"history {str(self.path)!r} has schema version {version}, newer than this "
-                f"pytest-fairness understands ({SCHEMA_VERSION}); upgrade pytest-fairness.")
 
     def close(self) -> None:
         """Close the connection."""
@@ -246,7 +225,9 @@ class HistoryStore:
             conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
             current = self.version  # again, under the lock: another process may have migrated
             if current > SCHEMA_VERSION:
-                raise FairnessConfigError(self._newer(current))
+                raise FairnessConfigError(
+                    f"history {str(self.path)!r} has schema version {current}, newer than this "
+                    f"pytest-fairness understands ({SCHEMA_VERSION}); upgrade pytest-fairness.")
             for version in range(current, SCHEMA_VERSION):
                 for statement in MIGRATIONS[version].split(";"):
                     if statement.strip():

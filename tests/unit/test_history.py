@@ -137,8 +137,9 @@ def test_newer_store_is_refused(tmp_path: Path) -> None:
     conn.execute("UPDATE schema_version SET version = 99")
     conn.commit()
     conn.close()
-    with pytest.raises(FairnessConfigError, match="schema version 99, newer than"):
-        HistoryStore(path)
+    for read_only in (False, True):
+        with pytest.raises(FairnessConfigError, match="schema version 99, newer than"):
+            HistoryStore(path, read_only=read_only)
 
 
 def test_not_a_database(tmp_path: Path) -> None:
