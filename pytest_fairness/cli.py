@@ -50,20 +50,11 @@ def find_history(start: Path | None = None) -> Path:
     folder); with none found, next to the nearest marker, as pytest's rootdir.
     """
     here = (start or Path.cwd()).resolve()
-    chain: list[Path] = []
-    marked: list[Path] = []
-    for folder in (here, *here.parents):
-        chain.append(folder)
-        if any((folder / name).exists() for name in ROOT_MARKERS):
-            marked.append(folder)
-        if (folder / ".git").exists():
-            break
-    else:  # no .git: the project ends at its outermost marker
-        chain = chain[: chain.index(marked[-1]) + 1] if marked else [here]
-    for folder in chain:
-        if (folder / ".fairness").is_dir():
-            return folder / ".fairness" / "history.sqlite"
-    return (marked[0] if marked else here) / ".fairness" / "history.sqlite"
+    chain = [here, *here.parents]
+    marked = [f for f in chain if any((f / name).exists() for name in ROOT_MARKERS)]
+    top = next((f for f in chain if (f / ".git").exists()), marked[-1] if marked else here)
+    found = [f for f in chain[: chain.index(top) + 1] if (f / ".fairness").is_dir()]
+    return (found or marked or [here])[0] / ".fairness" / "history.sqlite"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -163,7 +154,6 @@ def _history(args: argparse.Namespace) -> int:
             columns.append((row["run_id"], row["column"]))
         if row["label"] and row["label"] != row["column"]:
             run_labels[row["run_id"]] = row["label"]
-    columns.sort(key=lambda column: column[0])  # run ids in numeric order, stable within a run
     names = [c for _, c in columns]
     labels = [(c if names.count(c) == 1 else f"{c}#{r}")
               + (f" [{run_labels[r]}]" if r in run_labels else "") for r, c in columns]
@@ -267,9 +257,8 @@ def _report(args: argparse.Namespace) -> int:
         run = store.run(run_id)
         records = store.records(run_id, checkpoint=checkpoint)
         trends = store.series(last=20)
-    metadata = {k: v for k, v in run.items() if k not in ("id", "metadata", "n_results")}
-    metadata.update(run.get("metadata") or {})
-    metadata["history_run_id"] = run_id
+    metadata = {**{k: v for k, v in run.items() if k not in ("id", "metadata", "n_results")},
+                **run["metadata"], "history_run_id": run_id}
     document = build_report(records, run=metadata)
     folder = Path(args.html)
     try:
@@ -307,12 +296,10 @@ def _extract(args: argparse.Namespace) -> int:
         perturbations += [(n, float(level), args.seed) for n in PERTURBATIONS
                           for level in fair_sa_levels(args.fair_sa)[1:]
                           if (n, float(level), args.seed) not in perturbations]
-    if args.seed:
-        words += ["--seed", str(args.seed)]
-    if args.image_size != 224:
-        words += ["--image-size", str(args.image_size)]
-    if args.normalize != "imagenet":
-        words += ["--normalize", args.normalize]
+    for flag, value, default in (("--seed", args.seed, 0), ("--image-size", args.image_size, 224),
+                                 ("--normalize", args.normalize, "imagenet")):
+        if value != default:
+            words += [flag, str(value)]
     job = ExtractJob(model=args.model, dataset=name, root=root, out=out,
                      perturbations=tuple(perturbations), checkpoint=args.checkpoint,
                      image_size=args.image_size, normalize=args.normalize,
@@ -328,8 +315,7 @@ def _extract(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit status (0 ok, 1 regression, 2 usage error)."""
-    parser = _parser()
-    args = parser.parse_args(argv)
+    args = _parser().parse_args(argv)
     commands = {"runs": _runs, "history": _history, "compare": _compare, "report": _report,
                 "extract": _extract}
     try:
