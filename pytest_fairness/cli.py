@@ -13,19 +13,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from pytest_fairness import options
 from pytest_fairness.errors import FairnessConfigError, FairnessError
 from pytest_fairness.indicators import headline
-from pytest_fairness.options import (
-    COMPARE_METRICS,
-    CONFIDENCE_MODES,
-    parse_batch_size,
-    parse_compare_fail,
-    parse_data_item,
-    parse_levels,
-    parse_perturbation_item,
-    parse_run_ref,
-    parse_seed,
-)
 
 if TYPE_CHECKING:
     from pytest_fairness.history import HistoryStore
@@ -75,7 +65,7 @@ def _parser() -> argparse.ArgumentParser:
                                help="the runs in the history: id, label, checkpoints")
     history = commands.add_parser("history", parents=[common],
                                   help="table of tests × checkpoints (runs)")
-    history.add_argument("--metric", choices=COMPARE_METRICS, default="headline",
+    history.add_argument("--metric", choices=options.COMPARE_METRICS, default="headline",
                          help="number shown per cell (default: %(default)s)")
     for listing in (runs, history):
         listing.add_argument("--last", type=int, default=20, metavar="N",
@@ -83,22 +73,20 @@ def _parser() -> argparse.ArgumentParser:
 
     compare = commands.add_parser("compare", parents=[common],
                                   help="compare B with baseline A; exit 1 on a regression")
-    compare.add_argument("a", type=parse_run_ref, metavar="A", help="the baseline")
-    compare.add_argument("b", type=parse_run_ref, metavar="B", help="the candidate")
-    compare.add_argument("--fail", type=parse_compare_fail, default={"headline": 0.0},
+    compare.add_argument("a", type=options.parse_run_ref, metavar="A", help="the baseline")
+    compare.add_argument("b", type=options.parse_run_ref, metavar="B", help="the candidate")
+    compare.add_argument("--fail", type=options.parse_compare_fail, default={"headline": 0.0},
                          metavar="METRIC:TOL[,...]",
                          help="what counts as a regression: a tolerance on each "
                               "indicator's headline, or metric:tolerance pairs (default: 0)")
-    compare.add_argument("--confidence", choices=CONFIDENCE_MODES,
-                         default="point",
+    compare.add_argument("--confidence", choices=options.CONFIDENCE_MODES, default="point",
                          help="judge each change by itself (point, the default), or by its "
-                              "bootstrap interval: supported fails when all of it exceeds "
-                              "the tolerance, strict when any of it does (as "
-                              "--fairness-compare-confidence)")
+                              "bootstrap interval: supported fails when all of it exceeds the "
+                              "tolerance, strict when any does (as --fairness-compare-confidence)")
 
     report = commands.add_parser("report", parents=[common],
                                  help="write report.json and report.html of a run")
-    report.add_argument("run", type=parse_run_ref, metavar="RUN",
+    report.add_argument("run", type=options.parse_run_ref, metavar="RUN",
                         help="run id, label or checkpoint in the history")
     report.add_argument("--html", required=True, metavar="DIR", help="output directory")
 
@@ -114,22 +102,22 @@ def _parser() -> argparse.ArgumentParser:
     extract.add_argument("--checkpoint", default=None, metavar="PATH",
                          help="passed to the factory as checkpoint=PATH")
     extract.add_argument("--data", "--fairness-data", dest="data", required=True,
-                         type=parse_data_item, metavar="NAME=PATH",
+                         type=options.parse_data_item, metavar="NAME=PATH",
                          help="the dataset, as pytest's --fairness-data NAME=PATH")
     extract.add_argument("--out", required=True, metavar="DIR", help="features directory")
     extract.add_argument("--perturbation", action="append", default=[],
-                         type=parse_perturbation_item, metavar="NAME:LEVEL",
+                         type=options.parse_perturbation_item, metavar="NAME:LEVEL",
                          help="also extract this perturbation at this level (repeatable)")
-    extract.add_argument("--fair-sa", type=parse_levels, default=None, metavar="LEVELS",
+    extract.add_argument("--fair-sa", type=options.parse_levels, default=None, metavar="LEVELS",
                          help="also extract every perturbation at LEVELS evenly spaced levels "
                               "(as fair_sa(levels=LEVELS))")
-    extract.add_argument("--seed", type=parse_seed, default=0,
+    extract.add_argument("--seed", type=options.parse_seed, default=0,
                          help="seed of the random perturbations (default: %(default)s)")
-    extract.add_argument("--image-size", type=parse_batch_size, default=224, metavar="N",
+    extract.add_argument("--image-size", type=options.parse_batch_size, default=224, metavar="N",
                          help="resize images to N×N (default: %(default)s)")
     extract.add_argument("--normalize", choices=("imagenet", "none"), default="imagenet",
                          help="per-channel normalisation (default: %(default)s)")
-    extract.add_argument("--batch-size", type=parse_batch_size, default=64, metavar="N",
+    extract.add_argument("--batch-size", type=options.parse_batch_size, default=64, metavar="N",
                          help="images per forward pass (default: %(default)s)")
     extract.add_argument("--num-workers", type=int, default=0, metavar="N",
                          help="DataLoader worker processes per rank (default: %(default)s)")

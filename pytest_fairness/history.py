@@ -83,11 +83,9 @@ _RESULT_COLUMNS: Final[Mapping[str, str | None]] = {
     "ratio": "num?", "worst_group": "str?", "worst_value": "num?", "outcome": "str?",
     "data": None, "model_fingerprint": "str?", "dataset_fingerprint": "str?",
 }
-_SERIES_KINDS: Final[Mapping[str, str | None]] = {
-    "run_id": "int", "result_checkpoint": "str?", "checkpoint": "str?", "label": "str?",
-    "test": "str?", "result_id": "str", "indicator": "str", "value": "num?", "gap": "num?",
-    "ratio": "num?", "worst_value": "num?", "outcome": "str?",
-}
+#: The kind of any column read (one named in both tables is of one kind in both).
+_KINDS: Final[Mapping[str, str]] = {"result_checkpoint": "str?", **{
+    name: kind for name, kind in {**_RUN_COLUMNS, **_RESULT_COLUMNS}.items() if kind}}
 _Payload = tuple[KeyedResult, list[CheckOutcome], list[Comparison]]
 
 
@@ -95,13 +93,6 @@ def _insert(table: str, columns: Mapping[str, object]) -> str:
     """``INSERT INTO table (columns but id) VALUES (?, ...)``: the columns listed once."""
     names = list(columns)[1:]
     return f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
-
-
-def _fingerprints(row: Mapping[str, object]) -> tuple[Extraction, ...]:
-    """A record's extractions as a result row keeps them: its two fingerprints only."""
-    model, dataset = row["model_fingerprint"], row["dataset_fingerprint"]
-    return () if model is None and dataset is None else (
-        Extraction("", str(dataset or ""), str(model or ""), ""),)
 
 
 def now() -> str:
@@ -256,12 +247,11 @@ class HistoryStore:
             f"The store was damaged or edited by hand: delete that run ({delete}) or restore "
             "the file from a backup.")
 
-    def _checked_row(self, row: sqlite3.Row, kinds: Mapping[str, str | None], where: str,
-                     run_id: Any) -> dict[str, Any]:
+    def _checked_row(self, row: sqlite3.Row, where: str, run_id: Any) -> dict[str, Any]:
         """The row as a dict, each column of the kind pytest-fairness wrote ("str?", "num?")."""
         out = dict(row)
         try:
-            Fields(out, where).check({name: kind for name, kind in kinds.items() if kind})
+            Fields(out, where).check(_KINDS)
         except FieldError as error:
             raise self._damaged(where, str(error.name), f"{type(error.found).__name__} "
                                 f"{error.found!r:.40}, expected {error.expected}",
@@ -352,7 +342,7 @@ class HistoryStore:
                 "AS n_results FROM runs ORDER BY id").fetchall()
         for row in rows:
             where = f"run {row['id']}"
-            run = self._checked_row(row, _RUN_COLUMNS, where, row["id"])
+            run = self._checked_row(row, where, row["id"])
             for column in ("versions", "metadata"):
                 value = self._json(run[column] or "{}", where, column, run["id"])
                 if not isinstance(value, dict):
@@ -418,11 +408,13 @@ class HistoryStore:
                                       ).fetchall()
         for found in rows:
             where = f"result row {found['id']} (run {found['run_id']})"
-            row = self._checked_row(found, _RESULT_COLUMNS, where, found["run_id"])
+            row = self._checked_row(found, where, found["run_id"])
             result, checks, regressions = self._payload(row["data"], where, row["run_id"])
+            model, dataset = row["model_fingerprint"], row["dataset_fingerprint"]  # all it keeps
             record = by_test.get(row["nodeid"]) or TestRecord(
                 row["nodeid"], row["test"] or row["nodeid"], row["checkpoint"], row["outcome"]
-                or "", extractions=_fingerprints(row))
+                or "", extractions=() if model is None and dataset is None else (
+                    Extraction("", dataset or "", model or "", ""),))
             by_test[record.nodeid] = replace(record, results=(*record.results, result),
                                       checks=(*record.checks, *checks),
                                       regressions=(*record.regressions, *regressions))
@@ -441,7 +433,7 @@ class HistoryStore:
                 (int(last),)).fetchall()
         out = []
         for row in rows:
-            item = self._checked_row(row, _SERIES_KINDS, f"result row {row['id']} (run "
+            item = self._checked_row(row, f"result row {row['id']} (run "
                                      f"{row['run_id']})", row["run_id"])
             del item["id"]
             checkpoint = item.pop("result_checkpoint") or item["checkpoint"]
