@@ -135,13 +135,9 @@ def _history(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no fairness results in {path}")
         return EXIT_OK
-    columns: list[tuple[int, str]] = []
-    run_labels: dict[int, str] = {}
-    for row in rows:
-        if (row["run_id"], row["column"]) not in columns:
-            columns.append((row["run_id"], row["column"]))
-        if row["label"] and row["label"] != row["column"]:
-            run_labels[row["run_id"]] = row["label"]
+    columns = list(dict.fromkeys((row["run_id"], row["column"]) for row in rows))
+    run_labels = {row["run_id"]: row["label"] for row in rows
+                  if row["label"] and row["label"] != row["column"]}
     names = [c for _, c in columns]
     labels = [(c if names.count(c) == 1 else f"{c}#{r}")
               + (f" [{run_labels[r]}]" if r in run_labels else "") for r, c in columns]

@@ -1,8 +1,4 @@
-"""Files and stores read back: atomic writes, the ``report.json`` header, typed field reads.
-
-Every file pytest-fairness writes goes through :func:`atomic_write_text`, so a reader never
-sees half of one; what is read back is checked by :class:`Fields`.
-"""
+"""Files and stores read back: atomic writes, the ``report.json`` header, typed field reads."""
 
 from __future__ import annotations
 

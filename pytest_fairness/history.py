@@ -400,12 +400,11 @@ class HistoryStore:
 
     def records(self, run_id: int, *, checkpoint: str | None = None) -> list[TestRecord]:
         """The per-test records of a run (optionally of one checkpoint only)."""
-        mine = "" if checkpoint is None else " AND checkpoint = ?"
         by_test: dict[str, TestRecord] = {}
         with self._guard():
-            rows = self._conn.execute(f"SELECT * FROM results WHERE run_id = ?{mine} ORDER BY id",
-                                      (run_id,) if checkpoint is None else (run_id, checkpoint)
-                                      ).fetchall()
+            rows = self._conn.execute(
+                "SELECT * FROM results WHERE run_id = ? AND (? IS NULL OR checkpoint = ?) "
+                "ORDER BY id", (run_id, checkpoint, checkpoint)).fetchall()
         for found in rows:
             where = f"result row {found['id']} (run {found['run_id']})"
             row = self._checked_row(found, where, found["run_id"])
