@@ -22,15 +22,9 @@ if TYPE_CHECKING:
 
 __all__ = ["ROOT_MARKERS", "find_history", "main"]
 
-EXIT_OK: Final = 0
-EXIT_REGRESSION: Final = 1
-EXIT_USAGE: Final = 2
-
 
 #: Files that mark a project's top for pytest's rootdir (``.git``: the search stops there).
 ROOT_MARKERS: Final = ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", ".git")
-_HISTORY_HELP: Final = ("history store (default: .fairness/history.sqlite of the project, "
-                        "found from the current folder up)")
 
 
 def find_history(start: Path | None = None) -> Path:
@@ -53,12 +47,13 @@ def _parser() -> argparse.ArgumentParser:
         description="Read pytest-fairness history and baselines without running tests; "
                     "extract features for them.",
     )
-    parser.add_argument("--history", metavar="PATH", default=None, help=_HISTORY_HELP)
-    # The same option after the command (`compare A B --history PATH`); SUPPRESS keeps the
-    # value given before the command when it is not repeated.
+    # --history before or after the command (`compare A B --history PATH`); SUPPRESS keeps
+    # the value given before the command when it is not repeated.
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--history", metavar="PATH", default=argparse.SUPPRESS,
-                        help=_HISTORY_HELP)
+    for where, default in ((parser, None), (common, argparse.SUPPRESS)):
+        where.add_argument("--history", metavar="PATH", default=default,
+                           help="history store (default: .fairness/history.sqlite of the "
+                                "project, found from the current folder up)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     runs = commands.add_parser("runs", parents=[common],
@@ -134,7 +129,7 @@ def _history(args: argparse.Namespace) -> int:
         rows = store.series(last=args.last)
     if not rows:
         print(f"no fairness results in {path}")
-        return EXIT_OK
+        return 0
     columns = list(dict.fromkeys((row["run_id"], row["column"]) for row in rows))
     run_labels = {row["run_id"]: row["label"] for row in rows
                   if row["label"] and row["label"] != row["column"]}
@@ -145,11 +140,10 @@ def _history(args: argparse.Namespace) -> int:
     cells: dict[str, dict[int, str]] = {}
     for row in rows:
         test = f"{row['test']} :: {row['result_id']}"
-        if field == "headline":
-            value = headline(row["indicator"]).read(row["value"], row["gap"])
-        else:
-            value = row[field] if row[field] is not None or field != "worst_value" else row[
-                "value"]
+        value = row[field] if field != "headline" else headline(row["indicator"]).read(
+            row["value"], row["gap"])
+        if field == "worst_value" and value is None:  # no worst group: the value itself
+            value = row["value"]
         mark = "" if row["outcome"] in (None, "passed") else " !"
         cells.setdefault(test, {})[columns.index((row["run_id"], row["column"]))] = (
             format_number(value) + mark)
@@ -158,7 +152,7 @@ def _history(args: argparse.Namespace) -> int:
     print(f"{args.metric} per test (rows) and checkpoint or run (columns); ! = test failed")
     for line in text_table(["test", *labels], table, indent=""):
         print(line)
-    return EXIT_OK
+    return 0
 
 
 def _history_of(args: argparse.Namespace) -> Path:
@@ -191,7 +185,7 @@ def _runs(args: argparse.Namespace) -> int:
         runs = sorted(store.runs(), key=lambda run: int(run["id"]))[-args.last:]
     if not runs:
         print(f"no runs in {path}")
-        return EXIT_OK
+        return 0
     table = [[str(run["id"]), run["started"] or "-", run["label"] or "-",
               run["checkpoint"] or "-", (run["git_commit"] or "-")[:10], str(run["n_results"]),
               "-" if run["exitstatus"] is None else str(run["exitstatus"])] for run in runs]
@@ -199,7 +193,7 @@ def _runs(args: argparse.Namespace) -> int:
     for line in text_table(["run", "started", "label", "checkpoint", "commit", "results",
                             "exit"], table, indent=""):
         print(line)
-    return EXIT_OK
+    return 0
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -225,10 +219,10 @@ def _compare(args: argparse.Namespace) -> int:
     print(f"baseline matched {len(matched)}/{len(tests)} tests; {regression_tally(comparisons)}")
     if any(c.regressed for c in comparisons):
         print(regression_message(comparisons, source=base_source, with_test=True))
-        return EXIT_REGRESSION
+        return 1
     print(f"no regression: {len(comparisons)} comparison{'s' if len(comparisons) != 1 else ''} "
           "within tolerance")
-    return EXIT_OK
+    return 0
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -255,7 +249,7 @@ def _report(args: argparse.Namespace) -> int:
             "pass a folder you can write, e.g. --html fairness-report."
         ) from None
     print(f"fairness report of run {run_id}: {page}")
-    return EXIT_OK
+    return 0
 
 
 def _extract(args: argparse.Namespace) -> int:
@@ -294,7 +288,7 @@ def _extract(args: argparse.Namespace) -> int:
           "whose checksums matched", flush=True)
     if summary.manifest is not None:
         print(f"features written: {summary.manifest}", flush=True)
-    return EXIT_OK
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -306,7 +300,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return commands[args.command](args)
     except FairnessError as error:  # a bad argument, or a missing or damaged store or file
         print(f"pytest-fairness {args.command}: error: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -364,8 +364,7 @@ class HistoryStore:
         with self._guard():
             checkpoints = [str(r[0]) for r in self._conn.execute(
                 "SELECT DISTINCT checkpoint FROM results WHERE checkpoint IS NOT NULL")]
-        ids = sorted({int(r["id"]) for r in runs})[-10:]
-        names = [str(i) for i in ids] + sorted(
+        names = [str(r["id"]) for r in runs][-10:] + sorted(
             {n for r in runs for n in (r["checkpoint"], r["label"]) if n} | set(checkpoints))
         known = ", ".join(names[:30]) or "none (the store is empty)"
         return (f"no run {ref!r} in the history {str(self.path)!r}; give a run id, a checkpoint "
@@ -391,8 +390,7 @@ class HistoryStore:
                  .replace("_", "\\_"))).fetchone()
         if found:
             run_id, checkpoint = found[0], found[1]
-            if (not isinstance(run_id, int) or isinstance(run_id, bool)
-                    or not isinstance(checkpoint, (str, type(None)))):
+            if not isinstance(run_id, int) or not isinstance(checkpoint, (str, type(None))):
                 raise self._damaged(f"a result of run {run_id!r:.20}", "run_id/checkpoint",
                                     f"{run_id!r:.20}, {checkpoint!r:.40}", run_id)
             return run_id, checkpoint
