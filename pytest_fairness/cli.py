@@ -150,8 +150,7 @@ def _history(args: argparse.Namespace) -> int:
     table = [[test, *(by.get(i, "-") for i in range(len(columns)))]
              for test, by in cells.items()]
     print(f"{args.metric} per test (rows) and checkpoint or run (columns); ! = test failed")
-    for line in text_table(["test", *labels], table, indent=""):
-        print(line)
+    print(*text_table(["test", *labels], table, indent=""), sep="\n")
     return 0
 
 
@@ -170,8 +169,7 @@ def _store(args: argparse.Namespace) -> tuple[Path, HistoryStore]:
             f" (searched from {Path.cwd()} up to the project's top for a .fairness/ folder)")
         raise FairnessConfigError(
             f"no history store at {str(path)!r}{searched}; run `pytest --fairness` first, or "
-            "pass --history PATH."
-        )
+            "pass --history PATH.")
     if getattr(args, "last", 1) < 1:
         raise FairnessConfigError(f"--last must be >= 1; got --last={args.last}.")
     return path, HistoryStore(path, read_only=True)
@@ -182,7 +180,7 @@ def _runs(args: argparse.Namespace) -> int:
 
     path, store = _store(args)
     with store:
-        runs = sorted(store.runs(), key=lambda run: int(run["id"]))[-args.last:]
+        runs = store.runs()[-args.last:]  # oldest first
     if not runs:
         print(f"no runs in {path}")
         return 0
@@ -190,9 +188,8 @@ def _runs(args: argparse.Namespace) -> int:
               run["checkpoint"] or "-", (run["git_commit"] or "-")[:10], str(run["n_results"]),
               "-" if run["exitstatus"] is None else str(run["exitstatus"])] for run in runs]
     print(f"runs in {path}: refer to one by its id, label or checkpoint")
-    for line in text_table(["run", "started", "label", "checkpoint", "commit", "results",
-                            "exit"], table, indent=""):
-        print(line)
+    print(*text_table(["run", "started", "label", "checkpoint", "commit", "results", "exit"],
+                      table, indent=""), sep="\n")
     return 0
 
 
