@@ -155,7 +155,6 @@ def _history(args: argparse.Namespace) -> int:
 
 
 def _history_of(args: argparse.Namespace) -> Path:
-    """``--history``, else the project's store found from the current folder up."""
     return Path(args.history) if args.history is not None else find_history()
 
 

@@ -12,7 +12,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
@@ -100,7 +100,7 @@ def now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime())
 
 
-class HistoryStore:
+class HistoryStore(AbstractContextManager["HistoryStore"]):
     """The SQLite history store at ``path``, created and migrated on first use."""
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 60.0,
@@ -157,9 +157,8 @@ class HistoryStore:
             except sqlite3.OperationalError as error:
                 if "readonly" not in str(error) and "unable to open" not in str(error):
                     raise
-                # A WAL store in a folder we cannot write: SQLite cannot create the -shm
-                # file a reader needs. With no -wal file left by a writer, nothing is pending
-                # and the file may be read as immutable.
+                # A WAL store in a folder we cannot write (no -shm file for a reader): with no
+                # -wal file left by a writer, nothing is pending; the file is read as immutable.
                 wal = Path(str(self.path) + "-wal")
                 if wal.exists() and wal.stat().st_size:
                     raise
@@ -180,9 +179,6 @@ class HistoryStore:
     def close(self) -> None:
         """Close the connection."""
         self._conn.close()
-
-    def __enter__(self) -> HistoryStore:
-        return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
@@ -258,21 +254,25 @@ class HistoryStore:
                                 run_id) from None
         return out
 
-    def _json(self, text: Any, where: str, column: str, run_id: Any) -> Any:
+    def _json(self, text: Any, where: str, column: str, run_id: Any) -> dict[str, Any]:
+        """A column of JSON text holding an object, decoded."""
         from pytest_fairness.data.jsonfile import parse_json
         from pytest_fairness.errors import InvalidDataError
 
         if not isinstance(text, str):
             raise self._damaged(where, column, f"{type(text).__name__}, not JSON text", run_id)
         try:
-            return parse_json(text, source="the text", allow_nan=True)
+            value = parse_json(text, source="the text", allow_nan=True)
         except InvalidDataError as error:
             raise self._damaged(where, column, str(error), run_id) from None
+        if not isinstance(value, dict):
+            raise self._damaged(where, column, f"{type(value).__name__}, not an object", run_id)
+        return value
 
     def _payload(self, text: Any, where: str, run_id: Any) -> _Payload:
         """A result row's ``data``: the result, its checks and its regressions, decoded."""
         payload = self._json(text, where, "data", run_id)
-        if not isinstance(payload, dict) or not isinstance(payload.get("result"), dict):
+        if not isinstance(payload.get("result"), dict):
             raise self._damaged(where, "data", "no 'result' object", run_id)
         try:
             result = KeyedResult.from_dict(payload["result"])
@@ -296,10 +296,7 @@ class HistoryStore:
         return result, decoded["checks"], decoded["regressions"]
 
     def record_run(self, metadata: Mapping[str, Any], records: Sequence[TestRecord]) -> int:
-        """Store one run and its records atomically; return its id.
-
-        ``metadata`` keys other than the run columns are kept in the ``metadata`` column.
-        """
+        """Store a run and its records atomically; return its id (extra metadata kept as JSON)."""
         if self.read_only:
             raise FairnessConfigError(f"history {str(self.path)!r} was opened read-only.")
         extra = {k: v for k, v in metadata.items() if k not in _RUN_COLUMNS}
@@ -344,11 +341,7 @@ class HistoryStore:
             where = f"run {row['id']}"
             run = self._checked_row(row, where, row["id"])
             for column in ("versions", "metadata"):
-                value = self._json(run[column] or "{}", where, column, run["id"])
-                if not isinstance(value, dict):
-                    raise self._damaged(where, column, f"{type(value).__name__}, not an object",
-                                        run["id"])
-                run[column] = value
+                run[column] = self._json(run[column] or "{}", where, column, run["id"])
             out.append(run)
         return out
 
@@ -371,10 +364,7 @@ class HistoryStore:
                 f"or a run label (known: {known}), or a baseline .json file.")
 
     def resolve(self, ref: str) -> tuple[int, str | None]:
-        """``(run_id, checkpoint)`` of the latest run with this id, label or checkpoint.
-
-        The checkpoint is set when ``ref`` names the checkpoint of some results of a run.
-        """
+        """The latest run with this id, label or checkpoint, and the checkpoint if a result's."""
         text = str(ref).strip()
         with self._guard():
             found = None
