@@ -28,11 +28,7 @@ ROOT_MARKERS: Final = ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "
 
 
 def find_history(start: Path | None = None) -> Path:
-    """The default history store: the nearest ``.fairness/`` from ``start`` up.
-
-    No higher than the project's top (``.git``, else the outermost :data:`ROOT_MARKERS`
-    folder); with none found, next to the nearest marker, as pytest's rootdir.
-    """
+    """The nearest ``.fairness/`` store up to the project's top, else by the nearest marker."""
     here = (start or Path.cwd()).resolve()
     chain = [here, *here.parents]
     marked = [f for f in chain if any((f / name).exists() for name in ROOT_MARKERS)]
@@ -124,11 +120,10 @@ def _parser() -> argparse.ArgumentParser:
 def _history(args: argparse.Namespace) -> int:
     from pytest_fairness.report.terminal import format_number, text_table
 
-    path, store = _store(args)
-    with store:
+    with _store(args) as store:
         rows = store.series(last=args.last)
     if not rows:
-        print(f"no fairness results in {path}")
+        print(f"no fairness results in {store.path}")
         return 0
     columns = list(dict.fromkeys((row["run_id"], row["column"]) for row in rows))
     run_labels = {row["run_id"]: row["label"] for row in rows
@@ -154,15 +149,11 @@ def _history(args: argparse.Namespace) -> int:
     return 0
 
 
-def _history_of(args: argparse.Namespace) -> Path:
-    return Path(args.history) if args.history is not None else find_history()
-
-
-def _store(args: argparse.Namespace) -> tuple[Path, HistoryStore]:
-    """The store's path, and the store opened read-only (``--last`` checked first)."""
+def _store(args: argparse.Namespace) -> HistoryStore:
+    """The store, opened read-only (``--last`` checked first)."""
     from pytest_fairness.history import HistoryStore
 
-    path = _history_of(args)
+    path = Path(args.history) if args.history is not None else find_history()
     if not path.is_file():
         searched = "" if args.history is not None else (
             f" (searched from {Path.cwd()} up to the project's top for a .fairness/ folder)")
@@ -171,22 +162,21 @@ def _store(args: argparse.Namespace) -> tuple[Path, HistoryStore]:
             "pass --history PATH.")
     if getattr(args, "last", 1) < 1:
         raise FairnessConfigError(f"--last must be >= 1; got --last={args.last}.")
-    return path, HistoryStore(path, read_only=True)
+    return HistoryStore(path, read_only=True)
 
 
 def _runs(args: argparse.Namespace) -> int:
     from pytest_fairness.report.terminal import text_table
 
-    path, store = _store(args)
-    with store:
+    with _store(args) as store:
         runs = store.runs()[-args.last:]  # oldest first
     if not runs:
-        print(f"no runs in {path}")
+        print(f"no runs in {store.path}")
         return 0
     table = [[str(run["id"]), run["started"] or "-", run["label"] or "-",
               run["checkpoint"] or "-", (run["git_commit"] or "-")[:10], str(run["n_results"]),
               "-" if run["exitstatus"] is None else str(run["exitstatus"])] for run in runs]
-    print(f"runs in {path}: refer to one by its id, label or checkpoint")
+    print(f"runs in {store.path}: refer to one by its id, label or checkpoint")
     print(*text_table(["run", "started", "label", "checkpoint", "commit", "results", "exit"],
                       table, indent=""), sep="\n")
     return 0
@@ -197,7 +187,7 @@ def _compare(args: argparse.Namespace) -> int:
     from pytest_fairness.regression import compare_baselines
     from pytest_fairness.report.terminal import regression_message, regression_tally
 
-    history = str(_history_of(args))
+    history = args.history if args.history is not None else str(find_history())
     base, base_source = resolve_baseline(args.a, history)
     now, now_source = resolve_baseline(args.b, history)
     tests = [(nodeid, entry.test) for nodeid, entry in now.tests.items()]
@@ -225,15 +215,14 @@ def _report(args: argparse.Namespace) -> int:
     from pytest_fairness.report.html import write_html
     from pytest_fairness.report.json_report import build_report, write_json
 
-    _, store = _store(args)
-    with store:
+    with _store(args) as store:
         run_id, checkpoint = store.resolve(args.run)
         run = store.run(run_id)
         records = store.records(run_id, checkpoint=checkpoint)
         trends = store.series(last=20)
-    metadata = {**{k: v for k, v in run.items() if k not in ("id", "metadata", "n_results")},
-                **run["metadata"], "history_run_id": run_id}
-    document = build_report(records, run=metadata)
+    document = build_report(records, run={
+        **{k: v for k, v in run.items() if k not in ("id", "metadata", "n_results")},
+        **run["metadata"], "history_run_id": run_id})
     folder = Path(args.html)
     try:
         folder.mkdir(parents=True, exist_ok=True)

@@ -1,8 +1,6 @@
 """The exceptions pytest-fairness raises, all under :class:`FairnessError`.
 
-Configuration and data errors are also ``ValueError``, a missing optional package an
-``ImportError``, a broken limit an ``AssertionError`` (a test failure). Every message names
-the parameter, column or file, the offending value, and the fix.
+Every message names the parameter, column or file, the offending value, and the fix.
 """
 
 from __future__ import annotations

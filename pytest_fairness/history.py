@@ -216,9 +216,8 @@ class HistoryStore(AbstractContextManager["HistoryStore"]):
                     f"history {str(self.path)!r} has schema version {current}, newer than this "
                     f"pytest-fairness understands ({SCHEMA_VERSION}); upgrade pytest-fairness.")
             for version in range(current, SCHEMA_VERSION):
-                for statement in MIGRATIONS[version].split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
+                for statement in filter(str.strip, MIGRATIONS[version].split(";")):
+                    conn.execute(statement)
                 conn.execute("DELETE FROM schema_version")
                 conn.execute("INSERT INTO schema_version (version) VALUES (?)", (version + 1,))
 
