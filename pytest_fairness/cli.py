@@ -1,30 +1,8 @@
 """The ``pytest-fairness`` command: read the history and baselines without running tests.
 
-::
-
-    pytest-fairness runs [--last 20]                          # the runs, with their labels
-    pytest-fairness history [--metric gap] [--last 20]        # tests × checkpoints table
-    pytest-fairness compare A B [--fail gap:0.01,value:0.02]  # exit 1 on a regression
-    pytest-fairness report RUN --html DIR                     # rebuild a run's report
-    pytest-fairness extract --model PKG.MOD:FN --data NAME=PATH --out DIR [--fair-sa 5]
-
-``A``, ``B`` and ``RUN`` are baseline JSON files (or ``report.json`` files), run ids, run
-labels or checkpoint names in the history store (``--history PATH``, before or after the
-command). Without ``--history``, the store is ``.fairness/history.sqlite`` in the nearest
-folder, from the current one up, that holds a ``.fairness/`` folder; the search stops at the
-project's top (a folder with ``.git``), and the default is then next to the nearest
-``pytest.ini``, ``pyproject.toml``, ``setup.cfg`` or ``tox.ini``, as pytest's rootdir.
-``compare`` is a CI merge gate that runs no tests: exit 0 when nothing regressed, 1 when
-something did, 2 on a usage error (a missing, damaged or unreadable store or baseline, no
-test of B in A, an output folder that cannot be written).
-
-``extract`` runs a model over a dataset (clean and perturbed) and writes the features as
-Parquet shards with a manifest; under ``torchrun --nproc-per-node N`` each process extracts
-a part. ``pytest --fairness-features DIR`` then gates on them without the model (see
-docs/scale.md).
-
-The other commands only read the store: it opens it read-only, never switches it to WAL or
-migrates it, so a store on a read-only disk or owned by another user can be read.
+``runs``, ``history``, ``compare A B`` (a CI merge gate: exit 0, 1 on a regression, 2 on a
+usage error) and ``report RUN --html DIR`` only read the store, opened read-only; ``extract``
+writes a model's features as Parquet shards. See docs/ci-and-history.md and docs/scale.md.
 """
 
 from __future__ import annotations
@@ -35,59 +13,28 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from pytest_fairness import options
 from pytest_fairness.errors import FairnessConfigError, FairnessError
 from pytest_fairness.indicators import headline
-from pytest_fairness.options import (
-    COMPARE_METRICS,
-    CONFIDENCE_MODES,
-    parse_batch_size,
-    parse_compare_fail,
-    parse_data_item,
-    parse_levels,
-    parse_perturbation_item,
-    parse_run_ref,
-    parse_seed,
-)
 
 if TYPE_CHECKING:
-    from pytest_fairness.records import Baseline
+    from pytest_fairness.history import HistoryStore
 
 __all__ = ["ROOT_MARKERS", "find_history", "main"]
-
-EXIT_OK: Final = 0
-EXIT_REGRESSION: Final = 1
-EXIT_USAGE: Final = 2
 
 
 #: Files that mark a project's top for pytest's rootdir (``.git``: the search stops there).
 ROOT_MARKERS: Final = ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", ".git")
-_HISTORY_HELP: Final = ("history store (default: .fairness/history.sqlite of the project, "
-                        "found from the current folder up)")
 
 
 def find_history(start: Path | None = None) -> Path:
-    """The default history store, found from ``start`` (the current folder) up.
-
-    The nearest folder that holds ``.fairness/`` wins, looking no higher than the project's
-    top: the folder with ``.git``, else the outermost folder with a rootdir marker
-    (:data:`ROOT_MARKERS`), else ``start`` itself. With no ``.fairness/`` found, the store
-    is placed next to the nearest marker (where pytest's rootdir would be), else in ``start``.
-    """
+    """The nearest ``.fairness/`` store up to the project's top, else by the nearest marker."""
     here = (start or Path.cwd()).resolve()
-    chain: list[Path] = []
-    marked: list[Path] = []
-    for folder in (here, *here.parents):
-        chain.append(folder)
-        if any((folder / name).exists() for name in ROOT_MARKERS):
-            marked.append(folder)
-        if (folder / ".git").exists():
-            break
-    else:  # no .git: the project ends at its outermost marker
-        chain = chain[: chain.index(marked[-1]) + 1] if marked else [here]
-    for folder in chain:
-        if (folder / ".fairness").is_dir():
-            return folder / ".fairness" / "history.sqlite"
-    return (marked[0] if marked else here) / ".fairness" / "history.sqlite"
+    chain = [here, *here.parents]
+    marked = [f for f in chain if any((f / name).exists() for name in ROOT_MARKERS)]
+    top = next((f for f in chain if (f / ".git").exists()), marked[-1] if marked else here)
+    found = [f for f in chain[: chain.index(top) + 1] if (f / ".fairness").is_dir()]
+    return (found or marked or [here])[0] / ".fairness" / "history.sqlite"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -96,44 +43,41 @@ def _parser() -> argparse.ArgumentParser:
         description="Read pytest-fairness history and baselines without running tests; "
                     "extract features for them.",
     )
-    parser.add_argument("--history", metavar="PATH", default=None, help=_HISTORY_HELP)
-    # The same option after the command (`compare A B --history PATH`); SUPPRESS keeps the
-    # value given before the command when it is not repeated.
+    # --history before or after the command (`compare A B --history PATH`); SUPPRESS keeps
+    # the value given before the command when it is not repeated.
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--history", metavar="PATH", default=argparse.SUPPRESS,
-                        help=_HISTORY_HELP)
+    for where, default in ((parser, None), (common, argparse.SUPPRESS)):
+        where.add_argument("--history", metavar="PATH", default=default,
+                           help="history store (default: .fairness/history.sqlite of the "
+                                "project, found from the current folder up)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     runs = commands.add_parser("runs", parents=[common],
                                help="the runs in the history: id, label, checkpoints")
-    runs.add_argument("--last", type=int, default=20, metavar="N",
-                      help="show the last N runs (default: %(default)s)")
-
     history = commands.add_parser("history", parents=[common],
                                   help="table of tests × checkpoints (runs)")
-    history.add_argument("--metric", choices=COMPARE_METRICS, default="headline",
+    history.add_argument("--metric", choices=options.COMPARE_METRICS, default="headline",
                          help="number shown per cell (default: %(default)s)")
-    history.add_argument("--last", type=int, default=20, metavar="N",
-                         help="show the last N runs (default: %(default)s)")
+    for listing in (runs, history):
+        listing.add_argument("--last", type=int, default=20, metavar="N",
+                             help="show the last N runs (default: %(default)s)")
 
     compare = commands.add_parser("compare", parents=[common],
                                   help="compare B with baseline A; exit 1 on a regression")
-    compare.add_argument("a", type=parse_run_ref, metavar="A", help="the baseline")
-    compare.add_argument("b", type=parse_run_ref, metavar="B", help="the candidate")
-    compare.add_argument("--fail", type=parse_compare_fail, default={"headline": 0.0},
+    compare.add_argument("a", type=options.parse_run_ref, metavar="A", help="the baseline")
+    compare.add_argument("b", type=options.parse_run_ref, metavar="B", help="the candidate")
+    compare.add_argument("--fail", type=options.parse_compare_fail, default={"headline": 0.0},
                          metavar="METRIC:TOL[,...]",
                          help="what counts as a regression: a tolerance on each "
                               "indicator's headline, or metric:tolerance pairs (default: 0)")
-    compare.add_argument("--confidence", choices=CONFIDENCE_MODES,
-                         default="point",
+    compare.add_argument("--confidence", choices=options.CONFIDENCE_MODES, default="point",
                          help="judge each change by itself (point, the default), or by its "
-                              "bootstrap interval: supported fails when all of it exceeds "
-                              "the tolerance, strict when any of it does (as "
-                              "--fairness-compare-confidence)")
+                              "bootstrap interval: supported fails when all of it exceeds the "
+                              "tolerance, strict when any does (as --fairness-compare-confidence)")
 
     report = commands.add_parser("report", parents=[common],
                                  help="write report.json and report.html of a run")
-    report.add_argument("run", type=parse_run_ref, metavar="RUN",
+    report.add_argument("run", type=options.parse_run_ref, metavar="RUN",
                         help="run id, label or checkpoint in the history")
     report.add_argument("--html", required=True, metavar="DIR", help="output directory")
 
@@ -149,22 +93,22 @@ def _parser() -> argparse.ArgumentParser:
     extract.add_argument("--checkpoint", default=None, metavar="PATH",
                          help="passed to the factory as checkpoint=PATH")
     extract.add_argument("--data", "--fairness-data", dest="data", required=True,
-                         type=parse_data_item, metavar="NAME=PATH",
+                         type=options.parse_data_item, metavar="NAME=PATH",
                          help="the dataset, as pytest's --fairness-data NAME=PATH")
     extract.add_argument("--out", required=True, metavar="DIR", help="features directory")
     extract.add_argument("--perturbation", action="append", default=[],
-                         type=parse_perturbation_item, metavar="NAME:LEVEL",
+                         type=options.parse_perturbation_item, metavar="NAME:LEVEL",
                          help="also extract this perturbation at this level (repeatable)")
-    extract.add_argument("--fair-sa", type=parse_levels, default=None, metavar="LEVELS",
+    extract.add_argument("--fair-sa", type=options.parse_levels, default=None, metavar="LEVELS",
                          help="also extract every perturbation at LEVELS evenly spaced levels "
                               "(as fair_sa(levels=LEVELS))")
-    extract.add_argument("--seed", type=parse_seed, default=0,
+    extract.add_argument("--seed", type=options.parse_seed, default=0,
                          help="seed of the random perturbations (default: %(default)s)")
-    extract.add_argument("--image-size", type=parse_batch_size, default=224, metavar="N",
+    extract.add_argument("--image-size", type=options.parse_batch_size, default=224, metavar="N",
                          help="resize images to N×N (default: %(default)s)")
     extract.add_argument("--normalize", choices=("imagenet", "none"), default="imagenet",
                          help="per-channel normalisation (default: %(default)s)")
-    extract.add_argument("--batch-size", type=parse_batch_size, default=64, metavar="N",
+    extract.add_argument("--batch-size", type=options.parse_batch_size, default=64, metavar="N",
                          help="images per forward pass (default: %(default)s)")
     extract.add_argument("--num-workers", type=int, default=0, metavar="N",
                          help="DataLoader worker processes per rank (default: %(default)s)")
@@ -174,25 +118,16 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _history(args: argparse.Namespace) -> int:
-    from pytest_fairness.history import HistoryStore
     from pytest_fairness.report.terminal import format_number, text_table
 
-    path = _store_path(args)
-    if args.last < 1:
-        raise FairnessConfigError(f"--last must be >= 1; got --last={args.last}.")
-    with HistoryStore(path, read_only=True) as store:
+    with _store(args) as store:
         rows = store.series(last=args.last)
     if not rows:
-        print(f"no fairness results in {path}")
-        return EXIT_OK
-    columns: list[tuple[int, str]] = []
-    run_labels: dict[int, str] = {}
-    for row in rows:
-        if (row["run_id"], row["column"]) not in columns:
-            columns.append((row["run_id"], row["column"]))
-        if row["label"] and row["label"] != row["column"]:
-            run_labels[row["run_id"]] = row["label"]
-    columns.sort(key=lambda column: column[0])  # run ids in numeric order, stable within a run
+        print(f"no fairness results in {store.path}")
+        return 0
+    columns = list(dict.fromkeys((row["run_id"], row["column"]) for row in rows))
+    run_labels = {row["run_id"]: row["label"] for row in rows
+                  if row["label"] and row["label"] != row["column"]}
     names = [c for _, c in columns]
     labels = [(c if names.count(c) == 1 else f"{c}#{r}")
               + (f" [{run_labels[r]}]" if r in run_labels else "") for r, c in columns]
@@ -200,88 +135,61 @@ def _history(args: argparse.Namespace) -> int:
     cells: dict[str, dict[int, str]] = {}
     for row in rows:
         test = f"{row['test']} :: {row['result_id']}"
-        if field == "headline":
-            value = headline(row["indicator"]).read(row["value"], row["gap"])
-        else:
-            value = row[field] if row[field] is not None or field != "worst_value" else row[
-                "value"]
+        value = row[field] if field != "headline" else headline(row["indicator"]).read(
+            row["value"], row["gap"])
+        if field == "worst_value" and value is None:  # no worst group: the value itself
+            value = row["value"]
         mark = "" if row["outcome"] in (None, "passed") else " !"
         cells.setdefault(test, {})[columns.index((row["run_id"], row["column"]))] = (
             format_number(value) + mark)
     table = [[test, *(by.get(i, "-") for i in range(len(columns)))]
              for test, by in cells.items()]
     print(f"{args.metric} per test (rows) and checkpoint or run (columns); ! = test failed")
-    for line in text_table(["test", *labels], table, indent=""):
-        print(line)
-    return EXIT_OK
+    print(*text_table(["test", *labels], table, indent=""), sep="\n")
+    return 0
 
 
-def _history_of(args: argparse.Namespace) -> Path:
-    """``--history``, else the project's store found from the current folder up."""
-    return Path(args.history) if args.history is not None else find_history()
+def _store(args: argparse.Namespace) -> HistoryStore:
+    """The store, opened read-only (``--last`` checked first)."""
+    from pytest_fairness.history import HistoryStore
 
-
-def _store_path(args: argparse.Namespace) -> Path:
-    path = _history_of(args)
+    path = Path(args.history) if args.history is not None else find_history()
     if not path.is_file():
         searched = "" if args.history is not None else (
             f" (searched from {Path.cwd()} up to the project's top for a .fairness/ folder)")
         raise FairnessConfigError(
             f"no history store at {str(path)!r}{searched}; run `pytest --fairness` first, or "
-            "pass --history PATH."
-        )
-    return path
+            "pass --history PATH.")
+    if getattr(args, "last", 1) < 1:
+        raise FairnessConfigError(f"--last must be >= 1; got --last={args.last}.")
+    return HistoryStore(path, read_only=True)
 
 
 def _runs(args: argparse.Namespace) -> int:
-    from pytest_fairness.history import HistoryStore
     from pytest_fairness.report.terminal import text_table
 
-    path = _store_path(args)
-    if args.last < 1:
-        raise FairnessConfigError(f"--last must be >= 1; got --last={args.last}.")
-    with HistoryStore(path, read_only=True) as store:
-        runs = sorted(store.runs(), key=lambda run: int(run["id"]))[-args.last:]
+    with _store(args) as store:
+        runs = store.runs()[-args.last:]  # oldest first
     if not runs:
-        print(f"no runs in {path}")
-        return EXIT_OK
+        print(f"no runs in {store.path}")
+        return 0
     table = [[str(run["id"]), run["started"] or "-", run["label"] or "-",
               run["checkpoint"] or "-", (run["git_commit"] or "-")[:10], str(run["n_results"]),
               "-" if run["exitstatus"] is None else str(run["exitstatus"])] for run in runs]
-    print(f"runs in {path}: refer to one by its id, label or checkpoint")
-    for line in text_table(["run", "started", "label", "checkpoint", "commit", "results",
-                            "exit"], table, indent=""):
-        print(line)
-    return EXIT_OK
-
-
-def _output_folder(text: str) -> Path:
-    """The ``--html`` folder, created; a folder that cannot be written is a usage error."""
-    folder = Path(text)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise FairnessConfigError(
-            f"--html {text!r}: cannot write the report there ({error.strerror or error}); pass "
-            "a folder you can write, e.g. --html fairness-report."
-        ) from None
-    return folder
-
-
-def _baseline(ref: str, history: str) -> tuple[Baseline, str]:
-    from pytest_fairness.baseline import resolve_baseline
-
-    return resolve_baseline(ref, history)
+    print(f"runs in {store.path}: refer to one by its id, label or checkpoint")
+    print(*text_table(["run", "started", "label", "checkpoint", "commit", "results", "exit"],
+                      table, indent=""), sep="\n")
+    return 0
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from pytest_fairness.baseline import match_baseline, unmatched_message
+    from pytest_fairness.baseline import match_baseline, resolve_baseline, unmatched_message
     from pytest_fairness.regression import compare_baselines
     from pytest_fairness.report.terminal import regression_message, regression_tally
 
-    history = str(_history_of(args))
-    base, base_source = _baseline(args.a, history)
-    now, now_source = _baseline(args.b, history)
+    history = args.history if args.history is not None else str(find_history())
+    base, base_source = resolve_baseline(args.a, history)
+    now, now_source = resolve_baseline(args.b, history)
     tests = [(nodeid, entry.test) for nodeid, entry in now.tests.items()]
     matched, _ = match_baseline(base, tests)
     if tests and not matched:
@@ -297,38 +205,36 @@ def _compare(args: argparse.Namespace) -> int:
     print(f"baseline matched {len(matched)}/{len(tests)} tests; {regression_tally(comparisons)}")
     if any(c.regressed for c in comparisons):
         print(regression_message(comparisons, source=base_source, with_test=True))
-        return EXIT_REGRESSION
+        return 1
     print(f"no regression: {len(comparisons)} comparison{'s' if len(comparisons) != 1 else ''} "
           "within tolerance")
-    return EXIT_OK
+    return 0
 
 
 def _report(args: argparse.Namespace) -> int:
-    from pytest_fairness.history import HistoryStore
     from pytest_fairness.report.html import write_html
     from pytest_fairness.report.json_report import build_report, write_json
 
-    path = _store_path(args)
-    with HistoryStore(path, read_only=True) as store:
+    with _store(args) as store:
         run_id, checkpoint = store.resolve(args.run)
         run = store.run(run_id)
         records = store.records(run_id, checkpoint=checkpoint)
         trends = store.series(last=20)
-    metadata = {k: v for k, v in run.items() if k not in ("id", "metadata", "n_results")}
-    metadata.update(run.get("metadata") or {})
-    metadata["history_run_id"] = run_id
-    document = build_report(records, run=metadata)
-    folder = _output_folder(args.html)
+    document = build_report(records, run={
+        **{k: v for k, v in run.items() if k not in ("id", "metadata", "n_results")},
+        **run["metadata"], "history_run_id": run_id})
+    folder = Path(args.html)
     try:
+        folder.mkdir(parents=True, exist_ok=True)
         write_json(document, folder)
         page = write_html(document, folder, trends=trends)
     except OSError as error:
         raise FairnessConfigError(
-            f"--html {args.html!r}: cannot write the report ({error}); pass a folder you can "
-            "write."
+            f"--html {args.html!r}: cannot write the report there ({error.strerror or error}); "
+            "pass a folder you can write, e.g. --html fairness-report."
         ) from None
     print(f"fairness report of run {run_id}: {page}")
-    return EXIT_OK
+    return 0
 
 
 def _extract(args: argparse.Namespace) -> int:
@@ -353,12 +259,10 @@ def _extract(args: argparse.Namespace) -> int:
         perturbations += [(n, float(level), args.seed) for n in PERTURBATIONS
                           for level in fair_sa_levels(args.fair_sa)[1:]
                           if (n, float(level), args.seed) not in perturbations]
-    if args.seed:
-        words += ["--seed", str(args.seed)]
-    if args.image_size != 224:
-        words += ["--image-size", str(args.image_size)]
-    if args.normalize != "imagenet":
-        words += ["--normalize", args.normalize]
+    for flag, value, default in (("--seed", args.seed, 0), ("--image-size", args.image_size, 224),
+                                 ("--normalize", args.normalize, "imagenet")):
+        if value != default:
+            words += [flag, str(value)]
     job = ExtractJob(model=args.model, dataset=name, root=root, out=out,
                      perturbations=tuple(perturbations), checkpoint=args.checkpoint,
                      image_size=args.image_size, normalize=args.normalize,
@@ -369,26 +273,19 @@ def _extract(args: argparse.Namespace) -> int:
           "whose checksums matched", flush=True)
     if summary.manifest is not None:
         print(f"features written: {summary.manifest}", flush=True)
-    return EXIT_OK
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit status (0 ok, 1 regression, 2 usage error)."""
-    parser = _parser()
-    args = parser.parse_args(argv)
+    args = _parser().parse_args(argv)
+    commands = {"runs": _runs, "history": _history, "compare": _compare, "report": _report,
+                "extract": _extract}
     try:
-        if args.command == "runs":
-            return _runs(args)
-        if args.command == "history":
-            return _history(args)
-        if args.command == "compare":
-            return _compare(args)
-        if args.command == "extract":
-            return _extract(args)
-        return _report(args)
+        return commands[args.command](args)
     except FairnessError as error:  # a bad argument, or a missing or damaged store or file
         print(f"pytest-fairness {args.command}: error: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

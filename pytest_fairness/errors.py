@@ -1,15 +1,4 @@
-"""The exceptions pytest-fairness raises.
-
-::
-
-    FairnessError
-    ├── FairnessConfigError (ValueError)     bad marker, option or indicator argument
-    ├── InvalidDataError (ValueError)        malformed data: NaN, mismatched lengths, bad files
-    │   ├── InsufficientDataError            too little data for a number (empty, one group)
-    │   └── MissingFeaturesError             extracted features incomplete, damaged or not these
-    ├── MissingDependencyError (ImportError) an optional package is absent; names the pip extra
-    ├── CheckpointIgnoredError               two checkpoints of a test gave the same features
-    └── FairnessViolation (AssertionError)   a result breaks a limit; pytest reports a failure
+"""The exceptions pytest-fairness raises, all under :class:`FairnessError`.
 
 Every message names the parameter, column or file, the offending value, and the fix.
 """
@@ -19,14 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
-    "CheckpointIgnoredError",
-    "FairnessConfigError",
-    "FairnessError",
-    "FairnessViolation",
-    "InsufficientDataError",
-    "InvalidDataError",
-    "MissingDependencyError",
-    "MissingFeaturesError",
+    "CheckpointIgnoredError", "FairnessConfigError", "FairnessError", "FairnessViolation",
+    "InsufficientDataError", "InvalidDataError", "MissingDependencyError", "MissingFeaturesError",
 ]
 
 
@@ -47,11 +30,7 @@ class InsufficientDataError(InvalidDataError):
 
 
 class MissingFeaturesError(InvalidDataError):
-    """Extracted features are incomplete, damaged, of another dataset or lack a perturbation.
-
-    The message names what is missing and the ``pytest-fairness extract`` command that
-    produces it.
-    """
+    """Extracted features are incomplete, damaged, of another dataset or lack a perturbation."""
 
 
 class MissingDependencyError(FairnessError, ImportError):
@@ -59,11 +38,7 @@ class MissingDependencyError(FairnessError, ImportError):
 
 
 class CheckpointIgnoredError(FairnessError):
-    """Two checkpoints of one test gave the same features: the model ignores its checkpoint.
-
-    The ``fairness_model`` override must request ``fairness_checkpoint`` and load it (and a
-    ``model_id`` must name the checkpoint); the message shows how.
-    """
+    """Two checkpoints of one test gave the same features: the model ignores its checkpoint."""
 
 
 class FairnessViolation(FairnessError, AssertionError):
@@ -74,8 +49,7 @@ class FairnessViolation(FairnessError, AssertionError):
     message : str
         The rendered failure: limits, observed values and per-group tables.
     outcomes : sequence of CheckOutcome
-        Every check that was made, passed ones included (each a
-        :class:`pytest_fairness.CheckOutcome`).
+        Every check made, passed ones included.
     """
 
     def __init__(self, message: str, outcomes: Any = ()) -> None:

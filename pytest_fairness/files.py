@@ -1,8 +1,4 @@
-"""Files and stores read back: atomic writes, the ``report.json`` header, typed field reads.
-
-Every file pytest-fairness writes goes through :func:`atomic_write_text`, so a reader never
-sees half of one; what is read back is checked by :class:`Fields`.
-"""
+"""Files and stores read back: atomic writes, the ``report.json`` header, typed field reads."""
 
 from __future__ import annotations
 
@@ -28,10 +24,7 @@ REPORT_SCHEMA: Final = 1
 
 
 def atomic_write(target: str | os.PathLike[str], write: Callable[[BinaryIO], object]) -> Path:
-    """Write ``target`` with ``write(handle)`` through a temporary file and ``os.replace``.
-
-    Readers never see a half-written file; the file gets the usual permissions (umask).
-    """
+    """Write ``target`` with ``write(handle)`` via a temporary file: never seen half-written."""
     path = Path(target)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
@@ -54,13 +47,7 @@ def atomic_write_text(target: str | os.PathLike[str], text: str) -> Path:
 
 
 def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read ``report.json`` (a file or the directory holding it) and check its schema.
-
-    Raises
-    ------
-    FairnessConfigError
-        When the file is missing, not JSON, not a report, or of a newer schema.
-    """
+    """Read ``report.json`` (a file or the directory holding it) and check its schema."""
     source = Path(path)
     if source.is_dir():
         source = source / "report.json"
@@ -115,18 +102,7 @@ _KINDS: Final[Mapping[str, tuple[Callable[[Any], bool], str]]] = {
 
 
 class FieldError(FairnessConfigError):
-    """A stored value of the wrong kind, or a missing one.
-
-    Parameters
-    ----------
-    path, name : str, str or None
-        The key path of the object holding it (``['tests']['t.py::a']``), and the field
-        (None when the object itself is wrong).
-    found, kind : object, str
-        The value found (None when missing), and the kind expected (``"num?"``).
-    missing : bool
-        True when the field is absent.
-    """
+    """A stored value of the wrong kind (``name`` None: the object itself), or a missing one."""
 
     def __init__(self, path: str, name: str | None, found: Any, kind: str, *,
                  missing: bool = False) -> None:
@@ -148,27 +124,7 @@ class FieldError(FairnessConfigError):
 
 @final
 class Fields:
-    """Typed reads of one stored object: each read checks the value's kind.
-
-    Parameters
-    ----------
-    data, path : object, str
-        What was stored (an object is expected), and its key path for messages.
-
-    Raises
-    ------
-    FieldError
-        When ``data`` is not an object, or a read finds a value of another kind.
-
-    Examples
-    --------
-    >>> Fields({"gap": 0.2}, "['x']").get("gap", "num?")
-    0.2
-    >>> Fields({"gap": "0.2"}, "['x']").get("gap", "num?")
-    Traceback (most recent call last):
-    ...
-    pytest_fairness.files.FieldError: ['x']['gap'] is '0.2', not a finite number or null
-    """
+    """Typed reads of one stored object at key path ``path``; a wrong kind is a FieldError."""
 
     def __init__(self, data: object, path: str) -> None:
         if not isinstance(data, dict):

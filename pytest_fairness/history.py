@@ -1,10 +1,8 @@
 """The run history: a SQLite store of every fairness run and its results.
 
-WAL mode, one ``BEGIN IMMEDIATE`` transaction per run, a schema version upgraded by
-:data:`MIGRATIONS`, ``PRAGMA quick_check`` when opened, every row checked when read (a
-damaged one is a :class:`~pytest_fairness.errors.FairnessConfigError` naming the run and the
-row, never skipped), and a read-only mode that never writes the file. See "CI gating and
-history" (``docs/ci-and-history.md``).
+One ``BEGIN IMMEDIATE`` transaction per run, schema upgrades by :data:`MIGRATIONS`, every row
+checked when read (a damaged one is an error naming the run and the row, never skipped), and a
+read-only mode that never writes the file. See docs/ci-and-history.md.
 """
 
 from __future__ import annotations
@@ -14,12 +12,12 @@ import os
 import sqlite3
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
-from pytest_fairness.errors import FairnessConfigError, FairnessError
+from pytest_fairness.errors import FairnessConfigError
 from pytest_fairness.files import FieldError, Fields
 from pytest_fairness.options import checkpoint_ids
 from pytest_fairness.records import (
@@ -31,11 +29,7 @@ from pytest_fairness.records import (
     TestRecord,
 )
 
-__all__ = [
-    "DEFAULT_HISTORY", "MIGRATIONS", "SCHEMA_VERSION", "HistoryStore", "RunStore", "now",
-]
-
-DEFAULT_HISTORY: Final = Path(".fairness") / "history.sqlite"
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "HistoryStore", "now"]
 
 #: Each entry upgrades the store from version ``i`` to ``i + 1`` (index 0 creates it).
 MIGRATIONS: Final[tuple[str, ...]] = (
@@ -76,61 +70,29 @@ MIGRATIONS: Final[tuple[str, ...]] = (
 )
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 
-_RUN_COLUMNS: Final = ("id", "started", "finished", "label", "checkpoint", "git_commit",
-                       "model_fingerprint", "dataset_fingerprint", "seed", "versions",
-                       "exitstatus", "metadata")
-_RESULT_COLUMNS: Final = ("id", "run_id", "nodeid", "test", "checkpoint", "result_id",
-                          "indicator", "metric", "value", "gap", "ratio", "worst_group",
-                          "worst_value", "outcome", "data", "model_fingerprint",
-                          "dataset_fingerprint")
-
-
-class RunStore(Protocol):
-    """What the plugin and the command need from a history store (keeps it swappable)."""
-
-    def record_run(self, metadata: Mapping[str, Any], records: Sequence[TestRecord]) -> int:
-        """Store a run and its records atomically; return its id."""
-
-    def runs(self) -> list[dict[str, Any]]:
-        """Every run, oldest first."""
-
-    def resolve(self, ref: str) -> tuple[int, str | None]:
-        """A run id (and checkpoint) from an id, label or checkpoint name."""
-
-    def records(self, run_id: int, *, checkpoint: str | None = None) -> list[TestRecord]:
-        """The per-test records of a run."""
-
-
-def _insert(table: str, columns: Sequence[str]) -> str:
-    """``INSERT INTO table (columns) VALUES (?, ...)``: the columns listed once."""
-    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
-
-
-#: The kind of each column read back (:class:`~pytest_fairness.files.Fields` kinds).
-_RUN_KINDS: Final = {
+#: Each table's columns, in the order written, and the kind each is read back as
+#: (:class:`~pytest_fairness.files.Fields` kinds; None: JSON text, decoded apart).
+_RUN_COLUMNS: Final[Mapping[str, str | None]] = {
     "id": "int", "started": "str?", "finished": "str?", "label": "str?", "checkpoint": "str?",
     "git_commit": "str?", "model_fingerprint": "str?", "dataset_fingerprint": "str?",
-    "seed": "str?", "exitstatus": "int?",
+    "seed": "str?", "versions": None, "exitstatus": "int?", "metadata": None,
 }
-_SERIES_KINDS: Final = {
-    "run_id": "int", "result_checkpoint": "str?", "checkpoint": "str?", "label": "str?",
-    "test": "str?", "result_id": "str", "indicator": "str", "value": "num?", "gap": "num?",
-    "ratio": "num?", "worst_value": "num?", "outcome": "str?",
+_RESULT_COLUMNS: Final[Mapping[str, str | None]] = {
+    "id": "int", "run_id": "int", "nodeid": "str", "test": "str?", "checkpoint": "str?",
+    "result_id": "str", "indicator": "str", "metric": "str", "value": "num?", "gap": "num?",
+    "ratio": "num?", "worst_group": "str?", "worst_value": "num?", "outcome": "str?",
+    "data": None, "model_fingerprint": "str?", "dataset_fingerprint": "str?",
 }
-_RESULT_KINDS: Final = {
-    "run_id": "int", "nodeid": "str", "test": "str?", "checkpoint": "str?", "result_id": "str",
-    "indicator": "str", "metric": "str", "value": "num?", "gap": "num?", "ratio": "num?",
-    "worst_group": "str?", "worst_value": "num?", "outcome": "str?",
-    "model_fingerprint": "str?", "dataset_fingerprint": "str?",
-}
+#: The kind of any column read (one named in both tables is of one kind in both).
+_KINDS: Final[Mapping[str, str]] = {"result_checkpoint": "str?", **{
+    name: kind for name, kind in {**_RUN_COLUMNS, **_RESULT_COLUMNS}.items() if kind}}
 _Payload = tuple[KeyedResult, list[CheckOutcome], list[Comparison]]
 
 
-def _fingerprints(row: Mapping[str, object]) -> tuple[Extraction, ...]:
-    """A record's extractions as a result row keeps them: its two fingerprints only."""
-    model, dataset = row["model_fingerprint"], row["dataset_fingerprint"]
-    return () if model is None and dataset is None else (
-        Extraction("", str(dataset or ""), str(model or ""), ""),)
+def _insert(table: str, columns: Mapping[str, object]) -> str:
+    """``INSERT INTO table (columns but id) VALUES (?, ...)``: the columns listed once."""
+    names = list(columns)[1:]
+    return f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
 
 
 def now() -> str:
@@ -138,26 +100,8 @@ def now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime())
 
 
-class HistoryStore:
-    """The SQLite history store at ``path`` (created, and migrated, on first use).
-
-    Parameters
-    ----------
-    path : str or path-like
-        The database file; its directory is created when missing.
-    timeout : float
-        Seconds to wait for another writer's lock before giving up.
-
-    Examples
-    --------
-    >>> import tempfile, os
-    >>> store = HistoryStore(os.path.join(tempfile.mkdtemp(), "h.sqlite"))
-    >>> store.record_run({"label": "demo"}, [])
-    1
-    >>> [run["label"] for run in store.runs()]
-    ['demo']
-    >>> store.close()
-    """
+class HistoryStore(AbstractContextManager["HistoryStore"]):
+    """The SQLite history store at ``path``, created and migrated on first use."""
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 60.0,
                  read_only: bool = False) -> None:
@@ -167,10 +111,6 @@ class HistoryStore:
             raise FairnessConfigError(
                 f"--fairness-history must name a file, got the directory {str(self.path)!r}; "
                 f"e.g. {str(self.path / 'history.sqlite')!r}.")
-        if read_only and not self.path.is_file():
-            raise FairnessConfigError(
-                f"no history store at {str(self.path)!r}; run `pytest --fairness` first, or "
-                "pass the path of the store.")
         if not read_only:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -179,19 +119,31 @@ class HistoryStore:
             raise FairnessConfigError(self._unreadable(error)) from None
         try:
             self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-            self._check()
-            if read_only:
-                self._open_read_only()
-            else:
+            # A damaged page is reported now, not at the first query.
+            problems = [str(row[0]) for row in self._conn.execute("PRAGMA quick_check(5)")]
+            if problems != ["ok"]:
+                raise FairnessConfigError(self._unreadable("quick_check: " + "; ".join(problems)))
+            if not read_only:
                 self._conn.execute("PRAGMA journal_mode = WAL")
                 self._conn.execute("PRAGMA foreign_keys = ON")
-                self._migrate()
-            self._check_columns()
-        except (sqlite3.DatabaseError, UnicodeDecodeError) as error:
+            elif self.version != SCHEMA_VERSION:  # upgraded in a copy in memory, not the file
+                memory = sqlite3.connect(":memory:", isolation_level=None)
+                memory.row_factory = sqlite3.Row
+                self._conn.backup(memory)
+                self._conn.close()
+                self._conn = memory
+            self._migrate()
+            # A damaged schema may rename a column the queries read.
+            for table, wanted in (("runs", _RUN_COLUMNS), ("results", _RESULT_COLUMNS)):
+                have = {str(row[1]) for row in self._conn.execute(f"PRAGMA table_info({table})")}
+                missing = [c for c in wanted if c not in have]
+                if missing:
+                    raise FairnessConfigError(self._unreadable(
+                        f"table {table!r} has no column {missing[0]!r}"))
+        except BaseException as error:
             self._conn.close()
-            raise FairnessConfigError(self._unreadable(error)) from None
-        except FairnessError:
-            self._conn.close()
+            if isinstance(error, (sqlite3.DatabaseError, UnicodeDecodeError)):
+                raise FairnessConfigError(self._unreadable(error)) from None
             raise
 
     def _connect(self, timeout: float) -> sqlite3.Connection:
@@ -205,9 +157,8 @@ class HistoryStore:
             except sqlite3.OperationalError as error:
                 if "readonly" not in str(error) and "unable to open" not in str(error):
                     raise
-                # A WAL store in a folder we cannot write: SQLite cannot create the -shm
-                # file a reader needs. With no -wal file left by a writer, nothing is pending
-                # and the file may be read as immutable.
+                # A WAL store in a folder we cannot write (no -shm file for a reader): with no
+                # -wal file left by a writer, nothing is pending; the file is read as immutable.
                 wal = Path(str(self.path) + "-wal")
                 if wal.exists() and wal.stat().st_size:
                     raise
@@ -215,7 +166,7 @@ class HistoryStore:
                 conn = sqlite3.connect(uri + "&immutable=1", uri=True, timeout=timeout,
                                        isolation_level=None)
             except (sqlite3.DatabaseError, UnicodeDecodeError):
-                pass  # reported by _check, with the file's name
+                pass  # reported by quick_check, with the file's name
         conn.row_factory = sqlite3.Row
         return conn
 
@@ -225,45 +176,9 @@ class HistoryStore:
                 "or move it aside (pytest starts a new history); to keep it, point "
                 "--fairness-history (or `pytest-fairness --history`) at another file.")
 
-    def _check(self) -> None:
-        """``PRAGMA quick_check``: a damaged page is reported now, not at the first query."""
-        problems = [str(row[0]) for row in self._conn.execute("PRAGMA quick_check(5)")]
-        if problems != ["ok"]:
-            raise FairnessConfigError(self._unreadable("quick_check: " + "; ".join(problems)))
-
-    def _check_columns(self) -> None:
-        """Every table has the columns the queries read (a damaged schema may rename one)."""
-        for table, wanted in (("runs", _RUN_COLUMNS), ("results", _RESULT_COLUMNS)):
-            have = {str(row[1]) for row in self._conn.execute(f"PRAGMA table_info({table})")}
-            missing = [c for c in wanted if c not in have]
-            if missing:
-                raise FairnessConfigError(self._unreadable(
-                    f"table {table!r} has no column {missing[0]!r}"))
-
-    def _open_read_only(self) -> None:
-        """Refuse a newer schema; upgrade an older one in a copy in memory, never the file."""
-        version = self.version
-        if version > SCHEMA_VERSION:
-            raise FairnessConfigError(self._newer(version))
-        if version == SCHEMA_VERSION:
-            return
-        memory = sqlite3.connect(":memory:", isolation_level=None)
-        memory.row_factory = sqlite3.Row
-        self._conn.backup(memory)
-        self._conn.close()
-        self._conn = memory
-        self._migrate()
-
-    def _newer(self, version: int) -> str:
-        return (f"history {str(self.path)!r} has schema version {version}, newer than this "
-                f"pytest-fairness understands ({SCHEMA_VERSION}); upgrade pytest-fairness.")
-
     def close(self) -> None:
         """Close the connection."""
         self._conn.close()
-
-    def __enter__(self) -> HistoryStore:
-        return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
@@ -297,11 +212,12 @@ class HistoryStore:
             conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
             current = self.version  # again, under the lock: another process may have migrated
             if current > SCHEMA_VERSION:
-                raise FairnessConfigError(self._newer(current))
+                raise FairnessConfigError(
+                    f"history {str(self.path)!r} has schema version {current}, newer than this "
+                    f"pytest-fairness understands ({SCHEMA_VERSION}); upgrade pytest-fairness.")
             for version in range(current, SCHEMA_VERSION):
-                for statement in MIGRATIONS[version].split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
+                for statement in filter(str.strip, MIGRATIONS[version].split(";")):
+                    conn.execute(statement)
                 conn.execute("DELETE FROM schema_version")
                 conn.execute("INSERT INTO schema_version (version) VALUES (?)", (version + 1,))
 
@@ -326,33 +242,36 @@ class HistoryStore:
             f"The store was damaged or edited by hand: delete that run ({delete}) or restore "
             "the file from a backup.")
 
-    def _checked_row(self, row: sqlite3.Row, kinds: Mapping[str, str], where: str,
-                     run_id: Any) -> dict[str, Any]:
+    def _checked_row(self, row: sqlite3.Row, where: str, run_id: Any) -> dict[str, Any]:
         """The row as a dict, each column of the kind pytest-fairness wrote ("str?", "num?")."""
         out = dict(row)
         try:
-            Fields(out, where).check(kinds)
+            Fields(out, where).check(_KINDS)
         except FieldError as error:
             raise self._damaged(where, str(error.name), f"{type(error.found).__name__} "
                                 f"{error.found!r:.40}, expected {error.expected}",
                                 run_id) from None
         return out
 
-    def _json(self, text: Any, where: str, column: str, run_id: Any) -> Any:
+    def _json(self, text: Any, where: str, column: str, run_id: Any) -> dict[str, Any]:
+        """A column of JSON text holding an object, decoded."""
         from pytest_fairness.data.jsonfile import parse_json
         from pytest_fairness.errors import InvalidDataError
 
         if not isinstance(text, str):
             raise self._damaged(where, column, f"{type(text).__name__}, not JSON text", run_id)
         try:
-            return parse_json(text, source="the text", allow_nan=True)
+            value = parse_json(text, source="the text", allow_nan=True)
         except InvalidDataError as error:
             raise self._damaged(where, column, str(error), run_id) from None
+        if not isinstance(value, dict):
+            raise self._damaged(where, column, f"{type(value).__name__}, not an object", run_id)
+        return value
 
     def _payload(self, text: Any, where: str, run_id: Any) -> _Payload:
         """A result row's ``data``: the result, its checks and its regressions, decoded."""
         payload = self._json(text, where, "data", run_id)
-        if not isinstance(payload, dict) or not isinstance(payload.get("result"), dict):
+        if not isinstance(payload.get("result"), dict):
             raise self._damaged(where, "data", "no 'result' object", run_id)
         try:
             result = KeyedResult.from_dict(payload["result"])
@@ -376,11 +295,7 @@ class HistoryStore:
         return result, decoded["checks"], decoded["regressions"]
 
     def record_run(self, metadata: Mapping[str, Any], records: Sequence[TestRecord]) -> int:
-        """Store one run and every result of its records, atomically; return the run id.
-
-        ``metadata`` keys: the run columns (``started``, ``label``, ``git_commit``, ...,
-        ``versions`` a mapping); anything else is kept in the ``metadata`` column.
-        """
+        """Store a run and its records atomically; return its id (extra metadata kept as JSON)."""
         if self.read_only:
             raise FairnessConfigError(f"history {str(self.path)!r} was opened read-only.")
         extra = {k: v for k, v in metadata.items() if k not in _RUN_COLUMNS}
@@ -402,7 +317,7 @@ class HistoryStore:
                              json.dumps(payload, sort_keys=True, allow_nan=False),
                              record.model_fingerprint, record.dataset_fingerprint))
         with self._guard(writing=True), self._write() as conn:
-            cursor = conn.execute(_insert("runs", _RUN_COLUMNS[1:]), (
+            cursor = conn.execute(_insert("runs", _RUN_COLUMNS), (
                 metadata.get("started") or now(), metadata.get("finished") or now(),
                 metadata.get("label"), metadata.get("checkpoint"), metadata.get("git_commit"),
                 metadata.get("model_fingerprint"), metadata.get("dataset_fingerprint"),
@@ -410,7 +325,7 @@ class HistoryStore:
                 json.dumps(dict(metadata.get("versions") or {}), sort_keys=True),
                 metadata.get("exitstatus"), json.dumps(extra, sort_keys=True, default=str)))
             run_id = int(cursor.lastrowid or 0)
-            conn.executemany(_insert("results", _RESULT_COLUMNS[1:]),  # the rows, in this order
+            conn.executemany(_insert("results", _RESULT_COLUMNS),  # the rows, in this order
                              [(run_id, *row) for row in rows])
         return run_id
 
@@ -423,13 +338,9 @@ class HistoryStore:
                 "AS n_results FROM runs ORDER BY id").fetchall()
         for row in rows:
             where = f"run {row['id']}"
-            run = self._checked_row(row, _RUN_KINDS, where, row["id"])
+            run = self._checked_row(row, where, row["id"])
             for column in ("versions", "metadata"):
-                value = self._json(run[column] or "{}", where, column, run["id"])
-                if not isinstance(value, dict):
-                    raise self._damaged(where, column, f"{type(value).__name__}, not an object",
-                                        run["id"])
-                run[column] = value
+                run[column] = self._json(run[column] or "{}", where, column, run["id"])
             out.append(run)
         return out
 
@@ -442,25 +353,17 @@ class HistoryStore:
 
     def _unknown(self, ref: str) -> str:
         runs = self.runs()
-        ids = sorted({int(r["id"]) for r in runs})[-10:]
-        names = [str(i) for i in ids] + sorted(
-            {n for r in runs for n in (r["checkpoint"], r["label"]) if n}
-            | set(self._result_checkpoints()))
+        with self._guard():
+            checkpoints = [str(r[0]) for r in self._conn.execute(
+                "SELECT DISTINCT checkpoint FROM results WHERE checkpoint IS NOT NULL")]
+        names = [str(r["id"]) for r in runs][-10:] + sorted(
+            {n for r in runs for n in (r["checkpoint"], r["label"]) if n} | set(checkpoints))
         known = ", ".join(names[:30]) or "none (the store is empty)"
         return (f"no run {ref!r} in the history {str(self.path)!r}; give a run id, a checkpoint "
                 f"or a run label (known: {known}), or a baseline .json file.")
 
-    def _result_checkpoints(self) -> list[str]:
-        with self._guard():
-            return [str(r[0]) for r in self._conn.execute(
-                "SELECT DISTINCT checkpoint FROM results WHERE checkpoint IS NOT NULL")]
-
     def resolve(self, ref: str) -> tuple[int, str | None]:
-        """Find a run by id, label or checkpoint (the latest such run).
-
-        Returns ``(run_id, checkpoint)``: the checkpoint is set when ``ref`` named the
-        checkpoint of some results of a run that covered several, so only those count.
-        """
+        """The latest run with this id, label or checkpoint, and the checkpoint if a result's."""
         text = str(ref).strip()
         with self._guard():
             found = None
@@ -476,8 +379,7 @@ class HistoryStore:
                  .replace("_", "\\_"))).fetchone()
         if found:
             run_id, checkpoint = found[0], found[1]
-            if (not isinstance(run_id, int) or isinstance(run_id, bool)
-                    or not isinstance(checkpoint, (str, type(None)))):
+            if not isinstance(run_id, int) or not isinstance(checkpoint, (str, type(None))):
                 raise self._damaged(f"a result of run {run_id!r:.20}", "run_id/checkpoint",
                                     f"{run_id!r:.20}, {checkpoint!r:.40}", run_id)
             return run_id, checkpoint
@@ -485,30 +387,27 @@ class HistoryStore:
 
     def records(self, run_id: int, *, checkpoint: str | None = None) -> list[TestRecord]:
         """The per-test records of a run (optionally of one checkpoint only)."""
-        mine = "" if checkpoint is None else " AND checkpoint = ?"
         by_test: dict[str, TestRecord] = {}
         with self._guard():
-            rows = self._conn.execute(f"SELECT * FROM results WHERE run_id = ?{mine} ORDER BY id",
-                                      (run_id,) if checkpoint is None else (run_id, checkpoint)
-                                      ).fetchall()
+            rows = self._conn.execute(
+                "SELECT * FROM results WHERE run_id = ? AND (? IS NULL OR checkpoint = ?) "
+                "ORDER BY id", (run_id, checkpoint, checkpoint)).fetchall()
         for found in rows:
             where = f"result row {found['id']} (run {found['run_id']})"
-            row = self._checked_row(found, _RESULT_KINDS, where, found["run_id"])
+            row = self._checked_row(found, where, found["run_id"])
             result, checks, regressions = self._payload(row["data"], where, row["run_id"])
+            model, dataset = row["model_fingerprint"], row["dataset_fingerprint"]  # all it keeps
             record = by_test.get(row["nodeid"]) or TestRecord(
                 row["nodeid"], row["test"] or row["nodeid"], row["checkpoint"], row["outcome"]
-                or "", extractions=_fingerprints(row))
+                or "", extractions=() if model is None and dataset is None else (
+                    Extraction("", dataset or "", model or "", ""),))
             by_test[record.nodeid] = replace(record, results=(*record.results, result),
                                       checks=(*record.checks, *checks),
                                       regressions=(*record.regressions, *regressions))
         return list(by_test.values())
 
     def series(self, *, last: int = 20) -> list[dict[str, Any]]:
-        """Headline numbers of the last ``last`` runs: one dict per stored result, oldest first.
-
-        Keys: ``run_id``, ``column`` (checkpoint, label or ``run N``), ``test``, ``result_id``,
-        ``indicator``, ``value``, ``gap``, ``ratio``, ``worst_value``, ``outcome``.
-        """
+        """One dict per result of the last ``last`` runs, oldest first (``column``: checkpoint)."""
         with self._guard():
             rows = self._conn.execute(
                 "SELECT results.id, results.run_id, results.checkpoint AS result_checkpoint, "
@@ -520,7 +419,7 @@ class HistoryStore:
                 (int(last),)).fetchall()
         out = []
         for row in rows:
-            item = self._checked_row(row, _SERIES_KINDS, f"result row {row['id']} (run "
+            item = self._checked_row(row, f"result row {row['id']} (run "
                                      f"{row['run_id']})", row["run_id"])
             del item["id"]
             item["column"] = item.pop("result_checkpoint") or item["checkpoint"]

@@ -50,6 +50,14 @@ def test_new_store_is_wal_and_current(store: HistoryStore) -> None:
     assert store.version == SCHEMA_VERSION == len(MIGRATIONS)
 
 
+def test_an_empty_run(tmp_path: Path) -> None:
+    """A run with no records is stored (the store's former docstring example)."""
+    store = HistoryStore(tmp_path / "h.sqlite")
+    assert store.record_run({"label": "demo"}, []) == 1
+    assert [run["label"] for run in store.runs()] == ["demo"]
+    store.close()
+
+
 def test_run_round_trip(store: HistoryStore) -> None:
     """A run keeps its metadata and its records come back as recorded."""
     records = [record("t.py::a"), record("t.py::b", 0.1)]
@@ -129,8 +137,9 @@ def test_newer_store_is_refused(tmp_path: Path) -> None:
     conn.execute("UPDATE schema_version SET version = 99")
     conn.commit()
     conn.close()
-    with pytest.raises(FairnessConfigError, match="schema version 99, newer than"):
-        HistoryStore(path)
+    for read_only in (False, True):
+        with pytest.raises(FairnessConfigError, match="schema version 99, newer than"):
+            HistoryStore(path, read_only=read_only)
 
 
 def test_not_a_database(tmp_path: Path) -> None:
