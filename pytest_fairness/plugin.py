@@ -32,12 +32,12 @@ import functools
 import inspect
 from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 import pytest
 
 from pytest_fairness.checks import validate_regression, validate_threshold
-from pytest_fairness.errors import FairnessConfigError, FairnessViolation
+from pytest_fairness.errors import FairnessConfigError, FairnessError, FairnessViolation
 from pytest_fairness.markers import MARKER_LINES, calls_inline_check, is_fairness_item
 from pytest_fairness.options import (
     MARKER_FAIRNESS,
@@ -200,8 +200,21 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
             outcome = yield
     finally:
         pyfuncitem.obj = function
-    session_of(pyfuncitem.config).check_test(pyfuncitem, capture)
+    try:
+        session_of(pyfuncitem.config).check_test(pyfuncitem, capture)
+    except FairnessError as error:
+        pyfuncitem.stash[MARKER_ERROR_KEY] = error
+        _fail_by_marker(error)
     return outcome
+
+
+def _fail_by_marker(error: FairnessError) -> NoReturn:
+    """Fail a test on its markers' verdict: one line, no traceback (no line of it failed).
+
+    The details lead the test's fairness section (:func:`_section`).
+    """
+    first = str(error).partition("\n")[0]
+    raise pytest.fail.Exception(f"{type(error).__name__}: {first}", pytrace=False) from None
 
 
 @pytest.hookimpl(wrapper=True)
@@ -218,43 +231,32 @@ def pytest_runtest_makereport(
             from pytest_fairness.report.junit import junit_properties
 
             item.user_properties.extend(junit_properties(record))
+            section = _section(session, record, call.excinfo, item)
+            if section:
+                item.add_report_section("call", "fairness", section)
     report = yield
     if record is not None:
-        _attach(session, report, record, call.excinfo, item)
+        setattr(report, REPORT_ATTRIBUTE, record.to_dict())  # for the controller
     if session.is_worker and session.progress.pending:
         # A worker has no terminal: the controller prints these when the report arrives.
         setattr(report, PROGRESS_ATTRIBUTE, session.progress.take())
     return report
 
 
-def _attach(session: FairnessSession, report: pytest.TestReport, record: TestRecord,
-            excinfo: pytest.ExceptionInfo[BaseException] | None, item: pytest.Item) -> None:
-    """Put the record on the report (for the controller) and its readable section."""
-    setattr(report, REPORT_ATTRIBUTE, record.to_dict())
+def _section(session: FairnessSession, record: TestRecord,
+             excinfo: pytest.ExceptionInfo[BaseException] | None, item: pytest.Item) -> str:
+    """The test's fairness section: a marker failure's details first, then the record."""
     from pytest_fairness.report.terminal import report_section
 
     folder = session.settings.report_dir
     page = str(Path(folder, "report.html")) if folder else None
-    violated = excinfo is not None and isinstance(excinfo.value, FairnessViolation)
+    error = item.stash.get(MARKER_ERROR_KEY, None)
+    details = "" if error is None else str(error).partition("\n")[2].strip("\n")
+    shown = error is not None or (excinfo is not None
+                                  and isinstance(excinfo.value, FairnessViolation))
     text = report_section(record, baseline_source=session.baseline_source,
-                          report_page=page, in_message=violated)
-    if text:
-        report.sections.append(("fairness", text))
-    if excinfo is None:
-        return
-    text = f"{type(excinfo.value).__name__}: {excinfo.value}"
-    if excinfo.value is item.stash.get(MARKER_ERROR_KEY, None):
-        # The failure comes from the marker, not from a line of the test: the traceback
-        # would only show plugin frames, so the message is the whole story.
-        longrepr = excinfo.getrepr(style="value")
-        longrepr.reprtraceback.reprentries[-1].lines = text.split("\n")
-        longrepr.reprcrash.message = text  # type: ignore[union-attr]
-        report.longrepr = longrepr
-    crash = getattr(report.longrepr, "reprcrash", None)
-    if violated and crash is not None:
-        # pytest's short summary repeats the crash message whole in CI and under -vv;
-        # its first line says which limits broke, the table is in the failure above.
-        crash.message = crash.message.split("\n", 1)[0]
+                          report_page=page, in_message=shown)
+    return "\n\n".join(part for part in (details, text) if part)
 
 
 # -- the controller: merge and summarise ---------------------------------------------------

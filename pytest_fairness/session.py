@@ -171,13 +171,9 @@ class FairnessSession:
             item.config.hook.pytest_fairness_result(item=item, key=key, result=result)
         item.stash[RECORD_KEY] = _record(item, self.settings, returned, capture.inline)
         outcomes: list[CheckOutcome] = []
-        try:
-            for mark in reversed(list(item.iter_markers(MARKER_THRESHOLD))):
-                outcomes.extend(evaluate(capture.returned, validate_threshold(mark.args,
-                                                                              mark.kwargs)))
-        except FairnessError as error:
-            item.stash[MARKER_ERROR_KEY] = error
-            raise
+        for mark in reversed(list(item.iter_markers(MARKER_THRESHOLD))):
+            outcomes.extend(evaluate(capture.returned, validate_threshold(mark.args,
+                                                                          mark.kwargs)))
         record = _record(item, self.settings, returned, capture.inline, outcomes)
         record, comparisons = self._compared(item, record)
         item.stash[RECORD_KEY] = record
@@ -194,9 +190,7 @@ class FairnessSession:
         if any(c.regressed for c in comparisons):
             parts.append(regression_message(comparisons, source=self.baseline_source))
         if parts:
-            violation = FairnessViolation("\n\n".join(parts), outcomes)
-            item.stash[MARKER_ERROR_KEY] = violation
-            raise violation
+            raise FairnessViolation("\n\n".join(parts), outcomes)
 
     def _compared(
         self, item: pytest.Item, record: TestRecord

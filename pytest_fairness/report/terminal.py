@@ -216,7 +216,7 @@ def summary_lines(records: Sequence[TestRecord]) -> list[str]:
 def _section_result(shown: IndicatorResult, failed: set[tuple[Any, str]]) -> list[str]:
     """A result in the section; without the group table the failure message already shows."""
     if (shown.at, shown.metric) in failed:
-        return [*result_lines(shown, details=False), "  groups: in the failure message above"]
+        return [*result_lines(shown, details=False), "  groups: shown above"]
     return result_lines(shown)
 
 
@@ -251,10 +251,10 @@ def report_section(record: TestRecord, *, baseline_source: str = "",
                    report_page: str | None = None, in_message: bool = False) -> str:
     """The ``fairness`` section of a test's report: results, verdicts, notes, baseline, link.
 
-    ``in_message`` as in :func:`section_text`.
+    ``in_message``: the failure already shows the failed groups and the regressions.
     """
     extra = [f"note: {note}" for note in record.notes]
-    if record.regressions:
+    if record.regressions and not in_message:
         extra.append(f"baseline: {baseline_source}")
         for comparison in record.regressions:
             extra.extend("  " + line for line in comparison_lines(comparison, groups=False))

@@ -68,7 +68,7 @@ def test_compare_fail_fails_exactly_the_regressed_test(
                              "-rf", *mode)
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines([
-        "FAILED test_mod.py::test_two - FairnessViolation: 1 fairness regression*",
+        "FAILED test_mod.py::test_two - Failed: FairnessViolation: 1 fairness*",
     ])
     result.stdout.fnmatch_lines([
         "FairnessViolation: 1 fairness regression against the baseline base.json: "

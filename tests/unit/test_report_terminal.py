@@ -232,7 +232,7 @@ def test_section_leaves_out_the_tables_the_failure_message_shows() -> None:
     assert len(re.findall(r"group +n +precision@10", text)) == 1  # the passing headline's
     assert not re.search(r"group +n +precision@5", text)  # the failed slice's is in the message
     assert "precision_at_k (precision@5) at 5: value 0.5" in text
-    assert "groups: in the failure message above" in text
+    assert "groups: shown above" in text
 
 
 def test_summary_shows_a_limit_with_the_slice_at_picked() -> None:
