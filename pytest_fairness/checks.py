@@ -1,6 +1,6 @@
 """Threshold semantics: the limit keywords, what each observes in a result, and the verdict.
 
-What each limit bounds, and ``metric=`` (read by :func:`~pytest_fairness.results.read_metric`),
+What each limit bounds, and ``metric=`` (read by :func:`~pytest_fairness.readings.read_metric`),
 are the "Limits" table of ``docs/index.md``. :func:`evaluate` returns :class:`CheckOutcome`
 data and raises no violation; ``fairness.check`` or the plugin raise it for failed ones.
 """
@@ -18,14 +18,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pytest_fairness.errors import FairnessConfigError, InsufficientDataError
 from pytest_fairness.options import COMPARE_METRICS, CONFIDENCE_MODES, LIMITS, METRIC_LIMITS
-from pytest_fairness.results import (
-    GroupStat,
-    IndicatorResult,
-    group_label,
-    iter_results,
-    magnitude,
-    read_metric,
-)
+from pytest_fairness.readings import magnitude, read_metric
+from pytest_fairness.results import GroupStat, IndicatorResult, group_label, iter_results
 
 if TYPE_CHECKING:
     from pytest_fairness.records import CheckOutcome
@@ -265,12 +259,9 @@ def _observe_metric(
     limit: str, result: IndicatorResult, metric: str, confidence: str
 ) -> tuple[float, float, tuple[float, float] | None, str]:
     """``_observe`` for ``metric=``: what :func:`read_metric` reads."""
-    from pytest_fairness.indicators.registry import headline
-
     on_groups = limit in ("max_gap", "min_ratio")
     try:
-        reading = read_metric(result, metric, headline=headline(result.name),
-                              over_groups=on_groups)
+        reading = read_metric(result, metric, over_groups=on_groups)
     except FairnessConfigError as error:
         raise FairnessConfigError(f"{limit} with {error}") from None
     if reading.groups is None:  # one number: a stat, or the headline's gap, value, ...

@@ -14,8 +14,9 @@ from typing import Any, Final
 
 from pytest_fairness.errors import FairnessConfigError
 from pytest_fairness.indicators import headline
+from pytest_fairness.readings import Reading, read_metric
 from pytest_fairness.records import Baseline, Comparison, ResultSummary, TestRecord
-from pytest_fairness.results import Reading, finite_or_none, read_metric
+from pytest_fairness.results import finite_or_none
 
 __all__ = [
     "compare_baselines", "compare_checkpoints", "compare_results", "compare_test",
@@ -120,7 +121,6 @@ def compare_results(
     """
     where = f"{test} :: {result}"
     old, new = base.result(where), now.result(where)
-    head = headline(now.indicator)
     notes = _param_notes(base, now)
     if base.higher_is_better != now.higher_is_better:
         notes.append("the metric's direction differs from the baseline's")
@@ -132,12 +132,12 @@ def compare_results(
     out = []
     for metric, tolerance in tolerances.items():
         try:
-            after = read_metric(new, metric, headline=head)
+            after = read_metric(new, metric)
         except FairnessConfigError as error:
             raise FairnessConfigError(f"{where}: cannot compare {error}" if test
                                       else f"cannot compare {error}") from None
         try:
-            earlier: Reading | None = read_metric(old, metric, headline=head)
+            earlier: Reading | None = read_metric(old, metric)
         except FairnessConfigError:  # a stat the stored entry does not keep
             earlier = None
         before = None if earlier is None else finite_or_none(earlier.number)

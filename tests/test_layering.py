@@ -42,14 +42,15 @@ SOURCE = Path(__file__).resolve().parents[1] / PACKAGE
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("face", ("plugin", "cli", "markers", "hookspec")),
     ("the run", ("session", "settings", "progress", "provenance", "metadata")),
-    ("policy, store, render", ("checks", "regression", "baseline", "history", "report")),
+    ("policy, store, render", ("checks", "readings", "regression", "baseline", "history",
+                                "report")),
     ("computation and inputs", ("indicators", "features", "data", "perturbations")),
     ("values", ("records", "results", "stats", "options", "errors", "files", "_optional")),
 )
 
 #: Groups of one rank that must not import one another (entries as in :data:`LAYERS`).
 APART: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("policy", ("checks", "regression")),
+    ("policy", ("checks", "readings", "regression")),
     ("store", ("baseline", "history")),
     ("render", ("report",)),
 )

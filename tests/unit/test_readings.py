@@ -1,4 +1,4 @@
-"""read_metric: which number ``metric=`` names, the same for limits and regressions."""
+"""readings.read_metric: which number ``metric=`` names, the same for limits and regressions."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import pytest
 from pytest_fairness import fairness
 from pytest_fairness.baseline import validate_baseline
 from pytest_fairness.errors import FairnessConfigError
-from pytest_fairness.indicators import headline
+from pytest_fairness.readings import Reading, read_metric
 from pytest_fairness.records import KeyedResult, ResultSummary
 from pytest_fairness.regression import compare_results
-from pytest_fairness.results import GroupStat, IndicatorResult, Reading, read_metric
+from pytest_fairness.results import GroupStat, IndicatorResult
 
 
 def groups(b_acc: float = 0.5, b_tpr: float = 0.25) -> IndicatorResult:
@@ -32,7 +32,7 @@ def ieat(d: float) -> IndicatorResult:
 
 
 def read(result: IndicatorResult, metric: str, over_groups: bool = False) -> Reading:
-    return read_metric(result, metric, headline=headline(result.name), over_groups=over_groups)
+    return read_metric(result, metric, over_groups=over_groups)
 
 
 @pytest.mark.parametrize(("metric", "number", "label", "lower", "interval"), [
