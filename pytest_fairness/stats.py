@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = ["BOOTSTRAP_METHODS", "Bootstrap", "IntervalOptions", "Units", "as_generator",
-           "bootstrap", "check_bootstrap_options", "resolve_seed"]
+           "bootstrap", "check_bootstrap_options", "check_finite", "resolve_seed"]
 
 #: Interval methods :func:`bootstrap` accepts.
 BOOTSTRAP_METHODS = ("percentile", "bca")
@@ -32,6 +32,17 @@ _DENSE_CELLS = 1_000_000
 
 #: Upper bound on the number of cells (replicates × clusters) held at once.
 _CHUNK_CELLS = 4_000_000
+
+
+def check_finite(array: NDArray[Any], name: str, fix: str, *, item: str = "row") -> None:
+    """Raise naming the first ``item`` (index on the first axis) holding NaN or an infinity."""
+    import numpy as np
+
+    bad = np.flatnonzero(~np.isfinite(array.reshape(len(array), -1)).all(axis=1))
+    if bad.size:
+        raise InvalidDataError(
+            f"{name} has NaN or infinite values in {item} {int(bad[0])} ({bad.size} {item}(s) "
+            f"in all); {fix}.")
 
 
 def as_generator(seed: Any) -> np.random.Generator:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_fairness.errors import FairnessConfigError, FairnessError, InvalidDataError
 from pytest_fairness.features.extraction import Features
 from pytest_fairness.features.fingerprint import callable_fingerprint, normalize_spec
+from pytest_fairness.stats import check_finite
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -60,7 +61,6 @@ def load_precomputed(path: str | os.PathLike[str], dataset: FairnessDataset, *,
     >>> load_precomputed(file, ds).embeddings.ravel().tolist()
     [1.0, 2.0]
     """
-    import numpy as np
     file = Path(path)
     if file.is_dir() and file.suffix.lower() not in (".npy", ".npz", ".parquet"):
         from pytest_fairness.features.shards import read_shards
@@ -99,11 +99,7 @@ def load_precomputed(path: str | os.PathLike[str], dataset: FairnessDataset, *,
                 f"precomputed features {str(file)!r}: {name!r} holds {array.dtype} values of "
                 f"shape {array.shape}; each output must be a 1-D or 2-D array of numbers. "
                 f"Save only feature arrays (and the {id_column!r} ids), or {fix}.")
-        bad = np.flatnonzero(~np.isfinite(array.reshape(len(array), -1)).all(axis=1))
-        if len(bad):
-            raise InvalidDataError(
-                f"precomputed features {str(file)!r}: {name!r} holds NaN or infinite values "
-                f"(row {int(bad[0])} first, {len(bad)} rows in all); {fix}.")
+        check_finite(array, f"{name!r} in precomputed features {str(file)!r}", fix)
     if ids is None:
         for name, array in outputs.items():
             if len(array) != len(dataset):

@@ -16,15 +16,16 @@ from pytest_fairness.results import (
     group_label,
     normalize_group,
 )
-from pytest_fairness.stats import Bootstrap, IntervalOptions, Units
+from pytest_fairness.stats import Bootstrap, IntervalOptions, Units, check_finite
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = [
     "GroupTable", "as_1d", "check_clusters", "check_min_group_size", "check_same_length",
-    "check_top_k", "check_top_k_columns", "check_variant", "encode_groups", "exclusion_notes",
-    "extremes", "group_array", "group_table", "make_group_stats", "sort_keys", "spread"]
+    "check_top_k", "check_top_k_columns", "check_variant", "embedding_matrix", "encode_groups",
+    "exclusion_notes", "extremes", "group_array", "group_table", "make_group_stats", "row_norms",
+    "sort_keys", "spread"]
 
 VARIANTS = ("paper", "reference")
 
@@ -114,6 +115,47 @@ def as_1d(values: Any, name: str, *, allow_nan: bool = False) -> NDArray[Any]:
             f"{name} contains NaN/None at row {int(np.argmax(missing))} ({int(missing.sum())} "
             "missing in all); drop or impute those rows before computing the indicator.")
     return array
+
+
+def embedding_matrix(values: Any, name: str) -> NDArray[Any]:
+    """``values`` (an array or a tensor) as a numeric (items, dimensions) array, or raise."""
+    if hasattr(values, "detach"):
+        values = values.detach().cpu().numpy()
+    try:
+        array = np.asarray(values)
+        kind = f"dtype {array.dtype}"
+    except ValueError as exc:  # ragged rows
+        kind = str(exc)
+    if not kind.startswith("dtype") or array.dtype.kind not in "fiu":
+        raise InvalidDataError(
+            f"{name} must be a numeric array of embeddings (items, dimensions); got {kind}. "
+            "Pass the feature matrix of the images.")
+    if array.ndim != 2 or array.shape[1] == 0:
+        raise InvalidDataError(
+            f"{name} must be a 2-D array, one embedding per row (items, dimensions); got shape "
+            f"{array.shape}. Stack the embeddings of the images into one matrix.")
+    if array.shape[0] == 0:
+        raise InsufficientDataError(f"{name} has 0 items; pass one embedding per image.")
+    return array
+
+
+def row_norms(rows: NDArray[Any], name: str,
+              norms: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """L2 norm of each row (``norms`` if computed already); NaN, inf, zero rows, overflow raise."""
+    if norms is None:
+        norms = np.linalg.norm(rows.astype(np.float64, copy=False), axis=1)
+    bad = np.flatnonzero(~np.isfinite(norms) | (norms == 0))
+    if bad.size:
+        check_finite(rows, name, "drop those images or fix the feature extraction")
+        zero = np.flatnonzero(~rows.any(axis=1))
+        if zero.size:
+            raise InvalidDataError(
+                f"{name} has a zero vector in row {int(zero[0])} ({zero.size} in all): its "
+                "cosine similarity is undefined. Drop those images or check the model output.")
+        raise InvalidDataError(
+            f"{name} row {int(bad[0])} has a norm beyond float64 range (largest |value| "
+            f"{np.abs(rows[bad[0]]).max():.3g}); rescale the embeddings.")
+    return norms
 
 
 def check_same_length(**arrays: Any) -> int:

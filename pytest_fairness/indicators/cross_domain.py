@@ -27,7 +27,7 @@ from pytest_fairness.indicators._common import (
     spread,
 )
 from pytest_fairness.results import GroupKey, IndicatorResult, group_label
-from pytest_fairness.stats import IntervalOptions
+from pytest_fairness.stats import IntervalOptions, check_finite
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -187,11 +187,7 @@ def _landmarks(values: Any, name: str) -> NDArray[np.float64]:
             f"got shape {np.shape(values)}.")
     if array.shape[0] == 0:
         raise InsufficientDataError(f"{name} is empty; pass at least one image per group.")
-    bad = np.flatnonzero(~np.isfinite(array).all(axis=(1, 2)))
-    if bad.size:
-        raise InvalidDataError(
-            f"{name} has NaN or infinite coordinates in image {int(bad[0])} ({bad.size} "
-            "images in all); drop those images or fill in the landmarks.")
+    check_finite(array, name, "drop those images or fill in the landmarks", item="image")
     return array
 
 

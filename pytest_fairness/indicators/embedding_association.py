@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
-from pytest_fairness.indicators._common import check_variant
+from pytest_fairness.indicators._common import check_variant, embedding_matrix, row_norms
 from pytest_fairness.results import GroupStat, IndicatorResult
 from pytest_fairness.stats import Units, bootstrap, check_bootstrap_options, resolve_seed
 
@@ -32,36 +32,13 @@ _SAMPLE_KEYS_PER_CHUNK = 1 << 17
 
 def _embeddings(values: Any, name: str) -> NDArray[np.float64]:
     """Return one set of embeddings as a float64 (items, dimensions) array, or raise."""
-    try:
-        array = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InvalidDataError(
-            f"{name} must be a numeric array of embeddings with shape (items, dimensions); "
-            f"converting it to float failed ({exc}). Pass the feature matrix of the images."
-        ) from None
-    if array.ndim != 2:
-        raise InvalidDataError(
-            f"{name} must be 2-D, one embedding per row (items, dimensions); got shape "
-            f"{array.shape}. Stack the embeddings of the set's images into one matrix.")
+    array = embedding_matrix(values, name).astype(np.float64, copy=False)
     if array.shape[0] < 2:
         raise InsufficientDataError(
             f"{name} has {array.shape[0]} item(s); every iEAT set needs at least 2 images "
             "(the effect size divides by a sample standard deviation and the permutation "
             "test re-partitions the targets). Add images to the set.")
-    if array.shape[1] == 0:
-        raise InvalidDataError(f"{name} has 0 dimensions (shape {array.shape}); pass embeddings.")
-    bad = np.flatnonzero(~np.isfinite(array).all(axis=1))
-    if bad.size:
-        raise InvalidDataError(
-            f"{name} has NaN or infinite values in row {int(bad[0])} ({bad.size} row(s) in "
-            "all); drop those images or fix the feature extraction.")
-    norms = np.linalg.norm(array, axis=1)
-    bad = np.flatnonzero(norms == 0)
-    if bad.size:
-        raise InvalidDataError(
-            f"{name} row {int(bad[0])} is a zero vector ({bad.size} row(s) in all); its cosine "
-            "similarity is undefined. Drop those images or check the feature extraction.")
-    return array / norms[:, None]
+    return array / row_norms(array, name)[:, None]
 
 
 def _positive_int(value: Any, name: str, minimum: int) -> int:

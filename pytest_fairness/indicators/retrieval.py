@@ -20,8 +20,10 @@ from pytest_fairness.indicators._common import (
     check_min_group_size,
     check_same_length,
     check_variant,
+    embedding_matrix,
     encode_groups,
     group_table,
+    row_norms,
 )
 from pytest_fairness.results import Curve, GroupKey, IndicatorResult, group_label
 from pytest_fairness.stats import IntervalOptions
@@ -40,23 +42,13 @@ _COLUMNS = 4096  #: numpy sums a row alike wherever it sits up to 8,192 columns 
 def _unpack(obj: Any, name: str) -> tuple[NDArray[Any], Any]:
     for attribute in ("embeddings", "features") if hasattr(obj, "frame") else ():
         if hasattr(obj, attribute):
-            return _features(getattr(obj, attribute), name), obj.frame
+            return embedding_matrix(getattr(obj, attribute), name), obj.frame
     if isinstance(obj, Sequence) and not isinstance(obj, (str, bytes)) and len(obj) == 2:
-        return _features(obj[0], name), obj[1]
+        return embedding_matrix(obj[0], name), obj[1]
     raise FairnessConfigError(
         f"{name} must be a pair (features, frame) - an (n, d) array and a DataFrame or mapping "
         f"of attribute columns - or an object with .frame and .embeddings (what "
         f"fairness_features returns) or .features; got {type(obj).__name__}.")
-
-
-def _features(features: Any, name: str) -> NDArray[Any]:
-    array = np.asarray(features.detach().cpu() if hasattr(features, "detach") else features)
-    if array.ndim != 2 or array.shape[0] == 0 or array.shape[1] == 0:
-        raise InvalidDataError(f"{name} features must be a non-empty 2-D array (embeddings, "
-                               f"dimensions); got shape {array.shape}.")
-    if array.dtype.kind not in "fiu":
-        raise InvalidDataError(f"{name} features must be numeric; got dtype {array.dtype}.")
-    return array
 
 
 def _column(frame: Any, column: str, name: str, n: int) -> NDArray[Any]:
@@ -97,22 +89,7 @@ def _dots(spec: str, a: NDArray[Any], b: NDArray[Any]) -> NDArray[np.float64]:
 
 def _norms(rows: NDArray[Any], name: str) -> NDArray[np.float64]:
     """Float64 L2 norm of each row, rejecting NaN, infinities and zero vectors."""
-    norms = np.sqrt(_dots("ij,ij->i", rows, rows))
-    bad = np.flatnonzero(~np.isfinite(norms) | (norms == 0))
-    if bad.size:
-        where, row = int(bad[0]), rows[bad[0]].astype(np.float64)
-        if not np.all(np.isfinite(row)):
-            raise InvalidDataError(
-                f"{name} features have NaN or infinite values at row {where}; drop or fix it.")
-        if not np.any(row):
-            zero = np.count_nonzero(~np.any(rows, axis=1))
-            raise InvalidDataError(
-                f"{name} features have a zero vector at row {where} ({zero} in all): cosine "
-                f"similarity is undefined for it. Drop those embeddings.")
-        raise InvalidDataError(
-            f"{name} features at row {where} have a norm beyond float64 range (largest "
-            f"|value| {np.abs(row).max():.3g}); rescale the embeddings.")
-    return norms
+    return row_norms(rows, name, np.sqrt(_dots("ij,ij->i", rows, rows)))
 
 
 def _unit32(rows: NDArray[Any], norms: NDArray[np.float64]) -> NDArray[np.float32]:
@@ -146,7 +123,7 @@ def nearest_neighbors(
     candidates, re-ranked in float64, certified by :func:`_error_bound` or searched again
     wider. ``exclude_self``: never row ``i`` for query ``i``.
     """
-    q, db = _features(queries, "queries"), _features(database, "database")
+    q, db = embedding_matrix(queries, "queries"), embedding_matrix(database, "database")
     k = _check_search(q, db, k, exclude_self)
     import faiss
 

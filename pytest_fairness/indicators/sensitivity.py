@@ -19,8 +19,10 @@ from pytest_fairness.indicators._common import (
     as_1d,
     check_min_group_size,
     check_same_length,
+    embedding_matrix,
     exclusion_notes,
     make_group_stats,
+    row_norms,
 )
 from pytest_fairness.indicators._pairs import Verification, clean_threshold, false_matches
 from pytest_fairness.results import (
@@ -134,25 +136,9 @@ def _checked(task: Any, levels: Any, far: Any, threshold: Any, prune: Any, seed:
 
 def _embeddings(values: Any, what: str) -> NDArray[np.float64]:
     """Validate one embedding matrix and L2-normalise its rows."""
-    if hasattr(values, "detach"):
-        values = values.detach().to("cpu").numpy()
-    array = np.asarray(values, dtype=np.float64)
-    if array.ndim != 2 or array.shape[0] == 0:
-        raise InvalidDataError(
-            f"embeddings for {what} must be a non-empty 2-D array (images, features); got "
-            f"shape {array.shape}.")
-    if not np.isfinite(array).all():
-        row = int(np.flatnonzero(~np.isfinite(array).all(axis=1))[0])
-        raise InvalidDataError(
-            f"embeddings for {what} have NaN or infinite values in row {row}; fix the model "
-            "output or the cached features for that image.")
-    norms: NDArray[np.float64] = np.linalg.norm(array, axis=1)
-    if (norms == 0).any():
-        row = int(np.flatnonzero(norms == 0)[0])
-        raise InvalidDataError(
-            f"embeddings for {what} have an all-zero row {row}: its cosine similarity is "
-            "undefined. Check the model output for that image.")
-    return array / norms[:, None]
+    name = f"the embedding matrix of {what}"
+    array = embedding_matrix(values, name).astype(np.float64, copy=False)
+    return array / row_norms(array, name)[:, None]
 
 
 def _what(name: str | None, level: float) -> str:

@@ -466,7 +466,7 @@ def test_bad_sources_raise() -> None:
     [
         (np.zeros(4), r"2-D array.*shape \(4,\)"),
         (np.array([[1.0, np.nan]] * 4), r"NaN or infinite values in row 0"),
-        (np.array([[1.0, 0.0], [0.0, 0.0], [1.0, 1.0], [0.0, 1.0]]), r"all-zero row 1"),
+        (np.array([[1.0, 0.0], [0.0, 0.0], [1.0, 1.0], [0.0, 1.0]]), r"zero vector in row 1"),
     ],
 )
 def test_bad_embeddings_raise_invalid_data(clean: np.ndarray, fragment: str) -> None:

@@ -132,7 +132,7 @@ def test_load_precomputed_on_a_directory(dataset: FairnessDataset, tmp_path: Pat
     ({"image_id": np.array(["a"]), "embeddings": np.array([["x"]])},
      r"'embeddings' holds <U1 values .*array of numbers"),
     ({"embeddings": np.zeros((16, 2, 2))}, r"shape \(16, 2, 2\)"),
-    ({"embeddings": np.full((16, 2), np.nan)}, r"NaN or infinite values \(row 0 first, 16 rows"),
+    ({"embeddings": np.full((16, 2), np.nan)}, r"NaN or infinite values in row 0 \(16 row"),
     ({"image_id": np.zeros((16, 2)), "embeddings": np.zeros((16, 2))},
      r"'image_id' ids are float64 of shape \(16, 2\)"),
     ({"image_id": np.array(["a", "b"]), "embeddings": np.zeros((3, 2))},

@@ -190,7 +190,7 @@ def test_nan_landmarks_are_named() -> None:
     truth[:, 1, 0] = 1.0
     pred = truth.copy()
     pred[2, 0, 1] = np.nan
-    with pytest.raises(InvalidDataError, match="y_pred has NaN or infinite coordinates in image 2"):
+    with pytest.raises(InvalidDataError, match="y_pred has NaN or infinite values in image 2"):
         ind.landmark_metrics(truth, pred, groups=[0, 1, 1], normalizer=(0, 1))
 
 
