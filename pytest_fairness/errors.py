@@ -5,6 +5,7 @@ Every message names the parameter, column or file, the offending value, and the 
 
 from __future__ import annotations
 
+from numbers import Integral
 from typing import Any
 
 __all__ = [
@@ -66,3 +67,12 @@ def shown(value: Any) -> str:
     """``repr(value)``, cut to 40 characters: a damaged value in a message (not an error)."""
     text = repr(value)
     return text if len(text) <= 40 else f"{text[:37]}..."
+
+
+def check_int(name: str, value: Any, *, low: int, why: str = "") -> int:
+    """``value`` as an int if it is an integer (not a bool) ``>= low``; else an error naming it."""
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
+        raise FairnessConfigError(
+            f"{name} must be an int >= {low}{why}; got {name}={value!r} "
+            f"(type={type(value).__name__}).")
+    return int(value)

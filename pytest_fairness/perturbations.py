@@ -18,7 +18,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from pytest_fairness.errors import FairnessConfigError, InvalidDataError
+from pytest_fairness.errors import FairnessConfigError, InvalidDataError, check_int
 
 __all__ = ["PERTURBATIONS", "Perturbation", "PerturbationSpec", "parameter", "perturb"]
 
@@ -88,13 +88,6 @@ def _check_level(level: Any) -> float:
             f"level must be in [0, 1] (0 is the identity, 1 the strongest setting); "
             f"got level={level!r}.")
     return value
-
-
-def _check_seed(seed: Any) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise FairnessConfigError(
-            f"seed must be a non-negative int; got seed={seed!r} (type={type(seed).__name__}).")
-    return int(seed)
 
 
 def _check_images(images: Any) -> torch.Tensor:
@@ -304,7 +297,7 @@ def perturb(images: torch.Tensor, name: str, level: float, *, seed: int = 0,
     """
     spec = _check_name(name)
     level = _check_level(level)
-    seed = _check_seed(seed)
+    seed = check_int("seed", seed, low=0)
     single = isinstance(images, torch.Tensor) and images.ndim == 3
     batch = _check_images(images.unsqueeze(0) if single else images)
     keys = _check_index(index, batch.shape[0])
@@ -340,7 +333,7 @@ class Perturbation:
     def __init__(self, name: str, level: float, *, seed: int = 0) -> None:
         self.name = _check_name(name).name
         self.level = _check_level(level)
-        self.seed = _check_seed(seed)
+        self.seed = check_int("seed", seed, low=0)
 
     def __call__(self, images: torch.Tensor) -> torch.Tensor:
         """Perturb one image ``(C, H, W)`` or a batch ``(N, C, H, W)``."""

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, final
 
-from pytest_fairness.errors import FairnessConfigError, InvalidDataError
+from pytest_fairness.errors import FairnessConfigError, InvalidDataError, check_int
 
 if TYPE_CHECKING:
     import numpy as np
@@ -53,11 +53,8 @@ def as_generator(seed: Any) -> np.random.Generator:
         return seed
     if seed is None:
         return np.random.default_rng()
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise FairnessConfigError(
-            f"seed must be a non-negative int, a numpy.random.Generator or None; got "
-            f"seed={seed!r} (type={type(seed).__name__}).")
-    return np.random.default_rng(int(seed))
+    return np.random.default_rng(
+        check_int("seed", seed, low=0, why=", a numpy.random.Generator or None"))
 
 
 def resolve_seed(seed: Any) -> tuple[np.random.Generator, int | None]:
@@ -74,10 +71,7 @@ def check_bootstrap_options(
     n_bootstrap: Any, confidence_level: Any, interval_method: Any
 ) -> tuple[int, float, str]:
     """Validate the interval keywords every indicator shares (``n_bootstrap`` 0 or >= 100)."""
-    if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, int) or n_bootstrap < 0:
-        raise FairnessConfigError(
-            f"n_bootstrap must be a non-negative int (0 switches intervals off); got "
-            f"n_bootstrap={n_bootstrap!r}.")
+    n_bootstrap = check_int("n_bootstrap", n_bootstrap, low=0, why=" (0 switches intervals off)")
     if 0 < n_bootstrap < 100:
         raise FairnessConfigError(
             f"n_bootstrap={n_bootstrap} is too few replicates for a stable interval; use at "

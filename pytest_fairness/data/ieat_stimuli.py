@@ -17,7 +17,12 @@ import numpy as np
 
 from pytest_fairness.data.jsonfile import parse_json
 from pytest_fairness.data.paths import is_utf8, path_in_root
-from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
+from pytest_fairness.errors import (
+    FairnessConfigError,
+    InsufficientDataError,
+    InvalidDataError,
+    check_int,
+)
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -186,9 +191,7 @@ class IEATStimuli:
                 f"embed must be a callable from a list of image paths to an (n, d) array; got "
                 f"{type(embed).__name__}.")
         step = len(self.paths) if batch_size is None else batch_size
-        if isinstance(step, bool) or not isinstance(step, int) or step < 1:
-            raise FairnessConfigError(
-                f"batch_size must be a positive int or None; got batch_size={batch_size!r}.")
+        check_int("batch_size", step, low=1, why=" or None")
         parts = []
         for start in range(0, len(self.paths), step):
             chunk = list(self.paths[start : start + step])
@@ -291,9 +294,7 @@ def load_ieat_stimuli(
         raise InvalidDataError(
             f"iEAT stimuli root {str(root)!r} is not a directory; pass the folder that holds "
             "<group>/<category>/ image folders (ryansteed/ieat: data/experiments).")
-    if isinstance(min_images, bool) or not isinstance(min_images, int) or min_images < 1:
-        raise FairnessConfigError(
-            f"min_images must be a positive int; got min_images={min_images!r}.")
+    check_int("min_images", min_images, low=1)
     if tests is None:
         specs = _shipped()
     elif isinstance(tests, (str, IEATTestSpec, Mapping)):

@@ -19,7 +19,7 @@ from pytest_fairness.data.dataset import (
     require_rows,
 )
 from pytest_fairness.data.paths import path_in_root
-from pytest_fairness.errors import FairnessConfigError, InvalidDataError
+from pytest_fairness.errors import FairnessConfigError, InvalidDataError, check_int
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -94,9 +94,7 @@ def load_miap(
     if split not in _SPLITS:
         raise FairnessConfigError(
             f"miap: split must be one of {sorted(_SPLITS)}; got split={split!r}.")
-    if isinstance(min_box_size, bool) or not isinstance(min_box_size, int) or min_box_size < 0:
-        raise FairnessConfigError(
-            f"miap: min_box_size must be an int >= 0 (pixels); got min_box_size={min_box_size!r}.")
+    check_int("min_box_size", min_box_size, low=0, why=" (pixels, in the miap loader)")
     drop = check_drop_unknown(drop_unknown, ("gender", "age"), name)
     file_split = "val" if split == "validation" else split
     path = find_file(base, [f"open_images_extended_miap_boxes_{file_split}.csv"], name,

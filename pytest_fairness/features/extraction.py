@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_fairness.errors import FairnessConfigError, InvalidDataError
+from pytest_fairness.errors import FairnessConfigError, InvalidDataError, check_int
 from pytest_fairness.features.cache import cached
 from pytest_fairness.features.fingerprint import (
     cache_key,
@@ -18,7 +18,6 @@ from pytest_fairness.features.fingerprint import (
 )
 from pytest_fairness.features.forward import (
     as_outputs,
-    check_int,
     forward_batches,
     resolve_device,
 )
@@ -152,9 +151,7 @@ class DefaultTransform:
     """
 
     def __init__(self, size: int = 224) -> None:
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise FairnessConfigError(f"size must be a positive int; got size={size!r}.")
-        self.size = size
+        self.size = check_int("size", size, low=1)
 
     def __call__(self, image: Image.Image) -> torch.Tensor:
         """Resize and convert one image."""
@@ -316,8 +313,8 @@ def _checked(model: Any, dataset: Any, module: str | None, batch_size: Any, num_
             names = [n for n, _ in model.named_modules() if n][:10]
             raise FairnessConfigError(
                 f"module: the model has no sub-module {module!r}; some names: {names}.") from None
-    check_int("batch_size", batch_size)
-    check_int("num_workers", num_workers, 0)
+    check_int("batch_size", batch_size, low=1)
+    check_int("num_workers", num_workers, low=0)
     if isinstance(layers, str):
         raise FairnessConfigError(
             f"layers must be a sequence of module names; got the string layers={layers!r} "
@@ -424,8 +421,8 @@ def extract_rows(model: Any, dataset: FairnessDataset, rows: Sequence[int], *,
     dict of str to ndarray
         Every output, one row per entry of ``rows``.
     """
-    check_int("batch_size", batch_size)
-    check_int("num_workers", num_workers, 0)
+    check_int("batch_size", batch_size, low=1)
+    check_int("num_workers", num_workers, low=0)
     transform = DefaultTransform() if transform is None else transform
     norm, _ = normalization(normalize)
     perturb_fn, _ = _perturbation(perturbation)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from numbers import Integral
 from typing import TYPE_CHECKING, Any
 
 from pytest_fairness.errors import FairnessConfigError, InvalidDataError
@@ -12,14 +11,7 @@ if TYPE_CHECKING:
     import torch
     from numpy.typing import NDArray
 
-__all__ = ["as_outputs", "check_int", "forward_batches", "resolve_device"]
-
-
-def check_int(name: str, value: Any, minimum: int = 1) -> int:
-    """``value`` as an int when it is an integer (not a bool) ``>= minimum``; else an error."""
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < minimum:
-        raise FairnessConfigError(f"{name} must be an int >= {minimum}; got {name}={value!r}.")
-    return int(value)
+__all__ = ["as_outputs", "forward_batches", "resolve_device"]
 
 
 def as_outputs(value: Any) -> dict[str, torch.Tensor]:

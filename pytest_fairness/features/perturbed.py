@@ -6,8 +6,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, final
 
-from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
-from pytest_fairness.features.forward import check_int, forward_batches
+from pytest_fairness.errors import (
+    FairnessConfigError,
+    InsufficientDataError,
+    InvalidDataError,
+    check_int,
+)
+from pytest_fairness.features.forward import forward_batches
 
 if TYPE_CHECKING:
     import torch
@@ -57,7 +62,7 @@ def perturbed_features(model: Callable[[Any], Any], images: Any, *,
         raise FairnessConfigError(
             "the model is in training mode (dropout and batch norm would change its "
             "embeddings between calls); call model.eval() first.")
-    batch_size = check_int("batch_size", batch_size)
+    batch_size = check_int("batch_size", batch_size, low=1)
     custom = dict(perturbations or {})
     if not all(isinstance(k, str) and callable(f) for k, f in custom.items()):
         raise FairnessConfigError(

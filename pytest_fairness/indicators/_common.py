@@ -8,7 +8,12 @@ from typing import TYPE_CHECKING, Any, final
 
 import numpy as np
 
-from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
+from pytest_fairness.errors import (
+    FairnessConfigError,
+    InsufficientDataError,
+    InvalidDataError,
+    check_int,
+)
 from pytest_fairness.results import (
     GroupKey,
     GroupStat,
@@ -41,21 +46,12 @@ def check_variant(variant: str, function: str) -> str:
 
 def check_min_group_size(min_group_size: Any) -> int:
     """Validate ``min_group_size`` (a positive int)."""
-    if isinstance(min_group_size, bool) or not isinstance(min_group_size, (int, np.integer)):
-        raise FairnessConfigError(
-            f"min_group_size must be an int >= 1; got min_group_size={min_group_size!r} "
-            f"(type={type(min_group_size).__name__}).")
-    if min_group_size < 1:
-        raise FairnessConfigError(
-            f"min_group_size must be >= 1; got min_group_size={min_group_size!r}.")
-    return int(min_group_size)
+    return check_int("min_group_size", min_group_size, low=1)
 
 
 def check_top_k(top_k: Any) -> int:
     """Validate ``top_k`` (an int >= 1)."""
-    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
-        raise FairnessConfigError(f"top_k must be an int >= 1; got top_k={top_k!r}.")
-    return int(top_k)
+    return check_int("top_k", top_k, low=1)
 
 
 def check_top_k_columns(top_k: int, labels: NDArray[Any]) -> None:

@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
+from pytest_fairness.errors import (
+    FairnessConfigError,
+    InsufficientDataError,
+    InvalidDataError,
+    check_int,
+)
 from pytest_fairness.indicators._combos import Hits, Labels, combinations
 from pytest_fairness.indicators._common import (
     check_min_group_size,
@@ -97,9 +102,8 @@ def _check(a: _Args, function: str, n_attrs: int) -> _Args:
     min_group_size = check_min_group_size(a.min_group_size)
     for key, value in (("min_size", a.min_size), ("max_size", a.max_size),
                        ("min_count", a.min_count)):
-        if (value is not None or key != "max_size") and (isinstance(value, bool) or not (
-                isinstance(value, (int, np.integer))) or value < 1):
-            raise FairnessConfigError(f"{key} must be an int >= 1; got {key}={value!r}.")
+        if value is not None or key != "max_size":
+            check_int(key, value, low=1)
     if a.max_size is not None and a.max_size < a.min_size:
         raise FairnessConfigError(f"max_size={a.max_size} is below min_size={a.min_size}; "
                                   "pass max_size >= min_size (or None for no limit).")

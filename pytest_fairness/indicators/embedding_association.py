@@ -13,10 +13,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
+from pytest_fairness.errors import (
+    FairnessConfigError,
+    InsufficientDataError,
+    InvalidDataError,
+    check_int,
+)
 from pytest_fairness.indicators._common import check_variant, embedding_matrix, row_norms
 from pytest_fairness.results import GroupStat, IndicatorResult
-from pytest_fairness.stats import Units, bootstrap, check_bootstrap_options, resolve_seed
+from pytest_fairness.stats import (
+    Units,
+    bootstrap,
+    check_bootstrap_options,
+    resolve_seed,
+)
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -39,14 +49,6 @@ def _embeddings(values: Any, name: str) -> NDArray[np.float64]:
             "(the effect size divides by a sample standard deviation and the permutation "
             "test re-partitions the targets). Add images to the set.")
     return array / row_norms(array, name)[:, None]
-
-
-def _positive_int(value: Any, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise FairnessConfigError(
-            f"{name} must be an int >= {minimum}; got {name}={value!r} "
-            f"(type={type(value).__name__}).")
-    return int(value)
 
 
 def _names(names: Any) -> tuple[str, str, str, str]:
@@ -333,8 +335,8 @@ def ieat(
     0.16666666666666666
     """
     check_variant(variant, "ieat")
-    n_permutations = _positive_int(n_permutations, "n_permutations", 1)
-    exact_limit = _positive_int(exact_limit, "exact_limit", 0)
+    n_permutations = check_int("n_permutations", n_permutations, low=1)
+    exact_limit = check_int("exact_limit", exact_limit, low=0)
     n_bootstrap, confidence_level, interval_method = check_bootstrap_options(
         n_bootstrap, confidence_level, interval_method)
     labels = _names(names)

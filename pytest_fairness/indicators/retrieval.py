@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pytest_fairness.errors import FairnessConfigError, InvalidDataError
+from pytest_fairness.errors import FairnessConfigError, InvalidDataError, check_int
 from pytest_fairness.indicators._common import (
     as_1d,
     check_clusters,
@@ -69,8 +69,7 @@ def _check_search(q: NDArray[Any], db: NDArray[Any], k: Any, exclude_self: bool)
         raise InvalidDataError(f"queries and database embeddings must have the same dimension;"
                                f" got {q.shape[1]} and {db.shape[1]}.")
     reachable = db.shape[0] - int(exclude_self)
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise FairnessConfigError(f"k must be a positive int; got k={k!r}.")
+    k = check_int("k", k, low=1)
     if k > reachable:
         raise FairnessConfigError(f"k={k} exceeds the {reachable} database items a query can "
                                   f"retrieve; use k <= {reachable}.")
@@ -78,7 +77,7 @@ def _check_search(q: NDArray[Any], db: NDArray[Any], k: Any, exclude_self: bool)
         raise FairnessConfigError(
             "exclude_self=True needs the queries to be the database (same rows); got "
             f"{q.shape[0]} queries and {db.shape[0]} database items.")
-    return int(k)
+    return k
 
 
 def _dots(spec: str, a: NDArray[Any], b: NDArray[Any]) -> NDArray[np.float64]:
@@ -177,10 +176,9 @@ def _reference_neighbors(q: NDArray[Any], db: NDArray[Any], k: int) -> NDArray[n
 
 def _k_values(k: Any) -> list[int]:
     values = [k] if isinstance(k, (int, np.integer)) else k
-    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values or any(
-            isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1 for v in values):
-        raise FairnessConfigError(f"k must be a positive int or a list of them; got k={k!r}.")
-    out = [int(v) for v in values]
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
+        raise FairnessConfigError(f"k must be an int >= 1 or a list of them; got k={k!r}.")
+    out = [check_int("k", v, low=1, why=" (or a list of them)") for v in values]
     if len(set(out)) != len(out):
         raise FairnessConfigError(f"k has repeated values {out}; list each K once.")
     return out

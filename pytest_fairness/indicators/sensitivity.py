@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
+from pytest_fairness.errors import (
+    FairnessConfigError,
+    InsufficientDataError,
+    InvalidDataError,
+    check_int,
+)
 from pytest_fairness.indicators._common import (
     as_1d,
     check_min_group_size,
@@ -127,10 +132,9 @@ def _checked(task: Any, levels: Any, far: Any, threshold: Any, prune: Any, seed:
             "from far= within each subgroup. Drop threshold= or change task.")
     if not isinstance(prune, bool):
         raise FairnessConfigError(f"prune must be True or False; got prune={prune!r}.")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise FairnessConfigError(f"seed must be a non-negative int; got seed={seed!r}.")
     given = None if threshold is None else float(threshold)
-    options = IntervalOptions.check(n_bootstrap, confidence_level, interval_method, int(seed))
+    options = IntervalOptions.check(n_bootstrap, confidence_level, interval_method,
+                                    check_int("seed", seed, low=0))
     return grid, float(far), given, min_group_size, options
 
 

@@ -547,7 +547,7 @@ def test_bad_direction():
     ({"attribute_names": ["a", "b"]}, r"attribute_names has 2 names"),
     ({"attribute_names": ["a", "a", "b"]}, r"\['a'\] appear more than once"),
     ({"variant": "latest"}, r"variant='latest'"),
-    ({"min_group_size": 0}, r"min_group_size must be >= 1"),
+    ({"min_group_size": 0}, r"min_group_size must be an int >= 1; got min_group_size=0"),
 ])
 def test_bad_arguments(kwargs, fragment):
     train, g, test, tg, pred, pg = _args()

@@ -136,7 +136,7 @@ def test_sdr_threshold_is_strict_in_the_paper_and_inclusive_in_the_reference() -
          "Pass pos_label=<the positive class>"),
         ({"pos_label": 7}, FairnessConfigError, "pos_label=7 does not occur"),
         ({"variant": "authors"}, FairnessConfigError, "variant must be 'paper'"),
-        ({"min_group_size": 0}, FairnessConfigError, "min_group_size must be >= 1"),
+        ({"min_group_size": 0}, FairnessConfigError, "int >= 1; got min_group_size=0"),
         ({"min_group_size": 2.5}, FairnessConfigError, "min_group_size must be an int"),
         ({"groups": np.array([[1, 0], [1, 1], [0, 1], [0, 1]])}, InvalidDataError, "row 1 is"),
     ],
