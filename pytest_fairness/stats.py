@@ -161,11 +161,12 @@ class Units:
                     "Pass the household or identity of each row.")
             codes, size = np.zeros(n, dtype=np.int64), 1
             for column in array.reshape(n, -1).T:  # rows as tuples, one column at a time
-                low, high = (column.min(), column.max()) if n else (0, 0)
-                if low == high:
+                numeric = column.dtype.kind in "biuf"  # ids may be strings: no min, no minus
+                low, high = (column.min(), column.max()) if n and numeric else (0, 0)
+                if numeric and low == high:
                     continue
-                if column.dtype.kind in "biu" or (
-                        high - low < 2**20 and (column == np.floor(column)).all()):
+                if numeric and (column.dtype.kind in "biu" or (
+                        high - low < 2**20 and (column == np.floor(column)).all())):
                     inverse, distinct = (column - low).astype(np.int64), int(high - low) + 1
                 else:
                     values, inverse = np.unique(column, return_inverse=True)

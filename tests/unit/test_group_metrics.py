@@ -223,3 +223,13 @@ def test_float_per_image_distances_with_two_images_are_distances() -> None:
     r = landmark_metrics(truth, pred, groups=[0, 1], normalizer=[2.0, 1.0], min_group_size=1)
     assert r.group(0).stats["nme"] == pytest.approx(1 / 6)
     assert r.group(1).stats["nme"] == pytest.approx(1 / 3)
+
+
+def test_string_cluster_ids_resample_like_their_integer_codes() -> None:
+    """clusters= given as household ids (strings) bootstraps as their sorted codes do."""
+    ids = [f"h{i // 2}" for i in range(40)]
+    kw = dict(groups=["a", "a", "b", "b"] * 10, n_bootstrap=200, seed=0, min_group_size=1)
+    named = ind.group_metrics([1, 0, 1, 0] * 10, [1, 0, 0, 1] * 10, clusters=ids, **kw)
+    coded = ind.group_metrics([1, 0, 1, 0] * 10, [1, 0, 0, 1] * 10,
+                              clusters=np.unique(ids, return_inverse=True)[1], **kw)
+    assert named.intervals and named.to_dict() == coded.to_dict()

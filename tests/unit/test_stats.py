@@ -76,6 +76,22 @@ def test_cluster_across_strata_is_refused() -> None:
         Units.of(4, clusters=[0, 0, 1, 1], strata=[0, 1, 1, 1])
 
 
+def test_string_cluster_ids_number_clusters_in_sorted_order() -> None:
+    """Household or identity ids given as strings are clusters too, not a numpy error."""
+    assert Units.of(4, clusters=["b", "a", "b", "c"]).codes.tolist() == [1, 0, 1, 2]
+    pairs = np.array([["x", "1"], ["x", "0"], ["y", "1"], ["x", "1"]])
+    assert Units.of(4, clusters=pairs).codes.tolist() == [1, 0, 2, 1]
+
+
+def test_clusters_codes_are_the_rows_sorted_ranks() -> None:
+    """Mixed-radix codes equal ``np.unique(rows, axis=0)``'s inverse: pairing relies on them."""
+    rng = np.random.default_rng(3)
+    for labels in (rng.integers(-5, 9, 300), rng.integers(0, 4, (300, 3)),
+                   rng.integers(0, 50, (300, 2)) / 7, rng.integers(-2**40, 2**40, (300, 2))):
+        expected = np.unique(labels.reshape(300, -1), axis=0, return_inverse=True)[1]
+        assert Units.of(300, clusters=labels).codes.tolist() == expected.reshape(-1).tolist()
+
+
 def test_clusters_of_wrong_length_are_refused() -> None:
     with pytest.raises(InvalidDataError, match=r"clusters must have one label per row \(4\)"):
         Units.of(4, clusters=[0, 1])
