@@ -19,13 +19,14 @@ from pytest_fairness.options import LIMITS
 from pytest_fairness.records import Comparison, TestRecord
 from pytest_fairness.report import figures
 from pytest_fairness.report.terminal import (
+    change_text,
     comparison_group_rows,
-    fmt_signed,
+    comparison_text,
     format_number,
     headline_text,
-    interval_text,
     observed_text,
     pair_text,
+    result_label,
     shows_gap,
     value_text,
 )
@@ -116,22 +117,6 @@ def _num(x: object) -> str:
     return str(x)
 
 
-def _label(name: object, metric: object, at: object, key: object) -> str:
-    """``key: indicator (metric) at 0.5`` of a result or a check."""
-    text = f"{name} ({metric})"
-    if isinstance(at, (int, float)):
-        text += f" at {at:g}"
-    return text if key is None else f"{key}: {text}"
-
-
-def _change(c: Comparison) -> str:
-    """``+0.02 worse, interval [...] paired, `` of a comparison (empty parts left out)."""
-    text = "" if c.worse_by is None else f"{fmt_signed(c.worse_by)} worse, "
-    if c.interval is not None:
-        text += f"interval {interval_text(c)}, "
-    return text + ("" if c.confidence == "point" else f"{c.confidence}, ")
-
-
 def _draw(draw: Callable[..., bytes | None], alt: str, *args: Any, **kwargs: Any) -> Figure:
     """Draw a figure; a drawing problem becomes a visible note, not a lost report."""
     try:
@@ -148,7 +133,7 @@ def _summary_rows(records: Sequence[TestRecord]) -> list[Row]:
         for check in record.checks:
             op = "≤" if LIMITS[check.limit].bound == "max" else "≥"
             verdict = "ok" if check.passed else "FAIL"
-            rows.append([link, _label(check.indicator, check.metric, check.at, check.key or None),
+            rows.append([link, check.label,
                          f"{check.limit} {op} {_num(check.threshold)}", observed_text(check),
                          Cell(verdict, verdict)])
         for c in record.regressions:
@@ -157,7 +142,7 @@ def _summary_rows(records: Sequence[TestRecord]) -> list[Row]:
                          f"no regression of {c.metric} (tolerance {_num(c.tolerance)})",
                          f"{_num(c.now)} (baseline {_num(c.baseline)})", Cell(verdict, verdict)])
         if not record.checks and not record.regressions:
-            rows.extend([link, f"{k.result.name} ({k.result.metric})", "–",
+            rows.extend([link, result_label(k.result), "–",
                          f"value {_num(k.result.value)}; {headline_text(k.result)}",
                          Cell(record.outcome, record.outcome)] for k in record.results)
     return rows
@@ -166,7 +151,7 @@ def _summary_rows(records: Sequence[TestRecord]) -> list[Row]:
 def _checkpoints(comparisons: Iterable[Comparison]) -> Table | None:
     """Each checkpoint against the reference one (``checkpoint_comparisons``)."""
     rows: list[Row] = [[c.test, c.result, c.metric, _num(c.baseline), _num(c.now),
-                        _change(c).rstrip(", ")] for c in comparisons]
+                        change_text(c)] for c in comparisons]
     header = ["test", "result", "metric", "reference", "this checkpoint", "change"]
     return Table(header, rows) if rows else None
 
@@ -263,7 +248,7 @@ def _result_view(r: IndicatorResult, key: str | None, draw: bool) -> ResultView:
         matrices.append((name, figure, _matrix_table(matrix)))
     stats = [[k, _num(v), pair_text(r.intervals.get(k))] for k, v in r.stats.items()]
     return ResultView(
-        title=_label(r.name, r.metric, r.at, key), head=_head(r),
+        title=result_label(r, key), head=_head(r),
         stats=Table(["stat", "value", "interval"], stats) if stats else None,
         groups=_groups_table(r) if r.groups else None, plots=_plots(r, fair_sa) if draw else [],
         matrices=matrices, notes=r.notes,
@@ -271,14 +256,11 @@ def _result_view(r: IndicatorResult, key: str | None, draw: bool) -> ResultView:
 
 
 def _regression_view(c: Comparison) -> RegressionView:
-    where = f" ({c.where})" if c.where else ""
-    direction = "lower is better" if c.lower_is_better else "higher is better"
     rows: list[Row] = [[*row[:4], Cell("worse", "FAIL") if row[4] else ""]
                        for row in comparison_group_rows(c)]
     return RegressionView(
         verdict="REGRESSED" if c.regressed else "ok",
-        text=f"{c.result}: {c.metric}{where} baseline {_num(c.baseline)} → now {_num(c.now)} "
-             f"({_change(c)}tolerance {_num(c.tolerance)}, {direction})",
+        text=comparison_text(c),
         groups=Table(["group", "baseline", "now", "Δ", ""], rows),
         notes=c.notes,
     )

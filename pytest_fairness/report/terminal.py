@@ -12,11 +12,11 @@ from pytest_fairness.records import CheckOutcome, Comparison, KeyedResult, TestR
 from pytest_fairness.results import IndicatorResult, group_label
 
 __all__ = [
-    "checkpoint_lines", "checks_of", "comparison_group_lines", "comparison_group_rows",
-    "comparison_lines", "fmt_signed", "format_number", "group_table_lines", "interval_text",
-    "observed_text", "pair_text", "regression_message", "regression_tally", "report_section",
-    "result_lines", "section_text", "shows_gap", "summary_lines", "text_table", "value_text",
-    "violation_message",
+    "change_text", "checkpoint_lines", "checks_of", "comparison_group_lines",
+    "comparison_group_rows", "comparison_lines", "comparison_text", "fmt_signed", "format_number",
+    "group_table_lines", "interval_text", "observed_text", "pair_text", "regression_message",
+    "regression_tally", "report_section", "result_label", "result_lines", "section_text",
+    "shows_gap", "summary_lines", "text_table", "value_text", "violation_message",
 ]
 
 
@@ -96,6 +96,13 @@ def group_table_lines(result: IndicatorResult, highlight: str = "") -> list[str]
     return text_table(header, rows)
 
 
+def result_label(result: IndicatorResult, key: str | None = None) -> str:
+    """``key: indicator (metric) at 0.5``: a result's title in every report."""
+    where = f" at {result.at:g}" if result.at is not None else ""
+    text = f"{result.name} ({result.metric}){where}"
+    return text if key is None else f"{key}: {text}"
+
+
 def value_text(result: IndicatorResult) -> str:
     """``value 0.7 [0.6, 0.8]``: the result's value with its interval, if any."""
     interval = result.intervals.get("value")
@@ -105,8 +112,7 @@ def value_text(result: IndicatorResult) -> str:
 
 def result_lines(result: IndicatorResult, *, details: bool = True) -> list[str]:
     """A result in a few lines: headline, gap, stats, and (``details``) groups and notes."""
-    where = f" at {result.at:g}" if result.at is not None else ""
-    lines = [f"{result.name} ({result.metric}){where}: {value_text(result)}"]
+    lines = [f"{result_label(result)}: {value_text(result)}"]
     if shows_gap(result):
         gap = f"gap {format_number(result.gap)}"
         if "gap" in result.intervals:
@@ -204,8 +210,7 @@ def summary_lines(records: Sequence[TestRecord]) -> list[str]:
                 shown = result if at is None or at == result.at else result.select(at)
                 limits = "; ".join(_limit_texts(c for c in mine if c.at == at)) or "-"
                 worst = shown.worst_group if shows_gap(shown) else None
-                where = "" if shown.at is None else f" at {shown.at:g}"
-                rows.append([record.nodeid, f"{shown.name} ({shown.metric}){where}",
+                rows.append([record.nodeid, result_label(shown),
                              format_number(shown.value), headline_text(shown),
                              "-" if worst is None else group_label(worst.group), limits,
                              record.outcome])
@@ -282,18 +287,28 @@ def comparison_lines(comparison: Comparison, *, groups: bool = True,
     ``with_test`` names the test before the result (``t.py::test_a :: group_metrics (accuracy)``).
     """
     c = comparison
-    fmt = format_number
-    status = "REGRESSED" if c.regressed else "ok"
-    delta = "n/a" if c.worse_by is None else f"{fmt_signed(c.worse_by)} worse"
-    direction = "lower is better" if c.lower_is_better else "higher is better"
-    where = f" ({c.where})" if c.where else ""
-    name = f"{c.test} :: {c.result}" if with_test and c.test else c.result
-    rule = "" if c.confidence == "point" else f" {c.confidence}"
-    spread = "" if c.interval is None else f", interval {interval_text(c)}"
-    return [f"{status}: {name}: {c.metric}{where} baseline {fmt(c.baseline)} → now "
-            f"{fmt(c.now)} ({delta}{spread}, tolerance {fmt(c.tolerance)}{rule}, {direction})",
+    return [f"{'REGRESSED' if c.regressed else 'ok'}: {comparison_text(c, with_test=with_test)}",
             *(comparison_group_lines(c) if groups else []),
             *(f"    note: {note}" for note in c.notes)]
+
+
+def comparison_text(comparison: Comparison, *, with_test: bool = False) -> str:
+    """``result: metric baseline 0.1 → now 0.2 (+0.1 worse, ..., lower is better)``."""
+    c, fmt = comparison, format_number
+    where = f" ({c.where})" if c.where else ""
+    name = f"{c.test} :: {c.result}" if with_test and c.test else c.result
+    return (f"{name}: {c.metric}{where} baseline {fmt(c.baseline)} → now {fmt(c.now)} "
+            f"({change_text(c)})")
+
+
+def change_text(comparison: Comparison) -> str:
+    """``+0.1 worse, interval [+0.05, +0.15] paired, tolerance 0 supported, lower is better``."""
+    c = comparison
+    delta = "n/a" if c.worse_by is None else f"{fmt_signed(c.worse_by)} worse"
+    spread = "" if c.interval is None else f", interval {interval_text(c)}"
+    rule = "" if c.confidence == "point" else f" {c.confidence}"
+    direction = "lower is better" if c.lower_is_better else "higher is better"
+    return f"{delta}{spread}, tolerance {format_number(c.tolerance)}{rule}, {direction}"
 
 
 def fmt_signed(x: float) -> str:

@@ -146,8 +146,8 @@ def test_checkpoints_of_one_run_are_compared_with_the_first(
     assert regressed[0]["paired"] is True and regressed[0]["interval"][0] > 0
     page = (pytester.path / "out" / "report.html").read_text()
     assert "Checkpoints compared with the reference" in page
-    assert re.search(r"\+0\.145 worse, interval \[\+0\.1\d*, \+0\.1\d*\] paired, supported",
-                     page), page
+    assert re.search(r"\+0\.145 worse, interval \[\+0\.1\d*, \+0\.1\d*\] paired, "
+                     r"tolerance 0 supported", page), page
 
 
 def test_the_reference_checkpoint_can_be_named(pytester: pytest.Pytester) -> None:
