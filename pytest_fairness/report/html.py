@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from pytest_fairness.errors import FairnessConfigError
 from pytest_fairness.files import atomic_write_text
-from pytest_fairness.indicators import headline
 from pytest_fairness.options import LIMITS
 from pytest_fairness.records import Comparison, TestRecord
 from pytest_fairness.report import figures
@@ -23,6 +22,7 @@ from pytest_fairness.report.terminal import (
     comparison_group_rows,
     comparison_text,
     format_number,
+    group_deltas,
     headline_text,
     observed_text,
     pair_text,
@@ -157,12 +157,10 @@ def _checkpoints(comparisons: Iterable[Comparison]) -> Table | None:
 
 
 def _groups_table(result: IndicatorResult) -> Table:
-    compared = headline(result.name).has_gap
-    best = result.best_group if compared else None
-    worst = result.worst_group if compared else None
+    best, worst, deltas = group_deltas(result)
     differ = best is not None and worst is not None and worst.value != best.value
     rows: list[Row] = []
-    for g in result.groups:
+    for g, delta in zip(result.groups, deltas):
         tag: str | Cell = ""
         if g.excluded:
             tag = Cell(f"excluded (n < {result.min_group_size})", "excluded")
@@ -170,7 +168,6 @@ def _groups_table(result: IndicatorResult) -> Table:
             tag = Cell("worst", "FAIL")
         elif differ and g is best:
             tag = "best"
-        delta = "" if best is None or g.excluded else f"{g.value - best.value:+.4g}"
         stats = ", ".join(f"{k} {_num(v)}" for k, v in g.stats.items())
         rows.append([g.label, _num(g.n), _num(g.value), delta, pair_text(g.interval), stats,
                      tag])

@@ -9,13 +9,14 @@ from typing import Any
 from pytest_fairness.indicators import headline
 from pytest_fairness.options import LIMITS
 from pytest_fairness.records import CheckOutcome, Comparison, KeyedResult, TestRecord
-from pytest_fairness.results import IndicatorResult, group_label
+from pytest_fairness.results import GroupStat, IndicatorResult, group_label
 
 __all__ = [
     "change_text", "checkpoint_lines", "checks_of", "comparison_group_lines",
     "comparison_group_rows", "comparison_lines", "comparison_text", "fmt_signed", "format_number",
-    "group_table_lines", "interval_text", "observed_text", "pair_text", "regression_message",
-    "regression_tally", "report_section", "result_label", "result_lines", "section_text",
+    "group_deltas", "group_table_lines", "interval_text", "observed_text", "pair_text",
+    "regression_message", "regression_tally", "report_section", "result_label", "result_lines",
+    "section_text",
     "shows_gap", "summary_lines", "text_table", "value_text", "violation_message",
 ]
 
@@ -68,13 +69,20 @@ def headline_text(result: IndicatorResult) -> str:
     return ", ".join([text, *extra])
 
 
+def group_deltas(result: IndicatorResult) -> tuple[GroupStat | None, GroupStat | None, list[str]]:
+    """Best and worst group (where groups are compared) and each group's Δ to the best."""
+    compared = headline(result.name).has_gap  # a gap, a best and a worst group mean something
+    best = result.best_group if compared else None
+    return best, result.worst_group if compared else None, [
+        "" if best is None or g.excluded else f"{g.value - best.value:+.4g}" for g in result.groups]
+
+
 def group_table_lines(result: IndicatorResult, highlight: str = "") -> list[str]:
     """The per-group table: group, n, value, Δ to the best group (if compared), interval."""
     if not result.groups:
         return []
-    compared = headline(result.name).has_gap  # a gap, a best and a worst group mean something
-    best = result.best_group if compared else None
-    worst = result.worst_group if compared else None
+    compared = headline(result.name).has_gap
+    _, worst, deltas = group_deltas(result)
     stat_names = sorted({k for g in result.groups for k in g.stats})
     with_interval = any(g.interval is not None for g in result.groups)
     value_label = headline(result.name).group_value
@@ -82,8 +90,7 @@ def group_table_lines(result: IndicatorResult, highlight: str = "") -> list[str]
               *(["Δ best"] if compared else []), *(["interval"] if with_interval else []),
               *stat_names, ""]
     rows = []
-    for g in result.groups:
-        delta = "" if best is None or g.excluded else f"{g.value - best.value:+.4g}"
+    for g, delta in zip(result.groups, deltas):
         marker = ""
         if worst is not None and g is worst and len(result.included_groups) > 1:
             marker = "  ← worst"
