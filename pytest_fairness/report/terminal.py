@@ -16,8 +16,7 @@ __all__ = [
     "comparison_group_rows", "comparison_lines", "comparison_text", "fmt_signed", "format_number",
     "group_deltas", "group_table_lines", "interval_text", "observed_text", "pair_text",
     "regression_message", "regression_tally", "report_section", "result_label", "result_lines",
-    "section_text",
-    "shows_gap", "summary_lines", "text_table", "value_text", "violation_message",
+    "section_text", "shows_gap", "summary_lines", "text_table", "value_text", "violation_message",
 ]
 
 
