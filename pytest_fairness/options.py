@@ -189,13 +189,14 @@ _COMPARE_EXAMPLE: Final = "gap:0.01,value:0.02"
 
 
 def parse_tolerance(text: str) -> float:
-    """Parse a non-negative, finite tolerance such as ``"0.01"``."""
+    """Parse a non-negative, finite tolerance such as ``"0.01"`` (``0_25`` is refused)."""
     try:
-        value = float(text)
+        value = None if "_" in str(text) else float(text)  # float("0_25") is 25.0
     except (TypeError, ValueError):
+        value = None
+    if value is None:
         raise argparse.ArgumentTypeError(
-            f"a tolerance must be a number >= 0, such as 0.01; got {text!r}."
-        ) from None
+            f"a tolerance must be a number >= 0, such as 0.01; got {text!r}.")
     if math.isnan(value) or math.isinf(value) or value < 0:
         raise argparse.ArgumentTypeError(
             f"a tolerance must be a finite number >= 0, such as 0.01; got {text!r}."
@@ -359,7 +360,7 @@ def add_options(parser: pytest.Parser) -> None:
         dest="fairness_baseline", type=parse_run_ref,
         help="compare results with this baseline (a file, or a run id, label or "
              "checkpoint in the history); see --fairness-compare-fail.")
-    add("--fairness-compare-fail", metavar="METRIC:TOL[,...]", default=None,
+    add("--fairness-compare-fail", metavar="METRIC:TOL[,...]", default=[], action="append",
         dest="fairness_compare_fail", type=parse_compare_fail,
         help="fail each test whose results got worse than the baseline by more than "
              "the tolerance: a bare tolerance (0.01) applies to each indicator's headline "

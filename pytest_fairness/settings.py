@@ -108,6 +108,18 @@ def _checkpoints(config: pytest.Config) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _compare_fail(config: pytest.Config) -> Mapping[str, float]:
+    """``--fairness-compare-fail``, given once (a repeat used to keep only the last)."""
+    given = config.getoption("fairness_compare_fail", None) or []
+    if len(given) > 1:
+        shown = " and ".join(",".join(f"{k}:{v:g}" for k, v in one.items()) for one in given)
+        raise pytest.UsageError(
+            f"--fairness-compare-fail is given {len(given)} times ({shown}); give it once, "
+            "with comma-separated metric:tolerance pairs, e.g. "
+            "--fairness-compare-fail gap:0.01,DEO:0.02.")
+    return given[0] if given else {}
+
+
 def _reference_checkpoint(config: pytest.Config, checkpoints: tuple[str, ...]) -> str | None:
     """The checkpoint the others are compared with: named, or the first (2+ only)."""
     name = config.getoption("fairness_reference_checkpoint", None)
@@ -196,6 +208,14 @@ class Settings:
     features_ahead: str | None = None
     started: str = ""
 
+    @property
+    def gates(self) -> tuple[str, ...]:
+        """The options given that need fairness results: a verdict, or a baseline written."""
+        return tuple(option for option, given in (
+            ("--fairness-baseline", self.baseline_ref), ("--fairness-compare-fail",
+                                                         self.compare_fail),
+            ("--fairness-save-baseline", self.save_baseline)) if given)
+
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
         """Resolve every option once; contradictory options are a usage error."""
@@ -207,7 +227,7 @@ class Settings:
             save_baseline=config.getoption("fairness_save_baseline", None),
             baseline_ref=config.getoption("fairness_baseline", None),
             label=config.getoption("fairness_run_label", None),
-            compare_fail=config.getoption("fairness_compare_fail", None) or {},
+            compare_fail=_compare_fail(config),
             compare_confidence=config.getoption("fairness_compare_confidence", "point"),
             record_history=not config.getoption("fairness_no_history", False),
             history_path=_history_path(config),
@@ -221,6 +241,11 @@ class Settings:
             features_ahead=config.getoption("fairness_features", None),
             started=time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime()),
         )
+        if settings.gates and not settings.enabled:
+            raise pytest.UsageError(
+                f"{' and '.join(settings.gates)} ask for a fairness verdict, but fairness tests "
+                "are skipped without --fairness: add --fairness (or set fairness = true in the "
+                "[pytest] ini section).")
         if settings.compare_fail and not settings.baseline_ref and len(checkpoints) < 2:
             raise pytest.UsageError(
                 "--fairness-compare-fail needs something to compare with: add "
