@@ -92,12 +92,18 @@ def _cache_dir(config: pytest.Config) -> Path | None:
 def _checkpoints(config: pytest.Config) -> tuple[str, ...]:
     """``--fairness-checkpoint`` values: absolute when the path exists, else as given.
 
-    The same checkpoint given twice is a usage error: its results would have one id.
+    A path that does not exist, and the same checkpoint given twice (its results would
+    have one id), are usage errors.
     """
     seen: dict[str, str] = {}  # resolved → as given
     out = []
     for given in config.getoption("fairness_checkpoint") or ():
         path = _absolute(given, Path.cwd())
+        if not path.exists() and (Path(given).suffix or "/" in given or os.sep in given):
+            raise pytest.UsageError(
+                f"--fairness-checkpoint {given!r}: there is no such file ({path}). Give an "
+                "existing checkpoint file, or a bare name (no folder, no suffix) that your "
+                "fairness_model fixture knows.")
         same = str(path.resolve()) if path.exists() else given
         if same in seen:
             raise pytest.UsageError(
