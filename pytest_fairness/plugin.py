@@ -370,7 +370,11 @@ def _dataset_fixture(fixture: str, dataset: str, what: str) -> Any:
     """A session fixture loading ``dataset`` from its ``--fairness-data`` root."""
 
     def load(request: pytest.FixtureRequest) -> Any:
-        return session_of(request.config).dataset(dataset)
+        try:
+            return session_of(request.config).dataset(dataset)
+        except FairnessError as error:  # the message says it all: no plugin traceback
+            raise pytest.fail.Exception(f"{type(error).__name__}: {error}",
+                                        pytrace=False) from None
 
     load.__name__ = fixture
     load.__doc__ = f"{what} (``--fairness-data {dataset}=PATH``)."
