@@ -394,9 +394,11 @@ def add_options(parser: pytest.Parser) -> None:
         help=f"feature cache directory (default {DEFAULT_CACHE_DIR} under rootdir).")
     add("--fairness-no-cache", action="store_true", default=False,
         help="neither read nor write the feature cache.")
-    add("--fairness-features", default=None, metavar="DIR", dest="fairness_features",
+    add("--fairness-features", action="append", default=[], metavar="[CHECKPOINT=]DIR",
+        dest="fairness_features",
         help="read features from DIR, written by `pytest-fairness extract`, instead of "
-             "running the model (fairness_features then needs no fairness_model).")
+             "running the model (fairness_features then needs no fairness_model); with "
+             "several --fairness-checkpoint, one CHECKPOINT=DIR per checkpoint.")
     add("--fairness-checkpoint", action="append", default=[], metavar="PATH",
         help="model checkpoint (repeatable): tests using it run once per checkpoint.")
     add("--fairness-batch-size", default=DEFAULT_BATCH_SIZE, type=parse_batch_size,

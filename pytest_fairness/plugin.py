@@ -362,7 +362,8 @@ def fairness_features(request: pytest.FixtureRequest,
     ``fairness_model`` override ignores ``fairness_checkpoint``.
     """
     session = session_of(request.config)
-    model = None if session.settings.features_ahead else request.getfixturevalue("fairness_model")
+    ahead = session.settings.features_ahead
+    model = None if ahead else request.getfixturevalue("fairness_model")
     return session.features(model, request.node)
 
 
