@@ -8,7 +8,6 @@ data and raises no violation; ``fairness.check`` or the plugin raise it for fail
 from __future__ import annotations
 
 import contextvars
-import difflib
 import fnmatch
 import math
 from collections.abc import Iterator, Mapping
@@ -16,7 +15,7 @@ from contextlib import contextmanager
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any, Final
 
-from pytest_fairness.errors import FairnessConfigError, InsufficientDataError
+from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, did_you_mean
 from pytest_fairness.options import COMPARE_METRICS, CONFIDENCE_MODES, LIMITS, METRIC_LIMITS
 from pytest_fairness.readings import magnitude, read_metric
 from pytest_fairness.results import GroupStat, IndicatorResult, group_label, iter_results
@@ -54,11 +53,10 @@ def check_metric_name(metric: Any) -> str:
     ):
         return metric
     listing = "; ".join(f"{name}: {', '.join(names)}" for name, names in offered.items())
-    close = difflib.get_close_matches(str(metric), patterns, n=1)
     raise FairnessConfigError(
-        f"metric={metric!r} is not a metric any indicator offers"
-        + (f" (did you mean {close[0]!r}?)" if close else "")
-        + f". metric must be one of {', '.join(map(repr, COMPARE_METRICS))}; got "
+        f"metric={metric!r} is not a metric any indicator offers."
+        + did_you_mean(metric, patterns)
+        + f" metric must be one of {', '.join(map(repr, COMPARE_METRICS))}; got "
         f"metric={metric!r}, or a stat by indicator — {listing}."
     )
 
@@ -125,7 +123,8 @@ def validate_threshold(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict
     unknown = [k for k in kwargs if k not in LIMITS and k not in _THRESHOLD_OPTIONS]
     if unknown:
         raise FairnessConfigError(
-            f"fairness.threshold got unknown keyword {unknown[0]}={kwargs[unknown[0]]!r}. "
+            f"fairness.threshold got unknown keyword {unknown[0]}={kwargs[unknown[0]]!r}."
+            f"{did_you_mean(unknown[0], [*LIMITS, *_THRESHOLD_OPTIONS])} "
             f"Allowed keywords: {_allowed(_THRESHOLD_OPTIONS)}."
         )
     limits = {k: v for k, v in kwargs.items() if k in LIMITS}
@@ -184,7 +183,8 @@ def validate_regression(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dic
     unknown = [k for k in kwargs if k not in _REGRESSION_OPTIONS]
     if unknown:
         raise FairnessConfigError(
-            f"fairness.no_regression got unknown keyword {unknown[0]}={kwargs[unknown[0]]!r}. "
+            f"fairness.no_regression got unknown keyword {unknown[0]}={kwargs[unknown[0]]!r}."
+            f"{did_you_mean(unknown[0], _REGRESSION_OPTIONS)} "
             f"Allowed keywords: {', '.join(_REGRESSION_OPTIONS)}."
         )
     tolerance = _number("tolerance", kwargs.get("tolerance", 0.0))

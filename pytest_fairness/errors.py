@@ -5,6 +5,8 @@ Every message names the parameter, column or file, the offending value, and the 
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from numbers import Integral
 from typing import Any
 
@@ -61,6 +63,18 @@ class FairnessViolation(FairnessError, AssertionError):
     def violations(self) -> tuple[Any, ...]:
         """The checks that failed (each a :class:`pytest_fairness.CheckOutcome`)."""
         return tuple(o for o in self.outcomes if not o.passed)
+
+
+def did_you_mean(name: object, choices: Iterable[str]) -> str:
+    """`` Did you mean 'x'?`` for the closest of ``choices`` to ``name``, or ``""``.
+
+    Examples
+    --------
+    >>> did_you_mean("max_gapp", ["max_gap", "min_ratio"])
+    " Did you mean 'max_gap'?"
+    """
+    close = difflib.get_close_matches(str(name), list(choices), n=1)
+    return f" Did you mean {close[0]!r}?" if close else ""
 
 
 def shown(value: Any) -> str:

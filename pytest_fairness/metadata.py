@@ -85,6 +85,7 @@ def collect_metadata(records: Sequence[TestRecord], *, root: str | os.PathLike[s
         "git_commit": git_commit(root) if root is not None else None,
         "model_fingerprint": _distinct(records, ("model_fingerprint", "model_id")),
         "dataset_fingerprint": _distinct(records, ("dataset_fingerprint",)),
+        "features": joined(e.features or None for r in records for e in r.extractions),
         "seed": seed if seed is not None else _distinct(records, ("seed",)),
         "versions": _versions(),
         "exitstatus": exitstatus,

@@ -189,13 +189,14 @@ _COMPARE_EXAMPLE: Final = "gap:0.01,value:0.02"
 
 
 def parse_tolerance(text: str) -> float:
-    """Parse a non-negative, finite tolerance such as ``"0.01"``."""
+    """Parse a non-negative, finite tolerance such as ``"0.01"`` (``0_25`` is refused)."""
     try:
-        value = float(text)
+        value = None if "_" in str(text) else float(text)  # float("0_25") is 25.0
     except (TypeError, ValueError):
+        value = None
+    if value is None:
         raise argparse.ArgumentTypeError(
-            f"a tolerance must be a number >= 0, such as 0.01; got {text!r}."
-        ) from None
+            f"a tolerance must be a number >= 0, such as 0.01; got {text!r}.")
     if math.isnan(value) or math.isinf(value) or value < 0:
         raise argparse.ArgumentTypeError(
             f"a tolerance must be a finite number >= 0, such as 0.01; got {text!r}."
@@ -359,7 +360,7 @@ def add_options(parser: pytest.Parser) -> None:
         dest="fairness_baseline", type=parse_run_ref,
         help="compare results with this baseline (a file, or a run id, label or "
              "checkpoint in the history); see --fairness-compare-fail.")
-    add("--fairness-compare-fail", metavar="METRIC:TOL[,...]", default=None,
+    add("--fairness-compare-fail", metavar="METRIC:TOL[,...]", default=[], action="append",
         dest="fairness_compare_fail", type=parse_compare_fail,
         help="fail each test whose results got worse than the baseline by more than "
              "the tolerance: a bare tolerance (0.01) applies to each indicator's headline "
@@ -393,9 +394,11 @@ def add_options(parser: pytest.Parser) -> None:
         help=f"feature cache directory (default {DEFAULT_CACHE_DIR} under rootdir).")
     add("--fairness-no-cache", action="store_true", default=False,
         help="neither read nor write the feature cache.")
-    add("--fairness-features", default=None, metavar="DIR", dest="fairness_features",
+    add("--fairness-features", action="append", default=[], metavar="[CHECKPOINT=]DIR",
+        dest="fairness_features",
         help="read features from DIR, written by `pytest-fairness extract`, instead of "
-             "running the model (fairness_features then needs no fairness_model).")
+             "running the model (fairness_features then needs no fairness_model); with "
+             "several --fairness-checkpoint, one CHECKPOINT=DIR per checkpoint.")
     add("--fairness-checkpoint", action="append", default=[], metavar="PATH",
         help="model checkpoint (repeatable): tests using it run once per checkpoint.")
     add("--fairness-batch-size", default=DEFAULT_BATCH_SIZE, type=parse_batch_size,

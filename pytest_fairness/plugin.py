@@ -286,9 +286,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     A run-level failure (see :meth:`FairnessSession.finish`) sets the run's exit status.
     """
     state = session.config.stash.get(SESSION_KEY, None)
-    if state is None or state.is_worker or not state.records:
-        return
-    session.exitstatus = state.finish(int(session.exitstatus))
+    if state is not None and not state.is_worker:
+        session.exitstatus = state.finish(int(session.exitstatus))
 
 
 @pytest.hookimpl
@@ -297,13 +296,14 @@ def pytest_terminal_summary(
 ) -> None:
     """Print one line per fairness result of the run, then where the run was written."""
     session = session_of(config)
-    if session.is_worker or not session.records:
+    if session.is_worker or not (session.records or session.lines):
         return
     from pytest_fairness.report.terminal import summary_lines
 
     records = list(session.records)
     lines = summary_lines(records)
-    config.hook.pytest_fairness_summary(records=records, lines=lines)
+    if records:
+        config.hook.pytest_fairness_summary(records=records, lines=lines)
     if lines:
         terminalreporter.write_sep("=", "fairness summary")
         for line in lines:
@@ -362,7 +362,8 @@ def fairness_features(request: pytest.FixtureRequest,
     ``fairness_model`` override ignores ``fairness_checkpoint``.
     """
     session = session_of(request.config)
-    model = None if session.settings.features_ahead else request.getfixturevalue("fairness_model")
+    ahead = session.settings.features_ahead
+    model = None if ahead else request.getfixturevalue("fairness_model")
     return session.features(model, request.node)
 
 
@@ -370,7 +371,11 @@ def _dataset_fixture(fixture: str, dataset: str, what: str) -> Any:
     """A session fixture loading ``dataset`` from its ``--fairness-data`` root."""
 
     def load(request: pytest.FixtureRequest) -> Any:
-        return session_of(request.config).dataset(dataset)
+        try:
+            return session_of(request.config).dataset(dataset)
+        except FairnessError as error:  # the message says it all: no plugin traceback
+            raise pytest.fail.Exception(f"{type(error).__name__}: {error}",
+                                        pytrace=False) from None
 
     load.__name__ = fixture
     load.__doc__ = f"{what} (``--fairness-data {dataset}=PATH``)."

@@ -21,6 +21,7 @@ Two places notice it:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import tempfile
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 import pytest
 
-from pytest_fairness.errors import CheckpointIgnoredError
+from pytest_fairness.errors import CheckpointIgnoredError, FairnessError, MissingFeaturesError
 from pytest_fairness.options import checkpoint_ids, pytest_id, strip_param
 
 if TYPE_CHECKING:
@@ -110,7 +111,8 @@ def features_function(settings: Settings, model: Any, item: pytest.Item, *,
     """The ``fairness_features`` function of ``item`` for ``model``, with the run's settings.
 
     Each extraction is noted on the item (:func:`note_features`); with
-    ``--fairness-features DIR`` every call reads what ``pytest-fairness extract`` wrote.
+    ``--fairness-features [CHECKPOINT=]DIR`` every call reads what ``pytest-fairness
+    extract`` wrote for the item's checkpoint (:func:`note_shards`).
     """
 
     def features(dataset: Any, *, transform: Any = None, perturbation: Any = None,
@@ -125,26 +127,78 @@ def features_function(settings: Settings, model: Any, item: pytest.Item, *,
             load_precomputed,
         )
 
-        if precomputed is not None:
-            return load_precomputed(precomputed, dataset)
-        if settings.features_ahead is not None:
-            return load_precomputed(
-                settings.features_ahead, dataset, perturbation=perturbation,
-                normalize=normalize, cache_dir=settings.cache_dir,
-                transform=DefaultTransform() if transform is None else transform)
-        extracted = extract_features(
-            model, dataset, transform=transform, perturbation=perturbation,
-            normalize=normalize, layers=layers,
-            batch_size=settings.batch_size if batch_size is None else batch_size,
-            num_workers=num_workers, device=settings.device, amp=amp,
-            cache_dir=settings.cache_dir, model_id=model_id, module=module,
-            memory=memory if settings.cache_dir is not None else None,
-        )
-        note_features(item, extracted, model, settings=settings, model_id=model_id,
-                      fingerprints_dir=fingerprints_dir)
-        return extracted
+        try:
+            if precomputed is not None:
+                return load_precomputed(precomputed, dataset)
+            if settings.features_ahead:
+                folder = _features_folder(item, settings)
+                read = load_precomputed(
+                    folder, dataset, perturbation=perturbation,
+                    normalize=normalize, cache_dir=settings.cache_dir,
+                    transform=DefaultTransform() if transform is None else transform)
+                note_shards(item, read, folder, identity_of(item, settings)[1])
+                return read
+            extracted = extract_features(
+                model, dataset, transform=transform, perturbation=perturbation,
+                normalize=normalize, layers=layers,
+                batch_size=settings.batch_size if batch_size is None else batch_size,
+                num_workers=num_workers, device=settings.device, amp=amp,
+                cache_dir=settings.cache_dir, model_id=model_id, module=module,
+                memory=memory if settings.cache_dir is not None else None,
+            )
+            note_features(item, extracted, model, settings=settings, model_id=model_id,
+                          fingerprints_dir=fingerprints_dir)
+            return extracted
+        except FairnessError as error:  # its message says it all: no traceback into the plugin
+            raise error.with_traceback(None) from None
 
     return features
+
+
+def _features_folder(item: pytest.Item, settings: Settings) -> str:
+    """The ``--fairness-features`` folder of ``item``'s checkpoint."""
+    checkpoint = identity_of(item, settings)[1]
+    folders = settings.features_ahead
+    if checkpoint is None and len(folders) > 1:
+        raise MissingFeaturesError(
+            f"{item.nodeid} does not run per checkpoint, so it cannot tell which of the "
+            f"{len(folders)} --fairness-features folders to read: request the "
+            "fairness_checkpoint fixture in the test or in its fairness_features fixture.")
+    return folders[checkpoint] if checkpoint is not None else next(iter(folders.values()))
+
+
+@functools.cache
+def _checkpoint_fingerprint(checkpoint: str) -> str:
+    """As ``pytest-fairness extract`` records it: the file's sha256, or the name given."""
+    from pytest_fairness.features.cache import file_sha256
+
+    is_file = os.path.isfile(checkpoint)
+    return f"sha256:{file_sha256(checkpoint)}" if is_file else f"name:{checkpoint}"
+
+
+def note_shards(item: pytest.Item, features: Features, folder: str,
+                checkpoint: str | None) -> None:
+    """Record the folder of features read for ``item``, checked against its checkpoint.
+
+    Raises
+    ------
+    MissingFeaturesError
+        When the folder was extracted from another checkpoint than ``item``'s.
+    """
+    from pytest_fairness.features import read_manifest
+    from pytest_fairness.records import Extraction
+
+    model = read_manifest(folder)["model"]
+    recorded = model.get("checkpoint_fingerprint")
+    if checkpoint is not None and recorded != _checkpoint_fingerprint(checkpoint):
+        raise MissingFeaturesError(
+            f"--fairness-features folder {folder!r} holds features of checkpoint "
+            f"{model.get('checkpoint')!r} ({recorded}), not of {checkpoint!r} "
+            f"({_checkpoint_fingerprint(checkpoint)}): extract them with `pytest-fairness "
+            f"extract --checkpoint {checkpoint} --out DIR` and give CHECKPOINT=DIR.")
+    item.stash.setdefault(EXTRACTIONS_KEY, []).append(Extraction(
+        features.dataset.name, features.dataset.fingerprint, str(model["fingerprint"]),
+        features.digest, folder))
 
 
 def note_features(item: pytest.Item, features: Features, model: Any, *, settings: Settings,

@@ -6,14 +6,13 @@ Used by ``fairness.threshold(metric=...)``, ``fairness.no_regression(metric=...)
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Final, final
 
-from pytest_fairness.errors import FairnessConfigError
+from pytest_fairness.errors import FairnessConfigError, did_you_mean
 from pytest_fairness.indicators.registry import Headline, headline
 from pytest_fairness.options import COMPARE_METRICS
 from pytest_fairness.results import IndicatorResult
@@ -117,14 +116,13 @@ def read_metric(result: IndicatorResult, metric: str, *, over_groups: bool = Fal
     found = _find(metric, per_group)
     if found is None:
         offered = (sorted(result.stats) if not over_groups else []) + per_group
-        close = difflib.get_close_matches(metric, [*COMPARE_METRICS, *offered], n=1)
         kinds = ("its groups' stats (the gap and ratio are over groups)" if over_groups
                  else "its stats or its groups' stats")
         raise FairnessConfigError(
             f"metric={metric!r}: {result.name!r} ({result.metric}) has no such name among "
             f"{kinds}; it offers: {', '.join(offered) or 'none'}"
             + ("" if over_groups else f" (and {', '.join(COMPARE_METRICS)})")
-            + (f". Did you mean {close[0]!r}?" if close else "."))
+            + "." + did_you_mean(metric, [*COMPARE_METRICS, *offered]))
     view = replace(result, groups=tuple(
         replace(g, value=g.stats.get(found, math.nan), interval=None) for g in result.groups))
     reading = _reading(result, found, f"gap of {found} across groups", view.gap,

@@ -245,12 +245,15 @@ class Extraction:
     model_fingerprint, features_digest : str
         The model's fingerprint (weights and architecture, or a given id), and a sha256
         of the extracted arrays.
+    features : str
+        The folder the features were read from (``--fairness-features``), or ``""``.
     """
 
     dataset: str
     dataset_fingerprint: str
     model_fingerprint: str
     features_digest: str
+    features: str = ""
 
     def to_dict(self) -> dict[str, str]:
         """Return a JSON-serialisable dictionary."""
@@ -260,7 +263,8 @@ class Extraction:
     def from_dict(cls, data: Mapping[str, object]) -> Extraction:
         """Rebuild from :meth:`to_dict` output."""
         return cls(str(data["dataset"]), str(data["dataset_fingerprint"]),
-                   str(data["model_fingerprint"]), str(data["features_digest"]))
+                   str(data["model_fingerprint"]), str(data["features_digest"]),
+                   str(data.get("features", "")))
 
 
 def joined(values: Iterable[object]) -> str | None:

@@ -240,13 +240,22 @@ class FairnessSession:
     def finish(self, exitstatus: int) -> int:
         """Record the run in the history, save the baseline, write the reports (controller).
 
-        Returns the run's exit status: a run-level failure (no baseline match, a checkpoint
-        regression, checkpoints that gave the same features) turns a passing run into a
-        failing one.
+        Returns the run's exit status: a run-level failure (no result for the gates asked
+        for, no baseline match, a checkpoint regression, checkpoints that gave the same
+        features) turns a passing run into a failing one.
         """
         from pytest_fairness.metadata import collect_metadata
 
         records = self.records
+        if not any(r.results for r in records):
+            if not self.settings.gates:
+                return exitstatus
+            self.lines.append(
+                f"fairness ERROR: {' and '.join(self.settings.gates)} ask for a fairness "
+                "verdict, but no fairness test of this run produced a result: nothing was "
+                "compared or saved. Run the fairness tests (check -k, -m and the paths given) "
+                "or drop those options.")
+            return self._fail_run(exitstatus, pytest.ExitCode.USAGE_ERROR)
         exitstatus = self._check_baseline_match(exitstatus)
         from pytest_fairness.provenance import same_features_lines
 

@@ -19,6 +19,7 @@ from typing import final
 
 import pytest
 
+from pytest_fairness.errors import did_you_mean
 from pytest_fairness.options import (
     CACHE_DIR_INI,
     DATA_INI,
@@ -92,12 +93,18 @@ def _cache_dir(config: pytest.Config) -> Path | None:
 def _checkpoints(config: pytest.Config) -> tuple[str, ...]:
     """``--fairness-checkpoint`` values: absolute when the path exists, else as given.
 
-    The same checkpoint given twice is a usage error: its results would have one id.
+    A path that does not exist, and the same checkpoint given twice (its results would
+    have one id), are usage errors.
     """
     seen: dict[str, str] = {}  # resolved → as given
     out = []
     for given in config.getoption("fairness_checkpoint") or ():
         path = _absolute(given, Path.cwd())
+        if not path.exists() and (Path(given).suffix or "/" in given or os.sep in given):
+            raise pytest.UsageError(
+                f"--fairness-checkpoint {given!r}: there is no such file ({path}). Give an "
+                "existing checkpoint file, or a bare name (no folder, no suffix) that your "
+                "fairness_model fixture knows.")
         same = str(path.resolve()) if path.exists() else given
         if same in seen:
             raise pytest.UsageError(
@@ -106,6 +113,67 @@ def _checkpoints(config: pytest.Config) -> tuple[str, ...]:
         seen[same] = given
         out.append(str(path) if path.exists() else given)
     return tuple(out)
+
+
+def _features_dirs(config: pytest.Config, checkpoints: tuple[str, ...],
+                   ids: tuple[str, ...]) -> Mapping[str, str]:
+    """``--fairness-features [CHECKPOINT=]DIR``: the folder of each checkpoint ("" for none).
+
+    One plain DIR serves a run with at most one checkpoint; with several, each checkpoint
+    needs its own folder (one folder for all would compare a checkpoint with itself).
+    """
+    names = {n: c for c, i in zip(checkpoints, ids) for n in (c, i, Path(c).name)}
+    found: dict[str, tuple[str, str]] = {}  # checkpoint → (folder, as given)
+    plain = []
+    for value in config.getoption("fairness_features", None) or []:
+        name, sep, folder = value.partition("=")
+        if not sep or name not in names:
+            plain.append(value)
+        elif names[name] in found:
+            raise pytest.UsageError(f"--fairness-features names checkpoint {name!r} twice; "
+                                    "give each checkpoint one features folder.")
+        else:
+            found[names[name]] = (folder, value)
+    if plain and (found or len(plain) > 1 or len(checkpoints) > 1):
+        raise pytest.UsageError(
+            f"--fairness-features {plain[0]!r}: give one folder, or with several "
+            "--fairness-checkpoint one folder per checkpoint, as --fairness-features "
+            f"CHECKPOINT=DIR ({', '.join(f'{i}=DIR' for i in ids) or 'no checkpoint given'}),"
+            " each written by `pytest-fairness extract --checkpoint ...`."
+            + did_you_mean(plain[0].partition("=")[0], ids))
+    if plain:
+        found = {checkpoints[0] if checkpoints else "": (plain[0], plain[0])}
+    missing = [i for c, i in zip(checkpoints, ids) if found and c not in found]
+    if missing:
+        raise pytest.UsageError(
+            f"--fairness-features gives no folder for checkpoint(s) {', '.join(missing)}; "
+            "add --fairness-features CHECKPOINT=DIR for each.")
+    args = config.invocation_params.args
+    spaced = any(a == "--fairness-features" for a in args)
+    here = config.invocation_params.dir.resolve()
+    out = {}
+    for checkpoint, (folder, value) in found.items():
+        path = _absolute(folder, Path.cwd())
+        if spaced and not path.resolve().is_relative_to(here):
+            raise pytest.UsageError(
+                f"--fairness-features {value} (with a space) names a folder outside this "
+                "project: pytest reads it as a test path as well, before its plugins load, "
+                f"and takes {config.rootpath} as the rootdir. Write "
+                f"--fairness-features={value}.")
+        out[checkpoint] = str(path)
+    return out
+
+
+def _compare_fail(config: pytest.Config) -> Mapping[str, float]:
+    """``--fairness-compare-fail``, given once (a repeat used to keep only the last)."""
+    given = config.getoption("fairness_compare_fail", None) or []
+    if len(given) > 1:
+        shown = " and ".join(",".join(f"{k}:{v:g}" for k, v in one.items()) for one in given)
+        raise pytest.UsageError(
+            f"--fairness-compare-fail is given {len(given)} times ({shown}); give it once, "
+            "with comma-separated metric:tolerance pairs, e.g. "
+            "--fairness-compare-fail gap:0.01,DEO:0.02.")
+    return given[0] if given else {}
 
 
 def _reference_checkpoint(config: pytest.Config, checkpoints: tuple[str, ...]) -> str | None:
@@ -169,8 +237,9 @@ class Settings:
         ids that test ids and reports give them.
     reference_checkpoint : str or None
         The checkpoint the others are compared with (two or more checkpoints only).
-    features_ahead : str or None
-        ``--fairness-features DIR``: features extracted ahead, read instead of a model.
+    features_ahead : mapping of str to str
+        ``--fairness-features [CHECKPOINT=]DIR``: the folder of features extracted ahead,
+        read instead of running a model, by checkpoint (``""`` without checkpoints).
     started : str
         When the run started (local time, ISO 8601).
     """
@@ -193,8 +262,16 @@ class Settings:
     checkpoints: tuple[str, ...] = ()
     checkpoint_ids: tuple[str, ...] = ()
     reference_checkpoint: str | None = None
-    features_ahead: str | None = None
+    features_ahead: Mapping[str, str] = field(default_factory=dict)
     started: str = ""
+
+    @property
+    def gates(self) -> tuple[str, ...]:
+        """The options given that need fairness results: a verdict, or a baseline written."""
+        return tuple(option for option, given in (
+            ("--fairness-baseline", self.baseline_ref), ("--fairness-compare-fail",
+                                                         self.compare_fail),
+            ("--fairness-save-baseline", self.save_baseline)) if given)
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -207,7 +284,7 @@ class Settings:
             save_baseline=config.getoption("fairness_save_baseline", None),
             baseline_ref=config.getoption("fairness_baseline", None),
             label=config.getoption("fairness_run_label", None),
-            compare_fail=config.getoption("fairness_compare_fail", None) or {},
+            compare_fail=_compare_fail(config),
             compare_confidence=config.getoption("fairness_compare_confidence", "point"),
             record_history=not config.getoption("fairness_no_history", False),
             history_path=_history_path(config),
@@ -218,9 +295,14 @@ class Settings:
             batch_size=config.getoption("fairness_batch_size"),
             checkpoints=checkpoints,
             checkpoint_ids=checkpoint_ids(checkpoints),
-            features_ahead=config.getoption("fairness_features", None),
+            features_ahead=_features_dirs(config, checkpoints, checkpoint_ids(checkpoints)),
             started=time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime()),
         )
+        if settings.gates and not settings.enabled:
+            raise pytest.UsageError(
+                f"{' and '.join(settings.gates)} ask for a fairness verdict, but fairness tests "
+                "are skipped without --fairness: add --fairness (or set fairness = true in the "
+                "[pytest] ini section).")
         if settings.compare_fail and not settings.baseline_ref and len(checkpoints) < 2:
             raise pytest.UsageError(
                 "--fairness-compare-fail needs something to compare with: add "

@@ -11,7 +11,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_fairness.data.paths import is_utf8, shown
-from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
+from pytest_fairness.errors import (
+    FairnessConfigError,
+    InsufficientDataError,
+    InvalidDataError,
+    did_you_mean,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -212,7 +217,8 @@ class FairnessDataset:
         if missing:
             raise FairnessConfigError(
                 f"by={by!r}: dataset {self.name!r} has no column {missing[0]!r}; "
-                f"available: {sorted(map(str, self.frame.columns))}.")
+                f"available: {sorted(map(str, self.frame.columns))}."
+                + did_you_mean(missing[0], map(str, self.frame.columns)))
         if isinstance(by, str):
             return self.frame[by].reset_index(drop=True)
         return self.frame[columns].reset_index(drop=True)
@@ -346,7 +352,8 @@ def read_csv(path: Path, dataset: str, *, required: Sequence[str], sep: str = ",
     if missing:
         raise InvalidDataError(
             f"{dataset}: {str(path)!r} has no column {missing[0]!r} (header: "
-            f"{list(frame.columns)}); expected {list(required)}. Is this the right file?")
+            f"{list(frame.columns)}); expected {list(required)}."
+            + (did_you_mean(missing[0], frame.columns) or " Is this the right file?"))
     if frame.empty:
         raise InsufficientDataError(f"{dataset}: {str(path)!r} has a header but no rows.")
     return frame

@@ -97,3 +97,22 @@ def test_the_history_keeps_each_checkpoints_content_fingerprint(
         assert files[f"{name}/model.pt"] == {
             "path": f"runs/{name}/model.pt",  # as given
             "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+
+
+@pytest.mark.parametrize("given", ["runs/missing/model.pt", "missing.pt"])
+def test_a_checkpoint_file_that_does_not_exist_is_a_usage_error(
+        pytester: pytest.Pytester, given: str) -> None:
+    pytester.makepyfile(test_gap=TEST)
+    args = _checkpoints(pytester, "runs/base/model.pt")
+    result = pytester.runpytest("--fairness", *args, "--fairness-checkpoint", given)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--fairness-checkpoint {given!r}: there is no such file "
+                                 "(*). Give an existing checkpoint file, or a bare name*"])
+
+
+def test_a_bare_checkpoint_name_is_for_the_fixture_to_interpret(
+        pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_gap=TEST)
+    result = pytester.runpytest("--fairness", "--fairness-checkpoint", "base",
+                                "--fairness-checkpoint", "worse")
+    result.assert_outcomes(passed=2)

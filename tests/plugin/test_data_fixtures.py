@@ -130,10 +130,13 @@ def test_one_run_per_checkpoint(pytester: pytest.Pytester) -> None:
         def test_plain():
             pass
     """)
+    for name in ("ep1.pt", "ep2.pt"):  # a checkpoint file that does not exist is refused
+        (pytester.path / name).write_bytes(name.encode())
     result = pytester.runpytest("-v", "--fairness-checkpoint=ep1.pt",
                                 "--fairness-checkpoint=ep2.pt")
     result.assert_outcomes(passed=3)
     result.stdout.fnmatch_lines(["*test_model?ep1.pt? PASSED*", "*test_model?ep2.pt? PASSED*"])
+    assert result.stdout.str().count(str(pytester.path / "ep1.pt")) == 0  # ids, not paths
     assert pytester.runpytest().parseoutcomes() == {"passed": 2}
 
 

@@ -65,8 +65,9 @@ def test_at_keeps_its_type(at: float, kind: type) -> None:
 
 def test_unknown_keyword_lists_allowed_keywords() -> None:
     with pytest.raises(FairnessConfigError,
-                       match=r"unknown keyword max_gapp=0\.1\. Allowed keywords: max_gap, "
-                             r"min_ratio, .*max_l1, at, confidence, result, metric\."):
+                       match=r"unknown keyword max_gapp=0\.1\. Did you mean 'max_gap'\? "
+                             r"Allowed keywords: max_gap, min_ratio, .*max_l1, at, "
+                             r"confidence, result, metric\."):
         fairness.threshold(max_gapp=0.1)
 
 
