@@ -83,7 +83,8 @@ def group_table_lines(result: IndicatorResult, highlight: str = "") -> list[str]
               *stat_names, ""]
     rows = []
     for g in result.groups:
-        delta = "" if best is None or g.excluded else f"{g.value - best.value:+.4g}"
+        delta = "" if best is None or g.excluded or math.isnan(g.value) else (
+            f"{g.value - best.value:+.4g}")
         marker = ""
         if worst is not None and g is worst and len(result.included_groups) > 1:
             marker = "  ← worst"
@@ -127,7 +128,7 @@ def result_lines(result: IndicatorResult, *, details: bool = True) -> list[str]:
 
 def observed_text(outcome: CheckOutcome) -> str:
     """The number a verdict bounds, with its interval and where: ``0.2 [0.1, 0.3] (group a)``."""
-    text = format_number(outcome.observed)
+    text = "NaN" if math.isnan(outcome.observed) else format_number(outcome.observed)
     if outcome.interval is not None:
         text += f" {pair_text(outcome.interval)}"
     return text + (f" ({outcome.where})" if outcome.where else "")
