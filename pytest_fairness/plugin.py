@@ -213,7 +213,9 @@ def _fail_by_marker(error: FairnessError) -> NoReturn:
 
     The details lead the test's fairness section (:func:`_section`).
     """
-    first = str(error).partition("\n")[0]
+    from pytest_fairness.report.terminal import plain
+
+    first = plain(str(error).partition("\n")[0])
     raise pytest.fail.Exception(f"{type(error).__name__}: {first}", pytrace=False) from None
 
 
@@ -299,7 +301,7 @@ def pytest_terminal_summary(
     session = session_of(config)
     if session.is_worker or not session.records:
         return
-    from pytest_fairness.report.terminal import summary_lines
+    from pytest_fairness.report.terminal import plain, summary_lines
 
     records = list(session.records)
     lines = summary_lines(records)
@@ -309,7 +311,7 @@ def pytest_terminal_summary(
         for line in lines:
             terminalreporter.write_line(line)
     for line in session.lines:
-        terminalreporter.write_line(line)
+        terminalreporter.write_line(plain(line))
 
 
 # -- fixtures ----------------------------------------------------------------------------------

@@ -14,10 +14,26 @@ from pytest_fairness.results import IndicatorResult, group_label
 __all__ = [
     "checkpoint_lines", "checks_of", "comparison_group_lines", "comparison_group_rows",
     "comparison_lines", "fmt_signed", "format_number", "group_table_lines", "interval_text",
-    "observed_text", "pair_text", "regression_message", "regression_tally", "report_section",
-    "result_lines", "section_text", "shows_gap", "summary_lines", "text_table", "value_text",
-    "violation_message",
+    "observed_text", "pair_text", "plain", "regression_message", "regression_tally",
+    "report_section", "result_lines", "section_text", "shows_gap", "summary_lines", "text_table",
+    "value_text", "violation_message",
 ]
+
+
+def plain(text: str) -> str:
+    r"""``text`` with control characters escaped as ``repr`` does (``\x1b``, ``\n``).
+
+    Every line shown on the terminal goes through it: a group label, result key or test id
+    cannot start a line or change colours.
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _text(lines: Iterable[str]) -> str:
+    """Lines, each escaped (:func:`plain`), as one text."""
+    return "\n".join(map(plain, lines))
 
 
 def format_number(x: float | None, digits: int = 4) -> str:
@@ -39,7 +55,7 @@ def pair_text(interval: Sequence[float] | None) -> str:
 def text_table(header: Sequence[str], rows: Iterable[Sequence[str]],
                indent: str = "  ") -> list[str]:
     """A plain-text table: the first and last columns left-aligned, the others right-aligned."""
-    rows = [list(header), *(list(r) for r in rows)]
+    rows = [list(header), *([plain(c) for c in r] for r in rows)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = []
     for row in rows:
@@ -123,7 +139,7 @@ def result_lines(result: IndicatorResult, *, details: bool = True) -> list[str]:
     if details:
         lines.extend(group_table_lines(result))
         lines.extend(f"  note: {note}" for note in result.notes)
-    return lines
+    return list(map(plain, lines))
 
 
 def observed_text(outcome: CheckOutcome) -> str:
@@ -131,7 +147,7 @@ def observed_text(outcome: CheckOutcome) -> str:
     text = "NaN" if math.isnan(outcome.observed) else format_number(outcome.observed)
     if outcome.interval is not None:
         text += f" {pair_text(outcome.interval)}"
-    return text + (f" ({outcome.where})" if outcome.where else "")
+    return text + (f" ({plain(outcome.where)})" if outcome.where else "")
 
 
 def _observed(outcome: CheckOutcome) -> str:
@@ -171,7 +187,7 @@ def violation_message(outcomes: Sequence[CheckOutcome]) -> str:
         highlight = next((o.where for o in mine if not o.passed and o.where), "")
         lines.extend(group_table_lines(result, highlight))
         lines.extend(f"  note: {note}" for note in result.notes)
-    return "\n".join(lines)
+    return _text(lines)
 
 
 def _slice_id(outcome: CheckOutcome) -> tuple[Any, ...]:
@@ -245,7 +261,7 @@ def section_text(record: TestRecord, *, in_message: bool = False) -> str:
                             f"observed {format_number(c.observed)}{where}, needs "
                             f"{_needs(c.limit)} {format_number(c.threshold)}")
         lines.extend(dict.fromkeys(verdicts))  # a marker and an inline check that agree: once
-    return "\n".join(lines)
+    return _text(lines)
 
 
 def report_section(record: TestRecord, *, baseline_source: str = "",
@@ -261,8 +277,8 @@ def report_section(record: TestRecord, *, baseline_source: str = "",
             extra.extend("  " + line for line in comparison_lines(comparison, groups=False))
     if report_page:
         extra.append(f"HTML report with plots: {report_page}")
-    return "\n".join(part for part in (section_text(record, in_message=in_message), *extra)
-                     if part)
+    return "\n".join(part for part in (section_text(record, in_message=in_message),
+                                        *map(plain, extra)) if part)
 
 
 def regression_tally(comparisons: Sequence[Comparison]) -> str:
@@ -291,10 +307,11 @@ def comparison_lines(comparison: Comparison, *, groups: bool = True,
     name = f"{c.test} :: {c.result}" if with_test and c.test else c.result
     rule = "" if c.confidence == "point" else f" {c.confidence}"
     spread = "" if c.interval is None else f", interval {interval_text(c)}"
-    return [f"{status}: {name}: {c.metric}{where} baseline {fmt(c.baseline)} → now "
-            f"{fmt(c.now)} ({delta}{spread}, tolerance {fmt(c.tolerance)}{rule}, {direction})",
-            *(comparison_group_lines(c) if groups else []),
-            *(f"    note: {note}" for note in c.notes)]
+    return list(map(plain, [
+        f"{status}: {name}: {c.metric}{where} baseline {fmt(c.baseline)} → now "
+        f"{fmt(c.now)} ({delta}{spread}, tolerance {fmt(c.tolerance)}{rule}, {direction})",
+        *(comparison_group_lines(c) if groups else []),
+        *(f"    note: {note}" for note in c.notes)]))
 
 
 def fmt_signed(x: float) -> str:
@@ -346,7 +363,7 @@ def checkpoint_lines(comparisons: Sequence[Comparison], *, reference: str,
         where = f" ({c.where})" if c.where else ""
         lines.append(f"  {verdict}{c.test} :: {c.result}: {c.metric}{where} {fmt(c.baseline)} "
                      f"→ {fmt(c.now)} ({worse}{spread})")
-    return lines
+    return list(map(plain, lines))
 
 
 def regression_message(comparisons: Sequence[Comparison], *, source: str = "",
@@ -371,4 +388,4 @@ def regression_message(comparisons: Sequence[Comparison], *, source: str = "",
             lines.extend("  " + line for line in comparison_lines(c, groups=False,
                                                                   with_test=with_test))
         lines.extend(comparison_group_lines(mine[0]))
-    return "\n".join(lines)
+    return _text(lines)

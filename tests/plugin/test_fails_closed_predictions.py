@@ -58,3 +58,28 @@ def test_model():
     result = pytester.runpytest("--fairness", *xdist_args)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*min_value=0.5 (value NaN (group b))*"])
+
+
+def test_control_characters_in_labels_print_escaped(pytester: pytest.Pytester,
+                                                    xdist_args: list[str]) -> None:
+    """A group label or result key cannot forge a line or a colour on the terminal."""
+    pytester.makepyfile(HEADER + r'''
+HOSTILE = "a\x1b[31mred\nFAILED forged"
+
+@fairness.threshold(max_gap=0.1)
+def test_model():
+    groups = [HOSTILE if g == "b" else g for g in G]
+    return {HOSTILE: ind.group_metrics(Y, [1, 0, 1, 0, 0, 0, 0, 1] * 5, groups=groups,
+                                       min_group_size=1)}
+''')
+    result = pytester.runpytest("--fairness", *xdist_args)
+    result.assert_outcomes(failed=1)
+    output = result.stdout.str()
+    assert "\x1b" not in output
+    assert not any(line.startswith("FAILED forged") for line in output.splitlines())
+    result.stdout.fnmatch_lines([
+        r"*FairnessViolation: 1 fairness limit broken: max_gap=0.1*",
+        r"*a\x1b[[]31mred\nFAILED forged*← worst",  # the group table
+        r"[[]a\x1b[[]31mred\nFAILED forged]",  # the result's key in the section
+        r"*::test_model*group_metrics (accuracy)*a\x1b[[]31mred\nFAILED forged*FAIL*failed",
+    ])
