@@ -310,8 +310,8 @@ def pytest_terminal_summary(
         terminalreporter.write_sep("=", "fairness summary")
         for line in lines:
             terminalreporter.write_line(line)
-    for line in session.lines:
-        terminalreporter.write_line(plain(line))
+    for line in (part for text in session.lines for part in text.split("\n")):
+        terminalreporter.write_line(plain(line))  # an error's lines stay lines
 
 
 # -- fixtures ----------------------------------------------------------------------------------

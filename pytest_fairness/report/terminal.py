@@ -270,7 +270,8 @@ def report_section(record: TestRecord, *, baseline_source: str = "",
 
     ``in_message``: the failure already shows the failed groups and the regressions.
     """
-    extra = [f"note: {note}" for note in record.notes]
+    # A note may be an error of several lines (a checkpoint guard's): each line escaped.
+    extra = [line for note in record.notes for line in f"note: {note}".split("\n")]
     if record.regressions and not in_message:
         extra.append(f"baseline: {baseline_source}")
         for comparison in record.regressions:
