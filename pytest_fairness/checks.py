@@ -225,6 +225,11 @@ def _stat(limit: str, result: IndicatorResult, name: str) -> float:
     return result.stats[name]
 
 
+def _undefined_group(result: IndicatorResult) -> GroupStat | None:
+    """The first compared group (not excluded) whose value is NaN: no limit can pass it."""
+    return next((g for g in result.groups if not g.excluded and math.isnan(g.value)), None)
+
+
 def _undefined_is_insufficient(
     limit: str, result: IndicatorResult, name: str, value: float
 ) -> float:
@@ -268,6 +273,9 @@ def _observe_metric(
         observed = _undefined_is_insufficient(limit, result, reading.name, reading.number)
         return (observed, _bounded(limit, observed, reading.interval, confidence),
                 reading.interval, reading.label)
+    nan = _undefined_group(reading.groups)
+    if nan is not None:  # fails the limit: included_groups would leave it out
+        return math.nan, math.nan, None, f"group {nan.label} {reading.name}"
     _needs_groups(limit, result)
     values = reading.groups.included_groups
     if len(values) < (2 if on_groups else 1):
@@ -289,12 +297,18 @@ def _observe_metric(
             f"{reading.name} across groups")
 
 
+_GROUP_LIMITS: Final = ("max_gap", "min_ratio", "min_value", "max_value")
+
+
 def _observe(
     limit: str, result: IndicatorResult, confidence: str, metric: str | None = None
 ) -> tuple[float, float, tuple[float, float] | None, str]:
     """Return ``(observed, decisive, interval, where)`` for one limit on one result."""
     if metric is not None:
         return _observe_metric(limit, result, metric, confidence)
+    nan = _undefined_group(result) if limit in _GROUP_LIMITS else None
+    if nan is not None:  # fails the limit: included_groups would leave it out
+        return math.nan, math.nan, None, f"group {nan.label}"
     if limit in ("max_gap", "min_ratio"):
         _needs_groups(limit, result)
         kind = "gap" if limit == "max_gap" else "ratio"

@@ -213,7 +213,9 @@ def _fail_by_marker(error: FairnessError) -> NoReturn:
 
     The details lead the test's fairness section (:func:`_section`).
     """
-    first = str(error).partition("\n")[0]
+    from pytest_fairness.report.terminal import plain
+
+    first = plain(str(error).partition("\n")[0])
     raise pytest.fail.Exception(f"{type(error).__name__}: {first}", pytrace=False) from None
 
 
@@ -298,7 +300,7 @@ def pytest_terminal_summary(
     session = session_of(config)
     if session.is_worker or not (session.records or session.lines):
         return
-    from pytest_fairness.report.terminal import summary_lines
+    from pytest_fairness.report.terminal import plain, summary_lines
 
     records = list(session.records)
     lines = summary_lines(records)
@@ -308,8 +310,8 @@ def pytest_terminal_summary(
         terminalreporter.write_sep("=", "fairness summary")
         for line in lines:
             terminalreporter.write_line(line)
-    for line in session.lines:
-        terminalreporter.write_line(line)
+    for line in (part for text in session.lines for part in text.split("\n")):
+        terminalreporter.write_line(plain(line))  # an error's lines stay lines
 
 
 # -- fixtures ----------------------------------------------------------------------------------

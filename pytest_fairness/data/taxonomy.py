@@ -309,10 +309,10 @@ def score_matrix(scores: Any, labels: NDArray[Any]) -> NDArray[np.float64]:
         array = np.take_along_axis(array, labels.astype(np.intp), axis=1)
     bad = ~np.isfinite(array)
     if bad.any():
-        row = int(np.flatnonzero(bad.any(axis=1))[0])
+        rows = np.flatnonzero(bad.any(axis=1))
         raise InvalidDataError(
-            f"scores contains NaN or infinite values (first at image {row}); drop or fix "
-            "those images.")
+            f"scores contains NaN or infinite values in {rows.size} image(s), the first image "
+            f"{int(rows[0])}; drop or fix those images.")
     if array.min() < 0 or array.max() > 1 + 1e-9:
         raise InvalidDataError(
             f"scores must be confidences in [0, 1] (thresholds τ are probabilities); got values "

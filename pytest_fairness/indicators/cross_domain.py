@@ -23,6 +23,7 @@ from pytest_fairness.indicators._common import (
     check_variant,
     encode_groups,
     extremes,
+    group_array,
     group_table,
     spread,
 )
@@ -57,6 +58,66 @@ def _check_groups_usable(keys: list[GroupKey], variant: str, function: str) -> N
             "for more than two.")
 
 
+def _label_kinds(values: NDArray[Any]) -> dict[str, Any]:
+    """The kinds of label in ``values`` (number, str, bytes, ...), each with a first example."""
+    kinds: dict[str, Any] = {}
+    for value in values.tolist() if values.dtype.kind == "O" else values[:1].tolist():
+        number = isinstance(value, (int, float, np.number, np.bool_))
+        kinds.setdefault("number" if number else "str" if isinstance(value, str)
+                         else type(value).__name__, value)
+    return kinds
+
+
+def _check_label_types(y_true: NDArray[Any], y_pred: NDArray[Any]) -> None:
+    """Refuse predictions of another type than the labels: none of them could ever match."""
+    truth, pred = _label_kinds(y_true), _label_kinds(y_pred)
+    odd = next((kind for kind in pred if kind not in truth), None)
+    if odd is not None:
+        seen = next(iter(truth.values()))
+        raise InvalidDataError(
+            f"y_true and y_pred hold different types of label: y_true is {y_true.dtype} (e.g. "
+            f"{seen!r}) and y_pred is {y_pred.dtype} (e.g. {pred[odd]!r}), so no prediction "
+            "can equal a label. Give both the same type, e.g. class names for class indices: "
+            "np.asarray(class_names)[y_pred].")
+
+
+def _check_finite(array: NDArray[Any], name: str) -> None:
+    """Refuse NaN or infinite scores: argmax and thresholds would read them as a class."""
+    if array.dtype.kind not in "fc" or array.ndim == 0 or array.size == 0:
+        return
+    bad = np.flatnonzero(~np.isfinite(array.reshape(array.shape[0], -1)).all(axis=1))
+    if bad.size:
+        raise InvalidDataError(
+            f"{name} has NaN or infinite values in {bad.size} row(s), the first row "
+            f"{int(bad[0])} ({array[bad[0]].tolist()!r}); fix the model's output for those "
+            "images or drop them before computing the indicator.")
+
+
+def _predictions(y_pred: Any, y_true: NDArray[Any]) -> NDArray[Any]:
+    """``y_pred`` as labels: labels as given, scores (n, classes) argmaxed, P(1) cut at 0.5."""
+    raw = group_array(y_pred, "y_pred")  # [1, "1"] stays two types
+    if raw.ndim == 2 and raw.shape[0] == y_true.size and raw.dtype.kind in "biuf":
+        _check_finite(raw, "y_pred")
+        if raw.shape[1] > 1:  # logits or probabilities: column j is class j
+            return raw.argmax(axis=1)
+        if raw.dtype.kind == "f" and (raw != np.round(raw)).any():
+            raise InvalidDataError(
+                f"y_pred has shape {raw.shape}: one column of scores cannot be argmaxed into "
+                "classes. Pass the probabilities of the positive class as a 1-D array "
+                "(y_pred[:, 0]), or two columns (one per class).")
+    _check_finite(raw, "y_pred")
+    pred = as_1d(raw, "y_pred")
+    if pred.dtype.kind == "f" and (pred != np.round(pred)).any():
+        row = int(np.flatnonzero(pred != np.round(pred))[0])
+        if not set(y_true.tolist()) <= {0, 1} or pred.min() < 0 or pred.max() > 1:
+            raise InvalidDataError(
+                f"y_pred holds scores (e.g. {pred[row].item()!r} at row {row}), not labels. Pass "
+                "predicted labels, logits or probabilities of shape (n, classes), or, for "
+                "0/1 labels in y_true, probabilities of class 1 in [0, 1].")
+        return (pred > 0.5).astype(np.int64)
+    return pred
+
+
 def _positive_label(y_true: NDArray[Any], y_pred: NDArray[Any], pos_label: Any) -> Any:
     classes = list(dict.fromkeys(np.concatenate([y_true, y_pred]).tolist()))
     if pos_label is not None:
@@ -84,8 +145,12 @@ def group_metrics(
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n,)
-        True and predicted labels.
+    y_true : array-like of shape (n,)
+        True labels.
+    y_pred : array-like of shape (n,) or (n, classes)
+        Predicted labels of the type of ``y_true``; or logits or probabilities, column ``j``
+        being class ``j`` (argmaxed); or, for 0/1 labels, P(class 1) (1 above 0.5). NaN or
+        infinite scores, one column of scores, or another type than ``y_true``: an error.
     groups : array-like of shape (n,), DataFrame, mapping or one-hot array
         The protected attribute; several columns give intersectional groups.
     pos_label : optional
@@ -118,8 +183,11 @@ def group_metrics(
     check_variant(variant, "group_metrics")
     min_group_size = check_min_group_size(min_group_size)
     options = IntervalOptions.check(n_bootstrap, confidence_level, interval_method, seed)
-    y_true, y_pred = as_1d(y_true, "y_true"), as_1d(y_pred, "y_pred")
+    y_true = as_1d(group_array(y_true, "y_true"), "y_true")
+    _check_finite(y_true, "y_true")
+    y_pred = _predictions(y_pred, y_true)
     n = check_same_length(y_true=y_true, y_pred=y_pred)
+    _check_label_types(y_true, y_pred)
     keys, codes = encode_groups(groups, n)
     _check_groups_usable(keys, variant, "group_metrics")
     positive = _positive_label(y_true, y_pred, pos_label)

@@ -14,10 +14,26 @@ from pytest_fairness.results import GroupStat, IndicatorResult, group_label
 __all__ = [
     "change_text", "checkpoint_lines", "checks_of", "comparison_group_lines",
     "comparison_group_rows", "comparison_lines", "comparison_text", "fmt_signed", "format_number",
-    "group_deltas", "group_table_lines", "interval_text", "observed_text", "pair_text",
+    "group_deltas", "group_table_lines", "interval_text", "observed_text", "pair_text", "plain",
     "regression_message", "regression_tally", "report_section", "result_label", "result_lines",
     "section_text", "shows_gap", "summary_lines", "text_table", "value_text", "violation_message",
 ]
+
+
+def plain(text: str) -> str:
+    r"""``text`` with control characters escaped as ``repr`` does (``\x1b``, ``\n``).
+
+    Every line shown on the terminal goes through it: a group label, result key or test id
+    cannot start a line or change colours.
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _text(lines: Iterable[str]) -> str:
+    """Lines, each escaped (:func:`plain`), as one text."""
+    return "\n".join(map(plain, lines))
 
 
 def format_number(x: float | None, digits: int = 4) -> str:
@@ -39,7 +55,7 @@ def pair_text(interval: Sequence[float] | None) -> str:
 def text_table(header: Sequence[str], rows: Iterable[Sequence[str]],
                indent: str = "  ") -> list[str]:
     """A plain-text table: the first and last columns left-aligned, the others right-aligned."""
-    rows = [list(header), *(list(r) for r in rows)]
+    rows = [list(header), *([plain(c) for c in r] for r in rows)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = []
     for row in rows:
@@ -73,7 +89,8 @@ def group_deltas(result: IndicatorResult) -> tuple[GroupStat | None, GroupStat |
     compared = headline(result.name).has_gap  # a gap, a best and a worst group mean something
     best = result.best_group if compared else None
     return best, result.worst_group if compared else None, [
-        "" if best is None or g.excluded else f"{g.value - best.value:+.4g}" for g in result.groups]
+        "" if best is None or g.excluded or math.isnan(g.value) else f"{g.value - best.value:+.4g}"
+        for g in result.groups]
 
 
 def group_table_lines(result: IndicatorResult, highlight: str = "") -> list[str]:
@@ -134,15 +151,15 @@ def result_lines(result: IndicatorResult, *, details: bool = True) -> list[str]:
     if details:
         lines.extend(group_table_lines(result))
         lines.extend(f"  note: {note}" for note in result.notes)
-    return lines
+    return list(map(plain, lines))
 
 
 def observed_text(outcome: CheckOutcome) -> str:
     """The number a verdict bounds, with its interval and where: ``0.2 [0.1, 0.3] (group a)``."""
-    text = format_number(outcome.observed)
+    text = "NaN" if math.isnan(outcome.observed) else format_number(outcome.observed)
     if outcome.interval is not None:
         text += f" {pair_text(outcome.interval)}"
-    return text + (f" ({outcome.where})" if outcome.where else "")
+    return text + (f" ({plain(outcome.where)})" if outcome.where else "")
 
 
 def _observed(outcome: CheckOutcome) -> str:
@@ -182,7 +199,7 @@ def violation_message(outcomes: Sequence[CheckOutcome]) -> str:
         highlight = next((o.where for o in mine if not o.passed and o.where), "")
         lines.extend(group_table_lines(result, highlight))
         lines.extend(f"  note: {note}" for note in result.notes)
-    return "\n".join(lines)
+    return _text(lines)
 
 
 def _slice_id(outcome: CheckOutcome) -> tuple[Any, ...]:
@@ -255,7 +272,7 @@ def section_text(record: TestRecord, *, in_message: bool = False) -> str:
                             f"observed {format_number(c.observed)}{where}, needs "
                             f"{_needs(c.limit)} {format_number(c.threshold)}")
         lines.extend(dict.fromkeys(verdicts))  # a marker and an inline check that agree: once
-    return "\n".join(lines)
+    return _text(lines)
 
 
 def report_section(record: TestRecord, *, baseline_source: str = "",
@@ -264,15 +281,16 @@ def report_section(record: TestRecord, *, baseline_source: str = "",
 
     ``in_message``: the failure already shows the failed groups and the regressions.
     """
-    extra = [f"note: {note}" for note in record.notes]
+    # A note may be an error of several lines (a checkpoint guard's): each line escaped.
+    extra = [line for note in record.notes for line in f"note: {note}".split("\n")]
     if record.regressions and not in_message:
         extra.append(f"baseline: {baseline_source}")
         for comparison in record.regressions:
             extra.extend("  " + line for line in comparison_lines(comparison, groups=False))
     if report_page:
         extra.append(f"HTML report with plots: {report_page}")
-    return "\n".join(part for part in (section_text(record, in_message=in_message), *extra)
-                     if part)
+    return "\n".join(part for part in (section_text(record, in_message=in_message),
+                                        *map(plain, extra)) if part)
 
 
 def regression_tally(comparisons: Sequence[Comparison]) -> str:
@@ -293,9 +311,10 @@ def comparison_lines(comparison: Comparison, *, groups: bool = True,
     ``with_test`` names the test before the result (``t.py::test_a :: group_metrics (accuracy)``).
     """
     c = comparison
-    return [f"{'REGRESSED' if c.regressed else 'ok'}: {comparison_text(c, with_test=with_test)}",
-            *(comparison_group_lines(c) if groups else []),
-            *(f"    note: {note}" for note in c.notes)]
+    return list(map(plain, [
+        f"{'REGRESSED' if c.regressed else 'ok'}: {comparison_text(c, with_test=with_test)}",
+        *(comparison_group_lines(c) if groups else []),
+        *(f"    note: {note}" for note in c.notes)]))
 
 
 def comparison_text(comparison: Comparison, *, with_test: bool = False) -> str:
@@ -366,7 +385,7 @@ def checkpoint_lines(comparisons: Sequence[Comparison], *, reference: str,
         where = f" ({c.where})" if c.where else ""
         lines.append(f"  {verdict}{c.test} :: {c.result}: {c.metric}{where} {fmt(c.baseline)} "
                      f"→ {fmt(c.now)} ({worse}{spread})")
-    return lines
+    return list(map(plain, lines))
 
 
 def regression_message(comparisons: Sequence[Comparison], *, source: str = "",
@@ -391,4 +410,4 @@ def regression_message(comparisons: Sequence[Comparison], *, source: str = "",
             lines.extend("  " + line for line in comparison_lines(c, groups=False,
                                                                   with_test=with_test))
         lines.extend(comparison_group_lines(mine[0]))
-    return "\n".join(lines)
+    return _text(lines)

@@ -77,3 +77,16 @@ def test_landmark_metrics_are_scale_invariant(n_groups: int, scale: float, seed:
     assert a.stats["NME"] == pytest.approx(b.stats["NME"], rel=1e-9)
     # SDR is a step function of NME: compare away from the threshold's rounding edge.
     assert a.stats["SDR"] == pytest.approx(b.stats["SDR"], abs=1.5 / n)
+
+
+@settings(max_examples=60, deadline=None)
+@given(classification(), st.floats(0.0, 0.49), st.floats(-5, 5))
+def test_scores_give_the_numbers_of_the_labels_they_predict(
+        data: tuple, margin: float, shift: float) -> None:
+    """Logits (argmax), probabilities (n, 2) and P(class 1) (cut at 0.5) act as their labels."""
+    y, p, g = data
+    labels = ind.group_metrics(y, p, groups=g, min_group_size=1).stats
+    logits = np.where(np.eye(2, dtype=bool)[p], shift + 1.0, shift)
+    probability = np.where(p == 1, 0.5 + margin + 0.01, 0.5 - margin)
+    for scores in (logits, np.column_stack([1 - probability, probability]), probability):
+        assert ind.group_metrics(y, scores, groups=g, min_group_size=1).stats == labels

@@ -233,3 +233,58 @@ def test_string_cluster_ids_resample_like_their_integer_codes() -> None:
     coded = ind.group_metrics([1, 0, 1, 0] * 10, [1, 0, 0, 1] * 10,
                               clusters=np.unique(ids, return_inverse=True)[1], **kw)
     assert named.intervals and named.to_dict() == coded.to_dict()
+
+
+def test_logits_are_argmaxed_and_probabilities_of_class_1_cut_at_one_half() -> None:
+    """Scores (n, classes) give class j for column j; P(class 1) predicts 1 above 0.5."""
+    labels = ind.group_metrics(Y, P, groups=G, min_group_size=1).stats  # DA 0.25
+    logits = np.array([[0.1, 2.0], [3.0, -1.0], [0.2, 0.5], [0.0, -2.0],
+                       [1.0, 0.0], [2.0, 1.0], [0.5, 0.4], [0.0, 5.0]])
+    assert ind.group_metrics(Y, logits, groups=G, min_group_size=1).stats == labels
+    probabilities = [0.9, 0.2, 0.7, 0.5, 0.1, 0.4, 0.3, 0.51]  # 0.5 is not above 0.5
+    assert ind.group_metrics(Y, probabilities, groups=G, min_group_size=1).stats == labels
+    assert labels["DA"] == 0.25
+
+
+@pytest.mark.parametrize(
+    ("y_pred", "match"),
+    [
+        ([[0.1, 0.9], [np.nan, 1.0], [0.3, 0.2], [np.inf, 1.0]],
+         r"y_pred has NaN or infinite values in 2 row\(s\), the first row 1 \(\[nan, 1.0\]\)"),
+        ([1.0, -np.inf, 0.0, 0.0], r"y_pred has NaN or infinite values in 1 row\(s\), the "
+         r"first row 1 \(-inf\)"),
+        ([[2.3], [-1.0], [0.4], [0.1]], r"y_pred has shape \(4, 1\): one column of scores "
+         r"cannot be argmaxed.*probabilities of the positive class as a 1-D array"),
+        ([0.3, 1.7, 0.0, 1.0], r"y_pred holds scores \(e.g. 0.3 at row 0\), not labels"),
+    ],
+)
+def test_bad_scores_are_named(y_pred: list, match: str) -> None:
+    """NaN or infinite scores, one column of logits, scores that are not probabilities."""
+    with pytest.raises(InvalidDataError, match=match):
+        ind.group_metrics([1, 0, 1, 0], y_pred, groups=["a", "a", "b", "b"], min_group_size=1)
+
+
+@pytest.mark.parametrize(
+    ("y_true", "y_pred", "match"),
+    [
+        (["no", "yes", "no", "yes"], [0, 1, 0, 1],
+         r"y_true is <U3 \(e.g. 'no'\) and y_pred is int64 \(e.g. 0\)"),
+        (["no", "yes", "no", "yes"], [[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.1, 0.9]],
+         r"y_true is <U3 \(e.g. 'no'\) and y_pred is int64 \(e.g. 0\)"),
+        ([0, 1, 0, 1], ["0", "1", "0", "1"], r"y_true is int64 \(e.g. 0\) and y_pred is <U1 "
+         r"\(e.g. '0'\)"),
+        (["no", "yes", "no", "yes"], ["no", "yes", 1, "yes"],
+         r"y_true is <U3 \(e.g. 'no'\) and y_pred is object \(e.g. 1\)"),
+    ],
+)
+def test_labels_and_predictions_of_different_types_are_named(
+        y_true: list, y_pred: list, match: str) -> None:
+    """Not "no positive samples": both dtypes and an example of each."""
+    with pytest.raises(InvalidDataError, match="different types of label: " + match):
+        ind.group_metrics(y_true, y_pred, groups=["a", "a", "b", "b"], min_group_size=1)
+
+
+def test_infinite_labels_are_named() -> None:
+    with pytest.raises(InvalidDataError, match=r"y_true has NaN or infinite values in 1 row"):
+        ind.group_metrics([1.0, np.inf, 0, 1], [1, 0, 0, 1], groups=["a", "a", "b", "b"],
+                          min_group_size=1)

@@ -11,9 +11,13 @@ from typing import Any
 import pytest
 
 from pytest_fairness.checks import evaluate, validate_threshold
-from pytest_fairness.records import CheckOutcome, TestRecord
+from pytest_fairness.records import CheckOutcome, Comparison, TestRecord
 from pytest_fairness.report.terminal import (
+    checkpoint_lines,
     format_number,
+    plain,
+    regression_message,
+    report_section,
     result_lines,
     section_text,
     summary_lines,
@@ -295,3 +299,37 @@ def test_headline_text_and_regression_tally() -> None:
                         "p_value": 0.004})
     assert headline_text(r) == "|effect size| 0.8, p_value 0.004"
     assert regression_tally([]) == "no regression in 0 comparisons"
+
+
+# -- control characters in user strings ------------------------------------------------------
+
+HOSTILE = "a\x1b[31mred\nFAILED forged"
+
+
+def test_plain_escapes_control_characters_only() -> None:
+    assert plain(HOSTILE) == "a\\x1b[31mred\\nFAILED forged"
+    assert plain("tab\there\r\u202e") == "tab\\there\\r\\u202e"
+    assert plain("café × dark") == "café × dark"
+    assert plain(plain(HOSTILE)) == plain(HOSTILE)
+
+
+def test_labels_keys_and_test_ids_print_escaped() -> None:
+    """Group labels, result keys, test ids and comparison names: no raw control character."""
+    result = IndicatorResult("group_metrics", "accuracy", 0.5, min_group_size=1, groups=(
+        GroupStat(HOSTILE, 10, 0.25), GroupStat("b", 10, 0.75)), notes=(f"note {HOSTILE}",))
+    checks = outcomes({HOSTILE: result}, min_value=0.5)
+    rec = replace(record({HOSTILE: result}, checks, "failed"), nodeid=f"t.py::test[{HOSTILE}]")
+    comparison = Comparison(f"t.py::test[{HOSTILE}]", f"{HOSTILE}: group_metrics", "worst",
+                            0.5, 0.25, 0.0, False, groups=((HOSTILE, 0.5, 0.25),),
+                            where=f"group {HOSTILE}", notes=(HOSTILE,))
+    texts = [*summary_lines([rec]), *result_lines(result), violation_message(checks),
+             section_text(rec), report_section(replace(rec, regressions=(comparison,)),
+                                               baseline_source=HOSTILE),
+             *checkpoint_lines([comparison], reference=HOSTILE, judged=True),
+             regression_message([comparison], source=HOSTILE, with_test=True)]
+    for text in texts:
+        assert "\x1b" not in text and "FAILED forged" not in text.replace(
+            "\\nFAILED forged", ""), text
+    assert "a\\x1b[31mred\\nFAILED forged" in summary_lines([rec])[1]
+    assert violation_message(checks).splitlines()[0].endswith(
+        "(value 0.25 (group a\\x1b[31mred\\nFAILED forged))")
