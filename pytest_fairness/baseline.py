@@ -29,8 +29,8 @@ from pytest_fairness.records import (
 
 __all__ = [
     "BASELINE_FORMAT", "BASELINE_SCHEMA", "build_baseline", "dump_baseline", "few_ids",
-    "find_entry", "load_baseline", "match_baseline", "resolve_baseline", "save_baseline",
-    "unmatched_message", "validate_baseline",
+    "find_entry", "load_baseline", "match_baseline", "not_compared_message", "resolve_baseline",
+    "save_baseline", "unmatched_message", "update_command", "validate_baseline",
 ]
 
 
@@ -179,6 +179,31 @@ def unmatched_message(baseline: Baseline, run_ids: Sequence[str], *, source: str
     lines.append("  If the tests were renamed on purpose, save a new baseline with "
                  "--fairness-save-baseline FILE.json.")
     return "\n".join(lines)
+
+
+def update_command(ref: str) -> str:
+    """How to update the baseline ``--fairness-baseline REF`` names (a file, or a run)."""
+    if Path(ref).suffix.lower() == ".json" or _is_file(Path(ref)):
+        return (f"`pytest --fairness --fairness-save-baseline {ref}` (without "
+                "--fairness-baseline: a failing run does not overwrite the baseline it compared "
+                "with)")
+    return ("record a run to compare with, without the gate (`pytest --fairness "
+            "--fairness-run-label LABEL`), or save a baseline file with `pytest --fairness "
+            "--fairness-save-baseline FILE.json`")
+
+
+def not_compared_message(notes: Sequence[str], ref: str) -> str:
+    """A gate that reached no verdict: the ``not compared: ...`` notes and the fix, one a line.
+
+    Examples
+    --------
+    >>> print(not_compared_message(["not compared: t.py::a :: acc (why)"], "b.json"))
+    not compared: t.py::a :: acc (why); if the change is intended, update the baseline: \
+`pytest --fairness --fairness-save-baseline b.json` (without --fairness-baseline: a failing \
+run does not overwrite the baseline it compared with)
+    """
+    return "\n".join([f"{notes[0]}; if the change is intended, update the baseline: "
+                      f"{update_command(ref)}", *notes[1:]])
 
 
 def resolve_baseline(ref: str, history: str | os.PathLike[str] | None) -> tuple[Baseline, str]:

@@ -189,6 +189,13 @@ class FairnessSession:
             parts.append(violation_message(outcomes))
         if any(c.regressed for c in comparisons):
             parts.append(regression_message(comparisons, source=self.baseline_source))
+        from pytest_fairness.regression import NOT_COMPARED
+
+        missed = [note for note in record.notes if note.startswith(NOT_COMPARED)]
+        if missed:
+            from pytest_fairness.baseline import not_compared_message
+
+            parts.append(not_compared_message(missed, str(self.settings.baseline_ref)))
         if parts:
             raise FairnessViolation("\n\n".join(parts), outcomes)
 
@@ -297,21 +304,25 @@ class FairnessSession:
         return exitstatus
 
     def _check_baseline_match(self, exitstatus: int) -> int:
-        """How many tests of the run the baseline matched (a summary line); none fails the run.
+        """What the baseline compared (a summary line); no match, or a gap, fails the run.
 
         No match must not pass silently: the message names a few ids of each side and the
-        likely cause, and the exit status (returned) becomes a usage error.
+        likely cause, and the exit status (returned) becomes a usage error. A gated result
+        that was not compared (its test failed already) is named, and fails the run too.
         """
         if self.baseline is None:
             return exitstatus
         from pytest_fairness.baseline import few_ids, match_baseline, unmatched_message
+        from pytest_fairness.regression import NOT_COMPARED
         from pytest_fairness.report.terminal import regression_tally
 
         ran = [(r.nodeid, r.test) for r in self.records if r.results]
-        if not ran:
+        missed = [n.removeprefix(NOT_COMPARED) for r in self.records for n in r.notes
+                  if n.startswith(NOT_COMPARED)]
+        if not ran and not missed:
             return exitstatus
         matched, unmatched = match_baseline(self.baseline, ran)
-        if not matched:
+        if ran and not matched:
             args = list(self.config.invocation_params.args)
             message = unmatched_message(
                 self.baseline, [nodeid for nodeid, _ in ran], source=self.baseline_source,
@@ -319,13 +330,20 @@ class FairnessSession:
             )
             self.lines.append(f"fairness baseline ERROR: {message}")
             return self._fail_run(exitstatus, pytest.ExitCode.USAGE_ERROR)
-        line = (f"fairness baseline matched {len(matched)}/{len(ran)} tests of this run "
-                f"({self.baseline_source})")
-        if unmatched:
-            line += f"; not in the baseline: {few_ids(unmatched)}"
         comparisons = [c for r in self.records for c in r.regressions]
-        if comparisons:
-            line += f"; {regression_tally(comparisons)}"
+        compared = {(c.test, c.result) for c in comparisons}
+        tests = len({test for test, _ in compared})
+        line = (f"fairness baseline {self.baseline_source}: compared {len(compared)} result"
+                f"{'s' * (len(compared) != 1)} of {tests} test{'s' * (tests != 1)}")
+        line += f"; {regression_tally(comparisons)}" if comparisons else (
+            "" if missed else " (nothing is gated: pass --fairness-compare-fail TOL or mark "
+            "tests with fairness.no_regression)")
+        if missed:
+            line += f"; not compared: {few_ids(missed)}"
+            exitstatus = self._fail_run(exitstatus, pytest.ExitCode.TESTS_FAILED)
+        named = {m.partition(" :: ")[0] for m in missed}
+        if [t for t in unmatched if t not in named]:
+            line += f"; not in the baseline: {few_ids([t for t in unmatched if t not in named])}"
         self.lines.append(line)
         return exitstatus
 

@@ -1,0 +1,100 @@
+"""End to end: a baseline gate reaches a verdict on every result it covers, or fails the run.
+
+Issue #25, "A gate that fails closed": results that match no baseline entry (and entries
+that match no result), history references that resolve to failed runs or to two things, a
+failing run that would overwrite the baseline it compared with, and baselines whose numbers
+contradict themselves.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+HEADER = "from pytest_fairness import fairness, indicators as ind\nimport os, pytest\n"
+#: One test; WORSE=1 makes group b worse (accuracy 0.5 → 0.25), KEYED=1 returns {"acc": r}.
+ONE = HEADER + """
+Y = [1, 0, 1, 1, 0, 1, 0, 0] * 5
+G = ["a", "a", "a", "a", "b", "b", "b", "b"] * 5
+
+def result():
+    worse = os.environ.get("WORSE") == "1"
+    p = [1, 0, 1, 0, 1, 0, 0, 1] * 5 if worse else [1, 0, 1, 0, 0, 0, 0, 1] * 5
+    r = ind.group_metrics(Y, p, groups=G, min_group_size=1)
+    return {"acc": r} if os.environ.get("KEYED") == "1" else r
+
+@pytest.mark.fairness
+def test_one():
+    return result()
+
+@fairness.no_regression(tolerance=0.5)
+def test_marked():
+    return result()
+"""
+
+
+@pytest.fixture
+def saved(pytester: pytest.Pytester) -> pytest.Pytester:
+    """The module and its baseline ``base.json`` (no history)."""
+    pytester.makepyfile(test_mod=ONE)
+    pytester.runpytest("--fairness", "--fairness-save-baseline", "base.json",
+                       "--fairness-no-history", "-p", "no:xdist").assert_outcomes(passed=2)
+    return pytester
+
+
+# -- item 6: what the baseline does not match is not compared, and fails -------------------------
+
+
+def test_changed_result_key_fails_naming_both_sides(
+    saved: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, xdist_args: list[str]
+) -> None:
+    """A test that now returns ``{"acc": r}`` compares nothing: both tests fail, saying so."""
+    monkeypatch.setenv("KEYED", "1")
+    result = saved.runpytest("--fairness", "--fairness-baseline", "base.json",
+                             "--fairness-compare-fail", "gap:0.1", "--fairness-no-history",
+                             *xdist_args)
+    result.assert_outcomes(failed=2)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([
+        "FairnessViolation: not compared: test_mod.py::test_one :: acc (not in "
+        "the baseline base.json, whose entry of the test has: group_metrics (accuracy))*",
+    ])
+    result.stdout.fnmatch_lines([
+        "*not compared: test_mod.py::test_one :: group_metrics (accuracy) (in the baseline "
+        "base.json; this run's test returned acc)*",
+    ])
+    result.stdout.fnmatch_lines([
+        "*update the baseline: `pytest --fairness --fairness-save-baseline base.json`*",
+    ])
+    result.stdout.fnmatch_lines([
+        "fairness baseline base.json: compared 0 results of 0 tests; not compared: "
+        "test_mod.py::test_*",
+    ])
+    assert "matched" not in result.stdout.str()
+
+
+def test_renamed_marked_test_fails(saved: pytest.Pytester, xdist_args: list[str]) -> None:
+    """A no_regression test renamed: not in the baseline, so not compared, so it fails."""
+    saved.makepyfile(test_mod=ONE.replace("def test_marked", "def test_renamed"))
+    result = saved.runpytest("--fairness", "--fairness-baseline", "base.json",
+                             "--fairness-no-history", *xdist_args)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "FairnessViolation: not compared: test_mod.py::test_renamed :: "
+        "group_metrics (accuracy) (the test is not in the baseline base.json)*",
+    ])
+    result.stdout.fnmatch_lines([
+        "fairness baseline base.json: compared 0 results of 0 tests; not compared: "
+        "test_mod.py::test_renamed :: *",
+    ])
+
+
+def test_everything_compared_says_how_much(saved: pytest.Pytester, xdist_args: list[str]) -> None:
+    """The summary counts what was compared, never "matched"."""
+    result = saved.runpytest("--fairness", "--fairness-baseline", "base.json",
+                             "--fairness-compare-fail", "gap:0,value:0",
+                             "--fairness-no-history", *xdist_args)
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines([
+        "fairness baseline base.json: compared 2 results of 2 tests; no regression in 5 "
+        "comparisons",
+    ])
