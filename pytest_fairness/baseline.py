@@ -206,16 +206,22 @@ run does not overwrite the baseline it compared with)
                       f"{update_command(ref)}", *notes[1:]])
 
 
-def resolve_baseline(ref: str, history: str | os.PathLike[str] | None) -> tuple[Baseline, str]:
+def resolve_baseline(ref: str, history: str | os.PathLike[str] | None, *,
+                     passed: bool = False) -> tuple[Baseline, str]:
     """Load a baseline from a JSON file (a baseline or a ``report.json``) or the history store.
 
     ``ref`` is a file path, or a run id, run label or checkpoint name looked up in the
-    store at ``history``. Returns the baseline and a description of its source.
+    store at ``history`` (``run:ID``, ``label:NAME``, ``checkpoint:NAME`` say which): with
+    ``passed``, the latest run it names that passed
+    (:meth:`~pytest_fairness.history.HistoryStore.resolve`). Returns the baseline and a
+    description of its source; the baseline's ``metadata["chosen"]`` says which run a
+    reference chose, and why.
 
     Raises
     ------
     FairnessConfigError
-        When the reference matches nothing; the message says what was tried.
+        When the reference matches nothing, or two things, or (``passed``) only runs that
+        did not pass; the message says what was tried and how to pick.
     """
     path = Path(ref)
     if path.suffix.lower() == ".json" or _is_file(path):
@@ -231,14 +237,21 @@ def resolve_baseline(ref: str, history: str | os.PathLike[str] | None) -> tuple[
     from pytest_fairness.history import HistoryStore
 
     with HistoryStore(history, read_only=True) as store:
-        run_id, checkpoint = store.resolve(ref)
+        run_id, checkpoint = store.resolve(ref, passed=passed)
+        _, found = store.matches(ref)
         records = store.records(run_id, checkpoint=checkpoint)
         run = store.run(run_id)
     metadata = {k: run.get(k) for k in ("started", "label", "checkpoint", "git_commit")}
     source = f"run {run_id}" + (f" (checkpoint {checkpoint})" if checkpoint else "")
     if run.get("label") or run.get("checkpoint"):
         source += f" [{run.get('label') or run.get('checkpoint')}]"
-    return build_baseline(records, metadata={**metadata, "run_id": run_id}), source
+    newer = [f"run {i} (exit {s})" for i, _, s in found if i > run_id and s != 0]
+    chosen = f"{ref} is {source}" + (
+        f", the latest run it names that passed (newer, not passed: {few_ids(newer)})"
+        if newer else "" if run.get("exitstatus") == 0 or not passed else
+        f" (exit {run.get('exitstatus')}: chosen explicitly)")
+    return build_baseline(records, metadata={**metadata, "run_id": run_id,
+                                             "chosen": chosen}), source
 
 
 def _is_file(path: Path) -> bool:

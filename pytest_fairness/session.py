@@ -103,7 +103,7 @@ class FairnessSession:
 
             try:
                 self.baseline, self.baseline_source = resolve_baseline(
-                    self.settings.baseline_ref, self.settings.history_path
+                    self.settings.baseline_ref, self.settings.history_path, passed=True
                 )
             except FairnessConfigError as error:
                 raise pytest.UsageError(
@@ -316,6 +316,9 @@ class FairnessSession:
         from pytest_fairness.regression import NOT_COMPARED
         from pytest_fairness.report.terminal import regression_tally
 
+        if self.baseline.metadata.get("chosen"):
+            self.lines.append(f"fairness baseline: --fairness-baseline "
+                              f"{self.baseline.metadata['chosen']}")
         ran = [(r.nodeid, r.test) for r in self.records if r.results]
         missed = [n.removeprefix(NOT_COMPARED) for r in self.records for n in r.notes
                   if n.startswith(NOT_COMPARED)]

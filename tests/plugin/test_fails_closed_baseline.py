@@ -98,3 +98,63 @@ def test_everything_compared_says_how_much(saved: pytest.Pytester, xdist_args: l
         "fairness baseline base.json: compared 2 results of 2 tests; no regression in 5 "
         "comparisons",
     ])
+
+
+# -- item 5: a history reference resolves to a run that passed, and to one thing -----------------
+
+
+def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest("--fairness", *args)
+
+
+def test_label_resolves_to_the_latest_run_that_passed(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, xdist_args: list[str]
+) -> None:
+    """A failed run under the label is skipped: re-running a failed CI job fails again."""
+    pytester.makepyfile(test_mod=ONE)
+    _run(pytester, "--fairness-run-label", "main", *xdist_args).assert_outcomes(passed=2)
+    monkeypatch.setenv("WORSE", "1")
+    gate = ["--fairness-baseline", "main", "--fairness-compare-fail", "gap:0.01"]
+    _run(pytester, "--fairness-run-label", "main", *gate, *xdist_args).assert_outcomes(failed=2)
+    result = _run(pytester, "--fairness-run-label", "main", *gate, *xdist_args)
+    result.assert_outcomes(failed=2)  # compared with run 1, not with the failed run 2
+    result.stdout.fnmatch_lines([
+        "fairness baseline: --fairness-baseline main is run 1 [[]main[]], the latest run it "
+        "names that passed (newer, not passed: run 2 (exit 1))",
+    ])
+
+
+def test_only_failed_runs_is_an_error(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, xdist_args: list[str]
+) -> None:
+    """A label whose runs all failed names them and the fix."""
+    pytester.makepyfile(test_mod=ONE)
+    _run(pytester, "--fairness-run-label", "good", "-p", "no:xdist").assert_outcomes(passed=2)
+    monkeypatch.setenv("WORSE", "1")
+    _run(pytester, "--fairness-run-label", "bad", "--fairness-baseline", "good",
+         "--fairness-compare-fail", "gap:0.01", "-p", "no:xdist").assert_outcomes(failed=2)
+    result = _run(pytester, "--fairness-baseline", "bad", *xdist_args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([
+        "*--fairness-baseline=bad: 'bad' names no run that passed in the history *, only run 2 "
+        "(exit 1): a baseline must come from a run that passed. * run:2.",
+    ])
+    _run(pytester, "--fairness-baseline", "run:2", *xdist_args).assert_outcomes(passed=2)
+
+
+def test_a_label_that_is_also_a_run_id_is_ambiguous(
+    pytester: pytest.Pytester, xdist_args: list[str]
+) -> None:
+    """``--fairness-baseline 1``: run 1, or the run labelled "1"? Say both; run:/label: pick."""
+    pytester.makepyfile(test_mod=ONE)
+    _run(pytester, "--fairness-run-label", "first", "-p", "no:xdist").assert_outcomes(passed=2)
+    _run(pytester, "--fairness-run-label", "1", "-p", "no:xdist").assert_outcomes(passed=2)
+    result = _run(pytester, "--fairness-baseline", "1", *xdist_args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([
+        "*'1' is ambiguous in the history *: it is run 1 and also a run label or checkpoint "
+        "of run(s) 2. Write run:1 for the run, or label:1 (checkpoint:1) for the name.",
+    ])
+    result = _run(pytester, "--fairness-baseline", "label:1", *xdist_args)
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["fairness baseline: --fairness-baseline label:1 is run 2 [[]1[]]"])
