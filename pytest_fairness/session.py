@@ -16,6 +16,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import pytest
@@ -273,7 +274,15 @@ class FairnessSession:
             metadata["baseline"] = self.baseline_source
         self.config.hook.pytest_fairness_run_metadata(config=self.config, metadata=metadata)
         trends = self._write_history(metadata, records) if self.settings.record_history else None
-        if self.settings.save_baseline:
+        save = self.settings.save_baseline
+        if save and int(exitstatus) != 0 and self.settings.baseline_ref and (
+                Path(save).resolve() == Path(self.settings.baseline_ref).resolve()):
+            self.lines.append(
+                f"fairness baseline NOT saved to {save!r}: this run failed (exit status "
+                f"{int(exitstatus)}) and compared with that file, which it keeps. Fix the "
+                "failures, or save without comparing: pytest --fairness "
+                f"--fairness-save-baseline {save}")
+        elif save:
             from pytest_fairness.baseline import save_baseline
 
             try:

@@ -158,3 +158,30 @@ def test_a_label_that_is_also_a_run_id_is_ambiguous(
     result = _run(pytester, "--fairness-baseline", "label:1", *xdist_args)
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["fairness baseline: --fairness-baseline label:1 is run 2 [[]1[]]"])
+
+
+# -- item 8: a failing run does not overwrite the baseline it compared with ----------------------
+
+
+def test_failing_run_keeps_the_baseline_it_compared_with(
+    saved: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, xdist_args: list[str]
+) -> None:
+    """Saving to the compared file in a failing run keeps the file, says so, and still fails."""
+    before = (saved.path / "base.json").read_text()
+    monkeypatch.setenv("WORSE", "1")
+    result = saved.runpytest("--fairness", "--fairness-baseline", "base.json",
+                             "--fairness-compare-fail", "gap:0.01", "--fairness-save-baseline",
+                             "./base.json", "--fairness-no-history", *xdist_args)
+    result.assert_outcomes(failed=2)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([
+        "fairness baseline NOT saved to './base.json': this run failed (exit status 1) and "
+        "compared with that file, which it keeps. Fix the failures, or save without "
+        "comparing: pytest --fairness --fairness-save-baseline ./base.json",
+    ])
+    assert (saved.path / "base.json").read_text() == before
+    # Another file is saved, failing or not.
+    result = saved.runpytest("--fairness", "--fairness-baseline", "base.json",
+                             "--fairness-compare-fail", "gap:0.01", "--fairness-save-baseline",
+                             "new.json", "--fairness-no-history", *xdist_args)
+    result.stdout.fnmatch_lines(["fairness baseline saved: new.json"])
