@@ -286,7 +286,7 @@ class FairnessSession:
             from pytest_fairness.baseline import save_baseline
 
             try:
-                path = save_baseline(self.settings.save_baseline, records, metadata={
+                path = save_baseline(save, records, metadata={
                     k: metadata.get(k) for k in ("label", "checkpoint", "git_commit")
                 })
             except (OSError, FairnessError) as error:
