@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -24,8 +25,10 @@ from pytest_fairness.records import (
     REGENERATE,
     Baseline,
     BaselineEntry,
+    ResultSummary,
     TestRecord,
 )
+from pytest_fairness.results import unpack_replicates
 
 __all__ = [
     "BASELINE_FORMAT", "BASELINE_SCHEMA", "build_baseline", "dump_baseline", "few_ids",
@@ -103,7 +106,75 @@ def validate_baseline(document: Any, *, source: str = "<baseline>") -> Baseline:
         Naming the file, the key (``['tests']['t.py::a']['results']['x']['gap']``), the
         value found and how to regenerate the baseline.
     """
-    return Baseline.from_dict(document, source=source)
+    baseline = Baseline.from_dict(document, source=source)
+    _check_consistent(baseline, source)
+    return baseline
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-9 * max(abs(a), abs(b)) + 1e-12
+
+
+def _inconsistency(summary: ResultSummary, where: str) -> str | None:
+    """What in a result's numbers contradicts the rest, or None (:func:`validate_baseline`)."""
+    values = [g.value for g in summary.groups.values() if not g.excluded]
+    defined = [v for v in values if v is not None]
+    if len(defined) >= 2 and len(defined) == len(values):
+        low, high = min(defined), max(defined)
+        ratio = None if low < 0 else 1.0 if high == 0 else low / high
+        for name, stored, expected in (("gap", summary.gap, high - low),
+                                       ("ratio", summary.ratio, ratio)):
+            if stored is not None and expected is not None and not _close(stored, expected):
+                how = "max − min" if name == "gap" else "min / max"
+                return (f"its {name} {stored!r} is not {how} of its included group values "
+                        f"({expected!r})")
+    points = {"value": summary.value, "gap": summary.gap, "ratio": summary.ratio,
+              **summary.stats}
+    n_bootstrap = summary.params.get("n_bootstrap")
+    for name, text in summary.replicates.items():
+        draws = unpack_replicates(text, where=f"{where}['replicates'][{name!r}]")
+        if isinstance(n_bootstrap, int) and len(draws) != n_bootstrap:
+            return (f"it has {len(draws)} {name} replicates, but its params say "
+                    f"n_bootstrap={n_bootstrap}")
+        finite = sorted(v for v in draws if math.isfinite(v))
+        point = points.get(name)
+        if point is None or not math.isfinite(point) or not finite:
+            continue
+        low, high = finite[int(0.001 * (len(finite) - 1))], finite[-1 - int(0.001 * (
+            len(finite) - 1))]
+        slack = max(high - low, 1e-6 * max(1.0, abs(point)))  # float32 replicates
+        if not low - slack <= point <= high + slack:
+            return (f"its {name} {point!r} lies far outside its bootstrap replicates "
+                    f"([0.1 %, 99.9 %] range [{low:.6g}, {high:.6g}])")
+    return None
+
+
+def _check_consistent(baseline: Baseline, source: str) -> None:
+    """Every entry's numbers agree with one another, and no two share replicates.
+
+    Raises
+    ------
+    FairnessConfigError
+        Naming the file, the test, the result and what contradicts what.
+    """
+    seen: dict[object, tuple[str, float | None]] = {}
+    for nodeid, entry in baseline.tests.items():
+        for rid, summary in entry.results.items():
+            where = f"{nodeid} :: {rid}"
+            problem = _inconsistency(summary, where)
+            points = {"value": summary.value, "gap": summary.gap, "ratio": summary.ratio,
+                      **summary.stats}
+            for name, text in summary.replicates.items():
+                first = seen.setdefault(text, (where, points.get(name)))
+                if problem is None and first[0] != where and first[1] != points.get(name) and \
+                        any(math.isfinite(v) for v in unpack_replicates(text)):
+                    problem = (f"its {name} replicates are those of {first[0]}, whose {name} "
+                               f"is another ({first[1]!r}, here {points.get(name)!r})")
+            if problem is not None:
+                raise FairnessConfigError(
+                    f"baseline {source!r}: {where}: {problem}. The numbers contradict one "
+                    "another: the file was edited or damaged. Save the baseline again with "
+                    f"`pytest --fairness --fairness-save-baseline {source}`.")
 
 
 def find_entry(baseline: Baseline, nodeid: str, test: str | None = None) -> BaselineEntry | None:

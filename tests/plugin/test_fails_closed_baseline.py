@@ -8,7 +8,14 @@ contradict themselves.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from typing import Any
+
+import numpy.fft  # noqa: F401  (pytester forgets what a run imported; numpy loads once)
 import pytest
+import scipy.sparse  # noqa: F401
+import scipy.special  # noqa: F401
 
 HEADER = "from pytest_fairness import fairness, indicators as ind\nimport os, pytest\n"
 #: One test; WORSE=1 makes group b worse (accuracy 0.5 → 0.25), KEYED=1 returns {"acc": r}.
@@ -185,3 +192,82 @@ def test_failing_run_keeps_the_baseline_it_compared_with(
                              "--fairness-compare-fail", "gap:0.01", "--fairness-save-baseline",
                              "new.json", "--fairness-no-history", *xdist_args)
     result.stdout.fnmatch_lines(["fairness baseline saved: new.json"])
+
+
+# -- item 9: a baseline whose numbers contradict themselves is refused --------------------------
+
+#: Two tests with intervals (and one computing the same as the first: its replicates are the
+#: same, legitimately).
+BOOT = HEADER + """
+Y = [1, 0, 1, 1, 0, 1, 0, 0] * 10
+G = ["a", "a", "a", "a", "b", "b", "b", "b"] * 10
+
+@pytest.mark.fairness
+def test_a():
+    return ind.group_metrics(Y, [1, 0, 1, 0, 0, 0, 0, 1] * 10, groups=G, n_bootstrap=200, seed=0)
+
+@pytest.mark.fairness
+def test_same():
+    return ind.group_metrics(Y, [1, 0, 1, 0, 0, 0, 0, 1] * 10, groups=G, n_bootstrap=200, seed=0)
+
+@pytest.mark.fairness
+def test_b():
+    return ind.group_metrics(Y, [1, 0, 1, 1, 0, 0, 1, 1] * 10, groups=G, n_bootstrap=200, seed=0)
+"""
+RID = "group_metrics (accuracy)"
+
+
+def _gap(doc: dict[str, Any]) -> None:
+    doc["tests"]["test_mod.py::test_a"]["results"][RID]["gap"] += 0.01
+
+
+def _copied(doc: dict[str, Any]) -> None:
+    tests = doc["tests"]
+    tests["test_mod.py::test_b"]["results"][RID]["replicates"]["gap"] = (
+        tests["test_mod.py::test_a"]["results"][RID]["replicates"]["gap"])
+
+
+def _short(doc: dict[str, Any]) -> None:
+    from pytest_fairness.results import pack_replicates, unpack_replicates
+
+    summary = doc["tests"]["test_mod.py::test_a"]["results"][RID]
+    summary["replicates"]["gap"] = pack_replicates(unpack_replicates(
+        summary["replicates"]["gap"])[:150])
+
+
+def _far(doc: dict[str, Any]) -> None:
+    summary = doc["tests"]["test_mod.py::test_a"]["results"][RID]
+    summary["value"] = 0.1
+
+
+@pytest.mark.parametrize(("edit", "fragment"), [
+    (_gap, "its gap 0.26 is not max − min of its included group values (0.25)"),
+    (_copied, "test_mod.py::test_b :: group_metrics (accuracy): its gap replicates are those "
+              "of test_mod.py::test_a :: group_metrics (accuracy), whose gap is another (0.25, "
+              "here 0.75)"),
+    (_short, "it has 150 gap replicates, but its params say n_bootstrap=200"),
+    (_far, "its value 0.1 lies far outside its bootstrap replicates ([0.1 %, 99.9 %] range"),
+], ids=["gap", "copied", "short", "far"])
+def test_inconsistent_baseline_is_one_clear_error(
+    pytester: pytest.Pytester, xdist_args: list[str], edit: Callable[[dict[str, Any]], None],
+    fragment: str,
+) -> None:
+    """A number edited, replicates copied, cut short or far off: a usage error naming them."""
+    pytester.makepyfile(test_mod=BOOT)
+    pytester.runpytest("--fairness", "--fairness-save-baseline", "base.json",
+                       "--fairness-no-history", "-p", "no:xdist").assert_outcomes(passed=3)
+    result = pytester.runpytest("--fairness", "--fairness-baseline", "base.json",
+                                "--fairness-no-history", *xdist_args)
+    assert result.ret == pytest.ExitCode.OK  # as saved, it is consistent
+    path = pytester.path / "base.json"
+    document = json.loads(path.read_text())
+    edit(document)
+    path.write_text(json.dumps(document))
+    result = pytester.runpytest("--fairness", "--fairness-baseline", "base.json",
+                                "--fairness-no-history", *xdist_args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    (line,) = [line for line in result.stderr.lines if line.startswith("ERROR:")]
+    assert line.startswith("ERROR: --fairness-baseline=base.json: baseline 'base.json': ")
+    assert fragment in line, line
+    assert line.endswith("Save the baseline again with `pytest --fairness "
+                         "--fairness-save-baseline base.json`.")
