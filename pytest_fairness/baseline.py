@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -24,13 +25,15 @@ from pytest_fairness.records import (
     REGENERATE,
     Baseline,
     BaselineEntry,
+    ResultSummary,
     TestRecord,
 )
+from pytest_fairness.results import unpack_replicates
 
 __all__ = [
     "BASELINE_FORMAT", "BASELINE_SCHEMA", "build_baseline", "dump_baseline", "few_ids",
-    "find_entry", "load_baseline", "match_baseline", "resolve_baseline", "save_baseline",
-    "unmatched_message", "validate_baseline",
+    "find_entry", "load_baseline", "match_baseline", "not_compared_message", "resolve_baseline",
+    "save_baseline", "unmatched_message", "update_command", "validate_baseline",
 ]
 
 
@@ -103,7 +106,75 @@ def validate_baseline(document: Any, *, source: str = "<baseline>") -> Baseline:
         Naming the file, the key (``['tests']['t.py::a']['results']['x']['gap']``), the
         value found and how to regenerate the baseline.
     """
-    return Baseline.from_dict(document, source=source)
+    baseline = Baseline.from_dict(document, source=source)
+    _check_consistent(baseline, source)
+    return baseline
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-9 * max(abs(a), abs(b)) + 1e-12
+
+
+def _inconsistency(summary: ResultSummary, where: str) -> str | None:
+    """What in a result's numbers contradicts the rest, or None (:func:`validate_baseline`)."""
+    values = [g.value for g in summary.groups.values() if not g.excluded]
+    defined = [v for v in values if v is not None]
+    if len(defined) >= 2 and len(defined) == len(values):
+        low, high = min(defined), max(defined)
+        ratio = None if low < 0 else 1.0 if high == 0 else low / high
+        for name, stored, expected in (("gap", summary.gap, high - low),
+                                       ("ratio", summary.ratio, ratio)):
+            if stored is not None and expected is not None and not _close(stored, expected):
+                how = "max − min" if name == "gap" else "min / max"
+                return (f"its {name} {stored!r} is not {how} of its included group values "
+                        f"({expected!r})")
+    points = {"value": summary.value, "gap": summary.gap, "ratio": summary.ratio,
+              **summary.stats}
+    n_bootstrap = summary.params.get("n_bootstrap")
+    for name, text in summary.replicates.items():
+        draws = unpack_replicates(text, where=f"{where}['replicates'][{name!r}]")
+        if isinstance(n_bootstrap, int) and len(draws) != n_bootstrap:
+            return (f"it has {len(draws)} {name} replicates, but its params say "
+                    f"n_bootstrap={n_bootstrap}")
+        finite = sorted(v for v in draws if math.isfinite(v))
+        point = points.get(name)
+        if point is None or not math.isfinite(point) or not finite:
+            continue
+        low, high = finite[int(0.001 * (len(finite) - 1))], finite[-1 - int(0.001 * (
+            len(finite) - 1))]
+        slack = max(high - low, 1e-6 * max(1.0, abs(point)))  # float32 replicates
+        if not low - slack <= point <= high + slack:
+            return (f"its {name} {point!r} lies far outside its bootstrap replicates "
+                    f"([0.1 %, 99.9 %] range [{low:.6g}, {high:.6g}])")
+    return None
+
+
+def _check_consistent(baseline: Baseline, source: str) -> None:
+    """Every entry's numbers agree with one another, and no two share replicates.
+
+    Raises
+    ------
+    FairnessConfigError
+        Naming the file, the test, the result and what contradicts what.
+    """
+    seen: dict[object, tuple[str, float | None]] = {}
+    for nodeid, entry in baseline.tests.items():
+        for rid, summary in entry.results.items():
+            where = f"{nodeid} :: {rid}"
+            problem = _inconsistency(summary, where)
+            points = {"value": summary.value, "gap": summary.gap, "ratio": summary.ratio,
+                      **summary.stats}
+            for name, text in summary.replicates.items():
+                first = seen.setdefault(text, (where, points.get(name)))
+                if problem is None and first[0] != where and first[1] != points.get(name) and \
+                        any(math.isfinite(v) for v in unpack_replicates(text)):
+                    problem = (f"its {name} replicates are those of {first[0]}, whose {name} "
+                               f"is another ({first[1]!r}, here {points.get(name)!r})")
+            if problem is not None:
+                raise FairnessConfigError(
+                    f"baseline {source!r}: {where}: {problem}. The numbers contradict one "
+                    "another: the file was edited or damaged. Save the baseline again with "
+                    f"`pytest --fairness --fairness-save-baseline {source}`.")
 
 
 def find_entry(baseline: Baseline, nodeid: str, test: str | None = None) -> BaselineEntry | None:
@@ -181,16 +252,47 @@ def unmatched_message(baseline: Baseline, run_ids: Sequence[str], *, source: str
     return "\n".join(lines)
 
 
-def resolve_baseline(ref: str, history: str | os.PathLike[str] | None) -> tuple[Baseline, str]:
+def update_command(ref: str) -> str:
+    """How to update the baseline ``--fairness-baseline REF`` names (a file, or a run)."""
+    if Path(ref).suffix.lower() == ".json" or _is_file(Path(ref)):
+        return (f"`pytest --fairness --fairness-save-baseline {ref}` (without "
+                "--fairness-baseline: a failing run does not overwrite the baseline it compared "
+                "with)")
+    return ("record a run to compare with, without the gate (`pytest --fairness "
+            "--fairness-run-label LABEL`), or save a baseline file with `pytest --fairness "
+            "--fairness-save-baseline FILE.json`")
+
+
+def not_compared_message(notes: Sequence[str], ref: str) -> str:
+    """A gate that reached no verdict: the ``not compared: ...`` notes and the fix, one a line.
+
+    Examples
+    --------
+    >>> print(not_compared_message(["not compared: t.py::a :: acc (why)"], "b.json"))
+    not compared: t.py::a :: acc (why); if the change is intended, update the baseline: \
+`pytest --fairness --fairness-save-baseline b.json` (without --fairness-baseline: a failing \
+run does not overwrite the baseline it compared with)
+    """
+    return "\n".join([f"{notes[0]}; if the change is intended, update the baseline: "
+                      f"{update_command(ref)}", *notes[1:]])
+
+
+def resolve_baseline(ref: str, history: str | os.PathLike[str] | None, *,
+                     passed: bool = False) -> tuple[Baseline, str]:
     """Load a baseline from a JSON file (a baseline or a ``report.json``) or the history store.
 
     ``ref`` is a file path, or a run id, run label or checkpoint name looked up in the
-    store at ``history``. Returns the baseline and a description of its source.
+    store at ``history`` (``run:ID``, ``label:NAME``, ``checkpoint:NAME`` say which): with
+    ``passed``, the latest run it names that passed
+    (:meth:`~pytest_fairness.history.HistoryStore.resolve`). Returns the baseline and a
+    description of its source; the baseline's ``metadata["chosen"]`` says which run a
+    reference chose, and why.
 
     Raises
     ------
     FairnessConfigError
-        When the reference matches nothing; the message says what was tried.
+        When the reference matches nothing, or two things, or (``passed``) only runs that
+        did not pass; the message says what was tried and how to pick.
     """
     path = Path(ref)
     if path.suffix.lower() == ".json" or _is_file(path):
@@ -206,14 +308,21 @@ def resolve_baseline(ref: str, history: str | os.PathLike[str] | None) -> tuple[
     from pytest_fairness.history import HistoryStore
 
     with HistoryStore(history, read_only=True) as store:
-        run_id, checkpoint = store.resolve(ref)
+        run_id, checkpoint = store.resolve(ref, passed=passed)
+        _, found = store.matches(ref)
         records = store.records(run_id, checkpoint=checkpoint)
         run = store.run(run_id)
     metadata = {k: run.get(k) for k in ("started", "label", "checkpoint", "git_commit")}
     source = f"run {run_id}" + (f" (checkpoint {checkpoint})" if checkpoint else "")
     if run.get("label") or run.get("checkpoint"):
         source += f" [{run.get('label') or run.get('checkpoint')}]"
-    return build_baseline(records, metadata={**metadata, "run_id": run_id}), source
+    newer = [f"run {i} (exit {s})" for i, _, s in found if i > run_id and s != 0]
+    chosen = f"{ref} is {source}" + (
+        f", the latest run it names that passed (newer, not passed: {few_ids(newer)})"
+        if newer else "" if run.get("exitstatus") == 0 or not passed else
+        f" (exit {run.get('exitstatus')}: chosen explicitly)")
+    return build_baseline(records, metadata={**metadata, "run_id": run_id,
+                                             "chosen": chosen}), source
 
 
 def _is_file(path: Path) -> bool:

@@ -95,6 +95,11 @@ def _insert(table: str, columns: Mapping[str, object]) -> str:
     return f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
 
 
+def _status(status: int | None) -> str:
+    """A run's exit status in words."""
+    return "no exit status" if status is None else f"exit {status}"
+
+
 def now() -> str:
     """The local time, as the store keeps it."""
     return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime())
@@ -362,28 +367,75 @@ class HistoryStore(AbstractContextManager["HistoryStore"]):
         return (f"no run {ref!r} in the history {str(self.path)!r}; give a run id, a checkpoint "
                 f"or a run label (known: {known}), or a baseline .json file.")
 
-    def resolve(self, ref: str) -> tuple[int, str | None]:
-        """The latest run with this id, label or checkpoint, and the checkpoint if a result's."""
+    def matches(self, ref: str) -> tuple[str, list[tuple[int, str | None, int | None]]]:
+        """The runs a reference names, newest first: ``(run id, checkpoint, exit status)``.
+
+        ``ref`` is a run id, a run label or a checkpoint name (a run's, else a result's, by
+        its path or the path's end), bare or spelled out: ``run:12``, ``label:12``,
+        ``checkpoint:12``. Returns the kind (``"run"`` for an id, else ``"name"``) and the
+        runs. A bare reference that is both a run id and a label or checkpoint is an error
+        naming both.
+        """
         text = str(ref).strip()
+        kind, colon, rest = text.partition(":")
+        kind, text = (kind, rest.strip()) if colon and kind in ("run", "label",
+                                                                "checkpoint") else ("", text)
+        by_id: list[Any] = []
+        names: list[Any] = []
         with self._guard():
-            found = None
-            if text.isascii() and text.isdigit() and len(text) < 19:  # SQLite integers are 64-bit
-                found = self._conn.execute("SELECT id, NULL FROM runs WHERE id = ?",
-                                           (int(text),)).fetchone()
-            found = found or self._conn.execute(
-                "SELECT id, NULL FROM runs WHERE label = ? OR checkpoint = ? "
-                "ORDER BY id DESC LIMIT 1", (text, text)).fetchone() or self._conn.execute(
-                "SELECT run_id, checkpoint FROM results WHERE checkpoint = ? "
-                "OR checkpoint LIKE ? ESCAPE '\\' ORDER BY run_id DESC LIMIT 1",
-                (text, "%/" + text.replace("\\", "\\\\").replace("%", "\\%")
-                 .replace("_", "\\_"))).fetchone()
-        if found:
-            run_id, checkpoint = found[0], found[1]
-            if not isinstance(run_id, int) or not isinstance(checkpoint, (str, type(None))):
+            if kind in ("", "run") and text.isascii() and text.isdigit() and len(text) < 19:
+                by_id = self._conn.execute("SELECT id, NULL, exitstatus FROM runs WHERE id = ?",
+                                           (int(text),)).fetchall()  # SQLite ints are 64-bit
+            if kind != "run":
+                names = self._conn.execute(
+                    "SELECT id, NULL, exitstatus FROM runs WHERE (? AND label = ?) OR "
+                    "(? AND checkpoint = ?) ORDER BY id DESC",
+                    (kind != "checkpoint", text, kind != "label", text)).fetchall()
+            if kind in ("", "checkpoint") and not names:
+                names = self._conn.execute(
+                    "SELECT DISTINCT run_id, results.checkpoint, runs.exitstatus FROM results "
+                    "JOIN runs ON runs.id = results.run_id WHERE results.checkpoint = ? OR "
+                    "results.checkpoint LIKE ? ESCAPE '\\' ORDER BY run_id DESC",
+                    (text, "%/" + text.replace("\\", "\\\\").replace("%", "\\%")
+                     .replace("_", "\\_"))).fetchall()
+        if by_id and names:
+            ids = ", ".join(str(row[0]) for row in names[:5])
+            raise FairnessConfigError(
+                f"{ref!r} is ambiguous in the history {str(self.path)!r}: it is run {text} and "
+                f"also a run label or checkpoint of run(s) {ids}. Write run:{text} for the run, "
+                f"or label:{text} (checkpoint:{text}) for the name.")
+        for run_id, checkpoint, status in by_id or names:
+            if not isinstance(run_id, int) or not isinstance(checkpoint, (str, type(None))) \
+                    or not isinstance(status, (int, type(None))):
                 raise self._damaged(f"a result of run {run_id!r:.20}", "run_id/checkpoint",
                                     f"{run_id!r:.20}, {checkpoint!r:.40}", run_id)
-            return run_id, checkpoint
-        raise FairnessConfigError(self._unknown(text))
+        return "run" if by_id else "name", [tuple(row) for row in by_id or names]
+
+    def resolve(self, ref: str, *, passed: bool = False) -> tuple[int, str | None]:
+        """The latest run a reference names (:meth:`matches`), and the checkpoint if a result's.
+
+        With ``passed``, the latest that passed (exit status 0): a baseline must not come
+        from a failed run. ``run:ID`` picks that run whatever its status.
+
+        Raises
+        ------
+        FairnessConfigError
+            When the reference names no run, is ambiguous, or (``passed``) names only runs
+            that did not pass; the message names them and the fix.
+        """
+        _, found = self.matches(ref)
+        if not found:
+            raise FairnessConfigError(self._unknown(str(ref).strip()))
+        if passed and not str(ref).strip().startswith("run:"):
+            if not any(status == 0 for _, _, status in found):
+                runs = ", ".join(f"run {i} ({_status(s)})" for i, _, s in found[:5])
+                raise FairnessConfigError(
+                    f"{ref!r} names no run that passed in the history {str(self.path)!r}, "
+                    f"only {runs}: a baseline must come from a run that passed. Record a "
+                    "passing run to compare with, or pick one of these anyway with "
+                    f"run:{found[0][0]}.")
+            found = [row for row in found if row[2] == 0]
+        return found[0][0], found[0][1]
 
     def records(self, run_id: int, *, checkpoint: str | None = None) -> list[TestRecord]:
         """The per-test records of a run (optionally of one checkpoint only)."""

@@ -19,7 +19,7 @@ from pytest_fairness.records import Baseline, Comparison, ResultSummary, TestRec
 from pytest_fairness.results import finite_or_none
 
 __all__ = [
-    "compare_baselines", "compare_checkpoints", "compare_results", "compare_test",
+    "NOT_COMPARED", "compare_baselines", "compare_checkpoints", "compare_results", "compare_test",
 ]
 
 
@@ -178,6 +178,8 @@ def compare_baselines(base: Baseline, now: Baseline, tolerances: Mapping[str, fl
     return out, missing
 
 
+#: How a note on a gated result that could not be compared starts: such a result fails.
+NOT_COMPARED: Final = "not compared: "
 #: How readily each rule accepts a change (lower: more demanding).
 _LENIENCE: Final = {"strict": 0, "point": 1, "supported": 2}
 
@@ -208,7 +210,10 @@ def compare_test(baseline: Baseline | None, record: TestRecord, *,
     Returns
     -------
     (list of Comparison, list of str)
-        The comparisons, and notes on what could not be compared.
+        The comparisons, and notes on what could not be compared. A gated result the
+        baseline lacks, a gated baseline result the test did not return, and a mark's
+        ``result`` that names nothing each give a note starting with :data:`NOT_COMPARED`
+        (``not compared: <test> :: <result> (why)``): the gate did not reach a verdict.
     """
     if not marks and not compare_fail:
         return [], []
@@ -216,28 +221,47 @@ def compare_test(baseline: Baseline | None, record: TestRecord, *,
         return [], ["fairness.no_regression: no baseline to compare with; pass "
                     "--fairness-baseline FILE.json|RUN_ID|CHECKPOINT."]
     entry = baseline.entry(record.nodeid, record.test)
-    if entry is None:
-        return [], [f"not in the baseline {source}: not compared."]
+    has = ", ".join(entry.results) if entry is not None and entry.results else "no result"
     comparisons: list[Comparison] = []
     notes: list[str] = []
-    for keyed in record.results:
-        rid = keyed.id
+
+    def gated(*names: str | None) -> dict[str, tuple[float, str]]:
         rules = {metric: (tolerance, compare_confidence)
                  for metric, tolerance in compare_fail.items()}
         for mark in marks:
-            if mark.get("result") in (None, keyed.key, keyed.result.name):
+            if mark.get("result") in (None, *names):
                 mine = (mark["tolerance"], mark.get("confidence", "point"))
                 rules[mark["metric"]] = min(rules.get(mark["metric"], mine), mine,
                                             key=lambda r: (r[0], _LENIENCE[r[1]]))
+        return rules
+
+    produced = {keyed.id for keyed in record.results}
+    for keyed in record.results:
+        rid = keyed.id
+        rules = gated(rid, keyed.key, keyed.result.name)
         if not rules:
             continue
-        old = entry.results.get(rid)
+        old = None if entry is None else entry.results.get(rid)
         if old is None:
-            notes.append(f"{rid}: not in the baseline {source}: not compared.")
+            notes.append(f"{NOT_COMPARED}{record.nodeid} :: {rid} (" + (
+                f"the test is not in the baseline {source}" if entry is None else
+                f"not in the baseline {source}, whose entry of the test has: {has}") + ")")
             continue
         comparisons.extend(compare_results(
             old, ResultSummary.of(keyed), {m: r[0] for m, r in rules.items()},
             test=record.nodeid, result=rid, confidence={m: r[1] for m, r in rules.items()}))
+    for rid, summary in (entry.results.items() if entry is not None else ()):
+        if rid not in produced and gated(rid, summary.indicator):
+            returned = ", ".join(sorted(produced)) or "no result"
+            notes.append(f"{NOT_COMPARED}{record.nodeid} :: {rid} (in the baseline {source}; "
+                         f"this run's test returned {returned})")
+    names = {n for keyed in record.results for n in (keyed.id, keyed.key, keyed.result.name)}
+    for mark in marks:
+        if mark.get("result") is not None and mark["result"] not in names | set(
+                entry.results if entry is not None else ()):
+            notes.append(f"{NOT_COMPARED}{record.nodeid} :: {mark['result']} (fairness."
+                         f"no_regression(result={mark['result']!r}) names no result of the "
+                         f"test; it returned {', '.join(sorted(produced)) or 'no result'})")
     return comparisons, notes
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import pytest
@@ -103,7 +104,7 @@ class FairnessSession:
 
             try:
                 self.baseline, self.baseline_source = resolve_baseline(
-                    self.settings.baseline_ref, self.settings.history_path
+                    self.settings.baseline_ref, self.settings.history_path, passed=True
                 )
             except FairnessConfigError as error:
                 raise pytest.UsageError(
@@ -189,6 +190,13 @@ class FairnessSession:
             parts.append(violation_message(outcomes))
         if any(c.regressed for c in comparisons):
             parts.append(regression_message(comparisons, source=self.baseline_source))
+        from pytest_fairness.regression import NOT_COMPARED
+
+        missed = [note for note in record.notes if note.startswith(NOT_COMPARED)]
+        if missed:
+            from pytest_fairness.baseline import not_compared_message
+
+            parts.append(not_compared_message(missed, str(self.settings.baseline_ref)))
         if parts:
             raise FairnessViolation("\n\n".join(parts), outcomes)
 
@@ -275,11 +283,19 @@ class FairnessSession:
             metadata["baseline"] = self.baseline_source
         self.config.hook.pytest_fairness_run_metadata(config=self.config, metadata=metadata)
         trends = self._write_history(metadata, records) if self.settings.record_history else None
-        if self.settings.save_baseline:
+        save = self.settings.save_baseline
+        if save and int(exitstatus) != 0 and self.settings.baseline_ref and (
+                Path(save).resolve() == Path(self.settings.baseline_ref).resolve()):
+            self.lines.append(
+                f"fairness baseline NOT saved to {save!r}: this run failed (exit status "
+                f"{int(exitstatus)}) and compared with that file, which it keeps. Fix the "
+                "failures, or save without comparing: pytest --fairness "
+                f"--fairness-save-baseline {save}")
+        elif save:
             from pytest_fairness.baseline import save_baseline
 
             try:
-                path = save_baseline(self.settings.save_baseline, records, metadata={
+                path = save_baseline(save, records, metadata={
                     k: metadata.get(k) for k in ("label", "checkpoint", "git_commit")
                 })
             except (OSError, FairnessError) as error:
@@ -306,21 +322,28 @@ class FairnessSession:
         return exitstatus
 
     def _check_baseline_match(self, exitstatus: int) -> int:
-        """How many tests of the run the baseline matched (a summary line); none fails the run.
+        """What the baseline compared (a summary line); no match, or a gap, fails the run.
 
         No match must not pass silently: the message names a few ids of each side and the
-        likely cause, and the exit status (returned) becomes a usage error.
+        likely cause, and the exit status (returned) becomes a usage error. A gated result
+        that was not compared (its test failed already) is named, and fails the run too.
         """
         if self.baseline is None:
             return exitstatus
         from pytest_fairness.baseline import few_ids, match_baseline, unmatched_message
+        from pytest_fairness.regression import NOT_COMPARED
         from pytest_fairness.report.terminal import regression_tally
 
+        if self.baseline.metadata.get("chosen"):
+            self.lines.append(f"fairness baseline: --fairness-baseline "
+                              f"{self.baseline.metadata['chosen']}")
         ran = [(r.nodeid, r.test) for r in self.records if r.results]
-        if not ran:
+        missed = [n.removeprefix(NOT_COMPARED) for r in self.records for n in r.notes
+                  if n.startswith(NOT_COMPARED)]
+        if not ran and not missed:
             return exitstatus
         matched, unmatched = match_baseline(self.baseline, ran)
-        if not matched:
+        if ran and not matched:
             args = list(self.config.invocation_params.args)
             message = unmatched_message(
                 self.baseline, [nodeid for nodeid, _ in ran], source=self.baseline_source,
@@ -328,13 +351,20 @@ class FairnessSession:
             )
             self.lines.append(f"fairness baseline ERROR: {message}")
             return self._fail_run(exitstatus, pytest.ExitCode.USAGE_ERROR)
-        line = (f"fairness baseline matched {len(matched)}/{len(ran)} tests of this run "
-                f"({self.baseline_source})")
-        if unmatched:
-            line += f"; not in the baseline: {few_ids(unmatched)}"
         comparisons = [c for r in self.records for c in r.regressions]
-        if comparisons:
-            line += f"; {regression_tally(comparisons)}"
+        compared = {(c.test, c.result) for c in comparisons}
+        tests = len({test for test, _ in compared})
+        line = (f"fairness baseline {self.baseline_source}: compared {len(compared)} result"
+                f"{'s' * (len(compared) != 1)} of {tests} test{'s' * (tests != 1)}")
+        line += f"; {regression_tally(comparisons)}" if comparisons else (
+            "" if missed else " (nothing is gated: pass --fairness-compare-fail TOL or mark "
+            "tests with fairness.no_regression)")
+        if missed:
+            line += f"; not compared: {few_ids(missed)}"
+            exitstatus = self._fail_run(exitstatus, pytest.ExitCode.TESTS_FAILED)
+        named = {m.partition(" :: ")[0] for m in missed}
+        if [t for t in unmatched if t not in named]:
+            line += f"; not in the baseline: {few_ids([t for t in unmatched if t not in named])}"
         self.lines.append(line)
         return exitstatus
 

@@ -113,11 +113,14 @@ def test_marker_without_baseline_notes_it(saved: pytest.Pytester) -> None:
 
 
 def test_new_test_is_not_compared(saved: pytest.Pytester) -> None:
+    """A gated test the baseline lacks is not compared: it fails, saying so (issue #25)."""
     saved.makepyfile(test_new=TESTS.replace("def test_one", "def test_brand_new"))
     result = saved.runpytest("--fairness", "--fairness-baseline", "base.json", *ALL,
                              "--fairness-no-history", "test_new.py", "-rA")
-    result.assert_outcomes(passed=3)
-    result.stdout.fnmatch_lines(["*note: not in the baseline base.json: not compared.*"])
+    result.assert_outcomes(failed=3)
+    result.stdout.fnmatch_lines(["*note: not compared: test_new.py::test_brand_new :: "
+                                 "group_metrics (accuracy) (the test is not in the baseline "
+                                 "base.json)"])
 
 
 def test_baseline_from_history_by_label(pytester: pytest.Pytester,
@@ -177,7 +180,7 @@ def test_rootdir_trap_fails_the_run(trap: pytest.Pytester, xdist_args: list[str]
     outside = str(trap.path / "other" / "base.json")
     result = trap.runpytest("--fairness", "--fairness-baseline", outside,
                             "--fairness-no-history", *xdist_args)
-    result.assert_outcomes(passed=3)
+    result.assert_outcomes(passed=2, failed=1)  # test_marked: not compared
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stdout.fnmatch_lines([
         f"fairness baseline ERROR: no fairness test of this run matched the baseline {outside} "
@@ -195,7 +198,7 @@ def test_rootdir_trap_fails_the_run(trap: pytest.Pytester, xdist_args: list[str]
                             "--fairness-no-history", *xdist_args)
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines([
-        f"fairness baseline matched 3/3 tests of this run ({outside}); "
+        f"fairness baseline {outside}: compared 1 result of 1 test; "
         "no regression in 1 comparison",
     ])
     assert "fairness baseline ERROR" not in result.stdout.str()
@@ -218,15 +221,23 @@ def test_renamed_tests_fail_the_run(saved: pytest.Pytester) -> None:
 
 @pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["no_xdist", "xdist_two"])
 def test_partial_match_is_in_the_summary(saved: pytest.Pytester, mode: list[str]) -> None:
-    """Some tests not in the baseline: the run passes and the summary says how many matched."""
+    """Some gated tests not in the baseline: they fail, and the summary names them."""
     saved.makepyfile(test_new=TESTS.replace("def test_one", "def test_brand_new"))
     result = saved.runpytest("--fairness", "--fairness-baseline", "base.json", *ALL,
                              "--fairness-no-history", *mode)
+    result.assert_outcomes(passed=3, failed=3)
+    result.stdout.fnmatch_lines([
+        "fairness baseline base.json: compared 3 results of 3 tests; no regression in 13 "
+        "comparisons; not compared: test_new.py::test_* :: group_metrics (accuracy) (the test "
+        "is not in the baseline base.json), *",
+    ])
+    # Ungated, they are only named.
+    result = saved.runpytest("--fairness", "--fairness-baseline", "base.json",
+                             "--fairness-no-history", "-k", "not marked", *mode)
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines([
-        "fairness baseline matched 3/6 tests of this run (base.json); not in the baseline: "
-        "test_new.py::test_*, test_new.py::test_*, test_new.py::test_*; no regression in 13 "
-        "comparisons",
+        "fairness baseline base.json: compared 0 results of 0 tests (nothing is gated: *); "
+        "not in the baseline: test_new.py::test_*, test_new.py::test_*",
     ])
 
 
@@ -304,7 +315,7 @@ def test_inline_check_that_raised_is_compared_like_the_cli(
     tally = "2 regressions in 2 tests (3 comparisons)"
     result.stdout.fnmatch_lines([
         "*REGRESSED: group_metrics (accuracy): gap baseline 0.25 → now 0.5*",  # test_inline
-        f"fairness baseline matched 3/3 tests of this run (base.json); {tally}",
+        f"fairness baseline base.json: compared 3 results of 3 tests; {tally}",
     ])
     history = str(pytester.path / ".fairness" / "history.sqlite")
     capsys.readouterr()

@@ -475,3 +475,25 @@ def test_a_stored_comparison_without_groups_or_notes_reads_back() -> None:
     assert comparison.groups == () and comparison.notes == () and comparison.regressed
     with pytest.raises(FairnessConfigError, match=r"\['regressed'\] is 'x', not true or false"):
         Comparison.from_dict({**stored, "regressed": "x"})
+
+
+def test_a_baseline_is_checked_for_consistency() -> None:
+    """Gap and ratio agree with the groups, replicates with n_bootstrap and the point value."""
+    from pytest_fairness import indicators as ind
+    from pytest_fairness.baseline import build_baseline, validate_baseline
+
+    y, p, g = [1, 0, 1, 1, 0, 1, 0, 0] * 10, [1, 0, 1, 0, 0, 0, 0, 1] * 10, list("aaaabbbb") * 10
+    result = ind.group_metrics(y, p, groups=g, n_bootstrap=200, seed=0)
+    document = build_baseline([TestRecord("t.py::a", "t.py::a", results=(
+        KeyedResult(None, result),))]).to_dict()
+    validate_baseline(document)
+    summary = document["tests"]["t.py::a"]["results"]["group_metrics (accuracy)"]
+    summary["ratio"] = 0.6
+    with pytest.raises(FairnessConfigError, match=r"baseline 'f.json': t.py::a :: group_metrics "
+                       r"\(accuracy\): its ratio 0.6 is not min / max .*--fairness-save-baseline "
+                       "f.json"):
+        validate_baseline(document, source="f.json")
+    summary["ratio"] = 0.5 / 0.75
+    summary["params"]["n_bootstrap"] = 100
+    with pytest.raises(FairnessConfigError, match="200 value replicates, but .* n_bootstrap=100"):
+        validate_baseline(document)

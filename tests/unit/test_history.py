@@ -93,6 +93,25 @@ def test_resolve(store: HistoryStore) -> None:
         store.run(99)
 
 
+def test_resolve_passed_and_ambiguous(store: HistoryStore) -> None:
+    """A baseline reference takes the latest run that passed; run:/label: settle a clash."""
+    good = store.record_run({"label": "main", "exitstatus": 0}, [record("t.py::a")])
+    bad = store.record_run({"label": "main", "exitstatus": 1}, [record("t.py::a")])
+    assert store.resolve("main") == (bad, None)
+    assert store.resolve("main", passed=True) == (good, None)
+    assert store.matches("main") == ("name", [(bad, None, 1), (good, None, 0)])
+    only = store.record_run({"label": str(good), "exitstatus": 1}, [record("t.py::a")])
+    with pytest.raises(FairnessConfigError, match=rf"'{good}' is ambiguous.*run {good} and "
+                       rf"also a run label or checkpoint of run\(s\) {only}.*run:{good}"):
+        store.resolve(str(good))
+    assert store.resolve(f"run:{good}") == (good, None)
+    assert store.resolve(f"label:{good}") == (only, None)
+    with pytest.raises(FairnessConfigError, match=rf"names no run that passed.*only run "
+                       rf"{only} \(exit 1\).*run:{only}"):
+        store.resolve(f"label:{good}", passed=True)
+    assert store.resolve(f"run:{bad}", passed=True) == (bad, None)  # picked explicitly
+
+
 def test_series_columns(store: HistoryStore) -> None:
     """Trend rows name each column by checkpoint, else label, else run number."""
     store.record_run({}, [record("t.py::a", 0.1)])

@@ -150,7 +150,7 @@ OLD = {"format": "pytest-fairness-baseline", "schema": 1, "metadata": {}, "tests
     "t.py::a": {"test": "t.py::a", "checkpoint": None, "outcome": "passed", "results": {
         "group_metrics (accuracy)": {
             "indicator": "group_metrics", "metric": "accuracy", "higher_is_better": True,
-            "at": None, "min_group_size": 1, "value": 0.6, "gap": 0.25, "ratio": 0.667,
+            "at": None, "min_group_size": 1, "value": 0.6, "gap": 0.25, "ratio": 0.5 / 0.75,
             "worst": {"group": "b", "value": 0.5}, "params": {},
             "groups": {"a": {"n": 10, "value": 0.75, "interval": None, "excluded": False},
                        "b": {"n": 10, "value": 0.5, "interval": None, "excluded": False}}}}}}}

@@ -112,3 +112,31 @@ def test_the_most_demanding_rule_on_a_metric_wins() -> None:
     assert rules({"gap": 0.0}, [mark]) == [("gap", 0.0, "supported")]
     assert rules({"headline": 0.02}, [mark]) == [("headline", 0.02, "supported"),
                                                  ("gap", 0.01, "strict")]
+
+
+def test_a_gated_result_the_baseline_does_not_match_is_not_compared() -> None:
+    """Each side's unmatched result is a ``not compared`` note; ungated, nothing is said."""
+    y, pred, groups = _data(5)
+    result = ind.group_metrics(y, pred, groups=groups)
+    baseline = Baseline({"t.py::a": BaselineEntry("t.py::a", results={
+        "group_metrics (accuracy)": ResultSummary.of(KeyedResult(None, result))})})
+    keyed = TestRecord("t.py::a", "t.py::a", results=(KeyedResult("acc", result),))
+    out, notes = compare_test(baseline, keyed, compare_fail={"gap": 0.0}, marks=[],
+                              source="b.json")
+    assert out == []
+    assert notes == [
+        "not compared: t.py::a :: acc (not in the baseline b.json, whose entry of the test "
+        "has: group_metrics (accuracy))",
+        "not compared: t.py::a :: group_metrics (accuracy) (in the baseline b.json; this "
+        "run's test returned acc)",
+    ]
+    renamed = TestRecord("t.py::b", "t.py::b", results=(KeyedResult(None, result),))
+    mark = {"tolerance": 0.0, "metric": "headline"}
+    assert compare_test(baseline, renamed, compare_fail={}, marks=[mark], source="b.json")[1] \
+        == ["not compared: t.py::b :: group_metrics (accuracy) (the test is not in the "
+            "baseline b.json)"]
+    assert compare_test(baseline, renamed, compare_fail={}, marks=[]) == ([], [])
+    nowhere = {**mark, "result": "tpr"}
+    assert compare_test(baseline, renamed, compare_fail={}, marks=[nowhere])[1] == [
+        "not compared: t.py::b :: tpr (fairness.no_regression(result='tpr') names no result "
+        "of the test; it returned group_metrics (accuracy))"]
