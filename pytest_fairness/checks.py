@@ -15,7 +15,12 @@ from contextlib import contextmanager
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any, Final
 
-from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, did_you_mean
+from pytest_fairness.errors import (
+    FairnessConfigError,
+    InsufficientDataError,
+    did_you_mean,
+    own_error,
+)
 from pytest_fairness.options import COMPARE_METRICS, CONFIDENCE_MODES, LIMITS, METRIC_LIMITS
 from pytest_fairness.readings import magnitude, read_metric
 from pytest_fairness.results import GroupStat, IndicatorResult, group_label, iter_results
@@ -34,6 +39,8 @@ __all__ = [
     "validate_regression",
     "validate_threshold",
 ]
+
+__tracebackhide__ = own_error
 
 
 def check_metric_name(metric: Any) -> str:

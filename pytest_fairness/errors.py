@@ -65,6 +65,21 @@ class FairnessViolation(FairnessError, AssertionError):
         return tuple(o for o in self.outcomes if not o.passed)
 
 
+def own_error(excinfo: Any) -> bool:
+    """Whether pytest hides a package frame: under a :class:`FairnessError`, yes.
+
+    Each module's ``__tracebackhide__``: the error's message names the fix, so the user's
+    line and the message are the story; a bug (any other exception) keeps its traceback.
+
+    Examples
+    --------
+    >>> import types
+    >>> own_error(types.SimpleNamespace(value=InvalidDataError("x"))), own_error(None)
+    (True, False)
+    """
+    return excinfo is not None and isinstance(excinfo.value, FairnessError)
+
+
 def did_you_mean(name: object, choices: Iterable[str]) -> str:
     """`` Did you mean 'x'?`` for the closest of ``choices`` to ``name``, or ``""``.
 

@@ -25,7 +25,7 @@ from pytest_fairness.checks import (
     validate_regression,
     validate_threshold,
 )
-from pytest_fairness.errors import FairnessViolation
+from pytest_fairness.errors import FairnessViolation, own_error
 from pytest_fairness.options import (
     MARKER_FAIRNESS,
     MARKER_REGRESSION,
@@ -49,6 +49,8 @@ __all__ = [
     "validate_regression",
     "validate_threshold",
 ]
+
+__tracebackhide__ = own_error
 
 #: The ``markers`` ini lines that register them (``--strict-markers`` needs them).
 MARKER_LINES: Final = (

@@ -18,9 +18,11 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from pytest_fairness.errors import FairnessConfigError, InvalidDataError, check_int
+from pytest_fairness.errors import FairnessConfigError, InvalidDataError, check_int, own_error
 
 __all__ = ["PERTURBATIONS", "Perturbation", "PerturbationSpec", "parameter", "perturb"]
+
+__tracebackhide__ = own_error
 
 #: Side length (pixels) the pixel parameters are given for; they scale with min(H, W).
 REFERENCE_SIZE: Final = 224

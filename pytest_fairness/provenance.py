@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 import pytest
 
-from pytest_fairness.errors import CheckpointIgnoredError, FairnessError, MissingFeaturesError
+from pytest_fairness.errors import CheckpointIgnoredError, MissingFeaturesError, own_error
 from pytest_fairness.options import checkpoint_ids, pytest_id, strip_param
 
 if TYPE_CHECKING:
@@ -54,6 +54,8 @@ __all__ = [
     "same_features_lines",
     "same_features_message",
 ]
+
+__tracebackhide__ = own_error
 
 #: The ``workerinput`` key that gives pytest-xdist workers the run's shared folder.
 WORKER_INPUT: Final = "fairness_fingerprints_dir"
@@ -127,30 +129,27 @@ def features_function(settings: Settings, model: Any, item: pytest.Item, *,
             load_precomputed,
         )
 
-        try:
-            if precomputed is not None:
-                return load_precomputed(precomputed, dataset)
-            if settings.features_ahead:
-                folder = _features_folder(item, settings)
-                read = load_precomputed(
-                    folder, dataset, perturbation=perturbation,
-                    normalize=normalize, cache_dir=settings.cache_dir,
-                    transform=DefaultTransform() if transform is None else transform)
-                note_shards(item, read, folder, identity_of(item, settings)[1])
-                return read
-            extracted = extract_features(
-                model, dataset, transform=transform, perturbation=perturbation,
-                normalize=normalize, layers=layers,
-                batch_size=settings.batch_size if batch_size is None else batch_size,
-                num_workers=num_workers, device=settings.device, amp=amp,
-                cache_dir=settings.cache_dir, model_id=model_id, module=module,
-                memory=memory if settings.cache_dir is not None else None,
-            )
-            note_features(item, extracted, model, settings=settings, model_id=model_id,
-                          fingerprints_dir=fingerprints_dir)
-            return extracted
-        except FairnessError as error:  # its message says it all: no traceback into the plugin
-            raise error.with_traceback(None) from None
+        if precomputed is not None:
+            return load_precomputed(precomputed, dataset)
+        if settings.features_ahead:
+            folder = _features_folder(item, settings)
+            read = load_precomputed(
+                folder, dataset, perturbation=perturbation,
+                normalize=normalize, cache_dir=settings.cache_dir,
+                transform=DefaultTransform() if transform is None else transform)
+            note_shards(item, read, folder, identity_of(item, settings)[1])
+            return read
+        extracted = extract_features(
+            model, dataset, transform=transform, perturbation=perturbation,
+            normalize=normalize, layers=layers,
+            batch_size=settings.batch_size if batch_size is None else batch_size,
+            num_workers=num_workers, device=settings.device, amp=amp,
+            cache_dir=settings.cache_dir, model_id=model_id, module=module,
+            memory=memory if settings.cache_dir is not None else None,
+        )
+        note_features(item, extracted, model, settings=settings, model_id=model_id,
+                      fingerprints_dir=fingerprints_dir)
+        return extracted
 
     return features
 

@@ -12,12 +12,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Final, final
 
-from pytest_fairness.errors import FairnessConfigError, did_you_mean
+from pytest_fairness.errors import FairnessConfigError, did_you_mean, own_error
 from pytest_fairness.indicators.registry import Headline, headline
 from pytest_fairness.options import COMPARE_METRICS
 from pytest_fairness.results import IndicatorResult
 
 __all__ = ["Reading", "magnitude", "read_metric"]
+
+__tracebackhide__ = own_error
 
 #: Stats that are levels of a result's values (overall, best or worst group, a rate): better
 #: by ``higher_is_better``. p-values are better larger; other stats (gaps, distances) smaller.

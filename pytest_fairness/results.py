@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, final
 
-from pytest_fairness.errors import FairnessConfigError, shown
+from pytest_fairness.errors import FairnessConfigError, own_error, shown
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -22,6 +22,8 @@ __all__ = [
     "decode_float", "encode_float", "finite_or_none", "group_label", "iter_results",
     "normalize_group", "pack_replicates", "result_id", "unpack_replicates",
 ]
+
+__tracebackhide__ = own_error
 
 #: Version of the dictionary layout written by :meth:`IndicatorResult.to_dict`.
 SCHEMA_VERSION = 1

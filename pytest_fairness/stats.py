@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, final
 
-from pytest_fairness.errors import FairnessConfigError, InvalidDataError, check_int
+from pytest_fairness.errors import FairnessConfigError, InvalidDataError, check_int, own_error
 
 if TYPE_CHECKING:
     import numpy as np
@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 __all__ = ["BOOTSTRAP_METHODS", "Bootstrap", "IntervalOptions", "Units", "as_generator",
            "bootstrap", "check_bootstrap_options", "check_finite", "resolve_seed"]
+
+__tracebackhide__ = own_error
 
 #: Interval methods :func:`bootstrap` accepts.
 BOOTSTRAP_METHODS = ("percentile", "bca")

@@ -19,9 +19,11 @@ from pytest_fairness.data.dataset import (
 )
 from pytest_fairness.data.jsonfile import read_json
 from pytest_fairness.data.paths import path_in_root, shown
-from pytest_fairness.errors import InvalidDataError
+from pytest_fairness.errors import InvalidDataError, own_error
 
 __all__ = ["load_casual_conversations", "skin_tone_group"]
+
+__tracebackhide__ = own_error
 
 _NAME = "casual_conversations"
 

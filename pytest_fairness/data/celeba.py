@@ -17,9 +17,11 @@ from pytest_fairness.data.dataset import (
     require_rows,
 )
 from pytest_fairness.data.paths import path_in_root
-from pytest_fairness.errors import FairnessConfigError, InvalidDataError
+from pytest_fairness.errors import FairnessConfigError, InvalidDataError, own_error
 
 __all__ = ["load_celeba"]
+
+__tracebackhide__ = own_error
 
 _NAME = "celeba"
 _SPLITS = {"train": "0", "valid": "1", "test": "2"}

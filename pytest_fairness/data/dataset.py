@@ -16,6 +16,7 @@ from pytest_fairness.errors import (
     InsufficientDataError,
     InvalidDataError,
     did_you_mean,
+    own_error,
 )
 
 if TYPE_CHECKING:
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from PIL import Image
 
 __all__ = ["BOX_COLUMNS", "CANONICAL_COLUMNS", "FairnessDataset", "age_group"]
+
+__tracebackhide__ = own_error
 
 #: Columns every dataset frame has (missing values are ``None``/NaN or ``"unknown"``).
 CANONICAL_COLUMNS = ("image_id", "path", "gender", "age", "age_group", "skin_tone", "race",

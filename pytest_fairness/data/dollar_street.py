@@ -21,9 +21,11 @@ from pytest_fairness.data.dataset import (
 )
 from pytest_fairness.data.jsonfile import check_nesting
 from pytest_fairness.data.paths import path_in_root, shown
-from pytest_fairness.errors import FairnessConfigError, InvalidDataError
+from pytest_fairness.errors import FairnessConfigError, InvalidDataError, own_error
 
 __all__ = ["income_bucket", "load_dollar_street"]
+
+__tracebackhide__ = own_error
 
 KAGGLE_COLUMNS = ("id", "country.id", "country.name", "region.id", "type", "imageRelPath",
                   "topics", "place", "income", "imagenet_synonyms", "imagenet_sysnet_id")

@@ -14,9 +14,11 @@ from pytest_fairness.data.dataset import (
     require_rows,
 )
 from pytest_fairness.data.paths import path_in_root
-from pytest_fairness.errors import FairnessConfigError
+from pytest_fairness.errors import FairnessConfigError, own_error
 
 __all__ = ["load_fairface"]
+
+__tracebackhide__ = own_error
 
 COLUMNS = ("file", "age", "gender", "race", "service_test")
 AGES = {"0-2": "0-2", "3-9": "3-9", "10-19": "10-19", "20-29": "20-29", "30-39": "30-39",

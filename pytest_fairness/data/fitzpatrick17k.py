@@ -17,9 +17,11 @@ from pytest_fairness.data.dataset import (
     require_rows,
 )
 from pytest_fairness.data.paths import path_in_root
-from pytest_fairness.errors import InvalidDataError
+from pytest_fairness.errors import InvalidDataError, own_error
 
 __all__ = ["load_fitzpatrick17k"]
+
+__tracebackhide__ = own_error
 
 _SCALES = ("-1", "1", "2", "3", "4", "5", "6")
 

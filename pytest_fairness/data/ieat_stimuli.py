@@ -22,6 +22,7 @@ from pytest_fairness.errors import (
     InsufficientDataError,
     InvalidDataError,
     check_int,
+    own_error,
 )
 
 if TYPE_CHECKING:
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 
 __all__ = ["IMAGE_EXTENSIONS", "IEATStimuli", "IEATTestSpec", "category_paths", "ieat_tests",
            "load_ieat_stimuli"]
+
+__tracebackhide__ = own_error
 
 #: File extensions the released iEAT code embeds (compared case-insensitively).
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".webp")

@@ -15,9 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from pytest_fairness.data.paths import is_utf8
-from pytest_fairness.errors import InsufficientDataError, InvalidDataError
+from pytest_fairness.errors import InsufficientDataError, InvalidDataError, own_error
 
 __all__ = ["DEFAULT_MAX_DEPTH", "check_nesting", "parse_json", "read_json"]
+
+__tracebackhide__ = own_error
 
 #: Deepest nesting of arrays and objects accepted by default. Dataset annotations nest 3-4
 #: levels; the bound stays far below Python's recursion limit.

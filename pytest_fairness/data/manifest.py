@@ -9,12 +9,19 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_fairness.data.dataset import FairnessDataset, first_repeat, read_csv, require_rows
 from pytest_fairness.data.paths import path_in_root, shown
-from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
+from pytest_fairness.errors import (
+    FairnessConfigError,
+    InsufficientDataError,
+    InvalidDataError,
+    own_error,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["load_manifest"]
+
+__tracebackhide__ = own_error
 
 
 def load_manifest(

@@ -19,12 +19,14 @@ from pytest_fairness.data.dataset import (
     require_rows,
 )
 from pytest_fairness.data.paths import path_in_root
-from pytest_fairness.errors import FairnessConfigError, InvalidDataError, check_int
+from pytest_fairness.errors import FairnessConfigError, InvalidDataError, check_int, own_error
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["load_miap"]
+
+__tracebackhide__ = own_error
 
 COLUMNS = ("ImageID", "LabelName", "Confidence", "XMin", "XMax", "YMin", "YMax", "IsOccluded",
            "IsTruncated", "IsGroupOf", "IsDepictionOf", "IsInsideOf", "GenderPresentation",

@@ -11,9 +11,11 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pytest_fairness.errors import FairnessError, InvalidDataError
+from pytest_fairness.errors import FairnessError, InvalidDataError, own_error
 
 __all__ = ["ABSOLUTE_POLICIES", "is_utf8", "path_in_root", "shown"]
+
+__tracebackhide__ = own_error
 
 #: Longest file or folder name (bytes) common file systems store (ext4, APFS, NTFS, ...).
 NAME_MAX = 255

@@ -14,13 +14,15 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
-from pytest_fairness.errors import FairnessConfigError, InvalidDataError
+from pytest_fairness.errors import FairnessConfigError, InvalidDataError, own_error
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = ["HARMFUL_TYPES", "IMAGENET1K_VARIANTS", "LABEL_TYPES", "Taxonomy", "as_taxonomy",
            "imagenet1k_classes", "imagenet1k_taxonomy", "label_matrix", "score_matrix"]
+
+__tracebackhide__ = own_error
 
 #: The label types of Goyal et al. 2022 Table 3, in report order.
 LABEL_TYPES = ("human", "possibly_human", "non_human", "possibly_non_human", "crime")

@@ -8,9 +8,11 @@ from typing import TypedDict
 
 from pytest_fairness.data.dataset import FairnessDataset, age_group, as_root, require_rows
 from pytest_fairness.data.paths import is_utf8
-from pytest_fairness.errors import InsufficientDataError, InvalidDataError
+from pytest_fairness.errors import InsufficientDataError, InvalidDataError, own_error
 
 __all__ = ["load_utkface", "parse_utkface_name"]
+
+__tracebackhide__ = own_error
 
 GENDERS = {0: "male", 1: "female"}
 RACES = {0: "white", 1: "black", 2: "asian", 3: "indian", 4: "others"}

@@ -15,12 +15,15 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from pytest_fairness.errors import own_error
 from pytest_fairness.files import atomic_write, atomic_write_text
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = ["CACHE_VERSION", "cached", "file_sha256", "read_entry", "write_entry"]
+
+__tracebackhide__ = own_error
 
 #: Bumped when the layout or the meaning of an entry changes (3: ``.npy`` files behind a
 #: sha256 sidecar, one cache for features and decoded shards).

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_fairness.errors import FairnessConfigError, InvalidDataError, check_int
+from pytest_fairness.errors import FairnessConfigError, InvalidDataError, check_int, own_error
 from pytest_fairness.features.cache import cached
 from pytest_fairness.features.fingerprint import (
     cache_key,
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from pytest_fairness.data.dataset import FairnessDataset
 
 __all__ = ["DefaultTransform", "Features", "extract_features", "extract_rows"]
+
+__tracebackhide__ = own_error
 
 _IDS = "__image_ids__"
 

@@ -9,7 +9,7 @@ import sys
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from pytest_fairness.errors import FairnessConfigError
+from pytest_fairness.errors import FairnessConfigError, own_error
 from pytest_fairness.features.cache import CACHE_VERSION
 
 if TYPE_CHECKING:
@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 __all__ = ["cache_key", "callable_fingerprint", "model_fingerprint", "normalization",
            "normalize_spec"]
+
+__tracebackhide__ = own_error
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)

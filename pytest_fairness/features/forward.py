@@ -5,13 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pytest_fairness.errors import FairnessConfigError, InvalidDataError
+from pytest_fairness.errors import FairnessConfigError, InvalidDataError, own_error
 
 if TYPE_CHECKING:
     import torch
     from numpy.typing import NDArray
 
 __all__ = ["as_outputs", "forward_batches", "resolve_device"]
+
+__tracebackhide__ = own_error
 
 
 def as_outputs(value: Any) -> dict[str, torch.Tensor]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypedDict, cast, final
 
-from pytest_fairness.errors import FairnessConfigError
+from pytest_fairness.errors import FairnessConfigError, own_error
 from pytest_fairness.features import fingerprint as fp
 from pytest_fairness.features import shards
 from pytest_fairness.features.cache import file_sha256
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from pytest_fairness.features.progress import ExtractionProgress
 
 __all__ = ["ExtractJob", "ExtractSummary", "load_model", "run_job"]
+
+__tracebackhide__ = own_error
 
 _RECEIPT_SUFFIX: Final = ".json"
 #: The version of what a shard's receipt key names; it stays when the feature cache changes,

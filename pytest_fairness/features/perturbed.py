@@ -11,6 +11,7 @@ from pytest_fairness.errors import (
     InsufficientDataError,
     InvalidDataError,
     check_int,
+    own_error,
 )
 from pytest_fairness.features.forward import forward_batches
 
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = ["PerturbedFeatures", "perturbed_features"]
+
+__tracebackhide__ = own_error
 
 
 def perturbed_features(model: Callable[[Any], Any], images: Any, *,

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_fairness.errors import FairnessConfigError, FairnessError, InvalidDataError
+from pytest_fairness.errors import FairnessConfigError, FairnessError, InvalidDataError, own_error
 from pytest_fairness.features.extraction import Features
 from pytest_fairness.features.fingerprint import callable_fingerprint, normalize_spec
 from pytest_fairness.stats import check_finite
@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from pytest_fairness.data.dataset import FairnessDataset
 
 __all__ = ["load_precomputed"]
+
+__tracebackhide__ = own_error
 
 
 class _Damaged(Exception):

@@ -10,9 +10,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, final
 
-from pytest_fairness.errors import FairnessConfigError
+from pytest_fairness.errors import FairnessConfigError, own_error
 
 __all__ = ["ExtractionProgress", "Progress", "ProgressSink", "progress_line", "progress_to"]
+
+__tracebackhide__ = own_error
 
 
 @final

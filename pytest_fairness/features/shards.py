@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypedDict, cast
 
-from pytest_fairness.errors import FairnessConfigError, MissingFeaturesError
+from pytest_fairness.errors import FairnessConfigError, MissingFeaturesError, own_error
 from pytest_fairness.features.cache import cached, file_sha256
 from pytest_fairness.features.fingerprint import cache_key
 
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 __all__ = ["FORMAT", "FORMAT_VERSION", "ID_COLUMN", "JOB_FILE", "MANIFEST", "Manifest",
            "PerturbationKey", "perturbation_dir", "perturbation_key", "perturbation_label",
            "read_manifest", "read_shards", "shard_name"]
+
+__tracebackhide__ = own_error
 
 FORMAT: Final = "pytest-fairness-features"
 FORMAT_VERSION: Final = 1

@@ -10,10 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pytest_fairness.errors import FairnessConfigError, InsufficientDataError
+from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, own_error
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
+
+__tracebackhide__ = own_error
 
 MAX_SUBSETS = 50_000_000  #: most subsets of one size of one matrix (else: smaller max_size)
 Combos = dict[int, "NDArray[Any]"]  # size → (combinations, size) attribute columns, sorted

@@ -13,6 +13,7 @@ from pytest_fairness.errors import (
     InsufficientDataError,
     InvalidDataError,
     check_int,
+    own_error,
 )
 from pytest_fairness.results import (
     GroupKey,
@@ -31,6 +32,8 @@ __all__ = [
     "check_top_k", "check_top_k_columns", "check_variant", "embedding_matrix", "encode_groups",
     "exclusion_notes", "extremes", "group_array", "group_table", "make_group_stats", "row_norms",
     "sort_keys", "spread"]
+
+__tracebackhide__ = own_error
 
 VARIANTS = ("paper", "reference")
 

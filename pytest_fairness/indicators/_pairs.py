@@ -7,13 +7,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pytest_fairness.errors import InsufficientDataError
+from pytest_fairness.errors import InsufficientDataError, own_error
 from pytest_fairness.stats import Units
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = ["Verification", "clean_threshold", "false_matches"]
+
+__tracebackhide__ = own_error
 
 #: Rows of the pairwise similarity matrix computed at once when deriving a threshold.
 _BLOCK = 2048

@@ -19,6 +19,7 @@ from pytest_fairness.errors import (
     InsufficientDataError,
     InvalidDataError,
     check_int,
+    own_error,
 )
 from pytest_fairness.indicators._combos import Hits, Labels, combinations
 from pytest_fairness.indicators._common import (
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = ["bias_amp", "directional_bias_amp", "multi_directional", "multi_mals"]
+
+__tracebackhide__ = own_error
 
 N_NOTED = 3  #: combinations named in the "most amplified" note
 TABLE_ROWS = 100  #: rows of ``tables["cells"]``: the cells with the largest |Δ|

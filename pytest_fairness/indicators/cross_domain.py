@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pytest_fairness.errors import FairnessConfigError, InsufficientDataError, InvalidDataError
+from pytest_fairness.errors import (
+    FairnessConfigError,
+    InsufficientDataError,
+    InvalidDataError,
+    own_error,
+)
 from pytest_fairness.indicators._common import (
     as_1d,
     check_clusters,
@@ -34,6 +39,8 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = ["delta_dto", "group_metrics", "landmark_metrics"]
+
+__tracebackhide__ = own_error
 
 #: Landmarks whose distance normalises NME in the 68-point scheme (outer eye corners).
 INTEROCULAR_68 = (36, 45)

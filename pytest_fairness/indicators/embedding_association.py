@@ -18,6 +18,7 @@ from pytest_fairness.errors import (
     InsufficientDataError,
     InvalidDataError,
     check_int,
+    own_error,
 )
 from pytest_fairness.indicators._common import check_variant, embedding_matrix, row_norms
 from pytest_fairness.results import GroupStat, IndicatorResult
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = ["holm", "ieat", "ieat_battery"]
+
+__tracebackhide__ = own_error
 
 _EPS = float(np.finfo(np.float64).eps)
 #: Largest number of half-subset sums the exact test keeps in memory (8 bytes each).

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pytest_fairness.data.taxonomy import label_matrix, score_matrix
-from pytest_fairness.errors import FairnessConfigError, InvalidDataError
+from pytest_fairness.errors import FairnessConfigError, InvalidDataError, own_error
 from pytest_fairness.indicators._common import (
     as_1d,
     check_min_group_size,
@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = ["INCOME_BUCKETS", "geodiversity", "income_bucket"]
+
+__tracebackhide__ = own_error
 
 #: Names of the income buckets of Goyal et al. 2022 §3.2.
 INCOME_BUCKETS = {1: "low", 2: "medium", 3: "high"}

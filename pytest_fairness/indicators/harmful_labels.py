@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pytest_fairness.data.taxonomy import Taxonomy, as_taxonomy, label_matrix, score_matrix
-from pytest_fairness.errors import FairnessConfigError
+from pytest_fairness.errors import FairnessConfigError, own_error
 from pytest_fairness.indicators._common import (
     GroupTable,
     check_clusters,
@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = ["DEFAULT_THRESHOLDS", "REFERENCE_THRESHOLDS", "label_association"]
+
+__tracebackhide__ = own_error
 
 #: The paper's grid: τ from 0 to 1 by 0.1.
 DEFAULT_THRESHOLDS = tuple(round(i / 10, 1) for i in range(11))

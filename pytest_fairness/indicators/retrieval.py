@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pytest_fairness.errors import FairnessConfigError, InvalidDataError, check_int
+from pytest_fairness.errors import FairnessConfigError, InvalidDataError, check_int, own_error
 from pytest_fairness.indicators._common import (
     as_1d,
     check_clusters,
@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = ["nearest_neighbors", "precision_at_k"]
+
+__tracebackhide__ = own_error
 
 _BLOCK = 4096  #: queries searched at once (faiss's own query block)
 _ENTRIES = 2**22  #: scores or gathered values held at once by a step; bounds memory

@@ -19,6 +19,7 @@ from pytest_fairness.errors import (
     InsufficientDataError,
     InvalidDataError,
     check_int,
+    own_error,
 )
 from pytest_fairness.indicators._common import (
     as_1d,
@@ -44,6 +45,8 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = ["curve_key", "fair_sa", "fair_sa_levels"]
+
+__tracebackhide__ = own_error
 
 #: Number of worst cells listed in the notes (and so in failure messages).
 _WORST_CELLS = 3

@@ -7,6 +7,8 @@ a "did you mean".
 
 from __future__ import annotations
 
+import re
+
 import pandas  # noqa: F401  (pytester forgets what a run imported; pandas loads once)
 import pytest
 import torch  # noqa: F401
@@ -81,3 +83,29 @@ def test_keyword():
 ''')
     out = pytester.runpytest("--fairness", *xdist_args).stdout.str()
     assert "unknown keyword max_gapp=0.1. Did you mean 'max_gap'?" in out, out
+
+
+def test_an_indicator_error_shows_the_test_line_and_a_bug_its_traceback(
+        pytester: pytest.Pytester, xdist_args: list[str]) -> None:
+    pytester.makepyfile(test_calls='''
+from pytest_fairness import indicators
+from pytest_fairness.indicators import cross_domain
+
+def test_pos_label():
+    indicators.group_metrics([1, 0, 1, 0], [1, 0, 0, 1], groups=list("aabb"), pos_label=7)
+
+def test_bug(monkeypatch):
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("a bug")
+    monkeypatch.setattr(cross_domain, "as_1d", broken)
+    indicators.group_metrics([1, 0, 1, 0], [1, 0, 0, 1], groups=list("aabb"))
+''')
+    result = pytester.runpytest("-p", "no:randomly", *xdist_args)
+    result.assert_outcomes(failed=2)
+    out = result.stdout.str()
+    failures = out[out.index("= FAILURES ="):out.index("short test summary")]
+    sections = dict(re.findall(r"_+ (test_\w+) _+\n(.*?)(?=\n_+ test_|\Z)", failures, re.S))
+    assert "pos_label=7 does not occur" in sections["test_pos_label"], out
+    assert "cross_domain.py" not in sections["test_pos_label"], out
+    assert "ZeroDivisionError: a bug" in sections["test_bug"], out
+    assert "cross_domain.py" in sections["test_bug"], out
