@@ -57,7 +57,7 @@ def _file_digest(path: str) -> str | None:
 
 def _distinct(records: Iterable[TestRecord], names: Sequence[str]) -> str | None:
     """The distinct values of ``names`` in the records' extractions and results' params."""
-    return joined(source.get(name) for record in records for source in (
+    return joined(source.get(name) or None for record in records for source in (
         *(e.to_dict() for e in record.extractions),
         *(r.result.params for r in record.results)) for name in names)
 

@@ -181,6 +181,14 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
     is how fairness tests work, so pytest's "return not None" warning must not fire.
     """
     __tracebackhide__ = True
+    session = session_of(pyfuncitem.config)
+    if "fairness_model" in pyfuncitem.funcargs and len(session.settings.checkpoints) > 1:
+        from pytest_fairness.provenance import note_model
+
+        try:
+            note_model(pyfuncitem, session.settings, session.fingerprints_dir)
+        except FairnessError as error:  # before the test ran: no line of it to show
+            _fail_plainly(error, whole=True)
     function = pyfuncitem.obj
     if not is_fairness_item(pyfuncitem) or inspect.iscoroutinefunction(function):
         return (yield)
@@ -204,19 +212,21 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
         session_of(pyfuncitem.config).check_test(pyfuncitem, capture)
     except FairnessError as error:
         pyfuncitem.stash[MARKER_ERROR_KEY] = error
-        _fail_by_marker(error)
+        _fail_plainly(error)
     return outcome
 
 
-def _fail_by_marker(error: FairnessError) -> NoReturn:
-    """Fail a test on its markers' verdict: one line, no traceback (no line of it failed).
+def _fail_plainly(error: FairnessError, *, whole: bool = False) -> NoReturn:
+    """Fail a test on the plugin's verdict: the message, no traceback (no line of it failed).
 
-    The details lead the test's fairness section (:func:`_section`).
+    A marker's failure shows its first line; the details lead the test's fairness section
+    (:func:`_section`).
     """
     from pytest_fairness.report.terminal import plain
 
-    first = plain(str(error).partition("\n")[0])
-    raise pytest.fail.Exception(f"{type(error).__name__}: {first}", pytrace=False) from None
+    text = str(error) if whole else str(error).partition("\n")[0]
+    lines = "\n".join(map(plain, text.split("\n")))
+    raise pytest.fail.Exception(f"{type(error).__name__}: {lines}", pytrace=False) from None
 
 
 @pytest.hookimpl(wrapper=True)

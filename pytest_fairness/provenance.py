@@ -49,6 +49,7 @@ __all__ = [
     "fingerprints_dir",
     "identity_of",
     "note_features",
+    "note_model",
     "publish",
     "same_features",
     "same_features_lines",
@@ -200,6 +201,31 @@ def note_shards(item: pytest.Item, features: Features, folder: str,
         features.digest, folder))
 
 
+def note_model(item: pytest.Item, settings: Settings, fingerprints_dir: Path | None) -> None:
+    """Record the ``fairness_model`` a checkpoint's test requested, as for features.
+
+    Fails the test when it does not run per checkpoint, or another checkpoint's test got
+    the same model: the override ignores ``fairness_checkpoint``.
+    """
+    __tracebackhide__ = True
+    model = getattr(item, "funcargs", {}).get("fairness_model")
+    test, checkpoint = identity_of(item, settings)
+    if model is None or len(settings.checkpoints) < 2:
+        return
+    if checkpoint is None:  # fairness_model does not depend on fairness_checkpoint
+        raise CheckpointIgnoredError(
+            f"{test} requests fairness_model but does not run per checkpoint: the "
+            f"override ignores fairness_checkpoint, so one model stands for all "
+            f"{len(settings.checkpoints)} --fairness-checkpoint.\n{FIX}")
+    from pytest_fairness.features import model_fingerprint
+    from pytest_fairness.records import Extraction
+
+    entry = Extraction("", "", model_fingerprint(model), "")  # a model, no features
+    item.stash.setdefault(EXTRACTIONS_KEY, []).append(entry)
+    if fingerprints_dir is not None:
+        publish(fingerprints_dir, test=test, checkpoint=checkpoint, entry=entry)
+
+
 def note_features(item: pytest.Item, features: Features, model: Any, *, settings: Settings,
                   model_id: str | None, fingerprints_dir: Path | None) -> None:
     """Record what produced ``features`` on ``item``; fail if another checkpoint matches.
@@ -221,8 +247,9 @@ def note_features(item: pytest.Item, features: Features, model: Any, *, settings
         publish(fingerprints_dir, test=test, checkpoint=checkpoint, entry=entry)
 
 
-def same_features_message(test: str, checkpoints: Sequence[str], model_fingerprint: str) -> str:
-    """Why checkpoints of ``test`` that gave the same features fail, and how to fix it.
+def same_features_message(test: str, checkpoints: Sequence[str], model_fingerprint: str, *,
+                          model_only: bool = False) -> str:
+    """Why checkpoints of ``test`` that gave the same features (or model) fail, and the fix.
 
     Examples
     --------
@@ -233,7 +260,8 @@ def same_features_message(test: str, checkpoints: Sequence[str], model_fingerpri
     names = checkpoint_ids(checkpoints)
     listed = ", ".join(names[:-1]) + f" and {names[-1]}"
     shown = model_fingerprint if len(model_fingerprint) <= 40 else model_fingerprint[:40] + "..."
-    message = (f"checkpoints {listed} gave identical features in {test}: the model under "
+    what = "got the same fairness_model" if model_only else "gave identical features"
+    message = (f"checkpoints {listed} {what} in {test}: the model under "
                f"test was the same for each (fingerprint {shown}).\n{FIX}")
     if model_fingerprint.startswith("id:"):
         message += (
@@ -266,7 +294,8 @@ def publish(directory: Path, *, test: str, checkpoint: str, entry: Extraction) -
     if others:
         raise CheckpointIgnoredError(
             same_features_message(test, sorted([*others, checkpoint]),
-                                  entry.model_fingerprint))
+                                  entry.model_fingerprint,
+                                  model_only=not entry.features_digest))
 
 
 @final
@@ -308,13 +337,13 @@ def same_features(records: Iterable[TestRecord]) -> list[SameFeatures]:
         for entry in record.extractions:
             key = (record.test, entry.model_fingerprint, entry.features_digest)
             by_key.setdefault(key, {}).setdefault(record.checkpoint, record.nodeid)
-    found: dict[str, tuple[dict[str, str], str]] = {}  # test → (checkpoint → nodeid, model)
-    for (test, model, _), nodeids in by_key.items():
+    found: dict[str, tuple[dict[str, str], str, bool]] = {}  # test → (… → nodeid, model, …)
+    for (test, model, digest), nodeids in by_key.items():
         if len(nodeids) > 1:
-            found.setdefault(test, ({}, model))[0].update(nodeids)
+            found.setdefault(test, ({}, model, not digest))[0].update(nodeids)
     return [SameFeatures(test, tuple(nodeids[c] for c in sorted(nodeids)),
-                         same_features_message(test, sorted(nodeids), model))
-            for test, (nodeids, model) in found.items()]
+                         same_features_message(test, sorted(nodeids), model, model_only=only))
+            for test, (nodeids, model, only) in found.items()]
 
 
 def same_features_lines(records: Iterable[TestRecord]) -> list[str]:

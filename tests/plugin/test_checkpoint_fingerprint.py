@@ -139,3 +139,46 @@ def test_a_model_that_follows_its_checkpoint_records_fingerprints(
     assert run["model_fingerprint"] == ",".join(models)
     assert [r.model_fingerprint for r in records] == models
     assert records[0].dataset_fingerprint == run["dataset_fingerprint"]
+
+
+MODEL_TEST = """
+import pytest
+import torch
+
+from pytest_fairness import indicators
+
+@pytest.mark.fairness
+def test_direct(fairness_model, small{extra}):
+    images = torch.zeros(len(small), 3, 8, 8)
+    predicted = fairness_model(images).argmax(axis=1).numpy()
+    truth = (small.frame["skin_tone"] == "darker").astype(int).to_numpy()
+    return indicators.group_metrics(truth, predicted, groups=small.frame["gender"],
+                                    min_group_size=1)
+"""
+
+
+@pytest.mark.parametrize("xdist_args", [
+    "no_xdist", "xdist_zero", pytest.param("xdist_two", marks=pytest.mark.slow)],
+    indirect=True)
+def test_a_test_using_fairness_model_directly_is_guarded_too(
+        pytester: pytest.Pytester, checkpoints: list[str], xdist_args: list[str]) -> None:
+    """No fairness_features call: the model requested is checked per checkpoint."""
+    pytester.makeconftest(CONFTEST + IGNORES)
+    pytester.makepyfile(test_direct=MODEL_TEST.format(extra=""))
+    args = ["--fairness", "--fairness-no-history", *checkpoints, *xdist_args]
+    result = pytester.runpytest(*args)  # one test, not one per checkpoint
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["CheckpointIgnoredError: test_direct.py::test_direct requests "
+                                 "fairness_model but does not run per checkpoint*"])
+    assert "traceback entries are hidden" not in result.stdout.str()
+
+    pytester.makepyfile(test_direct=MODEL_TEST.format(extra=", fairness_checkpoint"))
+    result = pytester.runpytest(*args)  # one per checkpoint, the same model
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["CheckpointIgnoredError: checkpoints ep1.pt and ep2.pt got the "
+                                 "same fairness_model in test_direct.py::test_direct:*"])
+    if xdist_args != ["-n", "2"]:  # with two workers both tests may run at once
+        result.assert_outcomes(passed=1, failed=1)
+
+    pytester.makeconftest(CONFTEST + FOLLOWS)
+    pytester.runpytest(*args).assert_outcomes(passed=2)
