@@ -457,7 +457,7 @@ def evaluate(results: Any, limits: Mapping[str, Any]) -> list[CheckOutcome]:
             passed = _within(decisive, threshold, LIMITS[limit].bound)
             outcomes.append(
                 CheckOutcome(limit, threshold, observed, passed, target, key, confidence,
-                             interval, where)
+                             interval, where, reads=limits.get("metric") or "")
             )
     return outcomes
 

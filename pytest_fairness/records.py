@@ -100,6 +100,9 @@ class CheckOutcome:
         Which group or cell produced ``observed`` (empty for whole-result numbers).
     indicator, metric, at : str, str, float or None
         The identity of the result checked (from ``result``; what the stored form keeps).
+    reads : str
+        The limit's ``metric=`` (``"TPR"``, ``"DEO"``), or ``""`` for what the limit reads
+        by default.
     """
 
     limit: str
@@ -114,6 +117,7 @@ class CheckOutcome:
     indicator: str = ""
     metric: str = ""
     at: Any = None
+    reads: str = ""
 
     def __post_init__(self) -> None:
         if self.result is not None:  # the identity of the result checked, kept when stored
@@ -142,6 +146,7 @@ class CheckOutcome:
             key=data.get("key"), confidence=data.get("confidence") or "point",
             interval=_span(data.get("interval")), where=data.get("where") or "",
             indicator=data["indicator"], metric=data["metric"], at=data.get("at"),
+            reads=data.get("reads") or "",
         )
 
 
@@ -354,7 +359,7 @@ REGENERATE: Final = ("Regenerate the baseline with `pytest --fairness "
 CHECK_KINDS: Final = {
     "limit": "limit!", "threshold": "num!", "passed": "bool!", "observed": "float?",
     "indicator": "str!", "metric": "str!", "at": "num?", "key": "str?", "confidence": "str?",
-    "interval": "span?", "where": "str?",
+    "interval": "span?", "where": "str?", "reads": "str?",
 }
 #: The fields of a stored :class:`TestRecord` itself (its parts check their own).
 RECORD_KINDS: Final = {

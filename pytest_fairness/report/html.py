@@ -24,6 +24,7 @@ from pytest_fairness.report.terminal import (
     format_number,
     group_deltas,
     headline_text,
+    limit_name,
     observed_text,
     pair_text,
     result_label,
@@ -134,7 +135,7 @@ def _summary_rows(records: Sequence[TestRecord]) -> list[Row]:
             op = "≤" if LIMITS[check.limit].bound == "max" else "≥"
             verdict = "ok" if check.passed else "FAIL"
             rows.append([link, check.label,
-                         f"{check.limit} {op} {_num(check.threshold)}", observed_text(check),
+                         f"{limit_name(check)} {op} {_num(check.threshold)}", observed_text(check),
                          Cell(verdict, verdict)])
         for c in record.regressions:
             verdict = "REGRESSED" if c.regressed else "ok"

@@ -14,7 +14,8 @@ from pytest_fairness.results import GroupStat, IndicatorResult, group_label
 __all__ = [
     "change_text", "checkpoint_lines", "checks_of", "comparison_group_lines",
     "comparison_group_rows", "comparison_lines", "comparison_text", "fmt_signed", "format_number",
-    "group_deltas", "group_table_lines", "interval_text", "observed_text", "pair_text", "plain",
+    "group_deltas", "group_table_lines", "interval_text", "limit_name", "observed_text",
+    "pair_text", "plain",
     "regression_message", "regression_tally", "report_section", "result_label", "result_lines",
     "section_text", "shows_gap", "summary_lines", "text_table", "value_text", "violation_message",
 ]
@@ -214,10 +215,15 @@ def checks_of(keyed: KeyedResult, checks: Sequence[CheckOutcome]) -> list[CheckO
             if c.key == keyed.key and c.indicator == result.name and c.metric in metrics]
 
 
+def limit_name(check: CheckOutcome) -> str:
+    """``max_gap``, or ``max_gap(TPR)`` for a limit on a named metric (tables: no ``where``)."""
+    return f"{check.limit}({check.reads})" if check.reads else check.limit
+
+
 def _limit_texts(checks: Iterable[CheckOutcome]) -> list[str]:
     """``max_gap=0.1`` (and ``FAIL``) per verdict; a marker and an inline check that agree once."""
     return list(dict.fromkeys(
-        f"{c.limit}={format_number(c.threshold)}" + ("" if c.passed else " FAIL")
+        f"{limit_name(c)}={format_number(c.threshold)}" + ("" if c.passed else " FAIL")
         for c in checks))
 
 

@@ -462,7 +462,22 @@ def test_outcome_label_and_to_dict() -> None:
     data = json.loads(json.dumps(outcome.to_dict(), allow_nan=False))
     assert data == {"limit": "max_gap", "threshold": 0.125, "observed": 0.0, "passed": True,
                     "indicator": "demo", "metric": "accuracy", "at": 0.75, "key": "acc",
-                    "confidence": "point", "interval": None, "where": ""}
+                    "confidence": "point", "interval": None, "where": "", "reads": ""}
+
+
+def test_a_limit_on_a_named_metric_says_so_where_it_is_listed() -> None:
+    """The summary's limits column and the HTML name the metric= a limit reads."""
+    from pytest_fairness import indicators
+    from pytest_fairness.records import CheckOutcome
+    from pytest_fairness.report.terminal import limit_name
+
+    result = indicators.group_metrics([1, 0, 1, 1] * 4, [1, 0, 0, 1] * 4, groups=["a"] * 8 + ["b"] * 8,
+                                      min_group_size=1)
+    (outcome,) = run(result, max_gap=0.9, metric="TPR")
+    assert outcome.reads == "TPR" and limit_name(outcome) == "max_gap(TPR)"
+    assert CheckOutcome.from_dict(outcome.to_dict()).reads == "TPR"
+    (plain,) = run(full(), max_gap=0.9)
+    assert limit_name(plain) == "max_gap"
 
 
 def test_outcome_to_dict_with_interval_and_where() -> None:
