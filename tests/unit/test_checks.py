@@ -471,8 +471,8 @@ def test_a_limit_on_a_named_metric_says_so_where_it_is_listed() -> None:
     from pytest_fairness.records import CheckOutcome
     from pytest_fairness.report.terminal import limit_name
 
-    result = indicators.group_metrics([1, 0, 1, 1] * 4, [1, 0, 0, 1] * 4, groups=["a"] * 8 + ["b"] * 8,
-                                      min_group_size=1)
+    result = indicators.group_metrics([1, 0, 1, 1] * 4, [1, 0, 0, 1] * 4,
+                                      groups=["a"] * 8 + ["b"] * 8, min_group_size=1)
     (outcome,) = run(result, max_gap=0.9, metric="TPR")
     assert outcome.reads == "TPR" and limit_name(outcome) == "max_gap(TPR)"
     assert CheckOutcome.from_dict(outcome.to_dict()).reads == "TPR"
