@@ -133,13 +133,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Run tests that use ``fairness_checkpoint`` once per ``--fairness-checkpoint``."""
+    """Run tests that use ``fairness_checkpoint`` once per ``--fairness-checkpoint``.
+
+    The reference checkpoint comes first: pytest orders session-scoped parameters, so its
+    tests run before the others' (serially and in each pytest-xdist worker's queue), which
+    compare with their records when they finish.
+    """
     if "fairness_checkpoint" not in metafunc.fixturenames:
         return
     settings = session_of(metafunc.config).settings
     if settings.checkpoints:
-        metafunc.parametrize("fairness_checkpoint", settings.checkpoints,
-                             ids=settings.checkpoint_ids, indirect=True, scope="session")
+        pairs = list(zip(settings.checkpoints, settings.checkpoint_ids))
+        pairs.sort(key=lambda pair: pair[0] != settings.reference_checkpoint)  # stable
+        metafunc.parametrize("fairness_checkpoint", [c for c, _ in pairs],
+                             ids=[i for _, i in pairs], indirect=True, scope="session")
 
 
 @pytest.hookimpl
@@ -249,6 +256,9 @@ def pytest_runtest_makereport(
     report = yield
     if record is not None:
         setattr(report, REPORT_ATTRIBUTE, record.to_dict())  # for the controller
+    if is_fairness_item(item) and session.settings.reference_checkpoint is not None and (
+            call.when == "call" or not report.passed):  # its outcome is known
+        session.keep_reference(item, record, report)
     if session.is_worker and session.progress.pending:
         # A worker has no terminal: the controller prints these when the report arrives.
         setattr(report, PROGRESS_ATTRIBUTE, session.progress.take())

@@ -51,6 +51,8 @@ __all__ = [
     "note_features",
     "note_model",
     "publish",
+    "publish_reference",
+    "read_reference",
     "same_features",
     "same_features_lines",
     "same_features_message",
@@ -60,6 +62,8 @@ __tracebackhide__ = own_error
 
 #: The ``workerinput`` key that gives pytest-xdist workers the run's shared folder.
 WORKER_INPUT: Final = "fairness_fingerprints_dir"
+#: How long a pytest-xdist worker waits for a test's record at the reference checkpoint.
+REFERENCE_WAIT_S: Final = 300.0
 
 FIX: Final = """\
 The `fairness_model` override in conftest.py must request `fairness_checkpoint` and load it:
@@ -296,6 +300,43 @@ def publish(directory: Path, *, test: str, checkpoint: str, entry: Extraction) -
             same_features_message(test, sorted([*others, checkpoint]),
                                   entry.model_fingerprint,
                                   model_only=not entry.features_digest))
+
+
+def _reference_path(directory: Path, test: str) -> Path:
+    return directory / f"reference-{hashlib.sha256(test.encode()).hexdigest()[:32]}.json"
+
+
+def publish_reference(directory: Path, *, test: str, record: dict[str, Any] | None,
+                      why: str = "") -> None:
+    """Write ``test``'s record at the reference checkpoint (or why it has none) to ``directory``.
+
+    The other checkpoints' tests read it (:func:`read_reference`), in any pytest-xdist worker.
+    """
+    import json
+
+    from pytest_fairness.files import atomic_write_text
+
+    document = {"record": record} if record is not None else {"missing": why}
+    atomic_write_text(_reference_path(directory, test), json.dumps(document))
+
+
+def read_reference(directory: Path, *, test: str, wait: float = REFERENCE_WAIT_S
+                   ) -> dict[str, Any]:
+    """What :func:`publish_reference` wrote of ``test``, waiting for it up to ``wait`` s.
+
+    Returns ``{"record": ...}`` or ``{"missing": why}`` (also when nothing came in time).
+    """
+    import json
+    import time
+
+    path = _reference_path(directory, test)
+    deadline = time.monotonic() + wait
+    while not path.exists():
+        if time.monotonic() >= deadline:
+            return {"missing": f"no result within {wait:g} s"}
+        time.sleep(0.05)
+    found: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return found
 
 
 @final

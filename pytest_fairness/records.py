@@ -300,6 +300,9 @@ class TestRecord:
         ones) and the comparisons with the baseline.
     notes, extractions : tuple
         What could not be compared and why; what produced each of the test's features.
+    checkpoint_comparisons, checkpoint_judged : tuple, bool
+        The comparisons with the test's record at the reference checkpoint, and whether
+        they are verdicts (``--fairness-compare-fail`` or ``no_regression``) or only shown.
     """
 
     __test__: ClassVar[bool] = False  # a dataclass, not a test class for pytest to collect
@@ -313,6 +316,8 @@ class TestRecord:
     regressions: tuple[Comparison, ...] = ()
     notes: tuple[str, ...] = ()
     extractions: tuple[Extraction, ...] = ()
+    checkpoint_comparisons: tuple[Comparison, ...] = ()
+    checkpoint_judged: bool = False
 
     @property
     def model_fingerprint(self) -> str | None:
@@ -341,6 +346,8 @@ class TestRecord:
             tuple(map(Comparison.from_dict, data.get("regressions") or ())),
             tuple(data.get("notes") or ()),
             tuple(map(Extraction.from_dict, data.get("extractions") or ())),
+            tuple(map(Comparison.from_dict, data.get("checkpoint_comparisons") or ())),
+            bool(data.get("checkpoint_judged")),
         )
 
 
@@ -364,6 +371,7 @@ CHECK_KINDS: Final = {
 #: The fields of a stored :class:`TestRecord` itself (its parts check their own).
 RECORD_KINDS: Final = {
     "nodeid": "str!", "test": "str?", "checkpoint": "str?", "outcome": "str?", "notes": "strs?",
+    "checkpoint_judged": "bool?",
 }
 #: The fields of a stored :class:`Comparison` (``worse_by`` and ``regressed`` are recomputed).
 COMPARISON_KINDS: Final = {

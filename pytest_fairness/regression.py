@@ -15,11 +15,18 @@ from typing import Any, Final
 from pytest_fairness.errors import FairnessConfigError
 from pytest_fairness.indicators import headline
 from pytest_fairness.readings import Reading, read_metric
-from pytest_fairness.records import Baseline, Comparison, ResultSummary, TestRecord
+from pytest_fairness.records import (
+    Baseline,
+    BaselineEntry,
+    Comparison,
+    ResultSummary,
+    TestRecord,
+)
 from pytest_fairness.results import finite_or_none
 
 __all__ = [
     "NOT_COMPARED", "compare_baselines", "compare_checkpoints", "compare_results", "compare_test",
+    "compare_with_reference",
 ]
 
 
@@ -296,18 +303,22 @@ def compare_checkpoints(records: Iterable[TestRecord], checkpoints: Sequence[str
                                                                    len(given)))):
         if record.checkpoint is not None and record.results:
             by_test.setdefault(record.test, {})[record.checkpoint] = record
-    out: list[Comparison] = []
-    for runs in by_test.values():
-        base = runs.get(reference)
-        if base is None:
-            continue
-        before = {r.id: ResultSummary.of(r) for r in base.results}
-        for checkpoint, record in runs.items():
-            if checkpoint == reference:
-                continue
-            for keyed in record.results:
-                if keyed.id in before:
-                    out.extend(compare_results(before[keyed.id], ResultSummary.of(keyed),
-                                               tolerances, test=record.nodeid, result=keyed.id,
-                                               confidence=confidence))
-    return out
+    return [c for runs in by_test.values() if reference in runs
+            for checkpoint, record in runs.items() if checkpoint != reference
+            for c in compare_with_reference(runs[reference], record, compare_fail=tolerances,
+                                            compare_confidence=confidence)[0]]
+
+
+def compare_with_reference(reference: TestRecord, record: TestRecord, *,
+                           compare_fail: Mapping[str, float],
+                           marks: Sequence[Mapping[str, Any]] = (),
+                           compare_confidence: str = "point", source: str = "",
+                           ) -> tuple[list[Comparison], list[str]]:
+    """The regression rule of one test against its record at the reference checkpoint.
+
+    :func:`compare_test` with the reference record as the baseline: the same rules, and
+    the same ``not compared`` notes for a gated result one side lacks.
+    """
+    baseline = Baseline({reference.nodeid: BaselineEntry.of(reference)})
+    return compare_test(baseline, record, compare_fail=compare_fail, marks=marks,
+                        source=source, compare_confidence=compare_confidence)

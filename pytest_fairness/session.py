@@ -6,9 +6,11 @@ the baseline, and on the controller the :class:`~pytest_fairness.records.TestRec
 every fairness test (collected from every pytest-xdist worker by the plugin's
 ``pytest_runtest_logreport``). A fairness test goes through it twice:
 :meth:`~FairnessSession.check_test` builds its record and checks it against the markers
-and the baseline (one :class:`~pytest_fairness.errors.FairnessViolation` for everything
-that failed); :meth:`~FairnessSession.finish`, on the controller, compares checkpoints,
-writes the history, the baseline file and the reports, and returns the exit status.
+and the baseline, and with several checkpoints against its record at the reference
+checkpoint (one :class:`~pytest_fairness.errors.FairnessViolation` for everything that
+failed); :meth:`~FairnessSession.finish`, on the controller, sums up the checkpoint
+comparisons, writes the history, the baseline file and the reports, and returns the exit
+status.
 """
 
 from __future__ import annotations
@@ -51,6 +53,13 @@ __all__ = [
 
 #: Name of the report attribute that carries a test's record (its JSON form).
 REPORT_ATTRIBUTE: Final = "fairness"
+#: How the checkpoint the others are compared with is named in notes and messages.
+REFERENCE: Final = "the reference checkpoint "
+#: How a note on a checkpoint comparison that nothing gates, and that did not happen, starts.
+UNGATED: Final = "not compared (nothing is gated): "
+#: What to do when a gated checkpoint comparison reached no verdict.
+CHECKPOINT_FIX: Final = ("let the reference checkpoint's test run and return the same results "
+                         "(or drop the gate: --fairness-compare-fail, fairness.no_regression)")
 
 
 @dataclass
@@ -94,6 +103,9 @@ class FairnessSession:
         self.memory: dict[str, Features] = {}  # features by cache key, for this process
         self.progress = ProgressWriter(config)
         self.datasets: dict[str, FairnessDataset] = {}
+        # each test's record at the reference checkpoint (or why it has none), by test id
+        self.references: dict[str, TestRecord | str] = {}
+        self._reference_tests: set[str] | None = None  # the tests that run there
         # what the run produced
         self.records: list[TestRecord] = []
         self.lines: list[str] = []  # what the end of the run wrote, for the summary
@@ -177,12 +189,14 @@ class FairnessSession:
                                                                           mark.kwargs)))
         record = _record(item, self.settings, returned, capture.inline, outcomes)
         record, comparisons = self._compared(item, record)
+        record = self._against_reference(item, record)
         item.stash[RECORD_KEY] = record
         if not returned and item.get_closest_marker(MARKER_THRESHOLD) and not capture.inline:
             raise FairnessConfigError(
                 f"{item.nodeid} has a fairness.threshold marker but returned nothing to check. "
                 "Return the indicator's result (or a list or dict of results)."
             )
+        from pytest_fairness.regression import NOT_COMPARED
         from pytest_fairness.report.terminal import regression_message, violation_message
 
         parts = []
@@ -190,13 +204,17 @@ class FairnessSession:
             parts.append(violation_message(outcomes))
         if any(c.regressed for c in comparisons):
             parts.append(regression_message(comparisons, source=self.baseline_source))
-        from pytest_fairness.regression import NOT_COMPARED
-
-        missed = [note for note in record.notes if note.startswith(NOT_COMPARED)]
+        missed = [n for n in record.notes if n.startswith(NOT_COMPARED) and REFERENCE not in n]
         if missed:
             from pytest_fairness.baseline import not_compared_message
 
             parts.append(not_compared_message(missed, str(self.settings.baseline_ref)))
+        if record.checkpoint_judged and any(c.regressed for c in record.checkpoint_comparisons):
+            parts.append(regression_message(record.checkpoint_comparisons,
+                                            against=REFERENCE + self._id(None)))
+        missed = [n for n in record.notes if n.startswith(NOT_COMPARED) and REFERENCE in n]
+        if missed:
+            parts.append("\n".join([f"{missed[0]}; {CHECKPOINT_FIX}", *missed[1:]]))
         if parts:
             raise FairnessViolation("\n\n".join(parts), outcomes)
 
@@ -211,6 +229,9 @@ class FairnessSession:
                  for m in item.iter_markers(MARKER_REGRESSION)]
         if not marks and not (self.settings.compare_fail and self.settings.baseline_ref):
             return record, []
+        if not self.settings.baseline_ref and record.checkpoint is not None and (
+                self.settings.reference_checkpoint is not None):
+            return record, []  # compared with the reference checkpoint instead
         from pytest_fairness.regression import compare_test
 
         comparisons, notes = compare_test(
@@ -219,6 +240,92 @@ class FairnessSession:
             compare_confidence=self.settings.compare_confidence)
         return replace(record, regressions=tuple(comparisons),
                        notes=tuple(notes)), comparisons
+
+    def _id(self, checkpoint: str | None) -> str:
+        """The id of ``checkpoint`` (default: the reference one) in test ids and reports."""
+        settings = self.settings
+        index = settings.checkpoints.index(checkpoint or str(settings.reference_checkpoint))
+        return settings.checkpoint_ids[index]
+
+    def _against_reference(self, item: pytest.Item, record: TestRecord) -> TestRecord:
+        """The record with its comparisons at the reference checkpoint (another checkpoint's).
+
+        Judged on ``--fairness-compare-fail`` and, without ``--fairness-baseline``, on the
+        test's ``no_regression`` marks; else the headline is shown, not judged. A gated test
+        whose reference has no record gets a ``not compared`` note (it fails).
+        """
+        settings = self.settings
+        if settings.reference_checkpoint in (None, record.checkpoint) or not record.checkpoint:
+            return record
+        from pytest_fairness.regression import NOT_COMPARED, compare_with_reference
+
+        marks = [] if settings.baseline_ref else [validate_regression(m.args, m.kwargs)
+                                                  for m in item.iter_markers(MARKER_REGRESSION)]
+        judged = bool(settings.compare_fail or marks)
+        versus = REFERENCE + self._id(None)
+        reference = self._reference_of(item, record.test)
+        if isinstance(reference, str):
+            note = (f"{NOT_COMPARED if judged else UNGATED}{record.test} at "
+                    f"{self._id(record.checkpoint)}: {versus} produced no result for it "
+                    f"({reference})")
+            return replace(record, notes=(*record.notes, note), checkpoint_judged=judged)
+        comparisons, notes = compare_with_reference(
+            reference, record, marks=marks, source=f"of {versus}",
+            compare_fail=settings.compare_fail or ({} if marks else {"headline": 0.0}),
+            compare_confidence=settings.compare_confidence)
+        if not judged:
+            notes = [note.replace(NOT_COMPARED, UNGATED, 1) for note in notes]
+        return replace(record, checkpoint_comparisons=tuple(comparisons),
+                       checkpoint_judged=judged, notes=(*record.notes, *notes))
+
+    def _reference_of(self, item: pytest.Item, test: str) -> TestRecord | str:
+        """``test``'s record at the reference checkpoint, or why there is none.
+
+        A serial run has it already (the reference checkpoint's tests run first); a
+        pytest-xdist worker waits for the file another worker writes, up to a bound.
+        """
+        if test in self.references:
+            return self.references[test]
+        if self._reference_tests is None:
+            reference = self.settings.reference_checkpoint
+            self._reference_tests = {
+                t for t, c in (identity_of(i, self.settings) for i in item.session.items)
+                if c == reference}
+        if test not in self._reference_tests:
+            return ("its test did not run: deselected or not collected; run it too, check -k, "
+                    "-m and the paths given")
+        if not self.is_worker or self.fingerprints_dir is None:
+            return "its test had not run before this one"
+        from pytest_fairness.provenance import read_reference
+        from pytest_fairness.records import TestRecord
+
+        found = read_reference(self.fingerprints_dir, test=test)
+        kept = (TestRecord.from_dict(found["record"]) if "record" in found
+                else str(found["missing"]))
+        self.references[test] = kept
+        return kept
+
+    def keep_reference(self, item: pytest.Item, record: TestRecord | None,
+                       report: pytest.TestReport) -> None:
+        """Keep a test's record at the reference checkpoint for the other checkpoints' tests.
+
+        Called when the test's outcome is known (its call, or a setup that did not pass);
+        under pytest-xdist the record goes to the run's shared folder as well.
+        """
+        test, checkpoint = identity_of(item, self.settings)
+        if checkpoint is None or checkpoint != self.settings.reference_checkpoint or (
+                test in self.references):
+            return
+        done = "was skipped" if report.skipped else f"{report.outcome}"
+        where = " in its setup" if report.when == "setup" else ""
+        why = f"its test {done}{where} before it returned a result"
+        kept = record if record is not None and record.results else why
+        self.references[test] = kept
+        if self.is_worker and self.fingerprints_dir is not None:
+            from pytest_fairness.provenance import publish_reference
+
+            publish_reference(self.fingerprints_dir, test=test, why=why,
+                              record=None if isinstance(kept, str) else kept.to_dict())
 
     def record_for(self, item: pytest.Item) -> TestRecord | None:
         """The record of a test that ran: checked, or with inline checks only; else None."""
@@ -249,8 +356,8 @@ class FairnessSession:
         """Record the run in the history, save the baseline, write the reports (controller).
 
         Returns the run's exit status: a run-level failure (no result for the gates asked
-        for, no baseline match, a checkpoint regression, checkpoints that gave the same
-        features) turns a passing run into a failing one.
+        for, no baseline match, checkpoints that gave the same features) turns a passing
+        run into a failing one. A checkpoint regression failed its test already.
         """
         from pytest_fairness.metadata import collect_metadata
 
@@ -272,8 +379,6 @@ class FairnessSession:
         if same:
             exitstatus = self._fail_run(exitstatus, pytest.ExitCode.TESTS_FAILED)
         checkpoints = self._compare_checkpoints(records)
-        if any(c.regressed for c in checkpoints) and self.settings.compare_fail:
-            exitstatus = self._fail_run(exitstatus, pytest.ExitCode.TESTS_FAILED)
         metadata = collect_metadata(
             records, root=self.config.rootpath, label=self.settings.label,
             checkpoints=list(self.config.getoption("fairness_checkpoint", None) or []),
@@ -339,7 +444,7 @@ class FairnessSession:
                               f"{self.baseline.metadata['chosen']}")
         ran = [(r.nodeid, r.test) for r in self.records if r.results]
         missed = [n.removeprefix(NOT_COMPARED) for r in self.records for n in r.notes
-                  if n.startswith(NOT_COMPARED)]
+                  if n.startswith(NOT_COMPARED) and REFERENCE not in n]
         if not ran and not missed:
             return exitstatus
         matched, unmatched = match_baseline(self.baseline, ran)
@@ -373,28 +478,24 @@ class FairnessSession:
         """The run's exit status with ``status`` added, unless it already fails otherwise."""
         return max(int(exitstatus), int(status)) if int(exitstatus) in (0, 1) else exitstatus
 
-    def _compare_checkpoints(self, records: Sequence[TestRecord]) -> list[Comparison]:
-        """Each checkpoint against the reference one, with summary lines (2+ checkpoints).
+    def _compare_checkpoints(self, records: Sequence[TestRecord]
+                             ) -> list[tuple[Comparison, bool]]:
+        """The records' comparisons with the reference checkpoint, with summary lines.
 
-        Judged by ``--fairness-compare-fail`` when given (a regression fails the run), else
-        shown on each result's headline without a verdict.
+        Each is ``(comparison, judged)``: judged by ``--fairness-compare-fail`` or the test's
+        ``no_regression`` (a regression failed its test), else shown without a verdict.
         """
         if self.settings.reference_checkpoint is None:
             return []
-        from pytest_fairness.regression import compare_checkpoints
         from pytest_fairness.report.terminal import checkpoint_lines
 
-        judged = bool(self.settings.compare_fail)
-        comparisons = compare_checkpoints(
-            records, self.settings.checkpoints, self.settings.compare_fail or {"headline": 0.0},
-            reference=self.settings.reference_checkpoint,
-            confidence=self.settings.compare_confidence)
-        if comparisons:
-            self.lines.extend(checkpoint_lines(
-                comparisons, reference=self.settings.checkpoint_ids[
-                    self.settings.checkpoints.index(self.settings.reference_checkpoint)],
-                judged=judged))
-        return comparisons
+        given = {c: i for i, c in enumerate(self.settings.checkpoints)}
+        ordered = sorted(records, key=lambda r: (r.test, given.get(str(r.checkpoint), 0)))
+        pairs = [(c, r.checkpoint_judged) for r in ordered for c in r.checkpoint_comparisons]
+        if pairs:
+            self.lines.extend(checkpoint_lines([c for c, _ in pairs], reference=self._id(None),
+                                               judged=[judged for _, judged in pairs]))
+        return pairs
 
     def close(self) -> None:
         """Remove the folder the run's extractions met in (controller)."""

@@ -19,6 +19,7 @@ from pytest_fairness.records import Comparison, TestRecord
 from pytest_fairness.report import figures
 from pytest_fairness.report.terminal import (
     change_text,
+    checkpoint_verdict,
     comparison_group_rows,
     comparison_text,
     format_number,
@@ -149,11 +150,15 @@ def _summary_rows(records: Sequence[TestRecord]) -> list[Row]:
     return rows
 
 
-def _checkpoints(comparisons: Iterable[Comparison]) -> Table | None:
-    """Each checkpoint against the reference one (``checkpoint_comparisons``)."""
-    rows: list[Row] = [[c.test, c.result, c.metric, _num(c.baseline), _num(c.now),
-                        change_text(c)] for c in comparisons]
-    header = ["test", "result", "metric", "reference", "this checkpoint", "change"]
+def _checkpoints(entries: Iterable[Mapping[str, Any]]) -> Table | None:
+    """Each checkpoint against the reference one (``checkpoint_comparisons``), with a verdict."""
+    rows: list[Row] = []
+    for entry in entries:
+        c = Comparison.from_dict(entry)
+        verdict = str(entry.get("verdict") or checkpoint_verdict(c, bool(entry.get("judged"))))
+        rows.append([c.test, c.result, c.metric, _num(c.baseline), _num(c.now), change_text(c),
+                     Cell(verdict, verdict.replace(" ", "-"))])
+    header = ["test", "result", "metric", "reference", "this checkpoint", "change", "verdict"]
     return Table(header, rows) if rows else None
 
 
@@ -328,8 +333,7 @@ def render_html(document: ReportDocument, *, trends: Sequence[TrendRow] | None =
                                   else "not asked for"),
         summary_table=Table(["test", "indicator", "limit", "observed", "verdict"],
                             _summary_rows(tests)),
-        checkpoints=_checkpoints(map(Comparison.from_dict,
-                                     document.get("checkpoint_comparisons", []))),
+        checkpoints=_checkpoints(document.get("checkpoint_comparisons", [])),
         tests=[Section(t.nodeid, t.outcome, t.checkpoint or "",
                        [_result_view(k.result, k.key, draw) for k in t.results],
                        [_regression_view(c) for c in t.regressions], t.notes) for t in tests],

@@ -37,23 +37,35 @@ class _Report(TypedDict):
 class ReportDocument(_Report, total=False):
     """The ``report.json`` document (``schema`` 1); ``tests`` are ``TestRecord.to_dict()``.
 
-    ``checkpoint_comparisons`` is there with two or more ``--fairness-checkpoint``.
+    ``checkpoint_comparisons`` is there with two or more ``--fairness-checkpoint``: each
+    comparison with the reference checkpoint, its ``judged`` and its ``verdict``
+    (``REGRESSED``, ``ok`` or ``not judged``).
     """
 
     checkpoint_comparisons: list[dict[str, object]]
 
 
 def build_report(records: Iterable[TestRecord], *, run: Mapping[str, object] | None = None,
-                 checkpoints: Sequence[Comparison] = ()) -> ReportDocument:
-    """The report document of the run's records, metadata and checkpoint comparisons."""
+                 checkpoints: Sequence[tuple[Comparison, bool]] = ()) -> ReportDocument:
+    """The report document of the run's records, metadata and checkpoint comparisons.
+
+    ``checkpoints``: each comparison with the reference checkpoint, and whether it is judged;
+    the judged regressions count among the summary's ``regressions``.
+    """
+    from pytest_fairness.report.terminal import checkpoint_verdict
+
     records = list(records)
+    regressions = sum(c.regressed for r in records for c in r.regressions)
     summary = ReportSummary(tests=len(records), failed=sum(r.outcome == "failed" for r in records),
                             results=sum(len(r.results) for r in records),
-                            regressions=sum(c.regressed for r in records for c in r.regressions))
+                            regressions=regressions + sum(c.regressed and judged
+                                                          for c, judged in checkpoints))
     document = ReportDocument(format=REPORT_FORMAT, schema=REPORT_SCHEMA, run=dict(run or {}),
                               summary=summary, tests=[r.to_dict() for r in records])
     if checkpoints:
-        document["checkpoint_comparisons"] = [c.to_dict() for c in checkpoints]
+        document["checkpoint_comparisons"] = [
+            {**c.to_dict(), "judged": judged, "verdict": checkpoint_verdict(c, judged)}
+            for c, judged in checkpoints]
     return document
 
 

@@ -12,7 +12,7 @@ from pytest_fairness.records import CheckOutcome, Comparison, KeyedResult, TestR
 from pytest_fairness.results import GroupStat, IndicatorResult, group_label
 
 __all__ = [
-    "change_text", "checkpoint_lines", "checks_of", "comparison_group_lines",
+    "change_text", "checkpoint_lines", "checkpoint_verdict", "checks_of", "comparison_group_lines",
     "comparison_group_rows", "comparison_lines", "comparison_text", "fmt_signed", "format_number",
     "group_deltas", "group_table_lines", "interval_text", "limit_name", "observed_text",
     "pair_text", "plain",
@@ -374,20 +374,28 @@ def comparison_group_lines(comparison: Comparison) -> list[str]:
     return text_table(["group", "baseline", "now", "Δ", ""], rows, indent="    ") if rows else []
 
 
+def checkpoint_verdict(comparison: Comparison, judged: bool) -> str:
+    """``REGRESSED``, ``ok`` or ``not judged`` (a comparison only shown)."""
+    return ("REGRESSED" if comparison.regressed else "ok") if judged else "not judged"
+
+
 def checkpoint_lines(comparisons: Sequence[Comparison], *, reference: str,
-                     judged: bool) -> list[str]:
+                     judged: bool | Sequence[bool]) -> list[str]:
     """The run's checkpoints against its reference one: one line per test and result.
 
-    ``judged`` adds each verdict (``--fairness-compare-fail`` was given) and a tally.
+    ``judged`` (one for all, or one per comparison) adds each verdict
+    (``--fairness-compare-fail`` or ``no_regression``) and a tally of the judged ones.
     """
     fmt = format_number
-    rule = next((c.confidence for c in comparisons), "point")
+    each = [judged] * len(comparisons) if isinstance(judged, bool) else list(judged)
+    verdicts = [c for c, j in zip(comparisons, each) if j]
+    rule = next((c.confidence for c in verdicts), "point")
     lines = [f"fairness checkpoints: each compared with {reference}"
-             + (f" ({regression_tally(comparisons)}, confidence {rule})" if judged else "")]
-    for c in comparisons:
+             + (f" ({regression_tally(verdicts)}, confidence {rule})" if verdicts else "")]
+    for c, j in zip(comparisons, each):
         worse = "n/a" if c.worse_by is None else f"{fmt_signed(c.worse_by)} worse"
         spread = "" if c.interval is None else f" {interval_text(c)}"
-        verdict = ("REGRESSED " if c.regressed else "ok ") if judged else ""
+        verdict = f"{checkpoint_verdict(c, j)} " if j else ""
         where = f" ({c.where})" if c.where else ""
         lines.append(f"  {verdict}{c.test} :: {c.result}: {c.metric}{where} {fmt(c.baseline)} "
                      f"→ {fmt(c.now)} ({worse}{spread})")
@@ -395,14 +403,16 @@ def checkpoint_lines(comparisons: Sequence[Comparison], *, reference: str,
 
 
 def regression_message(comparisons: Sequence[Comparison], *, source: str = "",
-                       with_test: bool = False) -> str:
+                       with_test: bool = False, against: str = "") -> str:
     """The failure message of regressions: which metrics got worse, then each in detail.
 
-    Every metric of a result that regressed, and its groups once; ``with_test`` names the test.
+    Every metric of a result that regressed, and its groups once; ``with_test`` names the test;
+    ``against`` names what was compared with, when not the baseline ``source``.
     """
     fmt = format_number
     failed = [c for c in comparisons if c.regressed]
-    against = f" against the baseline {source}" if source else " against the baseline"
+    against = f" against {against}" if against else (
+        f" against the baseline {source}" if source else " against the baseline")
     heads = "; ".join(
         f"{f'{c.test} :: ' if with_test and c.test else ''}{c.result}: {c.metric} "
         f"{fmt(c.baseline)} → {fmt(c.now)}" for c in failed)

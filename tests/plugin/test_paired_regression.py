@@ -135,6 +135,7 @@ def test_checkpoints_of_one_run_are_compared_with_the_first(
                                 "--fairness-compare-confidence", "supported",
                                 "--fairness-report", "out", *xdist_args)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(failed=1, passed=2)  # the regressed checkpoint's test fails
     out = result.stdout.str()
     assert re.search(r"fairness checkpoints: each compared with base \(1 regression in 1 "
                      r"test \(2 comparisons\), confidence supported\)", out), out
@@ -143,6 +144,7 @@ def test_checkpoints_of_one_run_are_compared_with_the_first(
     report = json.loads((pytester.path / "out" / "report.json").read_text())
     regressed = [c for c in report["checkpoint_comparisons"] if c["regressed"]]
     assert [c["test"] for c in regressed] == ["test_gap.py::test_accuracy_gap[worse]"]
+    assert regressed[0]["verdict"] == "REGRESSED" and report["summary"]["regressions"] == 1
     assert regressed[0]["paired"] is True and regressed[0]["interval"][0] > 0
     page = (pytester.path / "out" / "report.html").read_text()
     assert "Checkpoints compared with the reference" in page

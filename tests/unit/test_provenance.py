@@ -15,6 +15,8 @@ from pytest_fairness.features import Features
 from pytest_fairness.provenance import (
     extraction,
     publish,
+    publish_reference,
+    read_reference,
     same_features,
     same_features_message,
 )
@@ -90,3 +92,14 @@ def test_publish_fails_the_second_checkpoint_with_the_same_features(tmp_path: Pa
             entry=Extraction.from_dict({**ENTRY, "features_digest": "other"}))
     with pytest.raises(CheckpointIgnoredError, match=r"checkpoints a\.pt and b\.pt .*t\.py::g"):
         publish(tmp_path, test="t.py::g", checkpoint="b.pt", entry=entry)
+
+
+def test_a_reference_record_is_read_back_or_said_missing(tmp_path: Path) -> None:
+    """What the reference checkpoint's test published, by test id; nothing in time: why."""
+    record = TestRecord("t.py::g[a.pt]", "t.py::g", "a.pt")
+    publish_reference(tmp_path, test="t.py::g", record=record.to_dict())
+    publish_reference(tmp_path, test="t.py::h", record=None, why="its test failed")
+    assert TestRecord.from_dict(read_reference(tmp_path, test="t.py::g")["record"]) == record
+    assert read_reference(tmp_path, test="t.py::h") == {"missing": "its test failed"}
+    assert read_reference(tmp_path, test="t.py::x", wait=0) == {
+        "missing": "no result within 0 s"}
