@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Final
 
 from pytest_fairness import options
 from pytest_fairness.errors import FairnessConfigError, FairnessError
-from pytest_fairness.indicators import headline
 
 if TYPE_CHECKING:
     from pytest_fairness.history import HistoryStore
@@ -56,8 +55,10 @@ def _parser() -> argparse.ArgumentParser:
                                help="the runs in the history: id, label, checkpoints")
     history = commands.add_parser("history", parents=[common],
                                   help="table of tests × checkpoints (runs)")
-    history.add_argument("--metric", choices=options.COMPARE_METRICS, default="headline",
-                         help="number shown per cell (default: %(default)s)")
+    history.add_argument("--metric", default=None,
+                         help="number shown per cell, as metric= names it: headline, gap, "
+                              "ratio, value, worst, or a stat such as DEO or TPR (default: "
+                              "what each test's limits read, else its headline)")
     for listing in (runs, history):
         listing.add_argument("--last", type=int, default=20, metavar="N",
                              help="show the last N runs (default: %(default)s)")
@@ -131,20 +132,21 @@ def _history(args: argparse.Namespace) -> int:
     names = [c for _, c in columns]
     labels = [(c if names.count(c) == 1 else f"{c}#{r}")
               + (f" [{run_labels[r]}]" if r in run_labels else "") for r, c in columns]
-    field = {"worst": "worst_value"}.get(args.metric, args.metric)
+    from pytest_fairness.readings import read_metric
+
     cells: dict[str, dict[int, str]] = {}
     for row in rows:
-        test = f"{row['test']} :: {row['result_id']}"
-        value = row[field] if field != "headline" else headline(row["indicator"]).read(
-            row["value"], row["gap"])
-        if field == "worst_value" and value is None:  # no worst group: the value itself
-            value = row["value"]
+        metric = args.metric or row["reads"] or "headline"
+        shown = "" if args.metric or not row["reads"] else f" [{row['reads']}]"
+        test = f"{row['test']} :: {row['result_id']}{shown}"
+        value = read_metric(row["result"], metric).number
         mark = "" if row["outcome"] in (None, "passed") else " !"
         cells.setdefault(test, {})[columns.index((row["run_id"], row["column"]))] = (
             format_number(value) + mark)
     table = [[test, *(by.get(i, "-") for i in range(len(columns)))]
              for test, by in cells.items()]
-    print(f"{args.metric} per test (rows) and checkpoint or run (columns); ! = test failed")
+    shown = args.metric or "the number each test's limits read ([named]; else the headline)"
+    print(f"{shown} per test (rows) and checkpoint or run (columns); ! = test failed")
     print(*text_table(["test", *labels], table, indent=""), sep="\n")
     return 0
 

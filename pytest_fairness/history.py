@@ -459,20 +459,28 @@ class HistoryStore(AbstractContextManager["HistoryStore"]):
         return list(by_test.values())
 
     def series(self, *, last: int = 20) -> list[dict[str, Any]]:
-        """One dict per result of the last ``last`` runs, oldest first (``column``: checkpoint)."""
+        """One dict per result of the last ``last`` runs, oldest first (``column``: checkpoint).
+
+        ``result`` is the stored :class:`IndicatorResult`, ``reads`` the ``metric=`` its limits
+        read (``""`` for the headline).
+        """
         with self._guard():
             rows = self._conn.execute(
                 "SELECT results.id, results.run_id, results.checkpoint AS result_checkpoint, "
                 "runs.checkpoint, runs.label, results.test, results.result_id, results.indicator, "
-                "results.value, results.gap, results.ratio, results.worst_value, results.outcome "
-                "FROM results JOIN runs ON runs.id = results.run_id WHERE results.run_id IN "
+                "results.value, results.gap, results.ratio, results.worst_value, results.outcome, "
+                "results.data FROM results JOIN runs ON runs.id = results.run_id WHERE "
+                "results.run_id IN "
                 "(SELECT id FROM runs ORDER BY id DESC LIMIT ?) "
                 "ORDER BY results.run_id, results.id",
                 (int(last),)).fetchall()
         out = []
         for row in rows:
-            item = self._checked_row(row, f"result row {row['id']} (run "
-                                     f"{row['run_id']})", row["run_id"])
+            where = f"result row {row['id']} (run {row['run_id']})"
+            item = self._checked_row(row, where, row["run_id"])
+            keyed, checks, _ = self._payload(item.pop("data"), where, row["run_id"])
+            item["result"] = keyed.result
+            item["reads"] = next((c.reads for c in checks if c.reads), "")
             del item["id"]
             item["column"] = item.pop("result_checkpoint") or item["checkpoint"]
             out.append(item)

@@ -81,3 +81,33 @@ def test_ck(fairness_checkpoint):
             ("test_metadata_hook_and_checkpoints.py::test_ck", "ck1"),
             ("test_metadata_hook_and_checkpoints.py::test_ck", "ck2")]
         assert store.resolve("ck2") == (run["id"], "ck2")
+
+
+def test_the_history_table_shows_what_each_test_is_gated_on(
+        pytester: pytest.Pytester, data_source: str, xdist_args: list[str],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A test limited on metric="TPR" shows its TPR gap, named; --metric takes any name."""
+    from pytest_fairness.cli import main
+
+    pytester.makepyfile(HEADER + data_source + """
+@fairness.threshold(max_gap=0.9, metric="TPR")
+def test_tpr():
+    return ind.group_metrics(Y, P, groups=G, min_group_size=1)
+
+@fairness.threshold(max_gap=0.9)
+def test_plain():
+    return ind.group_metrics(Y, P, groups=G, min_group_size=1)
+""")
+    pytester.runpytest("--fairness", *xdist_args).assert_outcomes(passed=2)
+    history = str(pytester.path / ".fairness" / "history.sqlite")
+    capsys.readouterr()
+    assert main(["--history", history, "history"]) == 0
+    out = capsys.readouterr().out
+    assert "::test_tpr :: group_metrics (accuracy) [TPR] " in out, out
+    tpr_row = next(line for line in out.splitlines() if "::test_tpr" in line)
+    plain_row = next(line for line in out.splitlines() if "::test_plain" in line)
+    assert tpr_row.split()[-1] == "0.6667" and plain_row.split()[-1] == "0.25", out
+    assert main(["--history", history, "history", "--metric", "DEO"]) == 0
+    assert capsys.readouterr().out.count("0.6667") == 2
+    assert main(["--history", history, "history", "--metric", "DEOO"]) == 2
+    assert "Did you mean 'DEO'?" in capsys.readouterr().err
