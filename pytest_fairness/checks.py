@@ -20,6 +20,7 @@ from pytest_fairness.errors import (
     InsufficientDataError,
     did_you_mean,
     own_error,
+    plain,
 )
 from pytest_fairness.options import COMPARE_METRICS, CONFIDENCE_MODES, LIMITS, METRIC_LIMITS
 from pytest_fairness.readings import magnitude, read_metric
@@ -213,7 +214,7 @@ def _needs_groups(limit: str, result: IndicatorResult) -> tuple[GroupStat, ...]:
     included = result.included_groups
     if len(included) >= 2:
         return included
-    sizes = ", ".join(f"{g.label} (n={g.n})" for g in result.groups) or "none"
+    sizes = ", ".join(f"{plain(g.label)} (n={g.n})" for g in result.groups) or "none"
     raise InsufficientDataError(
         f"{limit} needs at least 2 groups with n >= min_group_size={result.min_group_size} in "
         f"{result.name!r} ({result.metric}); groups: {sizes}. Pass a smaller min_group_size "
@@ -282,7 +283,7 @@ def _observe_metric(
                 reading.interval, reading.label)
     nan = _undefined_group(reading.groups)
     if nan is not None:  # fails the limit: included_groups would leave it out
-        return math.nan, math.nan, None, f"group {nan.label} {reading.name}"
+        return math.nan, math.nan, None, f"group {plain(nan.label)} {reading.name}"
     _needs_groups(limit, result)
     values = reading.groups.included_groups
     if len(values) < (2 if on_groups else 1):
@@ -293,7 +294,7 @@ def _observe_metric(
     if not on_groups:
         group = (min if limit == "min_value" else max)(values, key=lambda g: g.value)
         return group.value, _bounded(limit, group.value, None, confidence), None, (
-            f"group {group.label} {reading.name}")
+            f"group {plain(group.label)} {reading.name}")
     interval = reading.interval if limit == "max_gap" else None
     observed = reading.number if limit == "max_gap" else reading.groups.ratio
     if math.isnan(observed):
@@ -315,7 +316,7 @@ def _observe(
         return _observe_metric(limit, result, metric, confidence)
     nan = _undefined_group(result) if limit in _GROUP_LIMITS else None
     if nan is not None:  # fails the limit: included_groups would leave it out
-        return math.nan, math.nan, None, f"group {nan.label}"
+        return math.nan, math.nan, None, f"group {plain(nan.label)}"
     if limit in ("max_gap", "min_ratio"):
         _needs_groups(limit, result)
         kind = "gap" if limit == "max_gap" else "ratio"
@@ -346,7 +347,7 @@ def _observe(
             ((_bounded(limit, g.value, g.interval, confidence), g) for g in included),
             key=lambda pair: pair[0],
         )
-        return group.value, decisive, group.interval, f"group {group.label}"
+        return group.value, decisive, group.interval, f"group {plain(group.label)}"
     if limit == "max_effect_size":
         observed = abs(_undefined_is_insufficient(
             limit, result, "effect_size", _stat(limit, result, "effect_size")))
@@ -371,7 +372,7 @@ def _observe(
             for j, (c, v) in enumerate(zip(matrix.columns, row)):
                 if math.isnan(v):
                     continue
-                where = f"cell {group_label(r)} × {group_label(c)}"
+                where = f"cell {plain(group_label(r))} × {plain(group_label(c))}"
                 pair = None if matrix.intervals is None else matrix.intervals[i][j]
                 if pair is None and confidence != "point":
                     raise InsufficientDataError(

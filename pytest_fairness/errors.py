@@ -92,6 +92,17 @@ def did_you_mean(name: object, choices: Iterable[str]) -> str:
     return f" Did you mean {close[0]!r}?" if close else ""
 
 
+def plain(text: str) -> str:
+    r"""``text`` with control characters escaped as ``repr`` does (``\x1b``, ``\n``).
+
+    Every line shown on the terminal, and every label a message names unquoted, goes
+    through it: a group label, result key or test id cannot start a line or change colours.
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def shown(value: Any) -> str:
     """``repr(value)``, cut to 40 characters: a damaged value in a message (not an error)."""
     text = repr(value)

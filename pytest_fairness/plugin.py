@@ -229,7 +229,7 @@ def _fail_plainly(error: FairnessError, *, whole: bool = False) -> NoReturn:
     A marker's failure shows its first line; the details lead the test's fairness section
     (:func:`_section`).
     """
-    from pytest_fairness.report.terminal import plain
+    from pytest_fairness.errors import plain
 
     text = str(error) if whole else str(error).partition("\n")[0]
     lines = "\n".join(map(plain, text.split("\n")))
@@ -268,12 +268,14 @@ def pytest_runtest_makereport(
 def _section(session: FairnessSession, record: TestRecord,
              excinfo: pytest.ExceptionInfo[BaseException] | None, item: pytest.Item) -> str:
     """The test's fairness section: a marker failure's details first, then the record."""
+    from pytest_fairness.errors import plain
     from pytest_fairness.report.terminal import report_section
 
     folder = session.settings.report_dir
     page = str(Path(folder, "report.html")) if folder else None
     error = item.stash.get(MARKER_ERROR_KEY, None)
-    details = "" if error is None else str(error).partition("\n")[2].strip("\n")
+    rest = "" if error is None else str(error).partition("\n")[2].strip("\n")
+    details = "\n".join(map(plain, rest.split("\n"))) if rest else ""
     shown = error is not None or (excinfo is not None
                                   and isinstance(excinfo.value, FairnessViolation))
     text = report_section(record, baseline_source=session.baseline_source,
@@ -320,7 +322,8 @@ def pytest_terminal_summary(
     session = session_of(config)
     if session.is_worker or not (session.records or session.lines):
         return
-    from pytest_fairness.report.terminal import plain, summary_lines
+    from pytest_fairness.errors import plain
+    from pytest_fairness.report.terminal import summary_lines
 
     records = list(session.records)
     lines = summary_lines(records)

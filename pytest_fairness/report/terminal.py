@@ -6,6 +6,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from pytest_fairness.errors import plain
 from pytest_fairness.indicators import headline
 from pytest_fairness.options import LIMITS
 from pytest_fairness.records import CheckOutcome, Comparison, KeyedResult, TestRecord
@@ -15,21 +16,10 @@ __all__ = [
     "change_text", "checkpoint_lines", "checkpoint_verdict", "checks_of", "comparison_group_lines",
     "comparison_group_rows", "comparison_lines", "comparison_text", "fmt_signed", "format_number",
     "group_deltas", "group_table_lines", "interval_text", "limit_name", "observed_text",
-    "pair_text", "plain",
+    "pair_text",
     "regression_message", "regression_tally", "report_section", "result_label", "result_lines",
     "section_text", "shows_gap", "summary_lines", "text_table", "value_text", "violation_message",
 ]
-
-
-def plain(text: str) -> str:
-    r"""``text`` with control characters escaped as ``repr`` does (``\x1b``, ``\n``).
-
-    Every line shown on the terminal goes through it: a group label, result key or test id
-    cannot start a line or change colours.
-    """
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _text(lines: Iterable[str]) -> str:

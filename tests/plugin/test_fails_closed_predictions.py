@@ -83,3 +83,22 @@ def test_model():
         r"[[]a\x1b[[]31mred\nFAILED forged]",  # the result's key in the section
         r"*::test_model*group_metrics (accuracy)*a\x1b[[]31mred\nFAILED forged*FAIL*failed",
     ])
+
+
+def test_a_label_in_a_limit_error_prints_escaped(pytester: pytest.Pytester,
+                                                 xdist_args: list[str]) -> None:
+    """An error naming the groups (too few large enough) cannot forge a line either."""
+    pytester.makepyfile(HEADER + r'''
+HOSTILE = "a\x1b[31mred\nFAILED forged"
+
+@fairness.threshold(max_gap=0.1)
+def test_model():
+    groups = [HOSTILE if g == "b" else g for g in G]
+    return ind.group_metrics(Y, [1, 0, 1, 0, 0, 0, 0, 1] * 5, groups=groups,
+                             min_group_size=30)
+''')
+    result = pytester.runpytest("--fairness", *xdist_args)
+    result.assert_outcomes(failed=1)
+    output = result.stdout.str()
+    assert "\x1b" not in output, output
+    assert not any(line.startswith("FAILED forged") for line in output.splitlines()), output

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from pytest_fairness.checks import evaluate, validate_threshold
+from pytest_fairness.errors import plain
 from pytest_fairness.records import CheckOutcome, Comparison, TestRecord
 from pytest_fairness.report.terminal import (
     checkpoint_lines,
     format_number,
-    plain,
     regression_message,
     report_section,
     result_lines,
