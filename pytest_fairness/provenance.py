@@ -306,8 +306,7 @@ def _reference_path(directory: Path, test: str) -> Path:
     return directory / f"reference-{hashlib.sha256(test.encode()).hexdigest()[:32]}.json"
 
 
-def publish_reference(directory: Path, *, test: str, record: dict[str, Any] | None,
-                      why: str = "") -> None:
+def publish_reference(directory: Path, *, test: str, kept: TestRecord | str) -> None:
     """Write ``test``'s record at the reference checkpoint (or why it has none) to ``directory``.
 
     The other checkpoints' tests read it (:func:`read_reference`), in any pytest-xdist worker.
@@ -316,27 +315,29 @@ def publish_reference(directory: Path, *, test: str, record: dict[str, Any] | No
 
     from pytest_fairness.files import atomic_write_text
 
-    document = {"record": record} if record is not None else {"missing": why}
+    document = {"missing": kept} if isinstance(kept, str) else {"record": kept.to_dict()}
     atomic_write_text(_reference_path(directory, test), json.dumps(document))
 
 
 def read_reference(directory: Path, *, test: str, wait: float = REFERENCE_WAIT_S
-                   ) -> dict[str, Any]:
-    """What :func:`publish_reference` wrote of ``test``, waiting for it up to ``wait`` s.
+                   ) -> TestRecord | str:
+    """What :func:`publish_reference` wrote of ``test``: its record, or why there is none.
 
-    Returns ``{"record": ...}`` or ``{"missing": why}`` (also when nothing came in time).
+    Waits for it up to ``wait`` seconds.
     """
     import json
     import time
+
+    from pytest_fairness.records import TestRecord
 
     path = _reference_path(directory, test)
     deadline = time.monotonic() + wait
     while not path.exists():
         if time.monotonic() >= deadline:
-            return {"missing": f"no result within {wait:g} s"}
+            return f"no result within {wait:g} s"
         time.sleep(0.05)
-    found: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return found
+    found = json.loads(path.read_text(encoding="utf-8"))
+    return TestRecord.from_dict(found["record"]) if "record" in found else str(found["missing"])
 
 
 @final

@@ -29,8 +29,7 @@ __all__ = [
     "ResultSummary", "TestRecord", "joined",
 ]
 
-#: Float slack so that a value recomputed bit-for-bit differently does not count as worse.
-EPS: Final = 1e-12
+EPS: Final = 1e-12  # slack: a value recomputed bit-for-bit differently is not worse
 
 
 def _plain(value: Any) -> Any:
@@ -101,8 +100,7 @@ class CheckOutcome:
     indicator, metric, at : str, str, float or None
         The identity of the result checked (from ``result``; what the stored form keeps).
     reads : str
-        The limit's ``metric=`` (``"TPR"``, ``"DEO"``), or ``""`` for what the limit reads
-        by default.
+        The limit's ``metric=`` (``"TPR"``), or ``""`` for what the limit reads by default.
     """
 
     limit: str
@@ -165,10 +163,8 @@ class Comparison:
         The test id, the result's name within it, and ``"gap"``, ``"ratio"``, ...
     baseline, now : float or None
         The two numbers (None when the metric is undefined, e.g. a gap with one group).
-    tolerance, lower_is_better : float, bool
-        How much worse is accepted, and the metric's direction.
-    higher_is_better_groups : bool
-        The direction of the group values.
+    tolerance, lower_is_better, higher_is_better_groups : float, bool, bool
+        How much worse is accepted, the metric's direction, and that of the group values.
     groups : tuple of (label, baseline value, now value)
         Every group of either side, for the group-by-group table.
     notes, where : tuple of str, str
@@ -293,16 +289,14 @@ class TestRecord:
     nodeid, test : str
         The test's node id, and the same without the checkpoint parameter.
     checkpoint, outcome : str or None, str
-        The checkpoint the test ran for (as given); ``"passed"``, ``"failed"`` or
-        ``"skipped"`` (set on the controller from the report).
+        The checkpoint the test ran for (as given); its outcome, set on the controller.
     results, checks, regressions : tuple
         The results (:class:`KeyedResult`), the verdicts (markers' first, then inline
         ones) and the comparisons with the baseline.
     notes, extractions : tuple
         What could not be compared and why; what produced each of the test's features.
     checkpoint_comparisons, checkpoint_judged : tuple, bool
-        The comparisons with the test's record at the reference checkpoint, and whether
-        they are verdicts (``--fairness-compare-fail`` or ``no_regression``) or only shown.
+        The comparisons with the reference checkpoint's record, and whether they are verdicts.
     """
 
     __test__: ClassVar[bool] = False  # a dataclass, not a test class for pytest to collect
@@ -430,7 +424,7 @@ class ResultSummary:
     value, gap, ratio : float or None
         The headline value, and the gap and ratio of the included groups (None with < 2).
     worst : (str, float or None) or None
-        The worst group's label and value (None without groups).
+        The worst group's label and value.
     groups, stats : mapping of str to GroupSummary, of str to float or None
         Every group by label (with its stats), and the result's named stats.
     params, replicates : mapping
@@ -555,13 +549,7 @@ class BaselineEntry:
 @final
 @dataclass(frozen=True)
 class Baseline:
-    """A baseline: run metadata and one :class:`BaselineEntry` per test id.
-
-    Parameters
-    ----------
-    tests, metadata : mapping
-        The entries by node id; what run it came from (time, git commit, checkpoint, ...).
-    """
+    """A baseline: one :class:`BaselineEntry` per node id, and the run's ``metadata``."""
 
     tests: Mapping[str, BaselineEntry] = field(default_factory=dict)
     metadata: Mapping[str, object] = field(default_factory=dict)
@@ -598,9 +586,9 @@ class Baseline:
             raise FairnessConfigError(f"{source!r} has an invalid schema={schema!r}; "
                                       "regenerate it with --fairness-save-baseline.")
         if schema > BASELINE_SCHEMA:
-            raise FairnessConfigError(
-                f"{source!r} has schema={schema}, newer than this pytest-fairness understands "
-                f"({BASELINE_SCHEMA}); upgrade pytest-fairness.")
+            raise FairnessConfigError(f"{source!r} has schema={schema}, newer than this "
+                                      f"pytest-fairness understands ({BASELINE_SCHEMA}); "
+                                      "upgrade pytest-fairness.")
         if not isinstance(document.get("tests"), dict):
             raise FairnessConfigError(f"{source!r} has no 'tests' mapping; regenerate it.")
         try:

@@ -297,12 +297,8 @@ class FairnessSession:
         if not self.is_worker or self.fingerprints_dir is None:
             return "its test had not run before this one"
         from pytest_fairness.provenance import read_reference
-        from pytest_fairness.records import TestRecord
 
-        found = read_reference(self.fingerprints_dir, test=test)
-        kept = (TestRecord.from_dict(found["record"]) if "record" in found
-                else str(found["missing"]))
-        self.references[test] = kept
+        kept = self.references[test] = read_reference(self.fingerprints_dir, test=test)
         return kept
 
     def keep_reference(self, item: pytest.Item, record: TestRecord | None,
@@ -324,8 +320,7 @@ class FairnessSession:
         if self.is_worker and self.fingerprints_dir is not None:
             from pytest_fairness.provenance import publish_reference
 
-            publish_reference(self.fingerprints_dir, test=test, why=why,
-                              record=None if isinstance(kept, str) else kept.to_dict())
+            publish_reference(self.fingerprints_dir, test=test, kept=kept)
 
     def record_for(self, item: pytest.Item) -> TestRecord | None:
         """The record of a test that ran: checked, or with inline checks only; else None."""

@@ -65,9 +65,9 @@ def _check_groups_usable(keys: list[GroupKey], variant: str, function: str) -> N
             "for more than two.")
 
 
-def _label_kinds(values: NDArray[Any]) -> dict[str, Any]:
+def _label_kinds(values: NDArray[Any]) -> dict[str, object]:
     """The kinds of label in ``values`` (number, str, bytes, ...), each with a first example."""
-    kinds: dict[str, Any] = {}
+    kinds: dict[str, object] = {}
     for value in values.tolist() if values.dtype.kind == "O" else values[:1].tolist():
         number = isinstance(value, (int, float, np.number, np.bool_))
         kinds.setdefault("number" if number else "str" if isinstance(value, str)

@@ -97,9 +97,8 @@ def test_publish_fails_the_second_checkpoint_with_the_same_features(tmp_path: Pa
 def test_a_reference_record_is_read_back_or_said_missing(tmp_path: Path) -> None:
     """What the reference checkpoint's test published, by test id; nothing in time: why."""
     record = TestRecord("t.py::g[a.pt]", "t.py::g", "a.pt")
-    publish_reference(tmp_path, test="t.py::g", record=record.to_dict())
-    publish_reference(tmp_path, test="t.py::h", record=None, why="its test failed")
-    assert TestRecord.from_dict(read_reference(tmp_path, test="t.py::g")["record"]) == record
-    assert read_reference(tmp_path, test="t.py::h") == {"missing": "its test failed"}
-    assert read_reference(tmp_path, test="t.py::x", wait=0) == {
-        "missing": "no result within 0 s"}
+    publish_reference(tmp_path, test="t.py::g", kept=record)
+    publish_reference(tmp_path, test="t.py::h", kept="its test failed")
+    assert read_reference(tmp_path, test="t.py::g") == record
+    assert read_reference(tmp_path, test="t.py::h") == "its test failed"
+    assert read_reference(tmp_path, test="t.py::x", wait=0) == "no result within 0 s"
