@@ -361,7 +361,8 @@ class FairnessSession:
             if not self.settings.gates:
                 return exitstatus
             self.lines.append(
-                f"fairness ERROR: {' and '.join(self.settings.gates)} ask for a fairness "
+                f"fairness ERROR: {' and '.join(self.settings.gates)} "
+                f"ask{'s' if len(self.settings.gates) == 1 else ''} for a fairness "
                 "verdict, but no fairness test of this run produced a result: nothing was "
                 "compared or saved. Run the fairness tests (check -k, -m and the paths given) "
                 "or drop those options.")

@@ -300,7 +300,8 @@ class Settings:
         )
         if settings.gates and not settings.enabled:
             raise pytest.UsageError(
-                f"{' and '.join(settings.gates)} ask for a fairness verdict, but fairness tests "
+                f"{' and '.join(settings.gates)} ask{'s' if len(settings.gates) == 1 else ''} "
+                "for a fairness verdict, but fairness tests "
                 "are skipped without --fairness: add --fairness (or set fairness = true in the "
                 "[pytest] ini section).")
         if settings.compare_fail and not settings.baseline_ref and len(checkpoints) < 2:
