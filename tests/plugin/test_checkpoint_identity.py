@@ -72,11 +72,12 @@ def test_non_ascii_checkpoint_names_are_compared(
     ])
 
 
-def test_a_checkpoint_given_twice_is_a_usage_error(pytester: pytest.Pytester) -> None:
+def test_a_checkpoint_given_twice_is_a_usage_error(pytester: pytest.Pytester,
+                                                    xdist_args: list[str]) -> None:
     pytester.makepyfile(test_gap=TEST)
     args = _checkpoints(pytester, "runs/base/model.pt")
     result = pytester.runpytest("--fairness", *args, "--fairness-checkpoint",
-                                "runs/../runs/base/model.pt")
+                                "runs/../runs/base/model.pt", *xdist_args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([
         "*--fairness-checkpoint 'runs/../runs/base/model.pt' names the same checkpoint as "
@@ -101,10 +102,11 @@ def test_the_history_keeps_each_checkpoints_content_fingerprint(
 
 @pytest.mark.parametrize("given", ["runs/missing/model.pt", "missing.pt"])
 def test_a_checkpoint_file_that_does_not_exist_is_a_usage_error(
-        pytester: pytest.Pytester, given: str) -> None:
+        pytester: pytest.Pytester, given: str, xdist_args: list[str]) -> None:
     pytester.makepyfile(test_gap=TEST)
     args = _checkpoints(pytester, "runs/base/model.pt")
-    result = pytester.runpytest("--fairness", *args, "--fairness-checkpoint", given)
+    result = pytester.runpytest("--fairness", *args, "--fairness-checkpoint", given,
+                                *xdist_args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*--fairness-checkpoint {given!r}: there is no such file "
                                  "(*). Give an existing checkpoint file, or a bare name*"])

@@ -38,8 +38,8 @@ def project(pytester: pytest.Pytester, data_source: str) -> pytest.Pytester:
     ["--fairness-save-baseline", "new.json"],
 ], ids=["baseline", "compare-fail", "save-baseline"])
 def test_gating_options_without_fairness_are_a_usage_error(
-        project: pytest.Pytester, options: list[str]) -> None:
-    result = project.runpytest(*options)
+        project: pytest.Pytester, options: list[str], xdist_args: list[str]) -> None:
+    result = project.runpytest(*options, *xdist_args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*{options[0]}*ask* for a fairness verdict, but fairness "
                                  "tests are skipped without --fairness: add --fairness*"])
@@ -60,10 +60,11 @@ def test_gates_fail_a_run_whose_selection_has_no_fairness_result(
     assert not (project.path / "new.json").exists()
 
 
-def test_a_repeated_compare_fail_is_a_usage_error(project: pytest.Pytester) -> None:
+def test_a_repeated_compare_fail_is_a_usage_error(project: pytest.Pytester,
+                                                  xdist_args: list[str]) -> None:
     result = project.runpytest("--fairness", "--fairness-baseline", "base.json",
                                "--fairness-compare-fail", "gap:0.01",
-                               "--fairness-compare-fail", "value:0.5")
+                               "--fairness-compare-fail", "value:0.5", *xdist_args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--fairness-compare-fail is given 2 times (gap:0.01 and "
                                  "value:0.5); give it once, with comma-separated "
@@ -71,9 +72,10 @@ def test_a_repeated_compare_fail_is_a_usage_error(project: pytest.Pytester) -> N
 
 
 @pytest.mark.parametrize("value", ["gap:0_25", "0_1"])
-def test_a_tolerance_with_an_underscore_is_refused(project: pytest.Pytester, value: str) -> None:
+def test_a_tolerance_with_an_underscore_is_refused(project: pytest.Pytester, value: str,
+                                                   xdist_args: list[str]) -> None:
     result = project.runpytest("--fairness", "--fairness-baseline", "base.json",
-                               "--fairness-compare-fail", value)
+                               "--fairness-compare-fail", value, *xdist_args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*a tolerance must be a number >= 0, such as 0.01; got "
                                  f"'{value.split(':')[-1]}'*"])

@@ -86,8 +86,9 @@ def _common(shards: dict[str, Path]) -> list[str]:
 
 
 def test_one_folder_for_several_checkpoints_is_a_usage_error(
-        project: pytest.Pytester, shards: dict[str, Path]) -> None:
-    result = project.runpytest(*_common(shards), f"--fairness-features={shards['features1']}")
+        project: pytest.Pytester, shards: dict[str, Path], xdist_args: list[str]) -> None:
+    result = project.runpytest(*_common(shards), f"--fairness-features={shards['features1']}",
+                               *xdist_args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*give one folder, or with several --fairness-checkpoint one "
                                  "folder per checkpoint, as --fairness-features CHECKPOINT=DIR "
@@ -121,9 +122,9 @@ def test_a_folder_of_another_checkpoint_is_refused(
 
 
 def test_a_spaced_folder_outside_the_project_is_a_usage_error(
-        project: pytest.Pytester, shards: dict[str, Path]) -> None:
+        project: pytest.Pytester, shards: dict[str, Path], xdist_args: list[str]) -> None:
     result = project.runpytest("--fairness", f"--fairness-data=manifest={DATA}",
-                               "--fairness-features", str(shards["features1"]))
+                               "--fairness-features", str(shards["features1"]), *xdist_args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--fairness-features * (with a space) names a folder outside "
                                  "this project*Write --fairness-features=*"])
