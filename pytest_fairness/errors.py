@@ -5,7 +5,6 @@ Every message names the parameter, column or file, the offending value, and the 
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 from numbers import Integral
 from typing import Any
@@ -88,6 +87,8 @@ def did_you_mean(name: object, choices: Iterable[str]) -> str:
     >>> did_you_mean("max_gapp", ["max_gap", "min_ratio"])
     " Did you mean 'max_gap'?"
     """
+    import difflib
+
     close = difflib.get_close_matches(str(name), list(choices), n=1)
     return f" Did you mean {close[0]!r}?" if close else ""
 
