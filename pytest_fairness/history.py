@@ -29,7 +29,7 @@ from pytest_fairness.records import (
     TestRecord,
 )
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "HistoryStore", "now"]
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "HistoryStore", "now", "write_run"]
 
 #: Each entry upgrades the store from version ``i`` to ``i + 1`` (index 0 creates it).
 MIGRATIONS: Final[tuple[str, ...]] = (
@@ -492,3 +492,20 @@ class HistoryStore(AbstractContextManager["HistoryStore"]):
             item["column"] = (ids[item["run_id"], item["column"]] if item["column"]
                               else item["label"] or f"run {item['run_id']}")
         return out
+
+
+def write_run(path: Path, metadata: dict[str, Any], records: Sequence[TestRecord], *,
+              series: bool) -> tuple[str, list[dict[str, Any]] | None]:
+    """Record a run in the store at ``path`` (its id goes into ``metadata``).
+
+    Returns the summary line and, when asked, the last 20 runs' :meth:`~HistoryStore.series`
+    for the report; a store that cannot be written is a line, not an error.
+    """
+    try:
+        with HistoryStore(path) as store:
+            metadata["history_run_id"] = run_id = store.record_run(metadata, records)
+            return (f"fairness history: run {run_id} recorded in {path}",
+                    store.series(last=20) if series else None)
+    except (OSError, sqlite3.Error, FairnessConfigError) as error:
+        return (f"fairness history NOT written to {path}: {error} (use --fairness-history PATH "
+                "or --fairness-no-history)"), None

@@ -258,7 +258,7 @@ def pytest_runtest_makereport(
         setattr(report, REPORT_ATTRIBUTE, record.to_dict())  # for the controller
     if is_fairness_item(item) and session.settings.reference_checkpoint is not None and (
             call.when == "call" or not report.passed):  # its outcome is known
-        session.keep_reference(item, record, report)
+        session.reference.keep(item, record, report)
     if session.is_worker and session.progress.pending:
         # A worker has no terminal: the controller prints these when the report arrives.
         setattr(report, PROGRESS_ATTRIBUTE, session.progress.take())

@@ -10,6 +10,7 @@ resampled the same units (see "Judging a change by its interval: paired regressi
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Final
 
 from pytest_fairness.errors import FairnessConfigError
@@ -25,8 +26,8 @@ from pytest_fairness.records import (
 from pytest_fairness.results import finite_or_none
 
 __all__ = [
-    "NOT_COMPARED", "compare_baselines", "compare_checkpoints", "compare_results", "compare_test",
-    "compare_with_reference",
+    "CHECKPOINT_FIX", "NOT_COMPARED", "REFERENCE", "UNGATED", "against_reference",
+    "compare_baselines", "compare_checkpoints", "compare_results", "compare_test",
 ]
 
 
@@ -305,20 +306,44 @@ def compare_checkpoints(records: Iterable[TestRecord], checkpoints: Sequence[str
             by_test.setdefault(record.test, {})[record.checkpoint] = record
     return [c for runs in by_test.values() if reference in runs
             for checkpoint, record in runs.items() if checkpoint != reference
-            for c in compare_with_reference(runs[reference], record, compare_fail=tolerances,
-                                            compare_confidence=confidence)[0]]
+            for c in against_reference(record, runs[reference], compare_fail=tolerances, marks=(),
+                                       compare_confidence=confidence,
+                                       names=(reference, checkpoint)).checkpoint_comparisons]
 
 
-def compare_with_reference(reference: TestRecord, record: TestRecord, *,
-                           compare_fail: Mapping[str, float],
-                           marks: Sequence[Mapping[str, Any]] = (),
-                           compare_confidence: str = "point", source: str = "",
-                           ) -> tuple[list[Comparison], list[str]]:
-    """The regression rule of one test against its record at the reference checkpoint.
+#: How the checkpoint the others are compared with is named in notes and messages.
+REFERENCE: Final = "the reference checkpoint "
+#: How a note on a checkpoint comparison that nothing gates, and that did not happen, starts.
+UNGATED: Final = "not compared (nothing is gated): "
+#: What to do when a gated checkpoint comparison reached no verdict.
+CHECKPOINT_FIX: Final = ("let the reference checkpoint's test run and return the same results "
+                         "(or drop the gate: --fairness-compare-fail, fairness.no_regression)")
+
+
+def against_reference(record: TestRecord, reference: TestRecord | str, *,
+                      compare_fail: Mapping[str, float], marks: Sequence[Mapping[str, Any]],
+                      compare_confidence: str, names: tuple[str, str]) -> TestRecord:
+    """``record`` with its comparisons with its test at the reference checkpoint.
 
     :func:`compare_test` with the reference record as the baseline: the same rules, and
-    the same ``not compared`` notes for a gated result one side lacks.
+    the same ``not compared`` notes for a gated result one side lacks. Judged on
+    ``compare_fail`` and the test's ``no_regression`` ``marks``; else the headline is shown,
+    not judged. ``reference`` is the record, or why there is none (then a gated test gets a
+    ``not compared`` note, which fails it). ``names``: the reference's and ``record``'s
+    checkpoint ids.
     """
+    judged = bool(compare_fail or marks)
+    versus = REFERENCE + names[0]
+    if isinstance(reference, str):
+        note = (f"{NOT_COMPARED if judged else UNGATED}{record.test} at {names[1]}: {versus} "
+                f"produced no result for it ({reference})")
+        return replace(record, notes=(*record.notes, note), checkpoint_judged=judged)
     baseline = Baseline({reference.nodeid: BaselineEntry.of(reference)})
-    return compare_test(baseline, record, compare_fail=compare_fail, marks=marks,
-                        source=source, compare_confidence=compare_confidence)
+    comparisons, notes = compare_test(
+        baseline, record, marks=marks, source=f"of {versus}",
+        compare_fail=compare_fail or ({} if marks else {"headline": 0.0}),
+        compare_confidence=compare_confidence)
+    if not judged:
+        notes = [note.replace(NOT_COMPARED, UNGATED, 1) for note in notes]
+    return replace(record, checkpoint_comparisons=tuple(comparisons),
+                   checkpoint_judged=judged, notes=(*record.notes, *notes))

@@ -1,16 +1,10 @@
 """What one pytest run knows about fairness, and what it writes at the end.
 
-:class:`FairnessSession` (in ``config.stash[SESSION_KEY]``) holds the run's
-:class:`~pytest_fairness.settings.Settings`, the datasets and features already loaded,
-the baseline, and on the controller the :class:`~pytest_fairness.records.TestRecord` of
-every fairness test (collected from every pytest-xdist worker by the plugin's
-``pytest_runtest_logreport``). A fairness test goes through it twice:
-:meth:`~FairnessSession.check_test` builds its record and checks it against the markers
-and the baseline, and with several checkpoints against its record at the reference
-checkpoint (one :class:`~pytest_fairness.errors.FairnessViolation` for everything that
-failed); :meth:`~FairnessSession.finish`, on the controller, sums up the checkpoint
-comparisons, writes the history, the baseline file and the reports, and returns the exit
-status.
+:class:`FairnessSession` (in ``config.stash[SESSION_KEY]``) holds the run's settings, the
+datasets and features loaded, the baseline and the records of every fairness test. Each
+test goes through :meth:`~FairnessSession.check_test` (markers, baseline, reference
+checkpoint: one FairnessViolation for all that failed); :meth:`~FairnessSession.finish`,
+on the controller, writes the history, the baseline and the reports, and sets the exit status.
 """
 
 from __future__ import annotations
@@ -23,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
+from pytest_fairness.checkpoints import ReferenceRecords
 from pytest_fairness.checks import validate_regression, validate_threshold
 from pytest_fairness.errors import FairnessConfigError, FairnessError, FairnessViolation
 from pytest_fairness.options import (
@@ -38,7 +33,7 @@ if TYPE_CHECKING:
     from pytest_fairness.checks import InlineCheck
     from pytest_fairness.data import FairnessDataset
     from pytest_fairness.features import Features
-    from pytest_fairness.records import Baseline, CheckOutcome, Comparison, TestRecord
+    from pytest_fairness.records import Baseline, CheckOutcome, Comparison, Extraction, TestRecord
 
 __all__ = [
     "CAPTURE_KEY",
@@ -53,13 +48,6 @@ __all__ = [
 
 #: Name of the report attribute that carries a test's record (its JSON form).
 REPORT_ATTRIBUTE: Final = "fairness"
-#: How the checkpoint the others are compared with is named in notes and messages.
-REFERENCE: Final = "the reference checkpoint "
-#: How a note on a checkpoint comparison that nothing gates, and that did not happen, starts.
-UNGATED: Final = "not compared (nothing is gated): "
-#: What to do when a gated checkpoint comparison reached no verdict.
-CHECKPOINT_FIX: Final = ("let the reference checkpoint's test run and return the same results "
-                         "(or drop the gate: --fairness-compare-fail, fairness.no_regression)")
 
 
 @dataclass
@@ -87,10 +75,9 @@ def _record(
                 results.append(KeyedResult(key, result))
         checks.extend(inline_outcomes)
     test, checkpoint = identity_of(item, settings)
-    extractions = item.stash.get(EXTRACTIONS_KEY, [])
+    extractions: list[Extraction] = item.stash.get(EXTRACTIONS_KEY, [])
     return TestRecord(nodeid=item.nodeid, test=test, checkpoint=checkpoint,
-                      results=tuple(results), checks=tuple(checks),
-                      extractions=tuple(extractions))
+                      results=tuple(results), checks=tuple(checks), extractions=tuple(extractions))
 
 
 class FairnessSession:
@@ -103,11 +90,8 @@ class FairnessSession:
         self.memory: dict[str, Features] = {}  # features by cache key, for this process
         self.progress = ProgressWriter(config)
         self.datasets: dict[str, FairnessDataset] = {}
-        # each test's record at the reference checkpoint (or why it has none), by test id
-        self.references: dict[str, TestRecord | str] = {}
-        self._reference_tests: set[str] | None = None  # the tests that run there
-        # what the run produced
-        self.records: list[TestRecord] = []
+        self.reference = ReferenceRecords(self.settings, self.fingerprints_dir, self.is_worker)
+        self.records: list[TestRecord] = []  # what the run produced
         self.lines: list[str] = []  # what the end of the run wrote, for the summary
         self.baseline: Baseline | None = None
         self.baseline_source = ""
@@ -116,12 +100,10 @@ class FairnessSession:
 
             try:
                 self.baseline, self.baseline_source = resolve_baseline(
-                    self.settings.baseline_ref, self.settings.history_path, passed=True
-                )
+                    self.settings.baseline_ref, self.settings.history_path, passed=True)
             except FairnessConfigError as error:
                 raise pytest.UsageError(
-                    f"--fairness-baseline={self.settings.baseline_ref}: {error}"
-                ) from None
+                    f"--fairness-baseline={self.settings.baseline_ref}: {error}") from None
 
     @property
     def is_worker(self) -> bool:
@@ -136,18 +118,15 @@ class FairnessSession:
             return self.datasets[name]
         root = self.settings.roots.get(name)
         if root is None:
-            message = (
-                f"dataset {name!r} is not configured: pass --fairness-data {name}=PATH or add "
-                f"'{name}=PATH' to the {DATA_INI} ini option"
-            )
+            message = (f"dataset {name!r} is not configured: pass --fairness-data {name}=PATH "
+                       f"or add '{name}=PATH' to the {DATA_INI} ini option")
             if self.settings.strict:
                 pytest.fail(message + " (--fairness-strict turns this skip into an error)",
                             pytrace=False)
             pytest.skip(message)
         from pytest_fairness.data import LOADERS
 
-        dataset = LOADERS[name](root)
-        self.datasets[name] = dataset
+        dataset = self.datasets[name] = LOADERS[name](root)
         return dataset
 
     def features(self, model: Any, item: pytest.Item) -> Callable[..., Any]:
@@ -160,14 +139,10 @@ class FairnessSession:
     # -- one test -------------------------------------------------------------------------
 
     def check_test(self, item: pytest.Function, capture: Capture) -> None:
-        """Record what the test returned, check it against its markers and the baseline.
+        """Record what the test returned; check it (markers, baseline, reference checkpoint).
 
-        Raises
-        ------
-        FairnessViolation
-            One for every broken limit and regression together.
-        FairnessConfigError
-            When the test returned something that holds no result, or nothing to check.
+        Raises a FairnessViolation for every broken limit and regression together, and a
+        FairnessConfigError when the test returned no result, or nothing to check.
         """
         __tracebackhide__ = True
         from pytest_fairness.checks import evaluate
@@ -196,7 +171,7 @@ class FairnessSession:
                 f"{item.nodeid} has a fairness.threshold marker but returned nothing to check. "
                 "Return the indicator's result (or a list or dict of results)."
             )
-        from pytest_fairness.regression import NOT_COMPARED
+        from pytest_fairness.regression import CHECKPOINT_FIX, NOT_COMPARED, REFERENCE
         from pytest_fairness.report.terminal import regression_message, violation_message
 
         parts = []
@@ -211,7 +186,7 @@ class FairnessSession:
             parts.append(not_compared_message(missed, str(self.settings.baseline_ref)))
         if record.checkpoint_judged and any(c.regressed for c in record.checkpoint_comparisons):
             parts.append(regression_message(record.checkpoint_comparisons,
-                                            against=REFERENCE + self._id(None)))
+                                            against=REFERENCE + self.reference.name()))
         missed = [n for n in record.notes if n.startswith(NOT_COMPARED) and REFERENCE in n]
         if missed:
             parts.append("\n".join([f"{missed[0]}; {CHECKPOINT_FIX}", *missed[1:]]))
@@ -221,10 +196,7 @@ class FairnessSession:
     def _compared(
         self, item: pytest.Item, record: TestRecord
     ) -> tuple[TestRecord, list[Comparison]]:
-        """The record with its baseline comparisons and notes, and the comparisons.
-
-        Compared: the metrics of --fairness-compare-fail and of the test's markers.
-        """
+        """The record with its baseline comparisons (``--fairness-compare-fail``, markers)."""
         marks = [validate_regression(m.args, m.kwargs)
                  for m in item.iter_markers(MARKER_REGRESSION)]
         if not marks and not (self.settings.compare_fail and self.settings.baseline_ref):
@@ -241,86 +213,19 @@ class FairnessSession:
         return replace(record, regressions=tuple(comparisons),
                        notes=tuple(notes)), comparisons
 
-    def _id(self, checkpoint: str | None) -> str:
-        """The id of ``checkpoint`` (default: the reference one) in test ids and reports."""
-        settings = self.settings
-        index = settings.checkpoints.index(checkpoint or str(settings.reference_checkpoint))
-        return settings.checkpoint_ids[index]
-
     def _against_reference(self, item: pytest.Item, record: TestRecord) -> TestRecord:
-        """The record with its comparisons at the reference checkpoint (another checkpoint's).
-
-        Judged on ``--fairness-compare-fail`` and, without ``--fairness-baseline``, on the
-        test's ``no_regression`` marks; else the headline is shown, not judged. A gated test
-        whose reference has no record gets a ``not compared`` note (it fails).
-        """
+        """The record compared with its test at the reference checkpoint (another one's)."""
         settings = self.settings
         if settings.reference_checkpoint in (None, record.checkpoint) or not record.checkpoint:
             return record
-        from pytest_fairness.regression import NOT_COMPARED, compare_with_reference
+        from pytest_fairness.regression import against_reference
 
         marks = [] if settings.baseline_ref else [validate_regression(m.args, m.kwargs)
                                                   for m in item.iter_markers(MARKER_REGRESSION)]
-        judged = bool(settings.compare_fail or marks)
-        versus = REFERENCE + self._id(None)
-        reference = self._reference_of(item, record.test)
-        if isinstance(reference, str):
-            note = (f"{NOT_COMPARED if judged else UNGATED}{record.test} at "
-                    f"{self._id(record.checkpoint)}: {versus} produced no result for it "
-                    f"({reference})")
-            return replace(record, notes=(*record.notes, note), checkpoint_judged=judged)
-        comparisons, notes = compare_with_reference(
-            reference, record, marks=marks, source=f"of {versus}",
-            compare_fail=settings.compare_fail or ({} if marks else {"headline": 0.0}),
-            compare_confidence=settings.compare_confidence)
-        if not judged:
-            notes = [note.replace(NOT_COMPARED, UNGATED, 1) for note in notes]
-        return replace(record, checkpoint_comparisons=tuple(comparisons),
-                       checkpoint_judged=judged, notes=(*record.notes, *notes))
-
-    def _reference_of(self, item: pytest.Item, test: str) -> TestRecord | str:
-        """``test``'s record at the reference checkpoint, or why there is none.
-
-        A serial run has it already (the reference checkpoint's tests run first); a
-        pytest-xdist worker waits for the file another worker writes, up to a bound.
-        """
-        if test in self.references:
-            return self.references[test]
-        if self._reference_tests is None:
-            reference = self.settings.reference_checkpoint
-            self._reference_tests = {
-                t for t, c in (identity_of(i, self.settings) for i in item.session.items)
-                if c == reference}
-        if test not in self._reference_tests:
-            return ("its test did not run: deselected or not collected; run it too, check -k, "
-                    "-m and the paths given")
-        if not self.is_worker or self.fingerprints_dir is None:
-            return "its test had not run before this one"
-        from pytest_fairness.provenance import read_reference
-
-        kept = self.references[test] = read_reference(self.fingerprints_dir, test=test)
-        return kept
-
-    def keep_reference(self, item: pytest.Item, record: TestRecord | None,
-                       report: pytest.TestReport) -> None:
-        """Keep a test's record at the reference checkpoint for the other checkpoints' tests.
-
-        Called when the test's outcome is known (its call, or a setup that did not pass);
-        under pytest-xdist the record goes to the run's shared folder as well.
-        """
-        test, checkpoint = identity_of(item, self.settings)
-        if checkpoint is None or checkpoint != self.settings.reference_checkpoint or (
-                test in self.references):
-            return
-        done = "was skipped" if report.skipped else f"{report.outcome}"
-        where = " in its setup" if report.when == "setup" else ""
-        why = f"its test {done}{where} before it returned a result"
-        kept = record if record is not None and record.results else why
-        self.references[test] = kept
-        if self.is_worker and self.fingerprints_dir is not None:
-            from pytest_fairness.provenance import publish_reference
-
-            publish_reference(self.fingerprints_dir, test=test, kept=kept)
+        return against_reference(
+            record, self.reference.of(item, record.test), marks=marks,
+            compare_fail=settings.compare_fail, compare_confidence=settings.compare_confidence,
+            names=(self.reference.name(), self.reference.name(record.checkpoint)))
 
     def record_for(self, item: pytest.Item) -> TestRecord | None:
         """The record of a test that ran: checked, or with inline checks only; else None."""
@@ -329,8 +234,7 @@ class FairnessSession:
         if record is None and capture is not None and (
                 capture.inline or item.stash.get(EXTRACTIONS_KEY, None)):
             # An inline check raised before the test returned: its results are still
-            # compared with the baseline, as `pytest-fairness compare` compares them later.
-            # Features extracted before an error are kept for the end-of-run checks.
+            # compared, and features extracted before an error kept for the end of the run.
             record = _record(item, self.settings, [], capture.inline)
             try:
                 record, _ = self._compared(item, record)
@@ -350,9 +254,8 @@ class FairnessSession:
     def finish(self, exitstatus: int) -> int:
         """Record the run in the history, save the baseline, write the reports (controller).
 
-        Returns the run's exit status: a run-level failure (no result for the gates asked
-        for, no baseline match, checkpoints that gave the same features) turns a passing
-        run into a failing one. A checkpoint regression failed its test already.
+        Returns the exit status: no result for the gates asked for, no baseline match, or
+        checkpoints that gave the same features fail a passing run.
         """
         from pytest_fairness.metadata import collect_metadata
 
@@ -360,12 +263,12 @@ class FairnessSession:
         if not any(r.results for r in records):
             if not self.settings.gates:
                 return exitstatus
+            gates = self.settings.gates
             self.lines.append(
-                f"fairness ERROR: {' and '.join(self.settings.gates)} "
-                f"ask{'s' if len(self.settings.gates) == 1 else ''} for a fairness "
-                "verdict, but no fairness test of this run produced a result: nothing was "
-                "compared or saved. Run the fairness tests (check -k, -m and the paths given) "
-                "or drop those options.")
+                f"fairness ERROR: {' and '.join(gates)} ask{'s' if len(gates) == 1 else ''} for "
+                "a fairness verdict, but no fairness test of this run produced a result: nothing "
+                "was compared or saved. Run the fairness tests (check -k, -m and the paths "
+                "given) or drop those options.")
             return self._fail_run(exitstatus, pytest.ExitCode.USAGE_ERROR)
         exitstatus = self._check_baseline_match(exitstatus)
         from pytest_fairness.provenance import same_features_lines
@@ -374,7 +277,7 @@ class FairnessSession:
         self.lines.extend(same)
         if same:
             exitstatus = self._fail_run(exitstatus, pytest.ExitCode.TESTS_FAILED)
-        checkpoints = self._compare_checkpoints(records)
+        checkpoints = self.reference.summary(records, self.lines)
         metadata = collect_metadata(
             records, root=self.config.rootpath, label=self.settings.label,
             checkpoints=list(self.config.getoption("fairness_checkpoint", None) or []),
@@ -383,7 +286,13 @@ class FairnessSession:
         if self.settings.baseline_ref:
             metadata["baseline"] = self.baseline_source
         self.config.hook.pytest_fairness_run_metadata(config=self.config, metadata=metadata)
-        trends = self._write_history(metadata, records) if self.settings.record_history else None
+        trends = None
+        if self.settings.record_history:
+            from pytest_fairness.history import write_run
+
+            line, trends = write_run(self.settings.history_path, metadata, records,
+                                     series=bool(self.settings.report_dir))
+            self.lines.append(line)
         save = self.settings.save_baseline
         if save and int(exitstatus) != 0 and self.settings.baseline_ref and (
                 Path(save).resolve() == Path(self.settings.baseline_ref).resolve()):
@@ -425,14 +334,13 @@ class FairnessSession:
     def _check_baseline_match(self, exitstatus: int) -> int:
         """What the baseline compared (a summary line); no match, or a gap, fails the run.
 
-        No match must not pass silently: the message names a few ids of each side and the
-        likely cause, and the exit status (returned) becomes a usage error. A gated result
-        that was not compared (its test failed already) is named, and fails the run too.
+        No match is a usage error naming a few ids of each side and the likely cause; a
+        gated result that was not compared (its test failed already) is named.
         """
         if self.baseline is None:
             return exitstatus
         from pytest_fairness.baseline import few_ids, match_baseline, unmatched_message
-        from pytest_fairness.regression import NOT_COMPARED
+        from pytest_fairness.regression import NOT_COMPARED, REFERENCE
         from pytest_fairness.report.terminal import regression_tally
 
         if self.baseline.metadata.get("chosen"):
@@ -474,55 +382,16 @@ class FairnessSession:
         """The run's exit status with ``status`` added, unless it already fails otherwise."""
         return max(int(exitstatus), int(status)) if int(exitstatus) in (0, 1) else exitstatus
 
-    def _compare_checkpoints(self, records: Sequence[TestRecord]
-                             ) -> list[tuple[Comparison, bool]]:
-        """The records' comparisons with the reference checkpoint, with summary lines.
-
-        Each is ``(comparison, judged)``: judged by ``--fairness-compare-fail`` or the test's
-        ``no_regression`` (a regression failed its test), else shown without a verdict.
-        """
-        if self.settings.reference_checkpoint is None:
-            return []
-        from pytest_fairness.report.terminal import checkpoint_lines
-
-        given = {c: i for i, c in enumerate(self.settings.checkpoints)}
-        ordered = sorted(records, key=lambda r: (r.test, given.get(str(r.checkpoint), 0)))
-        pairs = [(c, r.checkpoint_judged) for r in ordered for c in r.checkpoint_comparisons]
-        if pairs:
-            self.lines.extend(checkpoint_lines([c for c, _ in pairs], reference=self._id(None),
-                                               judged=[judged for _, judged in pairs]))
-        return pairs
-
     def close(self) -> None:
         """Remove the folder the run's extractions met in (controller)."""
         if self.fingerprints_dir is not None and not self.is_worker:
             shutil.rmtree(self.fingerprints_dir, ignore_errors=True)
 
-    def _write_history(
-        self, metadata: dict[str, Any], records: Sequence[TestRecord]
-    ) -> list[dict[str, Any]] | None:
-        import sqlite3
-
-        from pytest_fairness.history import HistoryStore
-
-        try:
-            with HistoryStore(self.settings.history_path) as store:
-                run_id = store.record_run(metadata, records)
-                metadata["history_run_id"] = run_id
-                self.lines.append(f"fairness history: run {run_id} recorded in "
-                                  f"{self.settings.history_path}")
-                return store.series(last=20) if self.settings.report_dir else None
-        except (OSError, sqlite3.Error, FairnessConfigError) as error:
-            self.lines.append(f"fairness history NOT written to {self.settings.history_path}: "
-                              f"{error} (use --fairness-history PATH or --fairness-no-history)")
-            return None
-
 
 SESSION_KEY: Final = pytest.StashKey[FairnessSession]()
 CAPTURE_KEY: Final = pytest.StashKey[Capture]()
 RECORD_KEY: Final = pytest.StashKey["TestRecord"]()
-#: The error a test's markers raised (a violation or a bad marker), to report it plainly.
-MARKER_ERROR_KEY: Final = pytest.StashKey[BaseException]()
+MARKER_ERROR_KEY: Final = pytest.StashKey[BaseException]()  # a marker's error, shown plainly
 
 
 def session_of(config: pytest.Config) -> FairnessSession:

@@ -41,7 +41,7 @@ SOURCE = Path(__file__).resolve().parents[1] / PACKAGE
 #: Top to bottom; a higher layer may import a lower one. Entries are relative to the package.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("face", ("plugin", "cli", "markers", "hookspec")),
-    ("the run", ("session", "settings", "progress", "provenance", "metadata")),
+    ("the run", ("session", "checkpoints", "settings", "progress", "provenance", "metadata")),
     ("policy, store, render", ("checks", "readings", "regression", "baseline", "history",
                                 "report")),
     ("computation and inputs", ("indicators", "features", "data", "perturbations")),
