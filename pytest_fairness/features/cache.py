@@ -6,6 +6,7 @@ makes pytest-xdist workers compute it once; an unwritable folder costs a warning
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -52,20 +53,53 @@ def _sidecar(entry: Path) -> Path:
     return entry.with_name(entry.name + SIDECAR)
 
 
-#: Files whose sha256 this process checked: (path, size, mtime) → sha256. A warm read of a
-#: large memory-mapped entry then costs no second pass over its bytes.
-_CHECKED: dict[tuple[str, int, int], str] = {}
+#: Files whose sha256 this process checked: (path, inode, size, mtime, ctime) → sha256. A warm
+#: read of a large memory-mapped entry then costs no second pass over its bytes; an overwrite
+#: changes the ctime even when the mtime is set back (``os.utime`` cannot set the ctime).
+_CHECKED: dict[tuple[str, int, int, int, int], str] = {}
+#: Folders (or files in a folder's place) the cache could not write: warned once, then skipped.
+_UNWRITABLE: set[str] = set()
 
 
 def _verified(path: Path, digest: str) -> bool:
     """Whether ``path`` has the sha256 ``digest`` (hashed once per process per file state)."""
     stat = path.stat()
-    state = (str(path), stat.st_size, stat.st_mtime_ns)
+    state = (str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
     if _CHECKED.get(state) != digest:
         if file_sha256(path) != digest:
             return False
         _CHECKED[state] = digest
     return True
+
+
+def _implausible(path: Path) -> str | None:
+    """Why the ``.npy`` header of ``path`` does not fit its size (checked before any allocation)."""
+    import math
+
+    from numpy.lib import format as npy
+    with open(path, "rb") as handle:
+        try:
+            version = npy.read_magic(handle)
+            read = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+            shape, _, dtype = read(handle)
+        except Exception as exc:  # numpy parses the header with ast and tokenize: any error
+            return f"its .npy header does not parse: {type(exc).__name__}: {exc}"
+        claimed = handle.tell() + math.prod(shape) * dtype.itemsize
+    size = path.stat().st_size
+    if dtype.hasobject or claimed != size:
+        return (f"its header claims {'×'.join(map(str, shape)) or 'a scalar'} {dtype} "
+                f"({claimed:,} bytes), the file holds {size:,} bytes")
+    return None
+
+
+def _blocking(folder: Path) -> Path:
+    """The nearest of ``folder`` and its parents that exists (the one a write fails on)."""
+    return next(p for p in (folder, *folder.parents) if os.path.lexists(p))
+
+
+def _skipped(entry: Path) -> bool:
+    """Whether ``entry`` lies under a folder the cache already failed to write (and warned)."""
+    return any(str(p) in _UNWRITABLE for p in entry.parents)
 
 
 def _damage(entry: Path, mmap: bool) -> tuple[Arrays | None, str | None]:
@@ -80,8 +114,11 @@ def _damage(entry: Path, mmap: bool) -> tuple[Arrays | None, str | None]:
         listed = json.loads(sidecar.read_text(encoding="utf-8"))
         members = {str(k): (str(v["file"]), str(v["sha256"])) for k, v in
                    listed["arrays"].items()}
-        assert listed["version"] == CACHE_VERSION and members
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, AssertionError) as exc:
+        # This entry's own files only: a name copied from another entry is damage, not data.
+        assert listed["version"] == CACHE_VERSION and members and all(
+            Path(file).name.startswith(entry.name + ".") for file, _ in members.values())
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, AssertionError,
+            RecursionError) as exc:
         return None, f"is damaged (its sidecar does not parse: {type(exc).__name__})"
     arrays: Arrays = {}
     for name, (file, digest) in members.items():
@@ -91,6 +128,8 @@ def _damage(entry: Path, mmap: bool) -> tuple[Arrays | None, str | None]:
         try:
             if not _verified(path, digest):
                 return None, f"is damaged ({name!r}: its sha256 does not match the sidecar)"
+            if (implausible := _implausible(path)) is not None:
+                return None, f"is damaged ({name!r}: {implausible})"
             arrays[name] = np.load(path, mmap_mode="c" if mmap else None, allow_pickle=False)
         except (OSError, ValueError, EOFError) as exc:
             return None, f"is damaged ({name!r}: {type(exc).__name__}: {exc})"
@@ -109,6 +148,9 @@ def read_entry(entry: Path, *, what: str = "features are",
     if problem is None and arrays is not None and check is not None:
         problem = check(arrays)
     if problem == "is a directory":
+        if str(_sidecar(entry)) in _UNWRITABLE:
+            return None  # warned once
+        _UNWRITABLE.add(str(_sidecar(entry)))
         warnings.warn(f"fairness cache: entry {str(_sidecar(entry))!r} is a directory, or has "
                       f"one in a file's place; the {what} recomputed and not cached until you "
                       "remove it.", stacklevel=3)
@@ -116,7 +158,8 @@ def read_entry(entry: Path, *, what: str = "features are",
     if problem is not None:
         warnings.warn(f"fairness cache: entry {str(_sidecar(entry))!r} {problem}; the {what} "
                       "recomputed and the entry is written again.", stacklevel=3)
-        _sidecar(entry).unlink(missing_ok=True)  # read once more under the lock: no warning
+        with contextlib.suppress(OSError):  # read once more under the lock: no warning
+            _sidecar(entry).unlink(missing_ok=True)
         return None
     return arrays
 
@@ -125,8 +168,8 @@ def write_entry(entry: Path, arrays: Mapping[str, NDArray[Any]]) -> None:
     """Store ``arrays`` (numbers or strings) at ``entry``: files, then sidecar; failing warns."""
     import numpy as np
     files = [entry.with_name(f"{entry.name}.{i}.npy") for i in range(len(arrays))]
-    if any(path.is_dir() for path in [_sidecar(entry), *files]):
-        return  # already reported by read_entry
+    if _skipped(entry) or any(path.is_dir() for path in [_sidecar(entry), *files]):
+        return  # already reported (an unwritable folder, or by read_entry)
     listed = {}
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
@@ -136,8 +179,12 @@ def write_entry(entry: Path, arrays: Mapping[str, NDArray[Any]]) -> None:
         text = json.dumps({"version": CACHE_VERSION, "arrays": listed}, sort_keys=True)
         atomic_write_text(_sidecar(entry), text)
     except OSError as exc:
+        where = _blocking(entry.parent)
+        _UNWRITABLE.add(str(where))
         warnings.warn(f"fairness cache: cannot write entry {str(_sidecar(entry))!r} ({exc}); "
-                      "the results are used without caching them.", stacklevel=3)
+                      f"the run goes on without writing to the cache under {str(where)!r}. "
+                      "Point --fairness-cache-dir at a folder you can write, or pass "
+                      "--fairness-no-cache.", stacklevel=3)
 
 
 def cached(entry: Path, compute: Callable[[], Mapping[str, NDArray[Any]]], *,
@@ -152,6 +199,8 @@ def cached(entry: Path, compute: Callable[[], Mapping[str, NDArray[Any]]], *,
     if arrays is not None:
         return arrays, True
     try:
+        if _skipped(entry):
+            raise PermissionError  # warned once already: no folder, no lock, no write
         entry.parent.mkdir(parents=True, exist_ok=True)
         from filelock import FileLock
         lock: Any = FileLock(str(entry) + ".lock")

@@ -172,3 +172,51 @@ def test_shard_receipt_keys_do_not_follow_the_cache_version() -> None:
                                        default=str).encode()).hexdigest()
     assert cache_key(version=RECEIPT_VERSION, **parts) == before
     assert CACHE_VERSION != RECEIPT_VERSION and cache_key(**parts) != before
+
+
+def test_overwrite_with_the_mtime_set_back_is_found(dataset: FairnessDataset,
+                                                    tmp_path: Path) -> None:
+    """Same size, mtime restored with os.utime: the ctime still changed, so it is hashed."""
+    import os
+
+    model = Counting()
+    extract_features(model, dataset, transform=DefaultTransform(4), cache_dir=tmp_path)
+    extract_features(model, dataset, transform=DefaultTransform(4), cache_dir=tmp_path)
+    _, embeddings = _entry(tmp_path)
+    before = embeddings.stat()
+    _flip_two(embeddings)
+    os.utime(embeddings, ns=(before.st_atime_ns, before.st_mtime_ns))
+    with pytest.warns(UserWarning, match=r"sha256 does not match the sidecar"):
+        again = extract_features(model, dataset, transform=DefaultTransform(4),
+                                 cache_dir=tmp_path)
+    assert not again.from_cache and model.calls == 2
+
+
+def test_implausible_header_is_recomputed(dataset: FairnessDataset, tmp_path: Path) -> None:
+    """A header claiming far more than the file holds is refused before numpy allocates."""
+    model = Counting()
+    extract_features(model, dataset, transform=DefaultTransform(4), cache_dir=tmp_path)
+    sidecar, embeddings = _entry(tmp_path)
+    raw = embeddings.read_bytes().replace(b"'shape': (16, 5)", b"'shape': (9999,)", 1)
+    embeddings.write_bytes(raw)
+    listed = json.loads(sidecar.read_text())
+    listed["arrays"]["embeddings"]["sha256"] = file_sha256(embeddings)
+    sidecar.write_text(json.dumps(listed))
+    with pytest.warns(UserWarning, match=r"'embeddings': its header claims 9999 float32"):
+        again = extract_features(model, dataset, transform=DefaultTransform(4),
+                                 cache_dir=tmp_path)
+    assert not again.from_cache and again.embeddings.shape == (16, 5)
+
+
+def test_unwritable_cache_folder_warns_once(dataset: FairnessDataset, tmp_path: Path) -> None:
+    """A cache folder under a regular file: one warning, then every extraction goes on."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    model = Counting()
+    with pytest.warns(UserWarning, match=r"cannot write.*a-file.*--fairness-no-cache") as got:
+        for model_id in ("a", "a", "b"):  # two entries, one read twice
+            features = extract_features(model, dataset, transform=DefaultTransform(4),
+                                        cache_dir=blocker / "sub", model_id=model_id)
+            assert not features.from_cache
+    assert len(got) == 1, [str(w.message) for w in got]
+    assert blocker.read_text() == "not a folder" and model.calls == 3
