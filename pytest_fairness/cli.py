@@ -26,6 +26,10 @@ __all__ = ["ROOT_MARKERS", "find_history", "main"]
 ROOT_MARKERS: Final = ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", ".git")
 
 
+#: The most runs ``--last`` may ask for (SQLite's LIMIT takes a 64-bit integer).
+MAX_LAST: Final = 1_000_000_000
+
+
 def find_history(start: Path | None = None) -> Path:
     """The nearest ``.fairness/`` store up to the project's top, else by the nearest marker."""
     here = (start or Path.cwd()).resolve()
@@ -156,14 +160,15 @@ def _store(args: argparse.Namespace) -> HistoryStore:
     from pytest_fairness.history import HistoryStore
 
     path = Path(args.history) if args.history is not None else find_history()
-    if not path.is_file():
+    if not path.exists():  # a folder: HistoryStore says it must name a file
         searched = "" if args.history is not None else (
             f" (searched from {Path.cwd()} up to the project's top for a .fairness/ folder)")
         raise FairnessConfigError(
             f"no history store at {str(path)!r}{searched}; run `pytest --fairness` first, or "
             "pass --history PATH.")
-    if getattr(args, "last", 1) < 1:
-        raise FairnessConfigError(f"--last must be >= 1; got --last={args.last}.")
+    if not 1 <= getattr(args, "last", 1) <= MAX_LAST:
+        raise FairnessConfigError(f"--last must be an integer from 1 to {MAX_LAST:,}; got "
+                                  f"--last={args.last}.")
     return HistoryStore(path, read_only=True)
 
 
@@ -192,6 +197,12 @@ def _compare(args: argparse.Namespace) -> int:
     history = args.history if args.history is not None else str(find_history())
     base, base_source = resolve_baseline(args.a, history)
     now, now_source = resolve_baseline(args.b, history)
+    for side, baseline, source in (("A", base, base_source), ("B", now, now_source)):
+        if not baseline.tests:
+            raise FairnessConfigError(
+                f"{side} ({source}) holds no fairness results, so nothing can be "
+                "compared; give a run, checkpoint or baseline file that has results "
+                "(`pytest-fairness runs` lists them with their number of results).")
     tests = [(nodeid, entry.test) for nodeid, entry in now.tests.items()]
     matched, _ = match_baseline(base, tests)
     if tests and not matched:
@@ -205,6 +216,10 @@ def _compare(args: argparse.Namespace) -> int:
     for line in missing:
         print(f"  {line}")
     print(f"baseline matched {len(matched)}/{len(tests)} tests; {regression_tally(comparisons)}")
+    if not comparisons:
+        raise FairnessConfigError(
+            f"no result of {now_source} has a counterpart in {base_source}, so "
+            "nothing was compared (listed above); compare runs of the same tests.")
     if any(c.regressed for c in comparisons):
         print(regression_message(comparisons, source=base_source, with_test=True))
         return 1
@@ -225,6 +240,9 @@ def _report(args: argparse.Namespace) -> int:
     document = build_report(records, run={
         **{k: v for k, v in run.items() if k not in ("id", "metadata", "n_results")},
         **run["metadata"], "history_run_id": run_id})
+    if not args.html.strip():
+        raise FairnessConfigError("--html '' names no folder; give the folder to write the "
+                                  "report to, e.g. --html fairness-report.")
     folder = Path(args.html)
     try:
         folder.mkdir(parents=True, exist_ok=True)

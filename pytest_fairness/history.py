@@ -176,6 +176,15 @@ class HistoryStore(AbstractContextManager["HistoryStore"]):
         return conn
 
     def _unreadable(self, error: object) -> str:
+        if "locked" in str(error):  # "database is locked": another connection holds a lock
+            return (f"history {str(self.path)!r} is locked by another process ({error}): a "
+                    "pytest run or a sqlite3 session is writing it. Wait for it to finish and "
+                    "try again, or point --fairness-history (or `pytest-fairness --history`) "
+                    "at another file; the store itself is not damaged.")
+        if "readonly" in str(error) or "read-only" in str(error):
+            return (f"history {str(self.path)!r} is read-only ({error}): make the file and its "
+                    "folder writable, or pass --fairness-no-history (the `pytest-fairness` "
+                    "commands only read it); the store itself is not damaged.")
         return (f"{str(self.path)!r} is not a readable pytest-fairness history ({error}). "
                 "Restore it from a backup, salvage it with `sqlite3 OLD .recover | sqlite3 NEW`, "
                 "or move it aside (pytest starts a new history); to keep it, point "
@@ -232,7 +241,7 @@ class HistoryStore(AbstractContextManager["HistoryStore"]):
         try:
             yield
         except (sqlite3.DatabaseError, UnicodeDecodeError) as error:
-            if writing:
+            if writing and "locked" not in str(error) and "readonly" not in str(error):
                 raise FairnessConfigError(
                     f"cannot record the run in the history {str(self.path)!r} ({error}); check "
                     "that the file and its folder are writable, or pass --fairness-no-history.",

@@ -90,6 +90,21 @@ def _cache_dir(config: pytest.Config) -> Path | None:
     return config.rootpath / DEFAULT_CACHE_DIR
 
 
+def _report_dir(config: pytest.Config) -> str | None:
+    """``--fairness-report``: a folder that exists or can be made, checked now, not at the end."""
+    given: str | None = config.getoption("fairness_report", None)
+    if given is None:
+        return None
+    path = _absolute(given, Path.cwd()) if given.strip() else None
+    nearest = path and next(p for p in (path, *path.parents) if p.exists())
+    if path is None or nearest is None or not nearest.is_dir() or not os.access(nearest, os.W_OK):
+        why = ("names no folder" if path is None else f"{nearest} is not a folder" if nearest
+               and not nearest.is_dir() else f"the folder {nearest} is not writable")
+        raise pytest.UsageError(f"--fairness-report {given!r}: {why}; give a folder the report "
+                                "can be written to, e.g. --fairness-report fairness-report.")
+    return given
+
+
 def _checkpoints(config: pytest.Config) -> tuple[str, ...]:
     """``--fairness-checkpoint`` values: absolute when the path exists, else as given.
 
@@ -280,7 +295,7 @@ class Settings:
         settings = cls(
             enabled=bool(config.getoption("fairness") or config.getini(ENABLE_INI)),
             seed=_seed(config),
-            report_dir=config.getoption("fairness_report", None),
+            report_dir=_report_dir(config),
             save_baseline=config.getoption("fairness_save_baseline", None),
             baseline_ref=config.getoption("fairness_baseline", None),
             label=config.getoption("fairness_run_label", None),

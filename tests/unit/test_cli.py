@@ -254,3 +254,111 @@ def test_compare_judges_by_the_paired_interval(tmp_path: Path,
     assert main([*h, "compare", "base", "large", "--confidence", "supported"]) == 1
     out = capsys.readouterr().out
     assert "confidence supported" in out and "] paired, tolerance 0 supported" in out
+
+
+def _hostile_store(tmp: Path) -> tuple[Path, dict[str, str]]:
+    """A store with results, an empty run and a run of other results; files to point at."""
+    path = tmp / "h.sqlite"
+    other = IndicatorResult("group_metrics", "recall", 0.1, min_group_size=1,
+                            groups=(GroupStat("a", 10, 0.8), GroupStat("b", 10, 0.7)))
+    with HistoryStore(path) as store:
+        store.record_run({"checkpoint": "epoch1"}, [record("t.py::a", 0.7)])
+        store.record_run({"checkpoint": "empty"}, [])
+        store.record_run({"checkpoint": "epoch2"}, [record("t.py::a", 0.6)])
+        store.record_run({"checkpoint": "recall"}, [TestRecord.from_dict(
+            {"nodeid": "t.py::a", "outcome": "passed",
+             "results": [{**other.to_dict(), "key": None}]})])
+    (tmp / "a-file").write_text("not a folder")
+    (tmp / "garbage.sqlite").write_bytes(b"SQLite format 3\x00" + b"\xff" * 2000)
+    (tmp / "half.sqlite").write_bytes(path.read_bytes()[:3000])
+    (tmp / "folder.sqlite").mkdir()
+    names = {"H": str(path), "FILE": str(tmp / "a-file"), "TMP": str(tmp)}
+    return path, names
+
+
+#: argv (H: the store, FILE: a regular file, TMP: the folder) → a fragment of the error.
+CLI_CASES: dict[str, tuple[str, ...]] = {
+    "history --last 10**20": ("--history H history --last 100000000000000000000", "--last must"),
+    "history --last -1": ("--history H history --last -1", "--last must"),
+    "history --last 0": ("--history H history --last 0", "--last must"),
+    "history --last 2**63": ("--history H history --last 9223372036854775808", "--last must"),
+    "runs --last 10**20": ("--history H runs --last 100000000000000000000", "--last must"),
+    "runs --last -5": ("--history H runs --last -5", "--last must"),
+    "history --last abc": ("--history H history --last abc", "invalid int value"),
+    "history --last 1e3": ("--history H history --last 1e3", "invalid int value"),
+    "history --metric nosuch": ("--history H history --metric nosuch", "nosuch"),
+    "compare B empty": ("--history H compare epoch1 empty", "B (run 2 [empty]) holds no"),
+    "compare A empty": ("--history H compare empty epoch1", "A (run 2 [empty]) holds no"),
+    "compare nothing in common": ("--history H compare epoch1 recall", "nothing was compared"),
+    "compare unknown metric": ("--history H compare epoch1 epoch2 --fail FOO:0.1",
+                               "metric='FOO'"),
+    "compare --fail nan": ("--history H compare epoch1 epoch2 --fail gap:nan", "nan"),
+    "compare --fail negative": ("--history H compare epoch1 epoch2 --fail gap:-1", "-1"),
+    "compare --fail 1e999": ("--history H compare epoch1 epoch2 --fail gap:1e999", "1e999"),
+    "compare --fail empty": ("--history H compare epoch1 epoch2 --fail ,", "pairs"),
+    "compare --confidence bogus": ("--history H compare epoch1 epoch2 --confidence bogus",
+                                   "invalid choice"),
+    "compare huge run id": ("--history H compare 99999999999999999999 epoch1", "no run"),
+    "compare unknown run": ("--history H compare epoch1 nope", "no run 'nope'"),
+    "compare run:-1": ("--history H compare run:-1 epoch1", "no run"),
+    "compare a file that is not a baseline": ("--history H compare FILE epoch1", "a-file"),
+    "compare ../ outside": ("--history H compare ../../../../etc/passwd epoch1", "passwd"),
+    "report --html ''": ("--history H report 1 --html ''", "--html '' names no folder"),
+    "report --html under a file": ("--history H report 1 --html FILE/sub", "cannot write"),
+    "report huge run id": ("--history H report 99999999999999999999 --html TMP/r", "no run"),
+    "report unknown run": ("--history H report nope --html TMP/r", "no run 'nope'"),
+    "--history a folder": ("--history TMP/folder.sqlite runs", "must name a file"),
+    "--history not SQLite": ("--history TMP/garbage.sqlite runs", "not a readable"),
+    "--history truncated": ("--history TMP/half.sqlite history", "not a readable"),
+    "--history under a file": ("--history FILE/h.sqlite runs", "no history store"),
+    "--history missing": ("--history TMP/none.sqlite runs", "no history store"),
+}
+
+
+def attempt_cli(argv: str, tmp: Path, capsys: pytest.CaptureFixture[str]) -> tuple[str, str]:
+    """The outcome of one command: clear error, traceback, silent (exit 0) or data lost."""
+    import shlex
+
+    path, names = _hostile_store(tmp)
+    words = [next((w.replace(k, v, 1) for k, v in names.items() if w.startswith(k)), w)
+             for w in shlex.split(argv)]
+    before = {p: p.read_bytes() for p in tmp.rglob("*") if p.is_file()}
+    try:
+        status = main(words)
+    except SystemExit as stop:  # argparse: a usage message, exit 2
+        status = int(stop.code or 0)
+    except Exception as error:  # noqa: BLE001 - counted: the goal is none
+        return "traceback", f"{type(error).__name__}: {error}"
+    said = capsys.readouterr().err
+    if any(p.read_bytes() != raw for p, raw in before.items()):
+        return "data lost", said
+    return ("clear error" if status == 2 and said.strip() else "silent"), said
+
+
+@pytest.mark.parametrize("name", list(CLI_CASES))
+def test_hostile_command_is_a_clear_usage_error(name: str, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """Exit 2 and one message naming the value; no traceback, no file changed."""
+    argv, fragment = CLI_CASES[name]
+    outcome, said = attempt_cli(argv, tmp_path, capsys)
+    assert outcome == "clear error", said
+    assert fragment in said and "Traceback" not in said, said
+
+
+def test_compare_of_the_same_results_still_passes(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """The checks above leave a sound comparison alone: exit 0."""
+    path, _ = _hostile_store(tmp_path)
+    assert main(["--history", str(path), "compare", "epoch2", "epoch1"]) == 0
+
+
+def test_report_option_is_checked_at_configure_time(pytester: pytest.Pytester) -> None:
+    """--fairness-report '' or under a regular file: a usage error before any test runs."""
+    pytester.makepyfile("def test_x():\n    pass\n")
+    blocker = pytester.path / "a-file"
+    blocker.write_text("x")
+    for value, why in (("", "names no folder"), (f"{blocker}/sub", "is not a folder")):
+        result = pytester.runpytest("--fairness", f"--fairness-report={value}")
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        result.stderr.fnmatch_lines([f"*--fairness-report {value!r}: *{why}*"])
+    assert pytester.runpytest("--fairness", "--fairness-report=out/r").ret == 0

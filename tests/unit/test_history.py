@@ -450,3 +450,37 @@ def test_text_that_is_not_utf8(history: Path) -> None:
             FairnessConfigError, match=r"not a readable pytest-fairness history \(Could not "
                                        r"decode to UTF-8 column 'label'"):
         store.runs()
+
+
+def _locked(path: Path) -> sqlite3.Connection:
+    """Another connection holding the store's write lock (a rollback-journal store)."""
+    HistoryStore(path).close()
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = DELETE")
+    conn.execute("BEGIN EXCLUSIVE")
+    return conn
+
+
+@pytest.mark.parametrize("read_only", [True, False])
+def test_locked_store_is_described_as_locked(tmp_path: Path, read_only: bool) -> None:
+    """`database is locked`: wait or use another file; not 'restore from a backup'."""
+    path = tmp_path / "h.sqlite"
+    holder = _locked(path)
+    try:
+        with pytest.raises(FairnessConfigError, match=r"is locked by another process") as info:
+            with HistoryStore(path, timeout=0.05, read_only=read_only) as store:
+                store.record_run({}, [])
+        assert "backup" not in str(info.value) and str(path) in str(info.value)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def test_read_only_store_is_described_as_read_only(tmp_path: Path) -> None:
+    """A write refused by SQLite as read-only names that, not damage."""
+    path = tmp_path / "h.sqlite"
+    with HistoryStore(path) as store:
+        store._conn.close()
+        store._conn = sqlite3.connect(path.as_uri() + "?mode=ro", uri=True, isolation_level=None)
+        with pytest.raises(FairnessConfigError, match=r"is read-only .*--fairness-no-history"):
+            store.record_run({}, [])
