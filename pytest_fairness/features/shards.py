@@ -158,11 +158,14 @@ def shard_name(rank: int, world_size: int) -> str:
     return f"part-{rank:05d}-of-{world_size:05d}.parquet"
 
 
-def _incomplete(directory: Path) -> str:
-    """The command of an unfinished extraction (its file inside the folder), or a template."""
+def _incomplete(directory: Path, manifest: Mapping[str, Any] | None = None) -> str:
+    """The manifest's command, an unfinished extraction's (in the folder), or a template."""
+    command = (manifest or {}).get("command")
+    if isinstance(command, str) and command.strip():
+        return command
     job = directory / JOB_FILE
     try:
-        if _outside(directory, job) is None:
+        if job.is_file() and _outside(directory, job) is None:
             with open(job, encoding="utf-8", errors="replace") as handle:
                 if command := handle.read(4096).strip():
                     return command
@@ -174,7 +177,10 @@ def _incomplete(directory: Path) -> str:
 
 def _outside(folder: Path, path: Path) -> Path | None:
     """Where ``path`` really is when that is outside ``folder`` (links resolved), else None."""
-    real = path.resolve()
+    try:
+        real = path.resolve()
+    except (OSError, RuntimeError):  # a loop of links
+        return path
     return None if real.is_relative_to(folder.resolve()) else real
 
 
@@ -182,77 +188,68 @@ class _Wrong(Exception):
     """One key of the manifest that the reader cannot use; the text names it and its value."""
 
 
+def _need(ok: bool, where: str, value: Any, expected: str) -> None:
+    if not ok:
+        raise _Wrong(f"{where} is {shown(value)}, not {expected}")
+
+
 def _relative(where: str, value: str) -> PurePosixPath:
     """``value`` as a relative path that stays inside the features folder, lexically."""
     path = PurePosixPath(value)
-    if (not value or "\x00" in value or path.is_absolute() or PureWindowsPath(value).drive
-            or ".." in path.parts or path == PurePosixPath(".")):
-        raise _Wrong(f"{where} is {shown(value)}, not a relative path inside the features "
-                     "folder (no '..', not absolute)")
+    _need(bool(value) and "\x00" not in value and not path.is_absolute() and ".." not in path.parts
+          and not PureWindowsPath(value).drive and path != PurePosixPath("."), where, value,
+          "a relative path inside the features folder (no '..', not absolute)")
     return path
 
 
 def _items(where: str, value: object) -> list[Any]:
-    if not isinstance(value, list) or not value:
-        raise _Wrong(f"{where} is {shown(value)}, not a non-empty list")
-    return value
+    _need(isinstance(value, list) and bool(value), where, value, "a non-empty list")
+    return cast("list[Any]", value)
 
 
 def _check_manifest(manifest: dict[str, Any]) -> None:
     """Every key the reader relies on, of its kind and in its range (_Wrong or FieldError)."""
-    top = Fields(manifest, "")
-    top.check({"command": "str!", "transform": "str!", "normalize": "str!",
-               "id_column": "str!", "model": "object!", "dataset": "object!",
-               "outputs": "object!"})
+    Fields(manifest, "").check({"command": "str!", "transform": "str!", "normalize": "str!",
+                                "id_column": "str!", "model": "object!", "dataset": "object!",
+                                "outputs": "object!"})
     model = Fields(manifest["model"], "model")
-    for name in model.data:
-        model.get(name, "str?")
-    model.get("fingerprint", "str", required=True)
+    for name in [*model.data, "fingerprint"]:
+        model.get(name, "str?" if name != "fingerprint" else "str", required=True)
     Fields(manifest["dataset"], "dataset").check({"name": "str!", "fingerprint": "str!",
                                                    "rows": "int!"})
     rows = manifest["dataset"]["rows"]
-    if rows < 1:
-        raise _Wrong(f"dataset.rows is {rows}, not a number of images >= 1")
-    if not manifest["outputs"]:
-        raise _Wrong("outputs is {}, not at least one model output")
+    _need(rows >= 1, "dataset.rows", rows, "a number of images >= 1")
+    _need(bool(manifest["outputs"]), "outputs", {}, "at least one model output")
     for name, spec in manifest["outputs"].items():
-        if name == manifest["id_column"]:
-            raise _Wrong(f"outputs.{name} has the name of the id column")
+        _need(name != manifest["id_column"], "an output", name, "the id column")
         Fields(spec, f"outputs.{name}").check({"dtype": "str!", "width": "int!"})
-        if spec["dtype"] not in _DTYPES:
-            raise _Wrong(f"outputs.{name}.dtype is {shown(spec['dtype'])}, not one of "
-                         f"{', '.join(_DTYPES)}")
-        if spec["width"] < 1:
-            raise _Wrong(f"outputs.{name}.width is {spec['width']}, not a width >= 1")
+        _need(spec["dtype"] in _DTYPES, f"outputs.{name}.dtype", spec["dtype"],
+              f"one of {', '.join(_DTYPES)}")
+        _need(spec["width"] >= 1, f"outputs.{name}.width", spec["width"], "a width >= 1")
     directories = set()
     for i, extraction in enumerate(_items("extractions", manifest.get("extractions"))):
         where = f"extractions[{i}]"
-        entry = Fields(extraction, where)
-        entry.check({"directory": "str!", "perturbation": "object?"})
-        if "perturbation" not in entry.data:
-            raise _Wrong(f"{where} has no 'perturbation' (null for the clean images)")
+        Fields(extraction, where).check({"directory": "str!", "perturbation": "object?!"})
         if extraction["perturbation"] is not None:
             Fields(extraction["perturbation"], f"{where}.perturbation").check(
                 {"name": "str!", "level": "num!", "seed": "int!"})
         directory = _relative(f"{where}.directory", extraction["directory"])
-        if directory in directories:
-            raise _Wrong(f"{where}.directory {str(directory)!r} is listed twice")
+        _need(directory not in directories, f"{where}.directory", str(directory),
+              "a directory of one extraction (listed twice)")
         directories.add(directory)
         total = 0
         for j, shard in enumerate(_items(f"{where}.shards", extraction.get("shards"))):
             at = f"{where}.shards[{j}]"
             Fields(shard, at).check({"file": "str!", "rows": "int!", "sha256": "str!"})
-            if _relative(f"{at}.file", shard["file"]).parent != directory:
-                raise _Wrong(f"{at}.file is {shown(shard['file'])}, not a file in the "
-                             f"extraction's directory {str(directory)!r}")
-            if not 0 <= shard["rows"] <= rows:
-                raise _Wrong(f"{at}.rows is {shard['rows']}, not a count in [0, {rows}]")
-            if not _SHA256.fullmatch(shard["sha256"]):
-                raise _Wrong(f"{at}.sha256 is {shown(shard['sha256'])}, not 64 hex digits")
+            _need(_relative(f"{at}.file", shard["file"]).parent == directory, f"{at}.file",
+                  shard["file"], f"a file in the extraction's directory {str(directory)!r}")
+            _need(0 <= shard["rows"] <= rows, f"{at}.rows", shard["rows"],
+                  f"a count in [0, {rows}]")
+            _need(bool(_SHA256.fullmatch(shard["sha256"])), f"{at}.sha256", shard["sha256"],
+                  "64 hex digits")
             total += shard["rows"]
-        if total != rows:
-            raise _Wrong(f"the rows of {where}.shards add up to {total}, not dataset.rows "
-                         f"({rows})")
+        _need(total == rows, f"the sum of {where}.shards[*].rows", total,
+              f"dataset.rows ({rows})")
 
 
 def read_manifest(directory: str | os.PathLike[str]) -> Manifest:
@@ -280,16 +277,16 @@ def read_manifest(directory: str | os.PathLike[str]) -> Manifest:
         raise MissingFeaturesError(
             f"features directory {str(folder)!r} has no {MANIFEST}: {what}. Run "
             f"`{_incomplete(folder)}` (shards already written are kept).")
-    rewrite = f"run `{_incomplete(folder)}` again to rewrite it"
     outside = _outside(folder, path)
     if outside is not None:
         raise MissingFeaturesError(
             f"features manifest {str(path)!r} links to {str(outside)!r}, outside the features "
-            f"folder; the reader opens nothing outside it. Copy the file in, or {rewrite}.")
+            f"folder; the reader opens nothing outside it. Copy the file in, or run "
+            f"`{_incomplete(folder)}` again to rewrite it.")
     try:
         manifest = read_json(path, what="features manifest")
     except InvalidDataError as error:
-        raise MissingFeaturesError(f"{error} Or {rewrite}.") from None
+        raise MissingFeaturesError(f"{error} Or run `{_incomplete(folder)}` again.") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise MissingFeaturesError(
             f"{str(path)!r} is not a pytest-fairness features manifest (no format "
@@ -298,26 +295,17 @@ def read_manifest(directory: str | os.PathLike[str]) -> Manifest:
         raise MissingFeaturesError(
             f"features manifest {str(path)!r} has version {shown(manifest.get('version'))}; "
             f"this pytest-fairness reads version {FORMAT_VERSION}. Run "
-            f"`{_command(manifest, folder)}` again with this version.")
-    rewrite = f"run `{_command(manifest, folder)}` again to rewrite it"
+            f"`{_incomplete(folder, manifest)}` again with this version.")
+    rewrite = f"run `{_incomplete(folder, manifest)}` again to rewrite it"
     try:
         _check_manifest(manifest)
-    except FieldError as error:
-        where = ".".join(n for n in (error.path, error.name) if n) or "the top level"
-        problem = (f"has no {where} ({error.expected})" if error.missing
-                   else f"{where} is {shown(error.found)}, not {error.expected}")
+    except (FieldError, _Wrong) as error:
+        where = ".".join(getattr(error, n) or "" for n in ("path", "name")).strip(".")
+        problem = (str(error) if isinstance(error, _Wrong) else f"has no {where}" if error.missing
+                   else f"{where or 'the top level'} is {shown(error.found)}, not {error.expected}")
         raise MissingFeaturesError(f"features manifest {str(path)!r}: {problem}; {rewrite} "
                                    "(the page 'Evaluating at scale' lists its keys).") from None
-    except _Wrong as error:
-        raise MissingFeaturesError(f"features manifest {str(path)!r}: {error}; {rewrite} "
-                                   "(the page 'Evaluating at scale' lists its keys).") from None
     return cast("Manifest", manifest)
-
-
-def _command(manifest: Mapping[str, Any], folder: Path) -> str:
-    """The command that wrote the manifest (when it names one), else :func:`_incomplete`."""
-    command = manifest.get("command")
-    return command if isinstance(command, str) and command else _incomplete(folder)
 
 
 def _extraction(manifest: Manifest, key: PerturbationKey | None) -> ExtractionEntry | None:
@@ -362,7 +350,7 @@ def read_shards(directory: str | os.PathLike[str], dataset: FairnessDataset, *,
     """
     folder = Path(directory)
     manifest = read_manifest(folder)
-    command = _command(manifest, folder)
+    command = _incomplete(folder, manifest)
     recorded = manifest["dataset"]
     if recorded["fingerprint"] != dataset.fingerprint or recorded["rows"] != len(dataset):
         raise MissingFeaturesError(
@@ -389,8 +377,8 @@ def read_shards(directory: str | os.PathLike[str], dataset: FairnessDataset, *,
                 f"test asks for {given}. Extract with the same {what} (`pytest-fairness "
                 "extract --image-size N --normalize imagenet|none`), or pass the recorded one.")
     outputs = {str(k): v for k, v in manifest["outputs"].items()}
-    _check_files(folder, extraction, outputs, command)
     shards = _Shards(folder, extraction, outputs, manifest, command)
+    shards.check_files()
 
     def decode() -> dict[str, NDArray[Any]]:
         return _checked_decode(shards, dataset)
@@ -401,39 +389,6 @@ def read_shards(directory: str | os.PathLike[str], dataset: FairnessDataset, *,
                       shards=[s["sha256"] for s in extraction["shards"]])
     return cached(Path(cache_dir) / "shards" / entry, decode, what="decoded features are",
                   mmap=True)[0]
-
-
-def _check_files(folder: Path, extraction: ExtractionEntry, outputs: Mapping[str, OutputSpec],
-                 command: str) -> None:
-    """Each shard there, inside the folder once links are resolved, and as large as claimed.
-
-    Shards are written uncompressed, so a shard holds at least the bytes of its features:
-    a manifest claiming more (a width of 10**12) is refused before anything is allocated.
-    """
-    import numpy as np
-    row_bytes = sum(spec["width"] * np.dtype(spec["dtype"]).itemsize
-                    for spec in outputs.values())
-    label = perturbation_label(extraction["perturbation"])
-    for shard in extraction["shards"]:
-        path = folder / shard["file"]
-        outside = _outside(folder, path)
-        if outside is not None:
-            raise MissingFeaturesError(
-                f"features in {str(folder)!r}: shard {shard['file']!r} ({label}) leads to "
-                f"{str(outside)!r}, outside the features folder (a link); the reader opens "
-                f"nothing outside it. Replace the link by the file, or run `{command}` again.")
-        if not path.is_file():
-            raise MissingFeaturesError(
-                f"features in {str(folder)!r}: shard {shard['file']!r} ({label}) is "
-                f"missing. Run `{command}` again: it extracts the missing shards and keeps "
-                "the others.")
-        size = path.stat().st_size
-        if shard["rows"] * row_bytes > size:
-            raise MissingFeaturesError(
-                f"features in {str(folder)!r}: shard {shard['file']!r} ({label}) has {size} "
-                f"bytes, fewer than the {shard['rows']} rows x {row_bytes} bytes of features "
-                "the manifest claims (shards are written uncompressed): the manifest or the "
-                f"shard is damaged. Run `{command}` again to rewrite them.")
 
 
 class _Shards:
@@ -450,6 +405,29 @@ class _Shards:
         return MissingFeaturesError(
             f"features in {str(self.folder)!r}: shard {shard!r} {problem}. Delete it and run "
             f"`{self.command}` again: it re-extracts that shard.")
+
+    def check_files(self) -> None:
+        """Each shard there, inside the folder once links are resolved, as large as claimed.
+
+        Shards are written uncompressed, so a shard holds at least the bytes of its features:
+        a manifest claiming more (a width of 10**12) is refused before anything is allocated.
+        """
+        import numpy as np
+        row_bytes = sum(spec["width"] * np.dtype(spec["dtype"]).itemsize
+                        for spec in self.outputs.values())
+        for shard in self.extraction["shards"]:
+            path, name = self.folder / shard["file"], shard["file"]
+            if (outside := _outside(self.folder, path)) is not None:
+                raise self.error(name, f"leads to {str(outside)!r}, outside the features "
+                                       "folder (a link); the reader opens nothing outside it")
+            if not path.is_file():
+                raise MissingFeaturesError(
+                    f"features in {str(self.folder)!r}: shard {name!r} is missing. Run "
+                    f"`{self.command}` again: it extracts the missing shards, keeps the others.")
+            if shard["rows"] * row_bytes > (size := path.stat().st_size):
+                raise self.error(name, f"has {size} bytes, fewer than the {shard['rows']} rows "
+                                       f"x {row_bytes} bytes of features the manifest claims "
+                                       "(shards are uncompressed): it or the manifest is damaged")
 
     def problem(self, schema: Any, rows: int, shard: ShardEntry) -> str | None:
         """What in a shard's footer disagrees with the manifest (None: nothing)."""
