@@ -225,7 +225,8 @@ def _check_manifest(manifest: dict[str, Any]) -> None:
         Fields(spec, f"outputs.{name}").check({"dtype": "str!", "width": "int!"})
         _need(spec["dtype"] in _DTYPES, f"outputs.{name}.dtype", spec["dtype"],
               f"one of {', '.join(_DTYPES)}")
-        _need(spec["width"] >= 1, f"outputs.{name}.width", spec["width"], "a width >= 1")
+        _need(1 <= spec["width"] < 2**31, f"outputs.{name}.width", spec["width"],
+              "a width in [1, 2**31)")
     directories = set()
     for i, extraction in enumerate(_items("extractions", manifest.get("extractions"))):
         where = f"extractions[{i}]"
@@ -300,7 +301,7 @@ def read_manifest(directory: str | os.PathLike[str]) -> Manifest:
     try:
         _check_manifest(manifest)
     except (FieldError, _Wrong) as error:
-        where = ".".join(getattr(error, n) or "" for n in ("path", "name")).strip(".")
+        where = ".".join(getattr(error, n, None) or "" for n in ("path", "name")).strip(".")
         problem = (str(error) if isinstance(error, _Wrong) else f"has no {where}" if error.missing
                    else f"{where or 'the top level'} is {shown(error.found)}, not {error.expected}")
         raise MissingFeaturesError(f"features manifest {str(path)!r}: {problem}; {rewrite} "
@@ -442,7 +443,7 @@ class _Shards:
         for name, spec in self.outputs.items():
             index = schema.get_field_index(name)
             kind: Any = None if index < 0 else schema.field(index).type
-            if not (pa.types.is_list(kind) or pa.types.is_large_list(kind)
+            if kind is None or not (pa.types.is_list(kind) or pa.types.is_large_list(kind)
                     or pa.types.is_fixed_size_list(kind)):
                 return f"has no single column {name!r} of one list of numbers per row"
             try:
