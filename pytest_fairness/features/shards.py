@@ -5,17 +5,24 @@ The page "Evaluating at scale" (The shard format) describes the layout.
 
 from __future__ import annotations
 
-import json
 import math
 import os
+import re
 import sys
 from collections.abc import Mapping, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Any, Final, TypedDict, cast
 
-from pytest_fairness.errors import FairnessConfigError, MissingFeaturesError, own_error
+from pytest_fairness.errors import (
+    FairnessConfigError,
+    InvalidDataError,
+    MissingFeaturesError,
+    own_error,
+    shown,
+)
 from pytest_fairness.features.cache import cached, file_sha256
 from pytest_fairness.features.fingerprint import cache_key
+from pytest_fairness.files import FieldError, Fields
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -37,6 +44,12 @@ MANIFEST: Final = "_manifest.json"
 JOB_FILE: Final = "_extract-command.txt"
 ID_COLUMN: Final = "image_id"
 CLEAN: Final = "clean"
+#: The dtypes a shard's outputs may have (read from its Parquet schema, never cast).
+_DTYPES: Final = ("float16", "float32", "float64", "int8", "int16", "int32", "int64",
+                  "uint8", "uint16", "uint32", "uint64")
+_SHA256: Final = re.compile(r"[0-9a-f]{64}")
+#: Bytes of features decoded at a time (about the row groups the job writes).
+_BATCH_BYTES: Final = 16 * 2**20
 
 class PerturbationKey(TypedDict):
     """A perturbation as the manifest names it (None is the clean images)."""
@@ -145,17 +158,103 @@ def shard_name(rank: int, world_size: int) -> str:
     return f"part-{rank:05d}-of-{world_size:05d}.parquet"
 
 
-def _incomplete(directory: Path) -> str:
-    """The command of an unfinished extraction, or a template of one."""
+def _incomplete(directory: Path, manifest: Mapping[str, Any] | None = None) -> str:
+    """The manifest's command, an unfinished extraction's (in the folder), or a template."""
+    command = (manifest or {}).get("command")
+    if isinstance(command, str) and command.strip():
+        return command
+    job = directory / JOB_FILE
     try:
-        return (directory / JOB_FILE).read_text(encoding="utf-8").strip()
+        if job.is_file() and _outside(directory, job) is None:
+            with open(job, encoding="utf-8", errors="replace") as handle:
+                if command := handle.read(4096).strip():
+                    return command
     except OSError:
-        return (f"pytest-fairness extract --model PACKAGE.MODULE:FUNCTION --data NAME=PATH "
-                f"--out {directory}")
+        pass
+    return (f"pytest-fairness extract --model PACKAGE.MODULE:FUNCTION --data NAME=PATH "
+            f"--out {directory}")
+
+
+def _outside(folder: Path, path: Path) -> Path | None:
+    """Where ``path`` really is when that is outside ``folder`` (links resolved), else None."""
+    try:
+        real = path.resolve()
+    except (OSError, RuntimeError):  # a loop of links
+        return path
+    return None if real.is_relative_to(folder.resolve()) else real
+
+
+class _Wrong(Exception):
+    """One key of the manifest that the reader cannot use; the text names it and its value."""
+
+
+def _need(ok: bool, where: str, value: Any, expected: str) -> None:
+    if not ok:
+        raise _Wrong(f"{where} is {shown(value)}, not {expected}")
+
+
+def _relative(where: str, value: str) -> PurePosixPath:
+    """``value`` as a relative path that stays inside the features folder, lexically."""
+    path = PurePosixPath(value)
+    _need(bool(value) and "\x00" not in value and not path.is_absolute() and ".." not in path.parts
+          and not PureWindowsPath(value).drive and path != PurePosixPath("."), where, value,
+          "a relative path inside the features folder (no '..', not absolute)")
+    return path
+
+
+def _items(where: str, value: object) -> list[Any]:
+    _need(isinstance(value, list) and bool(value), where, value, "a non-empty list")
+    return cast("list[Any]", value)
+
+
+def _check_manifest(manifest: dict[str, Any]) -> None:
+    """Every key the reader relies on, of its kind and in its range (_Wrong or FieldError)."""
+    Fields(manifest, "").check({"command": "str!", "transform": "str!", "normalize": "str!",
+                                "id_column": "str!", "model": "object!", "dataset": "object!",
+                                "outputs": "object!"})
+    model = Fields(manifest["model"], "model")
+    for name in [*model.data, "fingerprint"]:
+        model.get(name, "str?" if name != "fingerprint" else "str", required=True)
+    Fields(manifest["dataset"], "dataset").check({"name": "str!", "fingerprint": "str!",
+                                                   "rows": "int!"})
+    rows = manifest["dataset"]["rows"]
+    _need(rows >= 1, "dataset.rows", rows, "a number of images >= 1")
+    _need(bool(manifest["outputs"]), "outputs", {}, "at least one model output")
+    for name, spec in manifest["outputs"].items():
+        _need(name != manifest["id_column"], "an output", name, "the id column")
+        Fields(spec, f"outputs.{name}").check({"dtype": "str!", "width": "int!"})
+        _need(spec["dtype"] in _DTYPES, f"outputs.{name}.dtype", spec["dtype"],
+              f"one of {', '.join(_DTYPES)}")
+        _need(1 <= spec["width"] < 2**31, f"outputs.{name}.width", spec["width"],
+              "a width in [1, 2**31)")
+    directories = set()
+    for i, extraction in enumerate(_items("extractions", manifest.get("extractions"))):
+        where = f"extractions[{i}]"
+        Fields(extraction, where).check({"directory": "str!", "perturbation": "object?!"})
+        if extraction["perturbation"] is not None:
+            Fields(extraction["perturbation"], f"{where}.perturbation").check(
+                {"name": "str!", "level": "num!", "seed": "int!"})
+        directory = _relative(f"{where}.directory", extraction["directory"])
+        _need(directory not in directories, f"{where}.directory", str(directory),
+              "a directory of one extraction (listed twice)")
+        directories.add(directory)
+        total = 0
+        for j, shard in enumerate(_items(f"{where}.shards", extraction.get("shards"))):
+            at = f"{where}.shards[{j}]"
+            Fields(shard, at).check({"file": "str!", "rows": "int!", "sha256": "str!"})
+            _need(_relative(f"{at}.file", shard["file"]).parent == directory, f"{at}.file",
+                  shard["file"], f"a file in the extraction's directory {str(directory)!r}")
+            _need(0 <= shard["rows"] <= rows, f"{at}.rows", shard["rows"],
+                  f"a count in [0, {rows}]")
+            _need(bool(_SHA256.fullmatch(shard["sha256"])), f"{at}.sha256", shard["sha256"],
+                  "64 hex digits")
+            total += shard["rows"]
+        _need(total == rows, f"the sum of {where}.shards[*].rows", total,
+              f"dataset.rows ({rows})")
 
 
 def read_manifest(directory: str | os.PathLike[str]) -> Manifest:
-    """The manifest of a features directory, checked for format and version.
+    """The manifest of a features directory, checked against its schema.
 
     Parameters
     ----------
@@ -165,9 +264,11 @@ def read_manifest(directory: str | os.PathLike[str]) -> Manifest:
     Raises
     ------
     MissingFeaturesError
-        No manifest (the extraction did not finish), or an unreadable one; the message gives
-        the command that writes it.
+        No manifest (the extraction did not finish), an unreadable one, or a key of the wrong
+        kind or out of range (named by its path, e.g. ``extractions[0].shards[1].rows``); the
+        message gives the command that writes it.
     """
+    from pytest_fairness.data.jsonfile import read_json
     folder = Path(directory)
     path = folder / MANIFEST
     if not path.is_file():
@@ -177,21 +278,34 @@ def read_manifest(directory: str | os.PathLike[str]) -> Manifest:
         raise MissingFeaturesError(
             f"features directory {str(folder)!r} has no {MANIFEST}: {what}. Run "
             f"`{_incomplete(folder)}` (shards already written are kept).")
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as error:
+    outside = _outside(folder, path)
+    if outside is not None:
         raise MissingFeaturesError(
-            f"features manifest {str(path)!r} cannot be read ({error}); run "
-            f"`{_incomplete(folder)}` again to rewrite it.") from None
+            f"features manifest {str(path)!r} links to {str(outside)!r}, outside the features "
+            f"folder; the reader opens nothing outside it. Copy the file in, or run "
+            f"`{_incomplete(folder)}` again to rewrite it.")
+    try:
+        manifest = read_json(path, what="features manifest")
+    except InvalidDataError as error:
+        raise MissingFeaturesError(f"{error} Or run `{_incomplete(folder)}` again.") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise MissingFeaturesError(
             f"{str(path)!r} is not a pytest-fairness features manifest (no format "
             f"{FORMAT!r}); point at a directory written by `pytest-fairness extract`.")
     if manifest.get("version") != FORMAT_VERSION:
         raise MissingFeaturesError(
-            f"features manifest {str(path)!r} has version {manifest.get('version')!r}; this "
-            f"pytest-fairness reads version {FORMAT_VERSION}. Run `{manifest.get('command')}` "
-            "again with this version.")
+            f"features manifest {str(path)!r} has version {shown(manifest.get('version'))}; "
+            f"this pytest-fairness reads version {FORMAT_VERSION}. Run "
+            f"`{_incomplete(folder, manifest)}` again with this version.")
+    rewrite = f"run `{_incomplete(folder, manifest)}` again to rewrite it"
+    try:
+        _check_manifest(manifest)
+    except (FieldError, _Wrong) as error:
+        where = ".".join(getattr(error, n, None) or "" for n in ("path", "name")).strip(".")
+        problem = (str(error) if isinstance(error, _Wrong) else f"has no {where}" if error.missing
+                   else f"{where or 'the top level'} is {shown(error.found)}, not {error.expected}")
+        raise MissingFeaturesError(f"features manifest {str(path)!r}: {problem}; {rewrite} "
+                                   "(the page 'Evaluating at scale' lists its keys).") from None
     return cast("Manifest", manifest)
 
 
@@ -237,9 +351,9 @@ def read_shards(directory: str | os.PathLike[str], dataset: FairnessDataset, *,
     """
     folder = Path(directory)
     manifest = read_manifest(folder)
-    command = str(manifest.get("command") or _incomplete(folder))
+    command = _incomplete(folder, manifest)
     recorded = manifest["dataset"]
-    if recorded["fingerprint"] != dataset.fingerprint:
+    if recorded["fingerprint"] != dataset.fingerprint or recorded["rows"] != len(dataset):
         raise MissingFeaturesError(
             f"features in {str(folder)!r} are of dataset {recorded['name']!r} "
             f"({recorded['rows']} images, fingerprint {recorded['fingerprint'][:12]}), not of "
@@ -263,16 +377,12 @@ def read_shards(directory: str | os.PathLike[str], dataset: FairnessDataset, *,
                 f"features in {str(folder)!r} were extracted with the {what} {expected}; the "
                 f"test asks for {given}. Extract with the same {what} (`pytest-fairness "
                 "extract --image-size N --normalize imagenet|none`), or pass the recorded one.")
-    for shard in extraction["shards"]:
-        if not (folder / shard["file"]).is_file():
-            raise MissingFeaturesError(
-                f"features in {str(folder)!r}: shard {shard['file']!r} "
-                f"({perturbation_label(key)}) is missing. Run `{command}` again: it extracts "
-                "the missing shards and keeps the others.")
     outputs = {str(k): v for k, v in manifest["outputs"].items()}
+    shards = _Shards(folder, extraction, outputs, manifest, command)
+    shards.check_files()
 
     def decode() -> dict[str, NDArray[Any]]:
-        return _checked_decode(folder, extraction["shards"], dataset, outputs, command)
+        return _checked_decode(shards, dataset)
 
     if cache_dir is None:
         return decode()
@@ -282,14 +392,120 @@ def read_shards(directory: str | os.PathLike[str], dataset: FairnessDataset, *,
                   mmap=True)[0]
 
 
-def _checked_decode(folder: Path, shards: Sequence[ShardEntry], dataset: FairnessDataset,
-                    outputs: Mapping[str, OutputSpec], command: str) -> dict[str, NDArray[Any]]:
+class _Shards:
+    """One extraction's shards as the manifest lists them, to check and decode."""
+
+    def __init__(self, folder: Path, extraction: ExtractionEntry,
+                 outputs: Mapping[str, OutputSpec], manifest: Manifest, command: str) -> None:
+        self.folder, self.extraction, self.outputs = folder, extraction, outputs
+        self.id_column, self.command = manifest["id_column"], command
+        self.dataset = manifest["dataset"]["fingerprint"]
+
+    def error(self, shard: str, problem: str) -> MissingFeaturesError:
+        """The error for ``shard``: what is wrong with it, and the command that rewrites it."""
+        return MissingFeaturesError(
+            f"features in {str(self.folder)!r}: shard {shard!r} {problem}. Delete it and run "
+            f"`{self.command}` again: it re-extracts that shard.")
+
+    def check_files(self) -> None:
+        """Each shard there, inside the folder once links are resolved, as large as claimed.
+
+        Shards are written uncompressed, so a shard holds at least the bytes of its features:
+        a manifest claiming more (a width of 10**12) is refused before anything is allocated.
+        """
+        import numpy as np
+        row_bytes = sum(spec["width"] * np.dtype(spec["dtype"]).itemsize
+                        for spec in self.outputs.values())
+        for shard in self.extraction["shards"]:
+            path, name = self.folder / shard["file"], shard["file"]
+            if (outside := _outside(self.folder, path)) is not None:
+                raise self.error(name, f"leads to {str(outside)!r}, outside the features "
+                                       "folder (a link); the reader opens nothing outside it")
+            if not path.is_file():
+                raise MissingFeaturesError(
+                    f"features in {str(self.folder)!r}: shard {name!r} is missing. Run "
+                    f"`{self.command}` again: it extracts the missing shards, keeps the others.")
+            if shard["rows"] * row_bytes > (size := path.stat().st_size):
+                raise self.error(name, f"has {size} bytes, fewer than the {shard['rows']} rows "
+                                       f"x {row_bytes} bytes of features the manifest claims "
+                                       "(shards are uncompressed): it or the manifest is damaged")
+
+    def problem(self, schema: Any, rows: int, shard: ShardEntry) -> str | None:
+        """What in a shard's footer disagrees with the manifest (None: nothing)."""
+        import numpy as np
+        import pyarrow as pa
+        if rows != shard["rows"]:
+            return f"holds {rows} rows; the manifest says {shard['rows']}"
+        index = schema.get_field_index(self.id_column)
+        if index < 0 or not (pa.types.is_string(schema.field(index).type)
+                             or pa.types.is_large_string(schema.field(index).type)):
+            return f"has no single string column {self.id_column!r} (the image ids)"
+        for name, spec in self.outputs.items():
+            index = schema.get_field_index(name)
+            kind: Any = None if index < 0 else schema.field(index).type
+            if kind is None or not (pa.types.is_list(kind) or pa.types.is_large_list(kind)
+                    or pa.types.is_fixed_size_list(kind)):
+                return f"has no single column {name!r} of one list of numbers per row"
+            try:
+                dtype = np.dtype(kind.value_type.to_pandas_dtype()).name
+            except (NotImplementedError, TypeError):
+                dtype = str(kind.value_type)
+            if dtype != spec["dtype"]:
+                return (f"stores {name!r} as {dtype}, the manifest says {spec['dtype']} "
+                        "(the reader never casts features)")
+            if pa.types.is_fixed_size_list(kind) and kind.list_size != spec["width"]:
+                return (f"stores {name!r} {kind.list_size} wide, the manifest says "
+                        f"{spec['width']}")
+        return self.other_extraction((schema.metadata or {}).get(b"pytest_fairness"))
+
+    def other_extraction(self, raw: bytes | None) -> str | None:
+        """Which other extraction the shard's metadata names (None: this one, or none named)."""
+        from pytest_fairness.data.jsonfile import parse_json
+        if raw is None:  # written by another tool: the manifest's sha256 binds it
+            return None
+        try:
+            recorded = parse_json(raw, source="its pytest_fairness metadata")
+            found = perturbation_key(recorded["perturbation"])
+        except (InvalidDataError, FairnessConfigError, TypeError, KeyError) as error:
+            return f"has damaged pytest_fairness metadata ({error})"
+        if recorded.get("dataset") != self.dataset:
+            return "was extracted from another dataset (its metadata says so)"
+        if _extraction({"extractions": [self.extraction]}, found) is None:  # type: ignore[typeddict-item]
+            return (f"belongs to the extraction {perturbation_label(found)}, not to "
+                    f"{perturbation_label(self.extraction['perturbation'])}")
+        return None
+
+    def files(self) -> list[tuple[str, Any]]:
+        """Each shard's name and open ``ParquetFile``, its footer checked."""
+        from pytest_fairness._optional import require
+        pq = require("pyarrow.parquet", package="pytest-fairness[scale]",
+                     purpose="reading extracted features")
+        opened = []
+        for shard in self.extraction["shards"]:
+            try:
+                file = pq.ParquetFile(self.folder / shard["file"])
+                problem = self.problem(file.schema_arrow, file.metadata.num_rows, shard)
+            except Exception as error:  # noqa: BLE001 - ArrowInvalid, OSError, ...
+                raise self.error(shard["file"], _unreadable(error)) from None
+            if problem is not None:
+                raise self.error(shard["file"], problem)
+            opened.append((shard["file"], file))
+        return opened
+
+
+def _unreadable(error: Exception) -> str:
+    return (f"cannot be read as Parquet ({type(error).__name__}: "
+            f"{str(error)[:200]}): truncated, empty or not a shard")
+
+
+def _checked_decode(shards: _Shards, dataset: FairnessDataset) -> dict[str, NDArray[Any]]:
     """Decode while a thread checks the sha256s; a checksum error wins over a decoding one."""
     from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(max_workers=1) as pool:
-        sums = pool.submit(_check_sums, folder, shards, command)
+        sums = pool.submit(_check_sums, shards.folder, shards.extraction["shards"],
+                           shards.command)
         try:
-            matrices = _decode([folder / s["file"] for s in shards], dataset, outputs, folder)
+            matrices = _decode(shards, dataset)
         except MissingFeaturesError:
             sums.result()
             raise
@@ -306,61 +522,71 @@ def _check_sums(folder: Path, shards: Sequence[ShardEntry], command: str) -> Non
                 f"shard). Delete it and run `{command}` again: it re-extracts that shard.")
 
 
-def _decode(files: Sequence[Path], dataset: FairnessDataset, outputs: Mapping[str, OutputSpec],
-            folder: Path) -> dict[str, NDArray[Any]]:
-    """Scan the shards into one matrix per output, rows placed by id; check every id once."""
+def _decode(shards: _Shards, dataset: FairnessDataset) -> dict[str, NDArray[Any]]:
+    """Read the shards into one matrix per output, rows placed by id; check every id once."""
     import numpy as np
     import pandas as pd
 
-    from pytest_fairness._optional import require
-    pads = require("pyarrow.dataset", package="pytest-fairness[scale]",
-                   purpose="reading extracted features")
+    files = shards.files()  # every footer checked before anything is allocated
     pool = sys.modules["pyarrow"].default_memory_pool()
-    n = len(dataset)
+    n, folder = len(dataset), str(shards.folder)
     matrices = {name: np.empty((n, int(spec["width"])), dtype=np.dtype(spec["dtype"]))
-                for name, spec in outputs.items()}
+                for name, spec in shards.outputs.items()}
+    row_bytes = sum(m.shape[1] * m.itemsize for m in matrices.values())
     index = pd.Index(dataset.image_ids)
     seen = np.zeros(n, dtype=bool)
-    # One shard and one batch ahead: more readahead only holds more decoded pages in memory.
-    scanner = pads.dataset([str(f) for f in files], format="parquet").scanner(
-        columns=[ID_COLUMN, *outputs], batch_readahead=1, fragment_readahead=1)
-    try:
-        for batch in scanner.to_batches():
-            ids = batch.column(ID_COLUMN).to_numpy(zero_copy_only=False)
-            rows = index.get_indexer(ids)
-            if (rows < 0).any():
-                raise MissingFeaturesError(
-                    f"features in {str(folder)!r} hold id {ids[rows < 0][0]!r}, which is not "
-                    f"in dataset {dataset.name!r}: a shard of another dataset. Extract this "
-                    "dataset again into a clean directory.")
-            if seen[rows].any() or len(np.unique(rows)) != len(rows):
-                raise MissingFeaturesError(
-                    f"features in {str(folder)!r} hold some ids of dataset {dataset.name!r} "
-                    "twice (e.g. shards of two extractions mixed); extract again into a "
-                    "clean directory.")
-            seen[rows] = True
-            for name, matrix in matrices.items():
-                column = batch.column(name)
-                values = (column.flatten().to_numpy(zero_copy_only=False)
-                          if column.null_count == 0 else None)
-                if values is None or values.size != len(rows) * matrix.shape[1]:
+    for shard, file in files:
+        try:
+            for batch in file.iter_batches(batch_size=max(1, _BATCH_BYTES // row_bytes),
+                                           columns=[shards.id_column, *matrices]):
+                ids = batch.column(shards.id_column).to_numpy(zero_copy_only=False)
+                rows = index.get_indexer(ids)
+                if (rows < 0).any():
                     raise MissingFeaturesError(
-                        f"features in {str(folder)!r}: output {name!r} is not one list of "
-                        f"{matrix.shape[1]} numbers per row; extract again.")
-                matrix[rows] = values.reshape(len(rows), matrix.shape[1])
-            # Arrow's allocator keeps freed buffers for reuse; handing them back after each
-            # batch keeps the peak near the matrix's own size (2.3x it otherwise).
-            del batch, column, values
-            pool.release_unused()
-    except MissingFeaturesError:
-        raise
-    except Exception as error:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError, ...
-        raise MissingFeaturesError(
-            f"features in {str(folder)!r} cannot be read ({type(error).__name__}: {error}); "
-            "extract them again.") from None
+                        f"features in {folder!r} hold id {ids[rows < 0][0]!r} (shard {shard!r}), "
+                        f"which is not in dataset {dataset.name!r}: a shard of another "
+                        "dataset. Extract this dataset again into a clean directory.")
+                if seen[rows].any() or len(np.unique(rows)) != len(rows):
+                    raise MissingFeaturesError(
+                        f"features in {folder!r} hold some ids of dataset {dataset.name!r} "
+                        f"twice (shard {shard!r}; e.g. shards of two extractions mixed); "
+                        "extract again into a clean directory.")
+                seen[rows] = True
+                for name, matrix in matrices.items():
+                    _place(batch.column(name), matrix, rows, ids, shards.error, shard, name)
+                # Arrow's allocator keeps freed buffers for reuse; handing them back after
+                # each batch keeps the peak near the matrix's own size (2.3x it otherwise).
+                del batch
+                pool.release_unused()
+        except MissingFeaturesError:
+            raise
+        except Exception as error:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError, ...
+            raise shards.error(shard, _unreadable(error)) from None
+        finally:
+            file.close()
     if not seen.all():
         missing = dataset.image_ids[int(np.flatnonzero(~seen)[0])]
         raise MissingFeaturesError(
-            f"features in {str(folder)!r} lack {int((~seen).sum())} of the {n} images of "
+            f"features in {folder!r} lack {int((~seen).sum())} of the {n} images of "
             f"dataset {dataset.name!r}, e.g. {missing!r}; extract them again.")
     return matrices
+
+
+def _place(column: Any, matrix: NDArray[Any], rows: NDArray[Any], ids: Any,
+           error: Any, shard: str, name: str) -> None:
+    """One batch of output ``name`` into its rows, refusing nulls, ragged lists, NaN and inf."""
+    import numpy as np
+    width = matrix.shape[1]
+    flat = column.flatten()
+    values = flat.to_numpy(zero_copy_only=False)
+    if column.null_count or flat.null_count or values.size != len(rows) * width:
+        raise error(shard, f"does not hold one list of {width} numbers per row in {name!r} "
+                           "(a null, or a list of another length)")
+    values = values.reshape(len(rows), width)
+    if values.dtype.kind == "f":
+        bad = ~np.isfinite(values).all(axis=1)
+        if bad.any():
+            raise error(shard, f"holds NaN or infinite {name!r} values for {int(bad.sum())} "
+                               f"image(s), e.g. ids {[str(i) for i in ids[bad][:3]]} (fix the "
+                               "model or its inputs first)")
+    matrix[rows] = values
