@@ -109,13 +109,13 @@ def _parser() -> argparse.ArgumentParser:
                               "(as fair_sa(levels=LEVELS))")
     extract.add_argument("--seed", type=options.parse_seed, default=0,
                          help="seed of the random perturbations (default: %(default)s)")
-    extract.add_argument("--image-size", type=options.parse_batch_size, default=224, metavar="N",
+    extract.add_argument("--image-size", type=_image_size, default=224, metavar="N",
                          help="resize images to N×N (default: %(default)s)")
     extract.add_argument("--normalize", choices=("imagenet", "none"), default="imagenet",
                          help="per-channel normalisation (default: %(default)s)")
     extract.add_argument("--batch-size", type=options.parse_batch_size, default=64, metavar="N",
                          help="images per forward pass (default: %(default)s)")
-    extract.add_argument("--num-workers", type=int, default=0, metavar="N",
+    extract.add_argument("--num-workers", type=_workers, default=0, metavar="N",
                          help="DataLoader worker processes per rank (default: %(default)s)")
     extract.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                          help="auto: each rank's GPU if any, else the CPU")
@@ -255,6 +255,22 @@ def _report(args: argparse.Namespace) -> int:
         ) from None
     print(f"fairness report of run {run_id}: {page}")
     return 0
+
+
+def _image_size(value: str) -> int:
+    """Parse ``extract --image-size``: pixels a side, 1 to 4096."""
+    size = _workers(value) if value.strip().isdigit() else 0
+    if not 1 <= size <= 4096:
+        raise argparse.ArgumentTypeError(
+            f"must be an int from 1 to 4096 (pixels a side, as 224); got {value!r}")
+    return size
+
+
+def _workers(value: str) -> int:
+    """Parse ``extract --num-workers``: an int >= 0."""
+    if not value.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"must be an int >= 0; got {value!r}")
+    return int(value)
 
 
 def _extract(args: argparse.Namespace) -> int:

@@ -22,12 +22,17 @@ def as_outputs(value: Any) -> dict[str, torch.Tensor]:
     if isinstance(value, torch.Tensor):
         return {"embeddings": value}
     if isinstance(value, Mapping):
-        return {str(k): v for k, v in value.items() if isinstance(v, torch.Tensor)}
+        tensors = {str(k): v for k, v in value.items() if isinstance(v, torch.Tensor)}
+        if not tensors:
+            raise InvalidDataError(
+                f"the model returned a dict with no tensor (keys {list(value)[:5]}); return a "
+                "dict of named tensors, one row per image.")
+        return tensors
     if isinstance(value, (tuple, list)) and 1 <= len(value) <= 2 and all(
             isinstance(v, torch.Tensor) for v in value):
         return dict(zip(("embeddings", "logits"), value))
     raise InvalidDataError(
-        f"fairness_model returned {type(value).__name__}; return a tensor (embeddings), a "
+        f"the model returned {type(value).__name__}; return a tensor (embeddings), a "
         "tuple (embeddings, logits) or a dict of named tensors.")
 
 
@@ -97,12 +102,21 @@ def forward_batches(model: Callable[[Any], Any], batches: Iterable[tuple[Any, li
                 if not isinstance(value, torch.Tensor):
                     raise InvalidDataError(
                         f"layer {name!r} produced {type(value).__name__}, not a tensor.")
+                if value.dim() == 0:
+                    raise InvalidDataError(
+                        f"output {name!r} is one number for a batch of {len(rows)} images; "
+                        "the model must return one row per image.")
                 if value.shape[0] != len(rows):
                     raise InvalidDataError(
                         f"output {name!r} has {value.shape[0]} rows for a batch of "
                         f"{len(rows)} images; the model must return one row per image.")
                 array = value.detach().to(dtype).reshape(len(rows), -1).cpu().numpy()
-                chunks.setdefault(name, []).append(array)
+                earlier = chunks.setdefault(name, [])
+                if earlier and array.shape[1] != earlier[0].shape[1]:
+                    raise InvalidDataError(
+                        f"output {name!r} has {array.shape[1]} values per image in this batch, "
+                        f"{earlier[0].shape[1]} in the first; the width must not vary.")
+                earlier.append(array)
             if on_batch is not None:
                 on_batch(len(rows))
     return {name: np.concatenate(parts) for name, parts in chunks.items()}

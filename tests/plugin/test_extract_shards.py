@@ -349,3 +349,50 @@ def test_killed_rank_leaves_no_manifest_and_rerun_extracts_only_its_shard(
     assert all(p.stat().st_mtime_ns == t for p, t in before.items())
     features = load_precomputed(out, load_manifest(DATA), perturbation=PERTURBATIONS[-1])
     assert np.abs(features.embeddings - in_process(PERTURBATIONS[-1])).max() <= 1e-6
+
+
+# -- what the job may touch -------------------------------------------------------------------
+
+
+def test_job_touches_only_its_own_files(tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """A user's files in --out are kept; a subfolder linked elsewhere is refused, not followed."""
+    out, outside = tmp_path / "features", tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("not the job's\n")
+    users = {"clean/part-list.txt": b"mine\n", "notes.md": b"# notes\n",
+             "clean/part-00001-of-00002.parquet": b"a user's file with a shard's name"}
+    for name, data in users.items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_bytes(data)
+    assert main(extract_args(out)) == 0
+    assert all((out / name).read_bytes() == data for name, data in users.items())
+    (out / "gaussian_blur-0.5" / "part-00000-of-00001.parquet").unlink()
+    shutil.rmtree(out / "gaussian_blur-0.5")
+    (out / "gaussian_blur-0.5").symlink_to(outside, target_is_directory=True)
+    capsys.readouterr()
+    assert main(extract_args(out)) == 2
+    assert "gaussian_blur-0.5 is a link to" in capsys.readouterr().err
+    assert [p.name for p in outside.iterdir()] == ["keep.txt"]
+    assert (outside / "keep.txt").read_text() == "not the job's\n"
+    assert all((out / name).read_bytes() == data for name, data in users.items())
+
+
+def test_two_concurrent_jobs_end_with_one_result(model_path: Path, tmp_path: Path) -> None:
+    """Two jobs into one folder at once: one waits out or is refused; the result is whole."""
+    out = tmp_path / "features"
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join([str(model_path), str(root)])}
+    code = ("import sys; from pytest_fairness.cli import main; "
+            f"sys.exit(main({extract_args(out)!r}))")
+    jobs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    done = [(job.wait(timeout=180), job.communicate()) for job in jobs]
+    assert sorted(rc for rc, _ in done)[0] == 0, done
+    for rc, (_, err) in done:
+        assert rc == 0 or (rc == 2 and "another pytest-fairness extract" in err), err
+    for perturbation in (None, *PERTURBATIONS):
+        features = load_precomputed(out, load_manifest(DATA), perturbation=perturbation)
+        assert np.abs(features.embeddings - in_process(perturbation)).max() <= 1e-6
+    assert sorted(p.name for p in out.rglob("*.parquet")) == ["part-00000-of-00001.parquet"] * 3
