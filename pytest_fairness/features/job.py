@@ -68,6 +68,7 @@ class _RankShard(_Written):
 
     perturbation: PerturbationKey | None
     file: str
+    key: str
 
 
 @final
@@ -439,7 +440,7 @@ def _run(job: ExtractJob, rank: int, world_size: int, device: Any,
             kept.append(relative)
             log(f"fairness: kept {relative} ({shards.perturbation_label(key)}, "
                 f"{record['rows']} images): its checksum matches")
-        records.append({"perturbation": key, "file": relative, **record})
+        records.append({"perturbation": key, "file": relative, "key": shard_key, **record})
     gathered = [records]
     if world_size > 1:
         gathered = [[] for _ in range(world_size)]
@@ -466,8 +467,8 @@ def _manifest(job: ExtractJob, described: Described,
     extractions: list[shards.ExtractionEntry] = [
         {"perturbation": record["perturbation"],
          "directory": shards.perturbation_dir(record["perturbation"]),
-         "shards": [{"file": r[i]["file"], "rows": r[i]["rows"], "sha256": r[i]["sha256"]}
-                    for r in gathered]}
+         "shards": [{"file": r[i]["file"], "rows": r[i]["rows"], "sha256": r[i]["sha256"],
+                     "key": r[i]["key"]} for r in gathered]}
         for i, record in enumerate(gathered[0])]
     return {"format": shards.FORMAT, "version": shards.FORMAT_VERSION, "command": job.command,
             **described, "outputs": first, "id_column": shards.ID_COLUMN,

@@ -1,7 +1,4 @@
-"""Features as Parquet shards: the layout ``pytest-fairness extract`` writes, and its reader.
-
-The page "Evaluating at scale" (The shard format) describes the layout.
-"""
+"""Parquet shards: the layout ``pytest-fairness extract`` writes (docs/scale.md), and a reader."""
 
 from __future__ import annotations
 
@@ -66,8 +63,12 @@ class OutputSpec(TypedDict):
     width: int
 
 
-class ShardEntry(TypedDict):
-    """One shard of an extraction: its file (relative), rows and sha256."""
+class _ShardKey(TypedDict, total=False):
+    key: str
+
+
+class ShardEntry(_ShardKey):
+    """A shard: its file, rows, sha256 and the job's key (older manifests lack the key)."""
 
     file: str
     rows: int
@@ -241,7 +242,8 @@ def _check_manifest(manifest: dict[str, Any]) -> None:
         total = 0
         for j, shard in enumerate(_items(f"{where}.shards", extraction.get("shards"))):
             at = f"{where}.shards[{j}]"
-            Fields(shard, at).check({"file": "str!", "rows": "int!", "sha256": "str!"})
+            Fields(shard, at).check({"file": "str!", "rows": "int!", "sha256": "str!",
+                                     "key": "str?"})
             _need(_relative(f"{at}.file", shard["file"]).parent == directory, f"{at}.file",
                   shard["file"], f"a file in the extraction's directory {str(directory)!r}")
             _need(0 <= shard["rows"] <= rows, f"{at}.rows", shard["rows"],
@@ -456,9 +458,10 @@ class _Shards:
             if pa.types.is_fixed_size_list(kind) and kind.list_size != spec["width"]:
                 return (f"stores {name!r} {kind.list_size} wide, the manifest says "
                         f"{spec['width']}")
-        return self.other_extraction((schema.metadata or {}).get(b"pytest_fairness"))
+        return self.other_extraction((schema.metadata or {}).get(b"pytest_fairness"),
+                                     shard.get("key"))
 
-    def other_extraction(self, raw: bytes | None) -> str | None:
+    def other_extraction(self, raw: bytes | None, key: str | None = None) -> str | None:
         """Which other extraction the shard's metadata names (None: this one, or none named)."""
         from pytest_fairness.data.jsonfile import parse_json
         if raw is None:  # written by another tool: the manifest's sha256 binds it
@@ -470,6 +473,9 @@ class _Shards:
             return f"has damaged pytest_fairness metadata ({error})"
         if recorded.get("dataset") != self.dataset:
             return "was extracted from another dataset (its metadata says so)"
+        if key is not None and recorded.get("key") != key:
+            return ("was written by another extraction (its key is not the manifest's: another "
+                    "model, transform or row range)")
         if _extraction({"extractions": [self.extraction]}, found) is None:  # type: ignore[typeddict-item]
             return (f"belongs to the extraction {perturbation_label(found)}, not to "
                     f"{perturbation_label(self.extraction['perturbation'])}")

@@ -120,3 +120,20 @@ def test_a_shard_of_another_dtype_is_not_cast(tmp_path: Path) -> None:
     (folder / "_manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(MissingFeaturesError, match="as float64, the manifest says float32"):
         load_precomputed(folder, dataset)
+
+
+def test_a_shard_of_another_extraction_is_refused_by_its_key(tmp_path: Path) -> None:
+    """Same dataset and perturbation, another job (model, transform, rows): the key differs."""
+    folder, dataset, manifest = _folder(tmp_path, np.zeros((6, 2), np.float32))
+    shard = folder / "clean" / "part-00000-of-00001.parquet"
+    meta = {"key": "theirs", "perturbation": None, "dataset": dataset.fingerprint}
+    pq.write_table(pq.read_table(shard).replace_schema_metadata(
+        {"pytest_fairness": json.dumps(meta)}), shard, compression="none")
+    entry = manifest["extractions"][0]["shards"][0]
+    entry.update(sha256=hashlib.sha256(shard.read_bytes()).hexdigest(), key="ours")
+    (folder / "_manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(MissingFeaturesError, match="written by another extraction"):
+        load_precomputed(folder, dataset)
+    entry["key"] = "theirs"  # the manifest's own shard: read
+    (folder / "_manifest.json").write_text(json.dumps(manifest))
+    assert load_precomputed(folder, dataset).embeddings.shape == (6, 2)
