@@ -187,9 +187,12 @@ def _kept(shard: Path, key: str) -> _Written | None:
 
 
 def _ours(path: Path) -> bool:
-    """Whether ``path`` is a file a job wrote: a shard with our metadata, a receipt, a manifest."""
+    """Whether ``path`` is a job's own file: shard, receipt, manifest, lock or command file."""
     if path.is_symlink() or not path.is_file():
         return False
+    if path.name in (LOCK, shards.JOB_FILE):  # an empty lock; the command the job runs
+        head = path.read_bytes()[:64] if path.stat().st_size <= 65536 else b"?"
+        return head == b"" if path.name == LOCK else head.startswith(b"pytest-fairness extract")
     try:
         if path.suffix == ".parquet":
             import pyarrow.parquet as pq
@@ -279,7 +282,7 @@ def _lock(out: Path) -> Any:
     from filelock import FileLock, Timeout
     try:
         out.mkdir(parents=True, exist_ok=True)
-        _inside(out, LOCK, writing=False)
+        _inside(out, LOCK)  # filelock truncates it: a file of the user's there is refused
         lock = FileLock(out / LOCK, timeout=0)
         lock.acquire()
         return lock
@@ -380,7 +383,7 @@ def _run(job: ExtractJob, rank: int, world_size: int, device: Any,
     out = job.out
     if rank == 0:
         _inside(out, shards.MANIFEST).unlink(missing_ok=True)  # a job stopped part-way leaves none
-        atomic_write_text(out / shards.JOB_FILE, job.command + "\n")
+        atomic_write_text(_inside(out, shards.JOB_FILE), job.command + "\n")
     dataset: FairnessDataset = LOADERS[job.dataset](job.root)
     n = len(dataset)
     if n < world_size:
@@ -451,7 +454,7 @@ def _run(job: ExtractJob, rank: int, world_size: int, device: Any,
     text = json.dumps(manifest, indent=1, sort_keys=True) + "\n"
     path = atomic_write_text(out / shards.MANIFEST, text)
     _remove_stale(out, manifest)
-    (out / shards.JOB_FILE).unlink(missing_ok=True)
+    _inside(out, shards.JOB_FILE).unlink(missing_ok=True)
     return ExtractSummary(rank, world_size, tuple(kept), tuple(extracted), path)
 
 

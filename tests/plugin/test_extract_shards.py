@@ -378,6 +378,19 @@ def test_job_touches_only_its_own_files(tmp_path: Path,
     assert all((out / name).read_bytes() == data for name, data in users.items())
 
 
+@pytest.mark.parametrize("name", ["_extract.lock", "_extract-command.txt"])
+def test_a_users_file_at_a_name_the_job_uses_is_kept(
+        tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The lock and the command file are the job's only when they hold what it writes."""
+    out = tmp_path / "features"
+    out.mkdir()
+    (out / name).write_text("a user's notes\n")
+    assert main(extract_args(out)) == 2
+    assert f"{name} exists and was not written by pytest-fairness extract" in (
+        capsys.readouterr().err)
+    assert (out / name).read_text() == "a user's notes\n"
+
+
 def test_two_concurrent_jobs_end_with_one_result(model_path: Path, tmp_path: Path) -> None:
     """Two jobs into one folder at once: one waits out or is refused; the result is whole."""
     out = tmp_path / "features"
