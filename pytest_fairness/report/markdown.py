@@ -135,7 +135,7 @@ def markdown_summary(records: Sequence[TestRecord],
     lines = [f"## Fairness: {verdict}", "",
              f"{tally} of {len(records)} fairness test{'s' * (len(records) != 1)}; "
              f"{results} result{'s' * (results != 1)}"
-             + (f"; {len(regressions)} regression{'s' * (len(regressions) != 1)} in "
+             + (f"; {len(regressions) or 'no'} regression{'s' * (len(regressions) > 1)} in "
                 f"{compared} comparison{'s' * (compared != 1)}" if compared else "") + "."]
     rows, tables = _failures(records)
     if rows:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,9 @@ def test_passing_run_is_one_verdict_and_no_table() -> None:
     assert text.startswith("## Fairness: passed\n")
     assert "0 failed, 1 passed of 1 fairness test; 1 result." in text
     assert tables(text) == []
+    compared = (replace(regressed(), now=0.1, confidence="point", interval=None),)
+    assert "; no regression in 1 comparison." in markdown_summary(
+        [record("t.py::test_a", gaps(), "passed", regressions=compared)])
 
 
 def test_failed_limit_row_and_its_group_table() -> None:
