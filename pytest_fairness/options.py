@@ -349,6 +349,10 @@ def add_options(parser: pytest.Parser) -> None:
         help="run fairness tests (they are skipped otherwise).")
     add("--fairness-report", metavar="DIR", default=None, dest="fairness_report",
         help="write report.json and a self-contained report.html into DIR.")
+    add("--fairness-markdown", metavar="FILE", default=None, dest="fairness_markdown",
+        help="write a short markdown summary of the run (verdicts, failing tests and their "
+             "groups, regressions) to FILE, for a pull request; also appended to "
+             "$GITHUB_STEP_SUMMARY when that is set.")
     add("--fairness-history", metavar="PATH", default=None, dest="fairness_history",
         help="SQLite history store (default: .fairness/history.sqlite in the rootdir).")
     add("--fairness-no-history", action="store_true", default=False,

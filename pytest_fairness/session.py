@@ -258,6 +258,7 @@ class FairnessSession:
         checkpoints that gave the same features fail a passing run.
         """
         from pytest_fairness.metadata import collect_metadata
+        from pytest_fairness.report.markdown import write_markdown
 
         records = self.records
         if not any(r.results for r in records):
@@ -272,7 +273,6 @@ class FairnessSession:
             return self._fail_run(exitstatus, pytest.ExitCode.USAGE_ERROR)
         exitstatus = self._check_baseline_match(exitstatus)
         from pytest_fairness.provenance import same_features_lines
-
         same = same_features_lines(records)  # the later test of each pair failed already
         self.lines.extend(same)
         if same:
@@ -329,6 +329,7 @@ class FairnessSession:
                                   "--fairness-report fairness-report.")
             else:
                 self.lines.append(f"fairness report: {page}")
+        self.lines.extend(write_markdown(self.settings.markdown, records, checkpoints))
         return exitstatus
 
     def _check_baseline_match(self, exitstatus: int) -> int:

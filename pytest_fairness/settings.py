@@ -90,18 +90,25 @@ def _cache_dir(config: pytest.Config) -> Path | None:
     return config.rootpath / DEFAULT_CACHE_DIR
 
 
-def _report_dir(config: pytest.Config) -> str | None:
-    """``--fairness-report``: a folder that exists or can be made, checked now, not at the end."""
-    given: str | None = config.getoption("fairness_report", None)
+def _writable(config: pytest.Config, option: str, example: str, *, folder: bool) -> str | None:
+    """A folder (``--fairness-report``) or file that can be written, checked now, not at the end.
+
+    ``example`` names the thing and a sample value: ``"report fairness-report"``.
+    """
+    given: str | None = config.getoption(option[2:].replace("-", "_"), None)
     if given is None:
         return None
+    what, (thing, sample) = "folder" if folder else "file", example.split()
     path = _absolute(given, Path.cwd()) if given.strip() else None
-    nearest = path and next(p for p in (path, *path.parents) if p.exists())
-    if path is None or nearest is None or not nearest.is_dir() or not os.access(nearest, os.W_OK):
-        why = ("names no folder" if path is None else f"{nearest} is not a folder" if nearest
-               and not nearest.is_dir() else f"the folder {nearest} is not writable")
-        raise pytest.UsageError(f"--fairness-report {given!r}: {why}; give a folder the report "
-                                "can be written to, e.g. --fairness-report fairness-report.")
+    # The nearest folder that exists: where the folder is made, or the file replaced.
+    nearest = path and next(p for p in [path, *path.parents][int(not folder):] if p.exists())
+    why = ("names no " + what if path is None or nearest is None else
+           f"{path} is a folder" if not folder and path.is_dir() else
+           f"{nearest} is not a folder" if not nearest.is_dir() else
+           f"the folder {nearest} is not writable" if not os.access(nearest, os.W_OK) else "")
+    if why:
+        raise pytest.UsageError(f"{option} {given!r}: {why}; give a {what} the {thing} can be "
+                                f"written to, e.g. {option} {sample}.")
     return given
 
 
@@ -226,9 +233,9 @@ class Settings:
         ``--fairness`` or ``fairness = true``: fairness tests run (else they are skipped).
     seed : int
         ``--fairness-seed``, the ini value, or 0.
-    report_dir, save_baseline, baseline_ref, label : str or None
-        ``--fairness-report``, ``--fairness-save-baseline``, ``--fairness-baseline``,
-        ``--fairness-run-label``.
+    report_dir, markdown, save_baseline, baseline_ref, label : str or None
+        ``--fairness-report``, ``--fairness-markdown``, ``--fairness-save-baseline``,
+        ``--fairness-baseline``, ``--fairness-run-label``.
     compare_fail : mapping of str to float
         ``--fairness-compare-fail``: the tolerance per metric.
     compare_confidence : str
@@ -262,6 +269,7 @@ class Settings:
     enabled: bool = False
     seed: int = 0
     report_dir: str | None = None
+    markdown: str | None = None
     save_baseline: str | None = None
     baseline_ref: str | None = None
     label: str | None = None
@@ -295,7 +303,10 @@ class Settings:
         settings = cls(
             enabled=bool(config.getoption("fairness") or config.getini(ENABLE_INI)),
             seed=_seed(config),
-            report_dir=_report_dir(config),
+            report_dir=_writable(config, "--fairness-report", "report fairness-report",
+                                 folder=True),
+            markdown=_writable(config, "--fairness-markdown", "summary fairness-summary.md",
+                               folder=False),
             save_baseline=config.getoption("fairness_save_baseline", None),
             baseline_ref=config.getoption("fairness_baseline", None),
             label=config.getoption("fairness_run_label", None),
