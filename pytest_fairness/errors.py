@@ -104,6 +104,11 @@ def plain(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
+def plain_lines(text: str) -> str:
+    """``text`` with each line :func:`plain`: its line breaks stay, other controls are escaped."""
+    return "\n".join(map(plain, text.split("\n")))
+
+
 def shown(value: Any) -> str:
     """``repr(value)``, cut to 40 characters: a damaged value in a message (not an error)."""
     text = repr(value)

@@ -229,10 +229,10 @@ def _fail_plainly(error: FairnessError, *, whole: bool = False) -> NoReturn:
     A marker's failure shows its first line; the details lead the test's fairness section
     (:func:`_section`).
     """
-    from pytest_fairness.errors import plain
+    from pytest_fairness.errors import plain_lines
 
     text = str(error) if whole else str(error).partition("\n")[0]
-    lines = "\n".join(map(plain, text.split("\n")))
+    lines = plain_lines(text)
     raise pytest.fail.Exception(f"{type(error).__name__}: {lines}", pytrace=False) from None
 
 
@@ -268,14 +268,14 @@ def pytest_runtest_makereport(
 def _section(session: FairnessSession, record: TestRecord,
              excinfo: pytest.ExceptionInfo[BaseException] | None, item: pytest.Item) -> str:
     """The test's fairness section: a marker failure's details first, then the record."""
-    from pytest_fairness.errors import plain
+    from pytest_fairness.errors import plain_lines
     from pytest_fairness.report.terminal import report_section
 
     folder = session.settings.report_dir
     page = str(Path(folder, "report.html")) if folder else None
     error = item.stash.get(MARKER_ERROR_KEY, None)
     rest = "" if error is None else str(error).partition("\n")[2].strip("\n")
-    details = "\n".join(map(plain, rest.split("\n"))) if rest else ""
+    details = plain_lines(rest) if rest else ""
     shown = error is not None or (excinfo is not None
                                   and isinstance(excinfo.value, FairnessViolation))
     text = report_section(record, baseline_source=session.baseline_source,
@@ -322,7 +322,7 @@ def pytest_terminal_summary(
     session = session_of(config)
     if session.is_worker or not (session.records or session.lines):
         return
-    from pytest_fairness.errors import plain
+    from pytest_fairness.errors import plain_lines
     from pytest_fairness.report.terminal import summary_lines
 
     records = list(session.records)
@@ -333,8 +333,8 @@ def pytest_terminal_summary(
         terminalreporter.write_sep("=", "fairness summary")
         for line in lines:
             terminalreporter.write_line(line)
-    for line in (part for text in session.lines for part in text.split("\n")):
-        terminalreporter.write_line(plain(line))  # an error's lines stay lines
+    for text in session.lines:
+        terminalreporter.write_line(plain_lines(text))  # an error's lines stay lines
 
 
 # -- fixtures ----------------------------------------------------------------------------------
