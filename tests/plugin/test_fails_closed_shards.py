@@ -95,6 +95,22 @@ def test_one_folder_for_several_checkpoints_is_a_usage_error(
                                  "(ckpt1.pt=DIR, ckpt2.pt=DIR)*"])
 
 
+def test_a_folder_for_no_checkpoint_or_a_checkpoint_without_one_is_a_usage_error(
+        project: pytest.Pytester, shards: dict[str, Path]) -> None:
+    """A CHECKPOINT= naming none of the checkpoints matches nothing: refused, with the names."""
+    mapped = f"--fairness-features=ckpt1.pt={shards['features1']}"
+    result = project.runpytest(*_common(shards), mapped,
+                               f"--fairness-features=ckpt3.pt={shards['features2']}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--fairness-features 'ckpt3.pt=*': give one folder, or with "
+                                 "several --fairness-checkpoint one folder per checkpoint*"
+                                 "(ckpt1.pt=DIR, ckpt2.pt=DIR)*Did you mean 'ckpt[12].pt'*"])
+    result = project.runpytest(*_common(shards), mapped)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--fairness-features gives no folder for checkpoint(s) "
+                                 "ckpt2.pt; add --fairness-features CHECKPOINT=DIR for each.*"])
+
+
 def test_each_checkpoint_reads_its_own_folder_and_the_history_says_which(
         project: pytest.Pytester, shards: dict[str, Path], xdist_args: list[str]) -> None:
     result = project.runpytest(
