@@ -60,18 +60,24 @@ def test_model():
     result.stdout.fnmatch_lines(["*min_value=0.5 (value NaN (group b))*"])
 
 
-def test_control_characters_in_labels_print_escaped(pytester: pytest.Pytester,
-                                                    xdist_args: list[str]) -> None:
-    """A group label or result key cannot forge a line or a colour on the terminal."""
-    pytester.makepyfile(HEADER + r'''
+#: A test whose group "b" has a label that would forge a line and a colour; {returned} is
+#: what it returns, with ``groups`` the hostile labels.
+HOSTILE_TEST = HEADER + r'''
 HOSTILE = "a\x1b[31mred\nFAILED forged"
+PRED = [1, 0, 1, 0, 0, 0, 0, 1] * 5
 
 @fairness.threshold(max_gap=0.1)
 def test_model():
     groups = [HOSTILE if g == "b" else g for g in G]
-    return {HOSTILE: ind.group_metrics(Y, [1, 0, 1, 0, 0, 0, 0, 1] * 5, groups=groups,
-                                       min_group_size=1)}
-''')
+    return {returned}
+'''
+
+
+def test_control_characters_in_labels_print_escaped(pytester: pytest.Pytester,
+                                                    xdist_args: list[str]) -> None:
+    """A group label or result key cannot forge a line or a colour on the terminal."""
+    pytester.makepyfile(HOSTILE_TEST.format(
+        returned="{HOSTILE: ind.group_metrics(Y, PRED, groups=groups, min_group_size=1)}"))
     result = pytester.runpytest("--fairness", *xdist_args)
     result.assert_outcomes(failed=1)
     output = result.stdout.str()
@@ -88,15 +94,8 @@ def test_model():
 def test_a_label_in_a_limit_error_prints_escaped(pytester: pytest.Pytester,
                                                  xdist_args: list[str]) -> None:
     """An error naming the groups (too few large enough) cannot forge a line either."""
-    pytester.makepyfile(HEADER + r'''
-HOSTILE = "a\x1b[31mred\nFAILED forged"
-
-@fairness.threshold(max_gap=0.1)
-def test_model():
-    groups = [HOSTILE if g == "b" else g for g in G]
-    return ind.group_metrics(Y, [1, 0, 1, 0, 0, 0, 0, 1] * 5, groups=groups,
-                             min_group_size=30)
-''')
+    pytester.makepyfile(HOSTILE_TEST.format(
+        returned="ind.group_metrics(Y, PRED, groups=groups, min_group_size=30)"))
     result = pytester.runpytest("--fairness", *xdist_args)
     result.assert_outcomes(failed=1)
     output = result.stdout.str()
