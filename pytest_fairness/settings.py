@@ -90,15 +90,16 @@ def _cache_dir(config: pytest.Config) -> Path | None:
     return config.rootpath / DEFAULT_CACHE_DIR
 
 
-def _writable(config: pytest.Config, option: str, example: str, *, folder: bool) -> str | None:
+def _writable(config: pytest.Config, option: str, thing: str, sample: str, *,
+              folder: bool) -> str | None:
     """A folder (``--fairness-report``) or file that can be written, checked now, not at the end.
 
-    ``example`` names the thing and a sample value: ``"report fairness-report"``.
+    ``thing`` is what is written there (``"report"``), ``sample`` a value to suggest.
     """
     given: str | None = config.getoption(option[2:].replace("-", "_"), None)
     if given is None:
         return None
-    what, (thing, sample) = "folder" if folder else "file", example.split()
+    what = "folder" if folder else "file"
     path = _absolute(given, Path.cwd()) if given.strip() else None
     # The nearest folder that exists: where the folder is made, or the file replaced.
     nearest = path and next(p for p in [path, *path.parents][int(not folder):] if p.exists())
@@ -303,9 +304,9 @@ class Settings:
         settings = cls(
             enabled=bool(config.getoption("fairness") or config.getini(ENABLE_INI)),
             seed=_seed(config),
-            report_dir=_writable(config, "--fairness-report", "report fairness-report",
+            report_dir=_writable(config, "--fairness-report", "report", "fairness-report",
                                  folder=True),
-            markdown=_writable(config, "--fairness-markdown", "summary fairness-summary.md",
+            markdown=_writable(config, "--fairness-markdown", "summary", "fairness-summary.md",
                                folder=False),
             save_baseline=config.getoption("fairness_save_baseline", None),
             baseline_ref=config.getoption("fairness_baseline", None),
