@@ -137,12 +137,13 @@ def features_function(settings: Settings, model: Any, item: pytest.Item, *,
         if precomputed is not None:
             return load_precomputed(precomputed, dataset)
         if settings.features_ahead:
-            folder = _features_folder(item, settings)
+            checkpoint = identity_of(item, settings)[1]
+            folder = _features_folder(item, checkpoint, settings)
             read = load_precomputed(
                 folder, dataset, perturbation=perturbation,
                 normalize=normalize, cache_dir=settings.cache_dir,
                 transform=DefaultTransform() if transform is None else transform)
-            note_shards(item, read, folder, identity_of(item, settings)[1])
+            note_shards(item, read, folder, checkpoint)
             return read
         extracted = extract_features(
             model, dataset, transform=transform, perturbation=perturbation,
@@ -159,9 +160,8 @@ def features_function(settings: Settings, model: Any, item: pytest.Item, *,
     return features
 
 
-def _features_folder(item: pytest.Item, settings: Settings) -> str:
-    """The ``--fairness-features`` folder of ``item``'s checkpoint."""
-    checkpoint = identity_of(item, settings)[1]
+def _features_folder(item: pytest.Item, checkpoint: str | None, settings: Settings) -> str:
+    """The ``--fairness-features`` folder of ``item``'s ``checkpoint``."""
     folders = settings.features_ahead
     if checkpoint is None and len(folders) > 1:
         raise MissingFeaturesError(
