@@ -13,7 +13,9 @@ import itertools
 import json
 import math
 import os
+import time
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +40,7 @@ __all__ = [
 
 
 def build_baseline(records: Iterable[TestRecord], *, metadata: Mapping[str, object] | None = None,
-                   previous: Baseline | None = None) -> Baseline:
+                   previous: Baseline | None = None, saved: str | None = None) -> Baseline:
     """Build a baseline from the run's per-test records.
 
     Parameters
@@ -49,11 +51,31 @@ def build_baseline(records: Iterable[TestRecord], *, metadata: Mapping[str, obje
         Run metadata to keep (time, git commit, checkpoint, ...).
     previous : Baseline, optional
         An existing baseline: its entries for tests not in ``records`` are kept, so a run
-        of a subset (``-k``) updates only what it ran.
+        of a subset (``-k``) updates only what it ran; a test it has keeps its origin (the
+        numbers and date its entry started from, which a drift budget reads).
+    saved : str, optional
+        The date of this save, kept in each entry written.
     """
     tests = dict(previous.tests) if previous is not None else {}
-    tests.update({r.nodeid: BaselineEntry.of(r) for r in records if r.results})
+    for record in records:
+        if record.results:
+            entry = replace(BaselineEntry.of(record), saved=saved)
+            tests[record.nodeid] = replace(entry, origin=_origin(tests.get(record.nodeid), entry))
     return Baseline(tests, dict(metadata or {}))
+
+
+def _origin(old: BaselineEntry | None, new: BaselineEntry) -> BaselineEntry | None:
+    """The origin a re-saved entry keeps: the old entry's origin, else the old entry itself.
+
+    A new test starts its own origin (None); a result the origin lacks starts there now.
+    """
+    if old is None:
+        return None
+    origin = old.origin or BaselineEntry(results=old.results, saved=old.saved)
+    results = {**{rid: s for rid, s in new.results.items() if rid not in origin.results},
+               **origin.results}
+    return BaselineEntry(results={rid: replace(s, replicates={}) for rid, s in results.items()},
+                         saved=origin.saved)
 
 
 def dump_baseline(baseline: Baseline) -> str:
@@ -67,8 +89,8 @@ def save_baseline(path: str | os.PathLike[str], records: Iterable[TestRecord], *
     """Write (or update, with ``merge``) a baseline file atomically and return its path."""
     target = Path(path)
     previous = load_baseline(target) if merge and target.exists() else None
-    return atomic_write_text(target, dump_baseline(build_baseline(records, metadata=metadata,
-                                                                  previous=previous)))
+    return atomic_write_text(target, dump_baseline(build_baseline(
+        records, metadata=metadata, previous=previous, saved=time.strftime("%Y-%m-%d"))))
 
 
 def _read(path: Path, what: str) -> Any:
@@ -106,9 +128,29 @@ def validate_baseline(document: Any, *, source: str = "<baseline>") -> Baseline:
         Naming the file, the key (``['tests']['t.py::a']['results']['x']['gap']``), the
         value found and how to regenerate the baseline.
     """
+    _check_format(document, source)
     baseline = Baseline.from_dict(document, source=source)
     _check_consistent(baseline, source)
     return baseline
+
+
+def _check_format(document: Any, source: str) -> None:
+    """A baseline document of this format and a schema this code reads (1: no origins)."""
+    if not isinstance(document, dict) or document.get("format") != BASELINE_FORMAT:
+        got = document.get("format") if isinstance(document, dict) else type(document).__name__
+        raise FairnessConfigError(
+            f"{source!r} is not a pytest-fairness baseline (format={got!r}, expected "
+            f"{BASELINE_FORMAT!r}); write one with --fairness-save-baseline.")
+    schema = document.get("schema")
+    if not isinstance(schema, int) or isinstance(schema, bool) or schema < 1:
+        raise FairnessConfigError(f"{source!r} has an invalid schema={schema!r}; "
+                                  "regenerate it with --fairness-save-baseline.")
+    if schema > BASELINE_SCHEMA:
+        raise FairnessConfigError(f"{source!r} has schema={schema}, newer than this "
+                                  f"pytest-fairness understands ({BASELINE_SCHEMA}); "
+                                  "upgrade pytest-fairness.")
+    if not isinstance(document.get("tests"), dict):
+        raise FairnessConfigError(f"{source!r} has no 'tests' mapping; regenerate it.")
 
 
 def _close(a: float, b: float) -> bool:
@@ -321,8 +363,8 @@ def resolve_baseline(ref: str, history: str | os.PathLike[str] | None, *,
         f", the latest run it names that passed (newer, not passed: {few_ids(newer)})"
         if newer else "" if run.get("exitstatus") == 0 or not passed else
         f" (exit {run.get('exitstatus')}: chosen explicitly)")
-    return build_baseline(records, metadata={**metadata, "run_id": run_id,
-                                             "chosen": chosen}), source
+    return build_baseline(records, metadata={**metadata, "run_id": run_id, "chosen": chosen},
+                          saved=str(run.get("started") or "")[:10] or None), source
 
 
 def _is_file(path: Path) -> bool:

@@ -22,6 +22,7 @@ __all__ = [
     "CACHE_DIR_INI",
     "COMPARE_METRICS",
     "CONFIDENCE_MODES",
+    "CompareFail",
     "DATASET_NAMES",
     "DATA_INI",
     "DEFAULT_BATCH_SIZE",
@@ -204,13 +205,27 @@ def parse_tolerance(text: str) -> float:
     return value
 
 
-def parse_compare_fail(text: str) -> dict[str, float]:
-    """Parse ``--fairness-compare-fail``: comma-separated ``metric:tolerance`` pairs.
+class CompareFail(dict[str, float]):
+    """``--fairness-compare-fail``: the tolerance per metric, and a drift budget per metric.
+
+    ``budgets`` bound how much worse a metric may get in total since the baseline entry's
+    origin (the numbers it started from), however many accepted changes led there.
+    """
+
+    def __init__(self, tolerances: Mapping[str, float] | None = None,
+                 budgets: Mapping[str, float] | None = None) -> None:
+        super().__init__(tolerances or {})
+        self.budgets: dict[str, float] = dict(budgets or {})
+
+
+def parse_compare_fail(text: str) -> CompareFail:
+    """Parse ``--fairness-compare-fail``: comma-separated ``metric:tolerance[:budget]``.
 
     A result regresses on a metric when it is worse than the baseline by more than the
-    tolerance, in the metric's own direction. A metric is a word of
-    :data:`COMPARE_METRICS` or a stat a result names (``DEO``, ``TPR``), checked against
-    each result when it is compared. A bare tolerance is the headline's.
+    tolerance, in the metric's own direction, or (with a budget) worse than the baseline's
+    origin by more than the budget. A metric is a word of :data:`COMPARE_METRICS` or a stat
+    a result names (``DEO``, ``TPR``), checked against each result when it is compared. A
+    bare tolerance is the headline's.
 
     Examples
     --------
@@ -218,14 +233,16 @@ def parse_compare_fail(text: str) -> dict[str, float]:
     {'gap': 0.01, 'DEO': 0.02}
     >>> parse_compare_fail("0.01")
     {'headline': 0.01}
+    >>> parse_compare_fail("gap:0.01:0.03").budgets
+    {'gap': 0.03}
     """
     try:
         float(text)
     except (TypeError, ValueError):
         pass
     else:
-        return {"headline": parse_tolerance(str(text).strip())}
-    parsed: dict[str, float] = {}
+        return CompareFail({"headline": parse_tolerance(str(text).strip())})
+    parsed = CompareFail()
     items = [item.strip() for item in str(text).split(",")]
     if not any(items):
         raise argparse.ArgumentTypeError(
@@ -253,10 +270,23 @@ def parse_compare_fail(text: str) -> dict[str, float]:
             raise argparse.ArgumentTypeError(
                 f"metric {metric!r} is given twice in {text!r}; give each metric once."
             )
+        tolerance, sep, budget = tolerance.partition(":")
         try:
             parsed[metric] = parse_tolerance(tolerance.strip())
+            if sep:
+                parsed.budgets[metric] = parse_tolerance(budget.strip())
         except argparse.ArgumentTypeError as error:
-            raise argparse.ArgumentTypeError(f"{metric}: {error}") from None
+            what = "drift budget" if metric in parsed else "tolerance"
+            raise argparse.ArgumentTypeError(
+                f"{metric}: {str(error).replace('a tolerance', f'a {what}')} (in {item!r}; "
+                "write metric:tolerance or metric:tolerance:budget, e.g. gap:0.01:0.03)"
+            ) from None
+        if parsed.budgets.get(metric, parsed[metric]) < parsed[metric]:
+            raise argparse.ArgumentTypeError(
+                f"{item!r}: the drift budget {parsed.budgets[metric]:g} is below the tolerance "
+                f"{parsed[metric]:g}; a budget bounds the total change since the origin, so "
+                f"it is at least one change's tolerance (e.g. {metric}:{parsed[metric]:g}:"
+                f"{3 * parsed[metric]:g}).")
     return parsed
 
 
@@ -364,14 +394,15 @@ def add_options(parser: pytest.Parser) -> None:
         dest="fairness_baseline", type=parse_run_ref,
         help="compare results with this baseline (a file, or a run id, label or "
              "checkpoint in the history); see --fairness-compare-fail.")
-    add("--fairness-compare-fail", metavar="METRIC:TOL[,...]", default=[], action="append",
-        dest="fairness_compare_fail", type=parse_compare_fail,
+    add("--fairness-compare-fail", metavar="METRIC:TOL[:BUDGET][,...]", default=[],
+        action="append", dest="fairness_compare_fail", type=parse_compare_fail,
         help="fail each test whose results got worse than the baseline by more than "
              "the tolerance: a bare tolerance (0.01) applies to each indicator's headline "
              "(the gap, iEAT's |effect size|, the amplification, Fair SA's L1); or "
              "metric:tolerance pairs, e.g. gap:0.01,DEO:0.02 (metrics: headline, gap, "
              "ratio, value, worst, or a stat the results name such as DEO or TPR; each in "
-             "its own direction).")
+             "its own direction). gap:0.01:0.03 also fails a total change of more than "
+             "0.03 since the baseline entry's origin (a drift budget).")
     add("--fairness-compare-confidence", default="point",
         choices=CONFIDENCE_MODES, dest="fairness_compare_confidence",
         help="how --fairness-compare-fail judges a change: point (default) on the change "

@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from pytest_fairness.errors import FairnessConfigError
 from pytest_fairness.indicators import headline
+from pytest_fairness.options import CompareFail
 from pytest_fairness.readings import Reading, read_metric
 from pytest_fairness.records import (
     Baseline,
@@ -164,9 +165,45 @@ def compare_results(
     return out
 
 
+def _drift(entry: BaselineEntry, rid: str, now: ResultSummary, tolerances: Mapping[str, float],
+           *, test: str, source: str) -> list[Comparison]:
+    """The change of a result since its entry's origin, on each metric with a drift budget.
+
+    The origin keeps no replicates: the drift is judged on the point change. A metric the
+    origin lacks cannot be judged and counts as over budget.
+    """
+    budgets = tolerances.budgets if isinstance(tolerances, CompareFail) else {}
+    origin = entry.origin or entry
+    since = f"saved {origin.saved}" if origin.saved else "saved on an unknown date"
+    out = []
+    for metric, budget in budgets.items():
+        base = origin.results.get(rid)
+        c = (compare_results(base, now, {metric: budget}, test=test, result=rid)[0] if base
+             else Comparison(test, rid, metric, None, now.value, budget, True))
+        head = f"drift budget of {metric}: {test} :: {rid}"
+        if c.worse_by is None:
+            text = (f"{head}: the origin ({since}) or this run has no {metric} to compare: "
+                    "the drift cannot be judged, counted as over budget")
+        else:
+            text = (f"{head}: origin {c.baseline:.4g} ({since}) → now {c.now:.4g}, "
+                    f"{c.worse_by:+.4g} worse in total, budget {budget:g}")
+        if c.regressed:
+            text += (" — exceeded: the accepted changes since the origin add up. Fix the "
+                     "model; or, to accept the drift deliberately, delete the test's "
+                     f"\"origin\" from the baseline file {source} (its current numbers "
+                     "become the origin)")
+        out.append(replace(c, metric=f"{metric} drift since the origin", where=since,
+                           notes=(text,), confidence="point", interval=None, paired=None))
+    return out
+
+
 def compare_baselines(base: Baseline, now: Baseline, tolerances: Mapping[str, float], *,
                       confidence: str = "point") -> tuple[list[Comparison], list[str]]:
-    """Compare every result present in both baselines; also list what only one side has."""
+    """Compare every result present in both baselines; also list what only one side has.
+
+    A drift budget (:class:`~pytest_fairness.options.CompareFail`) compares ``now`` with
+    the origin of ``base``'s entry as well.
+    """
     out: list[Comparison] = []
     missing: list[str] = []
     for nodeid, entry in now.tests.items():
@@ -180,6 +217,7 @@ def compare_baselines(base: Baseline, now: Baseline, tolerances: Mapping[str, fl
                 continue
             out.extend(compare_results(old.results[rid], summary, tolerances,
                                        test=nodeid, result=rid, confidence=confidence))
+            out.extend(_drift(old, rid, summary, tolerances, test=nodeid, source="A"))
     for nodeid, entry in base.tests.items():
         if now.entry(nodeid, entry.test) is None:
             missing.append(f"missing test (in the baseline only): {nodeid}")
@@ -255,9 +293,13 @@ def compare_test(baseline: Baseline | None, record: TestRecord, *,
                 f"the test is not in the baseline {source}" if entry is None else
                 f"not in the baseline {source}, whose entry of the test has: {has}") + ")")
             continue
+        summary = ResultSummary.of(keyed)
         comparisons.extend(compare_results(
-            old, ResultSummary.of(keyed), {m: r[0] for m, r in rules.items()},
+            old, summary, {m: r[0] for m, r in rules.items()},
             test=record.nodeid, result=rid, confidence={m: r[1] for m, r in rules.items()}))
+        if entry is not None:
+            comparisons.extend(_drift(entry, rid, summary, compare_fail, test=record.nodeid,
+                                      source=source))
     for rid, summary in (entry.results.items() if entry is not None else ()):
         if rid not in produced and gated(rid, summary.indicator):
             returned = ", ".join(sorted(produced)) or "no result"
@@ -341,7 +383,7 @@ def against_reference(record: TestRecord, reference: TestRecord | str, *,
     baseline = Baseline({reference.nodeid: BaselineEntry.of(reference)})
     comparisons, notes = compare_test(
         baseline, record, marks=marks, source=f"of {versus}",
-        compare_fail=compare_fail or ({} if marks else {"headline": 0.0}),
+        compare_fail=dict(compare_fail) or ({} if marks else {"headline": 0.0}),  # no drift
         compare_confidence=compare_confidence)
     if not judged:
         notes = [note.replace(NOT_COMPARED, UNGATED, 1) for note in notes]

@@ -238,7 +238,8 @@ class Settings:
         ``--fairness-report``, ``--fairness-markdown``, ``--fairness-save-baseline``,
         ``--fairness-baseline``, ``--fairness-run-label``.
     compare_fail : mapping of str to float
-        ``--fairness-compare-fail``: the tolerance per metric.
+        ``--fairness-compare-fail``: the tolerance per metric (a
+        :class:`~pytest_fairness.options.CompareFail`, with any drift budgets).
     compare_confidence : str
         ``--fairness-compare-confidence``: the rule of those comparisons.
     record_history : bool
