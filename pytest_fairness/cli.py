@@ -8,6 +8,7 @@ writes a model's features as Parquet shards. See docs/ci-and-history.md and docs
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +19,7 @@ from pytest_fairness.errors import FairnessConfigError, FairnessError
 
 if TYPE_CHECKING:
     from pytest_fairness.history import HistoryStore
+    from pytest_fairness.readings import Reading
 
 __all__ = ["ROOT_MARKERS", "find_history", "main"]
 
@@ -72,9 +74,11 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("a", type=options.parse_run_ref, metavar="A", help="the baseline")
     compare.add_argument("b", type=options.parse_run_ref, metavar="B", help="the candidate")
     compare.add_argument("--fail", type=options.parse_compare_fail, default={"headline": 0.0},
-                         metavar="METRIC:TOL[,...]",
+                         metavar="METRIC:TOL[:BUDGET][,...]",
                          help="what counts as a regression: a tolerance on each "
-                              "indicator's headline, or metric:tolerance pairs (default: 0)")
+                              "indicator's headline, or metric:tolerance pairs (default: 0); "
+                              "metric:tolerance:budget also bounds B's change since the origin "
+                              "of A's entry (a drift budget)")
     compare.add_argument("--confidence", choices=options.CONFIDENCE_MODES, default="point",
                          help="judge each change by itself (point, the default), or by its "
                               "bootstrap interval: supported fails when all of it exceeds the "
@@ -139,20 +143,31 @@ def _history(args: argparse.Namespace) -> int:
     from pytest_fairness.readings import read_metric
 
     cells: dict[str, dict[int, str]] = {}
+    ends: dict[str, list[Reading]] = {}  # the first and last reading: the drift since then
     for row in rows:
         metric = args.metric or row["reads"] or "headline"
         shown = "" if args.metric or not row["reads"] else f" [{row['reads']}]"
         test = f"{row['test']} :: {row['result_id']}{shown}"
-        value = read_metric(row["result"], metric).number
+        reading = read_metric(row["result"], metric)
+        ends[test] = [*ends.get(test, [reading])[:1], reading]
         mark = "" if row["outcome"] in (None, "passed") else " !"
         cells.setdefault(test, {})[columns.index((row["run_id"], row["column"]))] = (
-            format_number(value) + mark)
-    table = [[test, *(by.get(i, "-") for i in range(len(columns)))]
+            format_number(reading.number) + mark)
+    table = [[test, *(by.get(i, "-") for i in range(len(columns))), _drift(*ends[test])]
              for test, by in cells.items()]
     shown = args.metric or "the number each test's limits read ([named]; else the headline)"
-    print(f"{shown} per test (rows) and checkpoint or run (columns); ! = test failed")
-    print(*text_table(["test", *labels], table, indent=""), sep="\n")
+    print(f"{shown} per test (rows) and checkpoint or run (columns); ! = test failed; drift = "
+          "how much worse the last is than the first shown (its origin), - when better")
+    print(*text_table(["test", *labels, "drift"], table, indent=""), sep="\n")
     return 0
+
+
+def _drift(first: Reading, last: Reading) -> str:
+    """How much worse ``last`` is than ``first``, in the metric's direction (``-`` if undefined)."""
+    from pytest_fairness.report.terminal import fmt_signed
+
+    change = last.number - first.number
+    return "-" if math.isnan(change) else fmt_signed(change if last.lower_is_better else -change)
 
 
 def _store(args: argparse.Namespace) -> HistoryStore:

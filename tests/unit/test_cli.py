@@ -35,9 +35,9 @@ def test_history_table(history: Path, capsys: pytest.CaptureFixture[str]) -> Non
     """Rows are tests, columns checkpoints; failed cells are marked."""
     assert main(["--history", str(history), "history"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[1].split() == ["test", "epoch1", "epoch2"]
+    assert lines[1].split() == ["test", "epoch1", "epoch2", "drift"]
     row_a = next(line for line in lines if line.startswith("t.py::a"))
-    assert row_a.split()[-3:] == ["0.1", "0.3", "!"]
+    assert row_a.split()[-4:] == ["0.1", "0.3", "!", "+0.2"]
     assert main(["--history", str(history), "history", "--metric", "worst"]) == 0
     assert "0.5 !" in capsys.readouterr().out
 
