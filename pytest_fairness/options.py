@@ -276,11 +276,11 @@ def parse_compare_fail(text: str) -> CompareFail:
             if sep:
                 parsed.budgets[metric] = parse_tolerance(budget.strip())
         except argparse.ArgumentTypeError as error:
-            what = "drift budget" if metric in parsed else "tolerance"
+            if metric not in parsed:
+                raise argparse.ArgumentTypeError(f"{metric}: {error}") from None
             raise argparse.ArgumentTypeError(
-                f"{metric}: {str(error).replace('a tolerance', f'a {what}')} (in {item!r}; "
-                "write metric:tolerance or metric:tolerance:budget, e.g. gap:0.01:0.03)"
-            ) from None
+                f"{metric}: {str(error).replace('a tolerance', 'a drift budget')} {item!r} "
+                "reads metric:tolerance:budget, e.g. gap:0.01:0.03.") from None
         if parsed.budgets.get(metric, parsed[metric]) < parsed[metric]:
             raise argparse.ArgumentTypeError(
                 f"{item!r}: the drift budget {parsed.budgets[metric]:g} is below the tolerance "
