@@ -46,7 +46,7 @@ def test_a_budget_follows_the_tolerance() -> None:
 
 @pytest.mark.parametrize(("text", "match"), [
     ("gap:0.01:x",
-     r"gap: a drift budget must be a number .*got 'x'. 'gap:0\.01:x' reads metric:tolerance:budget"),
+     r"gap: a drift budget must be a number .*got 'x'. 'gap:0\.01:x' reads metric:tol"),
     ("gap:0.01:-1", r"drift budget must be a finite number >= 0.*'gap:0\.01:-1'"),
     ("gap:x:0.03", r"gap: a tolerance must be a number .*'x'"),
     ("gap:0.03:0.01", r"'gap:0\.03:0\.01': the drift budget 0\.01 is below the tolerance 0\.03"),
