@@ -172,6 +172,9 @@ class Comparison:
     confidence, interval, paired : str, (float, float) or None, bool or None
         The rule (see :attr:`regressed`); the interval of :attr:`worse_by` from both
         sides' bootstrap replicates, and whether it is paired (same units drawn).
+    since : str
+        What ``baseline`` is: ``"baseline"``, or ``"origin"`` for a drift budget (whose
+        ``tolerance`` is the budget).
     """
 
     test: str
@@ -188,6 +191,7 @@ class Comparison:
     confidence: str = "point"
     interval: tuple[float, float] | None = None
     paired: bool | None = None
+    since: str = "baseline"
 
     @property
     def worse_by(self) -> float | None:
@@ -231,7 +235,7 @@ class Comparison:
             tuple((g[0], g[1], g[2]) for g in data.get("groups") or ()),
             tuple(data.get("notes") or ()), data.get("where") or "",
             data.get("confidence") or "point", _span(data.get("interval")), data.get("paired"),
-        )
+            data.get("since") or "baseline")
 
 
 @final
@@ -373,7 +377,7 @@ COMPARISON_KINDS: Final = {
     "test": "str!", "result": "str!", "metric": "str!", "where": "str?", "baseline": "num?!",
     "now": "num?!", "tolerance": "num!", "lower_is_better": "bool!",
     "higher_is_better_groups": "bool?", "groups": "groups?", "notes": "strs?",
-    "confidence": "str?", "interval": "span?", "paired": "bool?",
+    "confidence": "str?", "interval": "span?", "paired": "bool?", "since": "str?",
 }
 
 

@@ -193,7 +193,8 @@ def _drift(entry: BaselineEntry, rid: str, now: ResultSummary, tolerances: Mappi
                      f"\"origin\" from the baseline file {source} (its current numbers "
                      "become the origin)")
         out.append(replace(c, metric=f"{metric} drift since the origin", where=since,
-                           notes=(text,), confidence="point", interval=None, paired=None))
+                           notes=(text,), confidence="point", interval=None, paired=None,
+                           since="origin"))
     return out
 
 

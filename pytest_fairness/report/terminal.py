@@ -318,7 +318,7 @@ def comparison_text(comparison: Comparison, *, with_test: bool = False) -> str:
     c, fmt = comparison, format_number
     where = f" ({c.where})" if c.where else ""
     name = f"{c.test} :: {c.result}" if with_test and c.test else c.result
-    return (f"{name}: {c.metric}{where} baseline {fmt(c.baseline)} → now {fmt(c.now)} "
+    return (f"{name}: {c.metric}{where} {c.since} {fmt(c.baseline)} → now {fmt(c.now)} "
             f"({change_text(c)})")
 
 
@@ -329,7 +329,8 @@ def change_text(comparison: Comparison) -> str:
     spread = "" if c.interval is None else f", interval {interval_text(c)}"
     rule = "" if c.confidence == "point" else f" {c.confidence}"
     direction = "lower is better" if c.lower_is_better else "higher is better"
-    return f"{delta}{spread}, tolerance {format_number(c.tolerance)}{rule}, {direction}"
+    allowed = "budget" if c.since == "origin" else "tolerance"
+    return f"{delta}{spread}, {allowed} {format_number(c.tolerance)}{rule}, {direction}"
 
 
 def fmt_signed(x: float) -> str:
