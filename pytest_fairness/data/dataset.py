@@ -231,7 +231,8 @@ class FairnessDataset:
 
         A missing or undecodable file raises InvalidDataError naming file, row and image id.
         """
-        from PIL import Image
+        from pytest_fairness._optional import require
+        Image = require("PIL.Image", purpose="opening images")
 
         row = self.frame.iloc[index]
         path = row["path"]
