@@ -16,8 +16,13 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 import numpy as np
 
-from pytest_fairness._optional import require
-from pytest_fairness.errors import FairnessConfigError, InvalidDataError, check_int, own_error
+from pytest_fairness.errors import (
+    FairnessConfigError,
+    InvalidDataError,
+    MissingDependencyError,
+    check_int,
+    own_error,
+)
 
 if TYPE_CHECKING:  # torch loads when a perturbation runs: the names need no torch
     import torch
@@ -310,7 +315,10 @@ def perturb(images: torch.Tensor, name: str, level: float, *, seed: int = 0,
     >>> round(float(perturb(x, "exposure_low", 1 / 3).mean()), 4)
     0.25
     """
-    torch = require("torch", purpose="perturbing images")
+    try:
+        import torch
+    except ImportError as exc:
+        raise MissingDependencyError.of("torch", "perturbing images") from exc
     spec = _check_name(name)
     level = _check_level(level)
     seed = check_int("seed", seed, low=0)

@@ -39,7 +39,8 @@ def as_outputs(value: Any) -> dict[str, torch.Tensor]:
 
 def resolve_device(device: Any) -> torch.device:
     """``"auto"`` or None (CUDA when there is one), ``"cpu"``, ``"cuda:N"``, ``"mps"``: a device."""
-    torch = require("torch", purpose="extracting features (a model's forward pass)")
+    require("torch", purpose="extracting features (a model's forward pass)")
+    import torch
     if device is None or device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:
