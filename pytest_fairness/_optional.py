@@ -10,22 +10,23 @@ from pytest_fairness.errors import MissingDependencyError
 __all__ = ["require"]
 
 
-def require(module: str, *, package: str, purpose: str) -> ModuleType:
-    """Import ``module``, or raise :class:`MissingDependencyError` saying what to install.
+def require(module: str, *, purpose: str) -> ModuleType:
+    """Import ``module``, or raise :class:`MissingDependencyError` naming the extra to install.
 
     Parameters
     ----------
     module : str
-        The module to import (``"faiss"``).
-    package : str
-        What to ``pip install`` for it (``"faiss-cpu"`` or ``"pytest-fairness[faces]"``).
+        The module to import (``"faiss"``, ``"torch.distributed"``); the extra is looked up
+        by its top-level name in ``errors.EXTRAS``.
     purpose : str
         What needs it, for the message (``"retrieval"``).
+
+    Examples
+    --------
+    >>> require("math", purpose="arithmetic").sqrt(4.0)
+    2.0
     """
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise MissingDependencyError(
-            f"{purpose} needs {module!r}, which is not installed; install it with "
-            f"pip install '{package}'."
-        ) from exc
+        raise MissingDependencyError.of(module, purpose) from exc

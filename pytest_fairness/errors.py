@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from numbers import Integral
-from typing import Any
+from typing import Any, Final
 
 __all__ = [
     "CheckpointIgnoredError", "FairnessConfigError", "FairnessError", "FairnessViolation",
@@ -35,8 +35,25 @@ class MissingFeaturesError(InvalidDataError):
     """Extracted features are incomplete, damaged, of another dataset or lack a perturbation."""
 
 
+#: The pip extra of pytest-fairness that installs each optional top-level module (the one
+#: place the names live; pyproject.toml lists the same sets).
+EXTRAS: Final = {
+    "torch": "models", "torchvision": "models", "PIL": "models",  # extraction, perturbations
+    "faiss": "retrieval", "matplotlib": "plots",
+    "pyarrow": "scale",  # in the core install; the extra is kept for old install lines
+}
+
+
 class MissingDependencyError(FairnessError, ImportError):
     """An optional dependency is not installed; the message names the pip extra."""
+
+    @classmethod
+    def of(cls, module: str, purpose: str) -> MissingDependencyError:
+        """The error for ``module`` (``"faiss"``, ``"torch.nn"``) that ``purpose`` needs."""
+        top = module.partition(".")[0]
+        fix = f"pytest-fairness[{EXTRAS[top]}]" if top in EXTRAS else top
+        return cls(f"{purpose} needs {top!r}, which is not installed; install it with "
+                   f"pip install '{fix}'.")
 
 
 class CheckpointIgnoredError(FairnessError):

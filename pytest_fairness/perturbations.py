@@ -12,13 +12,20 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, final
+from typing import TYPE_CHECKING, Any, Final, final
 
 import numpy as np
-import torch
-import torch.nn.functional as F
 
-from pytest_fairness.errors import FairnessConfigError, InvalidDataError, check_int, own_error
+from pytest_fairness.errors import (
+    FairnessConfigError,
+    InvalidDataError,
+    MissingDependencyError,
+    check_int,
+    own_error,
+)
+
+if TYPE_CHECKING:  # torch loads when a perturbation runs: the names need no torch
+    import torch
 
 __all__ = ["PERTURBATIONS", "Perturbation", "PerturbationSpec", "parameter", "perturb"]
 
@@ -93,6 +100,7 @@ def _check_level(level: Any) -> float:
 
 
 def _check_images(images: Any) -> torch.Tensor:
+    import torch
     if not isinstance(images, torch.Tensor):
         raise InvalidDataError(
             f"images must be a torch.Tensor of shape (N, C, H, W) with values in [0, 1]; got "
@@ -131,6 +139,7 @@ def _conv_rows(images: torch.Tensor, kernel: torch.Tensor) -> torch.Tensor:
     # A sum of shifted, weighted copies: ~10x faster on CPU than conv2d with a 1-row
     # kernel over N·C single-channel planes (see benchmarks/perturbations.py).
     w = images.shape[-1]
+    import torch.nn.functional as F
     radius = kernel.numel() // 2
     padded = F.pad(images, (radius, radius, 0, 0), mode="replicate")
     weights = kernel.tolist()
@@ -141,6 +150,7 @@ def _conv_rows(images: torch.Tensor, kernel: torch.Tensor) -> torch.Tensor:
 
 
 def _gaussian_blur(x: torch.Tensor, sigma: float) -> torch.Tensor:
+    import torch
     radius = max(1, math.ceil(3 * sigma))
     t = torch.arange(-radius, radius + 1, dtype=torch.float64)
     if sigma <= 0:  # a level so small that sigma underflows: no blur, not 0 / 0
@@ -154,6 +164,7 @@ def _gaussian_blur(x: torch.Tensor, sigma: float) -> torch.Tensor:
 
 def _motion_blur(x: torch.Tensor, half_width: float) -> torch.Tensor:
     """A box of width ``2·half_width + 1`` px sampled by area, so it grows continuously."""
+    import torch
     radius = math.ceil(half_width)
     t = torch.arange(-radius, radius + 1, dtype=torch.float64)
     kernel = torch.clamp(half_width + 0.5 - t.abs(), 0.0, 1.0)
@@ -169,6 +180,7 @@ def _rotation(x: torch.Tensor, angle: float) -> torch.Tensor:
 
 
 def _speckle_noise(x: torch.Tensor, sigma: float, seed: int, keys: Any) -> torch.Tensor:
+    import torch
     noise = torch.empty(x.shape, dtype=torch.float32)
     for i, image in enumerate(x):
         if keys is not None:
@@ -190,6 +202,7 @@ def _saturation(x: torch.Tensor, factor: float) -> torch.Tensor:
 
 
 def _jpeg(x: torch.Tensor, quality: float) -> torch.Tensor:
+    import torch
     from torchvision.io import decode_jpeg, encode_jpeg  # type: ignore[import-untyped,unused-ignore]
 
     with warnings.catch_warnings():
@@ -203,6 +216,7 @@ def _jpeg(x: torch.Tensor, quality: float) -> torch.Tensor:
 
 
 def _vignette(x: torch.Tensor, strength: float) -> torch.Tensor:
+    import torch
     h, w = x.shape[-2:]
     ys = torch.arange(h, dtype=torch.float64) - (h - 1) / 2
     xs = torch.arange(w, dtype=torch.float64) - (w - 1) / 2
@@ -215,10 +229,14 @@ def _exposure(x: torch.Tensor, ev: float) -> torch.Tensor:
     return (x * float(2.0**ev)).clamp_(0.0, 1.0)
 
 
+def _gamma(x: torch.Tensor, gamma: float) -> torch.Tensor:
+    return x.pow(gamma)
+
+
 #: Each deterministic perturbation, from the images and its parameter (see :func:`parameter`).
 _APPLY: Final[dict[str, Callable[[torch.Tensor, float], torch.Tensor]]] = {
     "gaussian_blur": _gaussian_blur,
-    "gamma_contrast": torch.Tensor.pow,
+    "gamma_contrast": _gamma,
     "rotation": _rotation,
     "exposure_low": _exposure,
     "exposure_high": _exposure,
@@ -297,6 +315,10 @@ def perturb(images: torch.Tensor, name: str, level: float, *, seed: int = 0,
     >>> round(float(perturb(x, "exposure_low", 1 / 3).mean()), 4)
     0.25
     """
+    try:
+        import torch
+    except ImportError as exc:
+        raise MissingDependencyError.of("torch", "perturbing images") from exc
     spec = _check_name(name)
     level = _check_level(level)
     seed = check_int("seed", seed, low=0)

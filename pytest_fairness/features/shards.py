@@ -484,8 +484,7 @@ class _Shards:
     def files(self) -> list[tuple[str, Any]]:
         """Each shard's name and open ``ParquetFile``, its footer checked."""
         from pytest_fairness._optional import require
-        pq = require("pyarrow.parquet", package="pytest-fairness[scale]",
-                     purpose="reading extracted features")
+        pq = require("pyarrow.parquet", purpose="reading extracted features")
         opened = []
         for shard in self.extraction["shards"]:
             try:

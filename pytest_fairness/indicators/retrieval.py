@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pytest_fairness._optional import require
 from pytest_fairness.errors import FairnessConfigError, InvalidDataError, check_int, own_error
 from pytest_fairness.indicators._common import (
     as_1d,
@@ -126,7 +127,7 @@ def nearest_neighbors(
     """
     q, db = embedding_matrix(queries, "queries"), embedding_matrix(database, "database")
     k = _check_search(q, db, k, exclude_self)
-    import faiss
+    faiss = require("faiss", purpose="retrieval (the nearest-neighbour search)")
 
     (n, d), db_norm, q_norm = db.shape, _norms(db, "database"), _norms(q, "queries")
     index = faiss.IndexFlatIP(d)
@@ -164,7 +165,7 @@ def nearest_neighbors(
 def _reference_neighbors(q: NDArray[Any], db: NDArray[Any], k: int) -> NDArray[np.int64]:
     """VISSL: torch float32 normalize, numpy float32 dot, ``argsort(-similarity)``."""
     _check_search(q, db, k, False), _norms(q, "queries"), _norms(db, "database")
-    import torch
+    torch = require("torch", purpose='retrieval with variant="reference" (VISSL\'s normalize)')
 
     def normalize(x: NDArray[Any]) -> Any:
         return torch.nn.functional.normalize(torch.from_numpy(x).float(), dim=1, p=2).numpy()

@@ -11,7 +11,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from pytest_fairness.errors import FairnessConfigError, MissingDependencyError
+from pytest_fairness._optional import require
+from pytest_fairness.errors import FairnessConfigError
 from pytest_fairness.results import IndicatorResult, group_label
 
 if TYPE_CHECKING:
@@ -42,14 +43,10 @@ def import_problem() -> str | None:
 
 def new_figure(width: float = 6.4, height: float = 4.0) -> Figure:
     """A matplotlib Figure on an Agg canvas, independent of pyplot."""
-    try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError as exc:  # pragma: no cover - matplotlib is installed in CI
-        message = "plots need matplotlib; install it with pip install matplotlib."
-        raise MissingDependencyError(message) from exc
-    figure = Figure(figsize=(width, height), layout="constrained")
-    FigureCanvasAgg(figure)
+    agg = require("matplotlib.backends.backend_agg", purpose="drawing plots")
+    figure: Figure = require("matplotlib.figure", purpose="drawing plots").Figure(
+        figsize=(width, height), layout="constrained")
+    agg.FigureCanvasAgg(figure)
     return figure
 
 
