@@ -343,6 +343,11 @@ def _observe(
                 f"{result.min_group_size}; pass a smaller min_group_size or add data."
             )
         pick = min if limit == "min_value" else max
+        together = result.intervals.get(limit[:3])  # simultaneous over groups, if computed
+        if confidence != "point" and together is not None:
+            group = pick(included, key=lambda g: g.value)
+            return (group.value, _bounded(limit, group.value, together, confidence), together,
+                    f"group {plain(group.label)}")
         decisive, group = pick(
             ((_bounded(limit, g.value, g.interval, confidence), g) for g in included),
             key=lambda pair: pair[0],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, final
 
 import numpy as np
@@ -22,7 +22,7 @@ from pytest_fairness.results import (
     group_label,
     normalize_group,
 )
-from pytest_fairness.stats import Bootstrap, IntervalOptions, Units, check_finite
+from pytest_fairness.stats import Bootstrap, IntervalOptions, Units, check_finite, simultaneous
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -402,6 +402,8 @@ class GroupTable:
     included: NDArray[np.bool_]
     min_group_size: int
     boot: Bootstrap | None
+    #: Names a derived stat shares an interval with (``{"DEO": "gap:tpr"}``).
+    aliases: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def headline(self) -> str:
@@ -432,8 +434,43 @@ class GroupTable:
         names = {"value": "value", "gap": f"gap:{head}", "ratio": "ratio",
                  **{f"gap:{c}": f"gap:{c}" for c in self.values if c != head},
                  **{d: d for d in self.derived}}
-        return {shown: pair for shown, name in names.items()
-                if (pair := self.boot.interval(name, j)) is not None}
+        found = {shown: pair for shown, name in names.items()
+                 if (pair := self.boot.interval(name, j)) is not None}
+        found.update(self.simultaneous(j))
+        found.update({alias: found[name] for alias, name in self.aliases.items()
+                      if name in found})
+        return found
+
+    def _log_ratio(self, j: int) -> bool:
+        """Whether the ratio at ``j`` has a simultaneous interval: every value above 0."""
+        assert self.boot is not None
+        head = self.headline
+        reps = self.boot.replicates[f"group:{head}"][:, self.included, j]
+        values = self.values[head][self.included, j]
+        return bool((values > 0).all() and not (reps <= 0).any())
+
+    def simultaneous(self, j: int = 0) -> dict[str, tuple[float, float]]:
+        """Simultaneous intervals at ``j`` (:func:`~pytest_fairness.stats.simultaneous`).
+
+        Of the gap of every column, of the headline's lowest and highest group (``min``,
+        ``max``) and of the ratio (on the log scale, where every value is above 0).
+        """
+        assert self.boot is not None
+        head, level, found = self.headline, self.boot.confidence_level, {}
+        for column, values in self.values.items():
+            reps = self.boot.replicates[f"group:{column}"][:, self.included, j]
+            bounds = simultaneous(reps, values[self.included, j], level)
+            found["gap" if column == head else f"gap:{column}"] = bounds[0]
+            if column == head:
+                found.update(min=bounds[1], max=bounds[2])
+        if self._log_ratio(j):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                reps = self.boot.replicates[f"group:{head}"][:, self.included, j]
+                low, high = simultaneous(np.log(reps), np.log(
+                    self.values[head][self.included, j]), level)[0]
+            found["ratio"] = np.array([np.exp(-high), np.exp(-low)])
+        return {name: (float(pair[0]), float(pair[1])) for name, pair in found.items()
+                if not np.isnan(pair).any()}
 
     def replicates(self, j: int = 0) -> dict[str, tuple[float, ...]]:
         """Replicates of ``value``, ``gap`` and ``ratio`` at entry ``j`` (none without)."""
@@ -443,8 +480,13 @@ class GroupTable:
                                 "ratio": "ratio"}, j)
 
     def notes(self) -> tuple[str, ...]:
-        """Which groups are left out of the gap (see :func:`exclusion_notes`)."""
-        return exclusion_notes(self.group_stats(), self.min_group_size)
+        """Groups left out of the gap (:func:`exclusion_notes`); a ratio not simultaneous."""
+        notes = exclusion_notes(self.group_stats(), self.min_group_size)
+        m = next(iter(self.values.values())).shape[1]
+        if self.boot is not None and not all(self._log_ratio(j) for j in range(m)):
+            notes += ("the ratio's interval is the percentile one of min / max, not "
+                      "simultaneous: a group's value is 0 in the data or a replicate",)
+        return notes
 
     def result(self, j: int = 0, *, group_stats: Sequence[Mapping[str, float]] | None = None,
                notes: Sequence[str] = (), **fields: Any) -> IndicatorResult:
@@ -458,11 +500,12 @@ class GroupTable:
 def group_table(
     keys: list[GroupKey], codes: NDArray[np.intp], columns: Mapping[str, tuple[Any, Any]], *,
     min_group_size: int, options: IntervalOptions, params: dict[str, Any],
-    derive: Derive | None = None, clusters: Any = None,
+    derive: Derive | None = None, clusters: Any = None, aliases: Mapping[str, str] | None = None,
 ) -> GroupTable:
     """Per group, sum(a) / sum(b) of each column's (numerator, denominator (None: 1)) per row.
 
-    Intervals resample rows (whole clusters when given); ``derive`` adds whole-result stats.
+    Intervals resample rows (whole clusters when given); ``derive`` adds whole-result stats,
+    ``aliases`` the derived stats whose interval is another's (``{"DEO": "gap:tpr"}``).
     """
     k, n = len(keys), codes.size
     ratios: dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]] = {}
@@ -525,4 +568,5 @@ def group_table(
             return out
 
     boot = options.run(statistic, units, params)
-    return GroupTable(keys, counts, values, derived, included, min_group_size, boot)
+    return GroupTable(keys, counts, values, derived, included, min_group_size, boot,
+                      dict(aliases or {}))

@@ -217,7 +217,8 @@ def group_metrics(
         {"accuracy": (correct, None), "tpr": (pred_pos * is_pos, is_pos),
          "fpr": (pred_pos * ~is_pos, ~is_pos)},
         min_group_size=min_group_size, options=options, params=params, derive=derive,
-        clusters=check_clusters(clusters, n))
+        clusters=check_clusters(clusters, n),
+        aliases={"DA": "gap", "DEO": "gap:tpr"})
     stats = {"accuracy": float(correct.mean()), **table.stats()}
     return table.result(name="group_metrics", metric="accuracy", value=stats["accuracy"],
                         stats=stats, params=params, higher_is_better=True)
@@ -384,7 +385,8 @@ def landmark_metrics(
 
     table = group_table(keys, codes, {"sdr": (success, None), "nme": (nme, None)},
                         min_group_size=min_group_size, options=options, params=params,
-                        derive=derive, clusters=check_clusters(clusters, n))
+                        derive=derive, clusters=check_clusters(clusters, n),
+                        aliases={"DS": "gap"})
     stats = {"SDR": float(success.mean()), "NME": float(nme.mean()), **table.stats()}
     return table.result(name="landmark_metrics", metric=f"sdr@{sdr_threshold:g}",
                         value=stats["SDR"], stats=stats, params=params, higher_is_better=True)
