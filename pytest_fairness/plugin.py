@@ -60,6 +60,9 @@ from pytest_fairness.session import (
 if TYPE_CHECKING:
     from pytest_fairness.records import TestRecord
 
+#: The seed and inconclusive policy in force before this run, restored at its end.
+_DEFAULTS_KEY: Final = pytest.StashKey[tuple[int, "str | None"]]()
+
 SKIP_REASON: Final = (
     "fairness test: run with `pytest --fairness` (or set `fairness = true` in the "
     "[pytest] ini section) to enable it"
@@ -91,6 +94,12 @@ def pytest_configure(config: pytest.Config) -> None:
     state = FairnessSession(config)
     config.stash[SESSION_KEY] = state
     config.pluginmanager.register(ReportCollector(state), "fairness-session")
+    from pytest_fairness.checks import set_inconclusive
+    from pytest_fairness.stats import set_default_seed
+
+    # The run's defaults for seed=None and inconclusive verdicts (on every xdist worker too).
+    config.stash[_DEFAULTS_KEY] = (set_default_seed(state.settings.seed),
+                                   set_inconclusive(state.settings.inconclusive))
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -109,6 +118,13 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     state = config.stash.get(SESSION_KEY, None)
     if state is not None:
         state.close()
+    defaults = config.stash.get(_DEFAULTS_KEY, None)
+    if defaults is not None:  # what they were before this run (a run inside a run: pytester)
+        from pytest_fairness.checks import set_inconclusive
+        from pytest_fairness.stats import set_default_seed
+
+        set_default_seed(defaults[0])
+        set_inconclusive(defaults[1])
 
 
 @pytest.hookimpl(tryfirst=True)
