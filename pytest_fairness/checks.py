@@ -426,8 +426,11 @@ def set_inconclusive(policy: str | None) -> str | None:
     return previous
 
 
+_Seen = tuple[float, float, tuple[float, float] | None, str]  # what _observe returns
+
+
 def _verdict(limit: str, threshold: float, result: IndicatorResult, confidence: str,
-             metric: str | None) -> tuple[str, tuple[float, float, tuple[float, float] | None, str]]:
+             metric: str | None) -> tuple[str, _Seen]:
     """``pass``, ``fail`` or ``inconclusive``, and what ``confidence`` observes.
 
     Under ``"point"`` the estimate decides. Otherwise both rules are read: the strict end of
@@ -448,19 +451,19 @@ def _verdict(limit: str, threshold: float, result: IndicatorResult, confidence: 
 
 def decide_line(threshold: float, observed: float, interval: tuple[float, float] | None,
                 n: int | None) -> str:
-    """What would decide an inconclusive verdict: the distance these data can decide, and
-    roughly how many images per group would decide it (intervals shrink like 1/√n).
+    """What would decide an inconclusive verdict: a distance, and roughly how many images.
 
     ``h`` is the interval's half-width on the limit's side of the estimate, ``e`` the
     estimate's distance from the limit, ``n`` the smallest compared group's size (None
-    without groups); the images needed are about ``n·(h/e)²``.
+    without groups); the data decide an estimate at least ``h`` from the limit, and
+    intervals shrink like 1/√n, so about ``n·(h/e)²`` images per group would decide it.
 
     Examples
     --------
-    >>> decide_line(0.05, 0.06, (0.03, 0.09), 100)  # doctest: +NORMALIZE_WHITESPACE
-    'undecided: these data decide only at least 0.03 from the limit (the interval's half-width
-    on its side); the estimate is 0.01 from it: about 900 images per group (now 100 in the
-    smallest) would decide it (an estimate: intervals shrink like 1/√n)'
+    >>> print(decide_line(0.05, 0.06, (0.03, 0.09), 100))  # doctest: +NORMALIZE_WHITESPACE
+    undecided: these data decide only at least 0.03 from the limit (the interval's
+    half-width on its side); the estimate is 0.01 from it: about 900 images per group (now
+    100 in the smallest) would decide it (an estimate: intervals shrink like 1/√n)
     """
     if interval is None or math.isnan(observed):
         return ""
@@ -474,7 +477,7 @@ def decide_line(threshold: float, observed: float, interval: tuple[float, float]
     text += f"; the estimate is {e:.3g} from it"
     if not n or h <= e:
         return text
-    need = math.ceil(n * (h / e) ** 2)
+    need = math.ceil(round(n * (h / e) ** 2, 6))  # 900, not 901 from float noise
     return (text + f": about {need:,} images per group (now {n:,} in the smallest) would "
             "decide it (an estimate: intervals shrink like 1/√n)")
 

@@ -339,7 +339,7 @@ def pytest_terminal_summary(
     if session.is_worker or not (session.records or session.lines):
         return
     from pytest_fairness.errors import plain_lines
-    from pytest_fairness.report.terminal import summary_lines
+    from pytest_fairness.report.terminal import inconclusive_lines, summary_lines
 
     records = list(session.records)
     lines = summary_lines(records)
@@ -349,6 +349,12 @@ def pytest_terminal_summary(
         terminalreporter.write_sep("=", "fairness summary")
         for line in lines:
             terminalreporter.write_line(line)
+    undecided = inconclusive_lines(records)
+    if undecided:  # loudly: a section, and "N inconclusive" in pytest's final counts
+        terminalreporter.write_sep("-", f"fairness: {len(undecided)} inconclusive")
+        for line in undecided:
+            terminalreporter.write_line(line)
+        terminalreporter.stats.setdefault("inconclusive", []).extend(undecided)
     for text in session.lines:
         terminalreporter.write_line(plain_lines(text))  # an error's lines stay lines
 
