@@ -36,7 +36,9 @@ __all__ = [
     "check_metric_name",
     "collect",
     "collecting",
+    "decide_line",
     "evaluate",
+    "set_inconclusive",
     "validate_regression",
     "validate_threshold",
 ]
@@ -414,6 +416,77 @@ def _within(observed: float, threshold: float, bound: str) -> bool:
     return observed <= threshold if bound == "max" else observed >= threshold
 
 
+#: What an inconclusive verdict does to a test: ``--fairness-inconclusive`` (None: by rule).
+_inconclusive: str | None = None
+
+
+def set_inconclusive(policy: str | None) -> str | None:
+    """Make ``policy`` (``"pass"``, ``"fail"``, None) what inconclusive verdicts do; return the old.
+
+    The plugin sets it for its run (``--fairness-inconclusive``); None is the rule's default:
+    ``"supported"`` passes an inconclusive verdict, ``"strict"`` fails it.
+    """
+    global _inconclusive
+    previous, _inconclusive = _inconclusive, policy
+    return previous
+
+
+_Seen = tuple[float, float, tuple[float, float] | None, str]  # what _observe returns
+
+
+def _verdict(limit: str, threshold: float, result: IndicatorResult, confidence: str,
+             metric: str | None) -> tuple[str, _Seen]:
+    """``pass``, ``fail`` or ``inconclusive``, and what ``confidence`` observes.
+
+    Under ``"point"`` the estimate decides. Otherwise both rules are read: the strict end of
+    the bounds within the limit is a pass, the supported end beyond it a fail; between the
+    two the interval straddles the limit, and these data do not decide.
+    """
+    bound = LIMITS[limit].bound
+    if confidence == "point":
+        seen = _observe(limit, result, confidence, metric)
+        return ("pass" if _within(seen[1], threshold, bound) else "fail"), seen
+    ends = {rule: _observe(limit, result, rule, metric)  # the asked rule first: its errors
+            for rule in sorted(("supported", "strict"), key=lambda rule: rule != confidence)}
+    verdict = ("pass" if _within(ends["strict"][1], threshold, bound) else
+               "fail" if not _within(ends["supported"][1], threshold, bound) else
+               "inconclusive")
+    return verdict, ends[confidence]
+
+
+def decide_line(threshold: float, observed: float, interval: tuple[float, float] | None,
+                n: int | None) -> str:
+    """What would decide an inconclusive verdict: a distance, and roughly how many images.
+
+    ``h`` is the interval's half-width on the limit's side of the estimate, ``e`` the
+    estimate's distance from the limit, ``n`` the smallest compared group's size (None
+    without groups); the data decide an estimate at least ``h`` from the limit, and
+    intervals shrink like 1/√n, so about ``n·(h/e)²`` images per group would decide it.
+
+    Examples
+    --------
+    >>> print(decide_line(0.05, 0.06, (0.03, 0.09), 100))  # doctest: +NORMALIZE_WHITESPACE
+    undecided: these data decide only at least 0.03 from the limit (the interval's
+    half-width on its side); the estimate is 0.01 from it: about 900 images per group (now
+    100 in the smallest) would decide it (an estimate: intervals shrink like 1/√n)
+    """
+    if interval is None or math.isnan(observed):
+        return ""
+    low, high = interval
+    e = abs(observed - threshold)
+    h = (high - observed) if threshold >= observed else (observed - low)
+    text = (f"undecided: these data decide only at least {h:.3g} from the limit (the "
+            "interval's half-width on its side)")
+    if not e:
+        return text + "; the estimate is on the limit: no sample size decides it"
+    text += f"; the estimate is {e:.3g} from it"
+    if not n or h <= e:
+        return text
+    need = math.ceil(round(n * (h / e) ** 2, 6))  # 900, not 901 from float noise
+    return (text + f": about {need:,} images per group (now {n:,} in the smallest) would "
+            "decide it (an estimate: intervals shrink like 1/√n)")
+
+
 def _applies(spec_result: str | None, key: str | None, result: IndicatorResult) -> bool:
     return spec_result is None or spec_result in (key, result.name)
 
@@ -458,12 +531,17 @@ def evaluate(results: Any, limits: Mapping[str, Any]) -> list[CheckOutcome]:
         target = result.select(limits["at"]) if "at" in limits else result
         for limit in (k for k in limits if k in LIMITS):
             threshold = float(limits[limit])
-            observed, decisive, interval, where = _observe(limit, target, confidence,
-                                                           limits.get("metric"))
-            passed = _within(decisive, threshold, LIMITS[limit].bound)
+            verdict, (observed, _, interval, where) = _verdict(
+                limit, threshold, target, confidence, limits.get("metric"))
+            passed = verdict == "pass" or (verdict == "inconclusive" and (
+                _inconclusive or ("pass" if confidence == "supported" else "fail")) == "pass")
+            sizes = [g.n for g in target.included_groups]
+            decide = "" if verdict != "inconclusive" else decide_line(
+                threshold, observed, interval, min(sizes) if sizes else None)
             outcomes.append(
                 CheckOutcome(limit, threshold, observed, passed, target, key, confidence,
-                             interval, where, reads=limits.get("metric") or "")
+                             interval, where, reads=limits.get("metric") or "",
+                             verdict=verdict, decide=decide)
             )
     return outcomes
 

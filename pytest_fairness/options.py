@@ -36,6 +36,8 @@ __all__ = [
     "MARKER_REGRESSION",
     "MARKER_THRESHOLD",
     "MARKER_UNIT",
+    "INCONCLUSIVE_INI",
+    "INCONCLUSIVE_POLICIES",
     "SEED_INI",
     "add_options",
     "checkpoint_ids",
@@ -55,6 +57,9 @@ __all__ = [
 ENABLE_INI: Final = "fairness"
 HISTORY_INI: Final = "fairness_history"
 SEED_INI: Final = "fairness_seed"
+INCONCLUSIVE_INI: Final = "fairness_inconclusive"
+#: What an inconclusive verdict (an interval straddling a limit) can do to its test.
+INCONCLUSIVE_POLICIES: Final = ("pass", "fail")
 DATA_INI: Final = "fairness_data"
 CACHE_DIR_INI: Final = "fairness_cache_dir"
 DEFAULT_CACHE_DIR: Final = ".fairness/cache"
@@ -409,6 +414,12 @@ def add_options(parser: pytest.Parser) -> None:
              "itself; supported when its whole bootstrap interval exceeds the tolerance "
              "(paired when both sides resampled the same images); strict when any of it "
              "does. Needs indicators computed with n_bootstrap and a fixed seed.")
+    add("--fairness-inconclusive", default=None, choices=INCONCLUSIVE_POLICIES,
+        dest="fairness_inconclusive",
+        help="what a limit whose interval straddles it (an inconclusive verdict) does to its "
+             "test: pass or fail; default: passes under confidence='supported', fails under "
+             "'strict' (also the fairness_inconclusive ini value). Either way it is listed "
+             "in the summary with what would decide it.")
     add("--fairness-reference-checkpoint", metavar="NAME", default=None,
         dest="fairness_reference_checkpoint",
         help="with several --fairness-checkpoint: compare each with this one (by path or "
@@ -416,8 +427,8 @@ def add_options(parser: pytest.Parser) -> None:
     add("--fairness-run-label", metavar="LABEL", default=None, dest="fairness_run_label",
         help="name this run in the history (e.g. a checkpoint or an experiment).")
     add("--fairness-seed", metavar="INT", default=None, dest="fairness_seed", type=parse_seed,
-        help="seed of the fairness_seed fixture (bootstrap, permutations, noise); "
-             "default: the fairness_seed ini value, else 0.")
+        help="seed of the fairness_seed fixture, and of indicators given seed=None "
+             "(bootstrap, permutations, noise); default: the fairness_seed ini value, else 0.")
     add("--fairness-data", action="append", default=[], metavar="NAME=PATH",
         type=parse_data_item,
         help=f"root of a dataset (repeatable); NAME in {', '.join(DATASET_NAMES)}.")
@@ -440,7 +451,11 @@ def add_options(parser: pytest.Parser) -> None:
         help=f"batch size for feature extraction (default {DEFAULT_BATCH_SIZE}).")
     parser.addini(ENABLE_INI, type="bool", default=False,
                   help="run fairness tests (like --fairness).")
-    parser.addini(SEED_INI, default="", help="seed of the fairness_seed fixture (default 0).")
+    parser.addini(SEED_INI, default="", help="seed of the fairness_seed fixture and of "
+                  "indicators given seed=None (default 0).")
+    parser.addini(INCONCLUSIVE_INI, default="",
+                  help="pass or fail: what an inconclusive verdict does to its test (like "
+                       "--fairness-inconclusive).")
     parser.addini(HISTORY_INI, default="",
                   help="history store path, relative to the ini file (like --fairness-history).")
     parser.addini(DATA_INI, type="linelist", default=[],

@@ -60,6 +60,9 @@ from pytest_fairness.session import (
 if TYPE_CHECKING:
     from pytest_fairness.records import TestRecord
 
+#: The seed and inconclusive policy in force before this run, restored at its end.
+_DEFAULTS_KEY: Final = pytest.StashKey[tuple[int, "str | None"]]()
+
 SKIP_REASON: Final = (
     "fairness test: run with `pytest --fairness` (or set `fairness = true` in the "
     "[pytest] ini section) to enable it"
@@ -91,6 +94,12 @@ def pytest_configure(config: pytest.Config) -> None:
     state = FairnessSession(config)
     config.stash[SESSION_KEY] = state
     config.pluginmanager.register(ReportCollector(state), "fairness-session")
+    from pytest_fairness.checks import set_inconclusive
+    from pytest_fairness.stats import set_default_seed
+
+    # The run's defaults for seed=None and inconclusive verdicts (on every xdist worker too).
+    config.stash[_DEFAULTS_KEY] = (set_default_seed(state.settings.seed),
+                                   set_inconclusive(state.settings.inconclusive))
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -109,6 +118,13 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     state = config.stash.get(SESSION_KEY, None)
     if state is not None:
         state.close()
+    defaults = config.stash.get(_DEFAULTS_KEY, None)
+    if defaults is not None:  # what they were before this run (a run inside a run: pytester)
+        from pytest_fairness.checks import set_inconclusive
+        from pytest_fairness.stats import set_default_seed
+
+        set_default_seed(defaults[0])
+        set_inconclusive(defaults[1])
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -323,7 +339,7 @@ def pytest_terminal_summary(
     if session.is_worker or not (session.records or session.lines):
         return
     from pytest_fairness.errors import plain_lines
-    from pytest_fairness.report.terminal import summary_lines
+    from pytest_fairness.report.terminal import inconclusive_lines, summary_lines
 
     records = list(session.records)
     lines = summary_lines(records)
@@ -333,6 +349,12 @@ def pytest_terminal_summary(
         terminalreporter.write_sep("=", "fairness summary")
         for line in lines:
             terminalreporter.write_line(line)
+    undecided = inconclusive_lines(records)
+    if undecided:  # loudly: a section, and "N inconclusive" in pytest's final counts
+        terminalreporter.write_sep("-", f"fairness: {len(undecided)} inconclusive")
+        for line in undecided:
+            terminalreporter.write_line(line)
+        terminalreporter.stats.setdefault("inconclusive", []).extend(undecided)
     for text in session.lines:
         terminalreporter.write_line(plain_lines(text))  # an error's lines stay lines
 

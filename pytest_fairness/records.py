@@ -85,14 +85,15 @@ class CheckOutcome:
 
     Parameters
     ----------
-    limit, threshold : str, float
-        The keyword (``"max_gap"``) and its value.
-    observed, passed : float, bool
-        The number the limit bounds, and the verdict.
-    result : IndicatorResult or None
-        The result checked (the slice at ``at``); None once read back from its stored form.
-    key : str or None
-        The result's key when the test returned a dict.
+    limit, threshold, observed : str, float, float
+        The keyword (``"max_gap"``), its value, and the number the limit bounds.
+    passed, verdict, decide : bool, str, str
+        Whether the test passes on it; ``"pass"``, ``"fail"`` or ``"inconclusive"`` (the
+        interval straddles the limit: ``passed`` follows ``--fairness-inconclusive``); what
+        would decide an inconclusive one. Stored without them: from ``passed``, and ``""``.
+    result, key : IndicatorResult or None, str or None
+        The result checked (the slice at ``at``; None once read back from its stored form),
+        and its key when the test returned a dict.
     confidence, interval : str, (float, float) or None
         The rule (``"point"``, ``"supported"``, ``"strict"``) and the interval it used.
     where : str
@@ -116,8 +117,12 @@ class CheckOutcome:
     metric: str = ""
     at: Any = None
     reads: str = ""
+    verdict: str = ""
+    decide: str = ""
 
     def __post_init__(self) -> None:
+        if self.verdict not in ("pass", "fail", "inconclusive"):  # stored before verdicts
+            object.__setattr__(self, "verdict", "pass" if self.passed else "fail")
         if self.result is not None:  # the identity of the result checked, kept when stored
             object.__setattr__(self, "indicator", self.result.name)
             object.__setattr__(self, "metric", self.result.metric)
@@ -126,9 +131,7 @@ class CheckOutcome:
     @property
     def label(self) -> str:
         """``indicator (metric)`` with the coordinate and key, for reports."""
-        text = f"{self.indicator} ({self.metric})"
-        if self.at is not None:
-            text += f" at {self.at:g}"
+        text = f"{self.indicator} ({self.metric})" + ("" if self.at is None else f" at {self.at:g}")
         return text if self.key is None else f"{self.key}: {text}"
 
     def to_dict(self) -> dict[str, Any]:
@@ -144,8 +147,8 @@ class CheckOutcome:
             key=data.get("key"), confidence=data.get("confidence") or "point",
             interval=_span(data.get("interval")), where=data.get("where") or "",
             indicator=data["indicator"], metric=data["metric"], at=data.get("at"),
-            reads=data.get("reads") or "",
-        )
+            reads=data.get("reads") or "", verdict=data.get("verdict") or "",
+            decide=data.get("decide") or "")
 
 
 def _span(value: Any) -> tuple[float, float] | None:
@@ -290,10 +293,9 @@ class TestRecord:
 
     Parameters
     ----------
-    nodeid, test : str
-        The test's node id, and the same without the checkpoint parameter.
-    checkpoint, outcome : str or None, str
-        The checkpoint the test ran for (as given); its outcome, set on the controller.
+    nodeid, test, checkpoint, outcome : str, str, str or None, str
+        The node id; the same without the checkpoint parameter; the checkpoint the test ran
+        for (as given); its outcome, set on the controller.
     results, checks, regressions : tuple
         The results (:class:`KeyedResult`), the verdicts (markers' first, then inline
         ones) and the comparisons with the baseline.
@@ -364,7 +366,7 @@ REGENERATE: Final = ("Regenerate the baseline with `pytest --fairness "
 CHECK_KINDS: Final = {
     "limit": "limit!", "threshold": "num!", "passed": "bool!", "observed": "float?",
     "indicator": "str!", "metric": "str!", "at": "num?", "key": "str?", "confidence": "str?",
-    "interval": "span?", "where": "str?", "reads": "str?",
+    "interval": "span?", "where": "str?", "reads": "str?", "verdict": "str?", "decide": "str?",
 }
 #: The fields of a stored :class:`TestRecord` itself (its parts check their own).
 RECORD_KINDS: Final = {

@@ -26,6 +26,8 @@ from pytest_fairness.options import (
     DEFAULT_CACHE_DIR,
     ENABLE_INI,
     HISTORY_INI,
+    INCONCLUSIVE_INI,
+    INCONCLUSIVE_POLICIES,
     SEED_INI,
     checkpoint_ids,
     parse_data_item,
@@ -52,6 +54,20 @@ def _seed(config: pytest.Config) -> int:
         return parse_seed(from_ini)
     except argparse.ArgumentTypeError as error:
         raise pytest.UsageError(f"ini {SEED_INI} = {from_ini}: {error}") from None
+
+
+def _inconclusive(config: pytest.Config) -> str | None:
+    """``--fairness-inconclusive``, else the ini value, else None (the rule decides)."""
+    given = config.getoption("fairness_inconclusive", None)
+    if given is not None:
+        return str(given)
+    from_ini = str(config.getini(INCONCLUSIVE_INI)).strip()
+    if from_ini and from_ini not in INCONCLUSIVE_POLICIES:
+        raise pytest.UsageError(
+            f"ini {INCONCLUSIVE_INI} = {from_ini}: must be one of "
+            f"{', '.join(INCONCLUSIVE_POLICIES)} (what an inconclusive verdict does to its "
+            f"test); got {INCONCLUSIVE_INI}={from_ini!r}.")
+    return from_ini or None
 
 
 def _history_path(config: pytest.Config) -> Path:
@@ -233,7 +249,9 @@ class Settings:
     enabled : bool
         ``--fairness`` or ``fairness = true``: fairness tests run (else they are skipped).
     seed : int
-        ``--fairness-seed``, the ini value, or 0.
+        ``--fairness-seed``, the ini value, or 0 (also what ``seed=None`` means in the run).
+    inconclusive : str or None
+        ``--fairness-inconclusive`` or its ini value: ``"pass"``, ``"fail"``, or None (by rule).
     report_dir, markdown, save_baseline, baseline_ref, label : str or None
         ``--fairness-report``, ``--fairness-markdown``, ``--fairness-save-baseline``,
         ``--fairness-baseline``, ``--fairness-run-label``.
@@ -270,6 +288,7 @@ class Settings:
 
     enabled: bool = False
     seed: int = 0
+    inconclusive: str | None = None
     report_dir: str | None = None
     markdown: str | None = None
     save_baseline: str | None = None
@@ -305,6 +324,7 @@ class Settings:
         settings = cls(
             enabled=bool(config.getoption("fairness") or config.getini(ENABLE_INI)),
             seed=_seed(config),
+            inconclusive=_inconclusive(config),
             report_dir=_writable(config, "--fairness-report", "report", "fairness-report",
                                  folder=True),
             markdown=_writable(config, "--fairness-markdown", "summary", "fairness-summary.md",

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = ["BOOTSTRAP_METHODS", "Bootstrap", "IntervalOptions", "Units", "as_generator",
            "bootstrap", "check_bootstrap_options", "check_finite", "resolve_seed",
-           "simultaneous"]
+           "set_default_seed", "simultaneous"]
 
 __tracebackhide__ = own_error
 
@@ -60,12 +60,33 @@ def as_generator(seed: Any) -> np.random.Generator:
         check_int("seed", seed, low=0, why=", a numpy.random.Generator or None"))
 
 
+#: What ``seed=None`` means: the run's seed under pytest (:func:`set_default_seed`), else 0.
+_default_seed = 0
+
+
+def set_default_seed(seed: int) -> int:
+    """Make ``seed=None`` mean ``seed`` (the plugin sets ``--fairness-seed``); return the old.
+
+    A fixed default makes two results computed on the same images draw the same bootstrap
+    replicates, so their comparison is paired.
+    """
+    global _default_seed
+    previous, _default_seed = _default_seed, check_int("seed", seed, low=0)
+    return previous
+
+
 def resolve_seed(seed: Any) -> tuple[np.random.Generator, int | None]:
-    """Return ``(generator, reported_seed)``; None draws a fresh seed, a Generator reports None."""
+    """Return ``(generator, reported_seed)``; None is the run's seed, a Generator reports None.
+
+    Examples
+    --------
+    >>> resolve_seed(None)[1], resolve_seed(7)[1]
+    (0, 7)
+    """
     import numpy as np
 
     if seed is None:
-        seed = int(np.random.SeedSequence().generate_state(1)[0])
+        seed = _default_seed
     rng = as_generator(seed)
     return rng, (None if isinstance(seed, np.random.Generator) else int(seed))
 

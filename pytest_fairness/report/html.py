@@ -31,6 +31,7 @@ from pytest_fairness.report.terminal import (
     result_label,
     shows_gap,
     value_text,
+    verdict_text,
 )
 from pytest_fairness.results import IndicatorResult, Matrix, group_label
 
@@ -134,9 +135,10 @@ def _summary_rows(records: Sequence[TestRecord]) -> list[Row]:
         link = Cell(record.nodeid, href=f"#t{index}")
         for check in record.checks:
             op = "≤" if LIMITS[check.limit].bound == "max" else "≥"
-            verdict = "ok" if check.passed else "FAIL"
+            verdict = verdict_text(check)
             rows.append([link, check.label,
-                         f"{limit_name(check)} {op} {_num(check.threshold)}", observed_text(check),
+                         f"{limit_name(check)} {op} {_num(check.threshold)}",
+                         observed_text(check) + (f"; {check.decide}" if check.decide else ""),
                          Cell(verdict, verdict)])
         for c in record.regressions:
             verdict = "REGRESSED" if c.regressed else "ok"

@@ -18,12 +18,13 @@ __all__ = ["ReportDocument", "ReportSummary", "build_report", "report_results", 
 
 
 class ReportSummary(TypedDict):
-    """The run's counts: tests, failed tests, results and regressions."""
+    """The run's counts: tests, failed tests, results, regressions, inconclusive verdicts."""
 
     tests: int
     failed: int
     results: int
     regressions: int
+    inconclusive: int
 
 
 class _Report(TypedDict):
@@ -59,7 +60,9 @@ def build_report(records: Iterable[TestRecord], *, run: Mapping[str, object] | N
     summary = ReportSummary(tests=len(records), failed=sum(r.outcome == "failed" for r in records),
                             results=sum(len(r.results) for r in records),
                             regressions=regressions + sum(c.regressed and judged
-                                                          for c, judged in checkpoints))
+                                                          for c, judged in checkpoints),
+                            inconclusive=sum(c.verdict == "inconclusive"
+                                             for r in records for c in r.checks))
     document = ReportDocument(format=REPORT_FORMAT, schema=REPORT_SCHEMA, run=dict(run or {}),
                               summary=summary, tests=[r.to_dict() for r in records])
     if checkpoints:

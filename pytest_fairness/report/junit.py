@@ -17,6 +17,10 @@ PROPERTY_PREFIX: Final = "fairness."
 def junit_properties(record: TestRecord) -> list[tuple[str, object]]:
     """JUnit XML properties of a record: indicator, metric, value, gap, limit per result.
 
+    A limit's value ends in ``passed`` or ``failed`` (the test's verdict on it), then
+    ``inconclusive`` when its interval straddles it; ``fairness.inconclusive`` then says
+    what would decide it.
+
     With several results, each name carries the result's id: ``fairness.value[overall]``.
     """
     props: list[tuple[str, object]] = []
@@ -29,11 +33,16 @@ def junit_properties(record: TestRecord) -> list[tuple[str, object]]:
         props.append((f"{PROPERTY_PREFIX}value{suffix}", finite_or_none(result.value)))
         props.append((f"{PROPERTY_PREFIX}gap{suffix}", gap))
         for check in checks_of(keyed, record.checks):
-            verdict = "passed" if check.passed else "failed"
-            prop = (f"{PROPERTY_PREFIX}limit{suffix}", f"{check.limit}={check.threshold:g} "
-                    f"observed={encode_float(check.observed)} {verdict}")
-            if prop not in props:  # a marker and an inline check that agree: once
-                props.append(prop)
+            verdict = ("passed" if check.passed else "failed") + (
+                " inconclusive" if check.verdict == "inconclusive" else "")
+            limit = f"{check.limit}={check.threshold:g}"
+            found = [(f"{PROPERTY_PREFIX}limit{suffix}",
+                      f"{limit} observed={encode_float(check.observed)} {verdict}")]
+            if check.decide:  # what would decide an inconclusive verdict
+                found.append((f"{PROPERTY_PREFIX}inconclusive{suffix}",
+                               f"{limit}: {check.decide}"))
+            # a marker and an inline check that agree: once
+            props.extend(prop for prop in found if prop not in props)
         for c in record.regressions:
             if c.result == keyed.id:
                 verdict = "regressed" if c.regressed else "ok"

@@ -124,6 +124,8 @@ def markdown_summary(records: Sequence[TestRecord],
     ``checkpoints``: each comparison with the reference checkpoint, and whether it is judged
     (only judged regressions are listed).
     """
+    from pytest_fairness.report.terminal import limit_name, observed_text
+
     failed = sum(r.outcome == "failed" for r in records)
     passed = sum(r.outcome == "passed" for r in records)
     regressions = _regression_rows(records, checkpoints)
@@ -144,6 +146,13 @@ def markdown_summary(records: Sequence[TestRecord],
                                       rows)])
     for title, *table in tables[:MAX_ROWS]:
         lines.extend(["", f"**{cell(title)}**", "", *table])
+    undecided = [[r.nodeid, c.label, limit_name(c), observed_text(c),
+                  "passed" if c.passed else "failed", c.decide]
+                 for r in records for c in r.checks if c.verdict == "inconclusive"]
+    if undecided:
+        lines.extend(["", "### Inconclusive (the interval straddles the limit)", "",
+                      *markdown_table(["test", "indicator", "limit", "observed", "counted as",
+                                       "what would decide it"], undecided)])
     if regressions:
         lines.extend(["", "### Regressions", "", *markdown_table(
             ["test", "result", "compared with", "metric", "baseline → now", "change",

@@ -15,10 +15,11 @@ from pytest_fairness.results import GroupStat, IndicatorResult, group_label
 __all__ = [
     "change_text", "checkpoint_lines", "checkpoint_verdict", "checks_of", "comparison_group_lines",
     "comparison_group_rows", "comparison_lines", "comparison_text", "fmt_signed", "format_number",
-    "group_deltas", "group_table_lines", "interval_text", "limit_name", "observed_text",
-    "pair_text",
+    "group_deltas", "group_table_lines", "inconclusive_lines", "interval_text", "limit_name",
+    "observed_text", "pair_text",
     "regression_message", "regression_tally", "report_section", "result_label", "result_lines",
-    "section_text", "shows_gap", "summary_lines", "text_table", "value_text", "violation_message",
+    "section_text", "shows_gap", "summary_lines", "text_table", "value_text", "verdict_text",
+    "violation_message",
 ]
 
 
@@ -161,12 +162,18 @@ def _needs(limit: str) -> str:
     return "<=" if LIMITS[limit].bound == "max" else ">="
 
 
+def verdict_text(outcome: CheckOutcome) -> str:
+    """``ok``, ``FAIL`` or ``INCONCLUSIVE`` (the interval straddles the limit)."""
+    return {"pass": "ok", "fail": "FAIL"}.get(outcome.verdict, "INCONCLUSIVE")
+
+
 def _verdict_line(outcome: CheckOutcome) -> str:
-    status = "ok  " if outcome.passed else "FAIL"
+    status = verdict_text(outcome).ljust(4)
     confidence = "" if outcome.confidence == "point" else f", confidence={outcome.confidence}"
     return (f"{status} {outcome.limit}={format_number(outcome.threshold)}{confidence}: "
             f"{_observed(outcome)}, needs {_needs(outcome.limit)} "
-            f"{format_number(outcome.threshold)}")
+            f"{format_number(outcome.threshold)}" + (f"; {outcome.decide}" if outcome.decide
+                                                     else ""))
 
 
 def violation_message(outcomes: Sequence[CheckOutcome]) -> str:
@@ -213,8 +220,8 @@ def limit_name(check: CheckOutcome) -> str:
 def _limit_texts(checks: Iterable[CheckOutcome]) -> list[str]:
     """``max_gap=0.1`` (and ``FAIL``) per verdict; a marker and an inline check that agree once."""
     return list(dict.fromkeys(
-        f"{limit_name(c)}={format_number(c.threshold)}" + ("" if c.passed else " FAIL")
-        for c in checks))
+        f"{limit_name(c)}={format_number(c.threshold)}"
+        + ("" if c.verdict == "pass" else f" {verdict_text(c)}") for c in checks))
 
 
 def summary_lines(records: Sequence[TestRecord]) -> list[str]:
@@ -235,6 +242,19 @@ def summary_lines(records: Sequence[TestRecord]) -> list[str]:
                              record.outcome])
     header = ["test", "indicator", "value", "headline", "worst group", "limits", "outcome"]
     return text_table(header, rows, indent="") if rows else []
+
+
+def inconclusive_lines(records: Sequence[TestRecord]) -> list[str]:
+    """One line per inconclusive verdict of the run: test, limit, estimate, what decides it."""
+    lines = []
+    for record in records:
+        for c in (c for c in record.checks if c.verdict == "inconclusive"):
+            lines.append(
+                f"{record.nodeid}: {c.label}: {limit_name(c)}={format_number(c.threshold)}, "
+                f"confidence={c.confidence}: {c.limit.split('_', 1)[1].replace('_', ' ')} "
+                f"{observed_text(c)}, the interval straddles the limit "
+                f"({'counted as passed' if c.passed else 'counted as failed'}); {c.decide}")
+    return list(map(plain, dict.fromkeys(lines)))
 
 
 def _section_result(shown: IndicatorResult, failed: set[tuple[Any, str]]) -> list[str]:
@@ -264,9 +284,10 @@ def section_text(record: TestRecord, *, in_message: bool = False) -> str:
         for c in record.checks:
             at = "" if c.at is None else f" at {c.at:g}"
             where = f" ({c.where})" if c.where else ""
-            verdicts.append(f"  {'ok  ' if c.passed else 'FAIL'} {c.indicator}{at}: {c.limit} "
+            verdicts.append(f"  {verdict_text(c).ljust(4)} {c.indicator}{at}: {c.limit} "
                             f"observed {format_number(c.observed)}{where}, needs "
-                            f"{_needs(c.limit)} {format_number(c.threshold)}")
+                            f"{_needs(c.limit)} {format_number(c.threshold)}"
+                            + (f"; {c.decide}" if c.decide else ""))
         lines.extend(dict.fromkeys(verdicts))  # a marker and an inline check that agree: once
     return _text(lines)
 

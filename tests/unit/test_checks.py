@@ -462,7 +462,8 @@ def test_outcome_label_and_to_dict() -> None:
     data = json.loads(json.dumps(outcome.to_dict(), allow_nan=False))
     assert data == {"limit": "max_gap", "threshold": 0.125, "observed": 0.0, "passed": True,
                     "indicator": "demo", "metric": "accuracy", "at": 0.75, "key": "acc",
-                    "confidence": "point", "interval": None, "where": "", "reads": ""}
+                    "confidence": "point", "interval": None, "where": "", "reads": "",
+                    "verdict": "pass", "decide": ""}
 
 
 def test_a_limit_on_a_named_metric_says_so_where_it_is_listed() -> None:

@@ -97,7 +97,7 @@ def test_json_round_trip(tmp_path: Path) -> None:
     loaded = load_report(path.parent)
     assert loaded == json.loads(json.dumps(doc))
     assert loaded["format"] == REPORT_FORMAT and loaded["summary"] == {
-        "tests": 2, "failed": 1, "results": 2, "regressions": 1}
+        "tests": 2, "failed": 1, "results": 2, "regressions": 1, "inconclusive": 0}
     (first, r), (second, _) = report_results(loaded)
     assert r == rich_result() and first.startswith("t.py::test_x")
 
