@@ -290,7 +290,7 @@ def ieat(
     X: Any, Y: Any, A: Any, B: Any, *, n_permutations: int = 10_000,
     exact_limit: int = 10_000, seed: Any = None, variant: str = "paper",
     names: Sequence[str] | None = None, n_bootstrap: int = 0, confidence_level: float = 0.95,
-    interval_method: str = "percentile",
+    interval_method: str = "bca",
 ) -> IndicatorResult:
     """Image Embedding Association Test: statistic, effect size and permutation p-value.
 
@@ -312,7 +312,8 @@ def ieat(
     names : sequence of four str, optional
         Labels of X, Y, A and B for reports.
     n_bootstrap, confidence_level, interval_method
-        Bootstrap intervals (0: none), each set redrawn within itself.
+        Bootstrap intervals (0: none), each set redrawn within itself; BCa by default (d is
+        a ratio whose percentile interval is conservative), ``"percentile"`` on request.
 
     Returns
     -------
@@ -408,7 +409,7 @@ def ieat_battery(
     tests: Mapping[str, Sequence[Any]], *, n_permutations: int = 10_000,
     exact_limit: int = 10_000, seed: Any = None, variant: str = "paper",
     names: Mapping[str, Sequence[str]] | None = None, n_bootstrap: int = 0,
-    confidence_level: float = 0.95, interval_method: str = "percentile",
+    confidence_level: float = 0.95, interval_method: str = "bca",
 ) -> dict[str, IndicatorResult]:
     """Several iEATs in one run, with Holm-adjusted p-values beside the raw ones.
 

@@ -226,3 +226,25 @@ def test_calls_keep_no_state(name, data):
     for x, y in zip(copies, data):
         np.testing.assert_array_equal(x, y)
     assert first == _call(name, copies)
+
+
+@SETTINGS
+@given(data=datasets(), seed=st.integers(0, 1000))
+def test_multi_directional_interval_survives_relabelling(data, seed):
+    """Renamed groups and permuted attributes: same draws, the same linearised interval."""
+    train, g_train, test, g_test, pred, pred_g = data
+    k = int(max(g_train.max(), g_test.max())) + 1
+    rng = np.random.default_rng(seed)
+    names = np.array([f"group-{chr(ord('z') - int(p))}" for p in rng.permutation(k)])
+    perm = rng.permutation(train.shape[1])
+    kwargs = {"n_bootstrap": 100, "seed": 5}
+    before = _call("multi_mg", data, **kwargs)
+    after = _call("multi_mg", (train[:, perm], names[g_train], test[:, perm], names[g_test],
+                               pred[:, perm], names[pred_g]), **kwargs)
+    assert (before is None) == (after is None)
+    if before is None:
+        return
+    assert before.params["interval_method"] == after.params["interval_method"] == "linearised"
+    assert before.intervals.keys() == after.intervals.keys()
+    for key, interval in before.intervals.items():
+        assert after.intervals[key] == pytest.approx(interval, abs=1e-12), key

@@ -176,8 +176,8 @@ def test_intervals_hold_the_estimate_and_leave_the_numbers_alone(name):
         low, high = r.intervals[key]
         assert low < estimate < high, key
     assert r.params | {"n_bootstrap": 0} == plain.params | {
-        "seed": 0, "confidence_level": 0.95, "interval_method": "percentile",
-        "bootstrap_plan": r.params["bootstrap_plan"]}
+        "seed": 0, "confidence_level": 0.95, "bootstrap_plan": r.params["bootstrap_plan"],
+        "interval_method": "linearised" if name == "multi_directional" else "percentile"}
 
 
 @pytest.mark.parametrize("name", CALLS)
@@ -256,7 +256,56 @@ def test_a_value_outside_its_interval_is_noted():
     x, g = (rng.random((200, 10)) < 0.3).astype(int), rng.integers(0, 2, 200)
     train, g_train = (rng.random((200, 10)) < 0.3).astype(int), rng.integers(0, 2, 200)
     r = multi_directional(train, g_train, x, g, x, direction="G->M", max_size=3,
-                          n_bootstrap=200, seed=0, **ONE)
+                          n_bootstrap=200, seed=0, interval_method="percentile", **ONE)
     low, high = r.intervals["value"]
     assert r.value < low < high
     assert any(n.startswith("the value lies outside its bootstrap interval") for n in r.notes)
+    # the default linearised interval adds no |Δ| bias, and holds the value
+    default = multi_directional(train, g_train, x, g, x, direction="G->M", max_size=3,
+                                n_bootstrap=200, seed=0, **ONE)
+    assert default.intervals["value"][0] < default.value < default.intervals["value"][1]
+
+
+def test_multi_directional_linearised_interval_by_hand(monkeypatch):
+    """Default: the percentile interval of mean sign(Δ̂)·Δ*, each Δ* from the rows drawn."""
+    from pytest_fairness import stats
+
+    data = _moderate(n=120)
+    drawn: list[np.ndarray] = []
+    real = stats.bootstrap
+
+    def spy(statistic, units, **kwargs):
+        def wrapped(w):
+            drawn.extend(w.copy())
+            return statistic(w)
+
+        return real(wrapped, units, **kwargs)
+
+    monkeypatch.setattr(stats, "bootstrap", spy)
+    r = CALLS["multi_directional"](*data, n_bootstrap=100, seed=0)
+    monkeypatch.undo()
+    old = CALLS["multi_directional"](*data, n_bootstrap=100, seed=0, interval_method="percentile")
+    assert (r.params["interval_method"], old.params["interval_method"]) == (
+        "linearised", "percentile")
+    assert (r.value, r.stats, r.replicates) == (old.value, old.stats, old.replicates)
+    assert r.value == CALLS["multi_directional"](*data).value  # the paper's estimate
+    assert r.intervals["variance"] == old.intervals["variance"]
+
+    def deltas(result):
+        return {(c["group"], c["attributes"]): c["delta"] for c in result.tables["cells"]}
+
+    estimate = deltas(r)
+    train, g_train, *test = data
+    by_hand = []
+    for w in drawn[1:]:  # drawn[0] is the estimate's all-ones weights
+        rows = np.repeat(np.arange(len(w)), w.astype(int))
+        again = deltas(CALLS["multi_directional"](train, g_train, *(t[rows] for t in test)))
+        by_hand.append(np.mean([np.sign(estimate[k]) * again[k] for k in estimate]))
+    assert r.intervals["value"] == pytest.approx(tuple(np.quantile(by_hand, [0.025, 0.975])))
+    assert r.intervals["amplification"] == r.intervals["value"]
+
+
+def test_unknown_interval_method_names_the_choices():
+    with pytest.raises(FairnessConfigError, match=r"interval_method must be one of .*'linearised'"
+                       r".*got interval_method='studentized'"):
+        CALLS["multi_directional"](*_moderate(), n_bootstrap=300, interval_method="studentized")

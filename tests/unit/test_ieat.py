@@ -336,6 +336,22 @@ def test_intervals_contain_the_estimates(method):
             r.params["interval_method"]) == (1000, 0.95, method)
 
 
+def test_intervals_are_bca_by_default_and_percentile_on_request():
+    """BCa unless asked otherwise; percentile is the replicates' quantiles, same draws."""
+    sets = _biased(2)
+    default = ieat(*sets, seed=7, n_bootstrap=400)
+    assert default.params["interval_method"] == "bca"
+    assert default == ieat(*sets, seed=7, n_bootstrap=400, interval_method="bca")
+    old = ieat(*sets, seed=7, n_bootstrap=400, interval_method="percentile")
+    assert old.params["interval_method"] == "percentile"
+    assert old.replicates == default.replicates  # one stream: only the construction differs
+    reps = np.array(old.replicates["value"])
+    assert old.intervals["effect_size"] == pytest.approx(tuple(np.quantile(reps, [0.025, 0.975])))
+    assert default.intervals["effect_size"] != old.intervals["effect_size"]
+    battery = ieat_battery({"t": sets}, seed=7, n_bootstrap=200)
+    assert battery["t"].params["interval_method"] == "bca"
+
+
 def test_intervals_leave_every_number_and_the_permutations_unchanged():
     """The bootstrap has its own stream: exact and sampled p-values are those without it."""
     for kwargs in ({"seed": 0}, {"n_permutations": 2_000, "exact_limit": 100, "seed": 1},
@@ -369,7 +385,8 @@ def test_replicates_are_the_statistic_of_resampled_sets(monkeypatch):
         return real(wrapped, units, **kwargs)
 
     monkeypatch.setattr(embedding_association, "bootstrap", spy)
-    ieat(x, y, a, b, seed=2, n_bootstrap=300)
+    # percentile: the default BCa adds its jackknife rows after the replicates
+    ieat(x, y, a, b, seed=2, n_bootstrap=300, interval_method="percentile")
     draws = np.concatenate(seen[1:])  # seen[0] is the all-ones estimate
     assert draws.shape == (300, sum(sizes))
     bounds = np.cumsum([0, *sizes])
