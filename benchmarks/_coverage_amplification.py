@@ -43,10 +43,11 @@ shifted, q − 2(mean* − θ̂)       84.4 % [80.9, 87.5]
 linearised (the default)        **96.0 % [93.9, 97.5]**  137 s
 ==============================  ==========================
 
-The percentile interval of Multi→ misses the band: its value is a mean |Δ|, which is biased upwards where a cell's Δ is
-small beside its noise, and the bootstrap replicates are biased further. BCa corrects for
-that bias as if a normalising transformation existed; |·| has none near 0, and it pulls the
-interval of a low estimate below the truth (Multi_MALS and Multi→ fall to 77-79 %).
+The percentile interval of Multi→ misses the band: its value is a mean |Δ|, which is
+biased upwards where a cell's Δ is small beside its noise, and the bootstrap replicates
+are biased further. BCa corrects for that bias as if a normalising transformation
+existed; |·| has none near 0, and it pulls the interval of a low estimate below the truth
+(Multi_MALS and Multi→ fall to 77-79 %).
 Here every cell's true |Δ| is about one standard error of its estimate: the bootstrap
 over-states the estimate's bias (0.0093 against 0.0067, 400 simulations) and under-states
 its spread (sd 0.0166 against 0.0191), so no shift of the percentile interval (basic,
