@@ -16,7 +16,11 @@ Each verdict is computed with the simultaneous interval (now) and, for the headl
 with the percentile interval of the max − min replicates (before), so the two sit side by
 side. Rates carry exact 95 % binomial intervals (scipy ``binomtest``).
 
-Run: ``python benchmarks/many_groups.py [--sims 400] [--only group_metrics]``
+Each group's and each pair's SD is floored at the pooled per-unit variance scaled to the
+group's data (``stats.simultaneous(..., weights=)``); ``--cost`` times one call with and
+without the floor at 10 and 50 groups.
+
+Run: ``python benchmarks/many_groups.py [--sims 400] [--only group_metrics] [--cost]``
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ import pandas as pd
 from scipy.stats import binomtest
 
 from pytest_fairness import indicators as ind
+from pytest_fairness.stats import simultaneous
 
 HERE = Path(__file__).resolve().parent
 SIZES = {2: [600, 300], 5: [600, 300, 150, 80, 40],
@@ -212,12 +217,32 @@ def run(name: str, k: int, sims: int) -> None:
     print(f"{'':<18}    (SE {se:.4f}, {time.perf_counter() - start:.0f}s)", flush=True)
 
 
+def cost() -> None:
+    """Milliseconds per :func:`simultaneous` call, 1,000 replicates, without / with the floor."""
+    rng = np.random.default_rng(0)
+    for k in (10, 50):
+        reps = rng.normal(0.5, 0.05, size=(1000, k))
+        weights = rng.integers(30, 600, k).astype(float)
+        shown = []
+        for kw in ({}, {"weights": weights}):
+            simultaneous(reps, reps.mean(axis=0), 0.95, **kw)
+            start = time.perf_counter()
+            for _ in range(20):
+                simultaneous(reps, reps.mean(axis=0), 0.95, **kw)
+            shown.append(f"{(time.perf_counter() - start) / 20 * 1e3:.1f} ms")
+        print(f"{k} groups: {shown[0]} without the floor, {shown[1]} with it")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sims", type=int, default=400)
     parser.add_argument("--only", default="", help="run the cases whose name contains this")
     parser.add_argument("--groups", default="2,5,10")
+    parser.add_argument("--cost", action="store_true", help="time one call, then stop")
     args = parser.parse_args()
+    if args.cost:
+        cost()
+        return
     print(f"confidence='supported', {args.sims} simulations per row, 1000 replicates; share "
           "of runs that FAIL (coverage: share of intervals holding Δ) [exact 95% CI]")
     print(f"{'indicator':<18} {'k':>2} {'row':<20} {'limit':>7}  {'simultaneous (now)':^21}  "

@@ -147,9 +147,10 @@ def _intervals(boot: NDArray[np.float64], estimate: NDArray[np.float64],
     return out
 
 
-def _studentized_max(estimate: NDArray[np.float64], replicates: NDArray[np.float64]
+def _studentized_max(estimate: NDArray[np.float64], replicates: NDArray[np.float64],
+                     floor: NDArray[np.float64] | float = 0.0
                      ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Bootstrap SDs ``s`` (p,) of p statistics and ``max |x* − x| / s`` (B,) per replicate.
+    """Bootstrap SDs ``s`` (p,) of p statistics, at least ``floor``, and ``max |x* − x| / s``.
 
     NaN replicates and statistics with ``s`` 0 or NaN are left out of the maximum (-inf
     where a replicate has none).
@@ -159,6 +160,7 @@ def _studentized_max(estimate: NDArray[np.float64], replicates: NDArray[np.float
     with np.errstate(invalid="ignore", divide="ignore"):
         s = (np.nanstd(replicates, axis=0, ddof=1) if np.isnan(replicates).any()
              else replicates.std(axis=0, ddof=1))
+        s = np.fmax(s, floor)
         t = np.abs(replicates - estimate) / np.where(s > 0, s, np.nan)
     t[np.isnan(t)] = -np.inf
     return np.nan_to_num(s), t.max(axis=1, initial=-np.inf)
@@ -173,7 +175,8 @@ def _critical(tops: NDArray[np.float64], confidence_level: float) -> float:
 
 
 def simultaneous(replicates: NDArray[np.float64], estimate: NDArray[np.float64],
-                 confidence_level: float) -> NDArray[np.float64]:
+                 confidence_level: float, *, weights: NDArray[np.float64] | None = None
+                 ) -> NDArray[np.float64]:
     """Simultaneous bounds (3, 2) on the spread, the lowest and the highest of k values.
 
     A bootstrap maxT construction (Romano & Wolf, "Exact and approximate stepdown methods
@@ -188,6 +191,13 @@ def simultaneous(replicates: NDArray[np.float64], estimate: NDArray[np.float64],
     replicate, which repeats the upward bias of a range of noisy values, these bounds keep
     their coverage with many groups; with two values they are ``|d| ± c s``.
 
+    With ``weights`` (the data behind each value: its images, or the sum of its
+    denominators), each SD is floored at the pooled one scaled to its weight,
+    ``f_g = sqrt(σ² / w_g)`` with ``σ² = Σ w_g² s_g² / Σ w_g`` (each pair at
+    ``sqrt(f_i² + f_j²)``): a small group whose proportion is by chance near 0 or 1 has a
+    bootstrap SD near 0 that understates its error; the floor is what its SD would be were
+    it like the others (exact when all groups are equal).
+
     Parameters
     ----------
     replicates : ndarray (B, k)
@@ -197,6 +207,8 @@ def simultaneous(replicates: NDArray[np.float64], estimate: NDArray[np.float64],
         The values; NaN ones are left out.
     confidence_level : float
         The simultaneous coverage, e.g. 0.95.
+    weights : ndarray (k,), optional
+        The data behind each value, for the SD floor; None: no floor.
 
     Returns
     -------
@@ -218,7 +230,13 @@ def simultaneous(replicates: NDArray[np.float64], estimate: NDArray[np.float64],
     out = np.full((3, 2), np.nan)
     if not v.size:
         return out
-    s, top = _studentized_max(v, reps)
+    floor = np.zeros(v.size)
+    if weights is not None:
+        w = np.asarray(weights, dtype=np.float64)[keep]
+        own, _ = _studentized_max(v, reps)
+        if (w > 0).all():
+            floor = np.sqrt(np.sum(w**2 * own**2) / w.sum() / w)
+    s, top = _studentized_max(v, reps, floor)
     c = _critical(top, confidence_level)
     out[1] = (np.min(v - c * s), np.min(v + c * s))
     out[2] = (np.max(v - c * s), np.max(v + c * s))
@@ -230,7 +248,8 @@ def simultaneous(replicates: NDArray[np.float64], estimate: NDArray[np.float64],
     sds, tops = [], np.full(reps.shape[0], -np.inf)
     for at in range(0, first.size, step):
         i, j = first[at:at + step], second[at:at + step]
-        pair_s, pair_top = _studentized_max(v[i] - v[j], reps[:, i] - reps[:, j])
+        pair_s, pair_top = _studentized_max(v[i] - v[j], reps[:, i] - reps[:, j],
+                                            np.hypot(floor[i], floor[j]))
         sds.append(pair_s)
         tops = np.maximum(tops, pair_top)
     c = _critical(tops, confidence_level)

@@ -404,6 +404,8 @@ class GroupTable:
     boot: Bootstrap | None
     #: Names a derived stat shares an interval with (``{"DEO": "gap:tpr"}``).
     aliases: Mapping[str, str] = field(default_factory=dict)
+    #: The data behind each value (groups, m) of each column: the sum of its denominators.
+    weights: Mapping[str, NDArray[np.float64]] = field(default_factory=dict)
 
     @property
     def headline(self) -> str:
@@ -457,9 +459,11 @@ class GroupTable:
         """
         assert self.boot is not None
         head, level, found = self.headline, self.boot.confidence_level, {}
+        weights = {c: w[self.included, j] for c, w in self.weights.items()}
         for column, values in self.values.items():
             reps = self.boot.replicates[f"group:{column}"][:, self.included, j]
-            bounds = simultaneous(reps, values[self.included, j], level)
+            bounds = simultaneous(reps, values[self.included, j], level,
+                                  weights=weights.get(column))
             found["gap" if column == head else f"gap:{column}"] = bounds[0]
             if column == head:
                 found.update(min=bounds[1], max=bounds[2])
@@ -467,7 +471,7 @@ class GroupTable:
             with np.errstate(divide="ignore", invalid="ignore"):
                 reps = self.boot.replicates[f"group:{head}"][:, self.included, j]
                 low, high = simultaneous(np.log(reps), np.log(
-                    self.values[head][self.included, j]), level)[0]
+                    self.values[head][self.included, j]), level, weights=weights.get(head))[0]
             found["ratio"] = np.array([np.exp(-high), np.exp(-low)])
         return {name: (float(pair[0]), float(pair[1])) for name, pair in found.items()
                 if not np.isnan(pair).any()}
@@ -516,13 +520,13 @@ def group_table(
     counts = np.bincount(codes, minlength=k)
     included = counts >= min_group_size
 
-    def per_group(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.stack([np.bincount(codes, weights=a[:, j], minlength=k)
-                             / np.bincount(codes, weights=b[:, j], minlength=k)
-                             for j in range(a.shape[1])], axis=1)
+    def per_group(x: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.stack([np.bincount(codes, weights=x[:, j], minlength=k)
+                         for j in range(x.shape[1])], axis=1)
 
-    values = {name: per_group(a, b) for name, (a, b) in ratios.items()}
+    weights = {name: per_group(b) for name, (_, b) in ratios.items()}
+    with np.errstate(invalid="ignore", divide="ignore"):
+        values = {name: per_group(a) / weights[name] for name, (a, _) in ratios.items()}
     derived = {} if derive is None else {
         name: np.asarray(v, dtype=np.float64)[0]
         for name, v in derive({c: v[None] for c, v in values.items()}, included).items()}
@@ -569,4 +573,4 @@ def group_table(
 
     boot = options.run(statistic, units, params)
     return GroupTable(keys, counts, values, derived, included, min_group_size, boot,
-                      dict(aliases or {}))
+                      dict(aliases or {}), weights)

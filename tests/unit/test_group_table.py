@@ -125,3 +125,13 @@ def test_pooled_kinds_match_the_generic_engine() -> None:
                   units, n_bootstrap=4000, seed=4)
     t = _table(values, groups, n_bootstrap=4000, seed=4)
     assert b.interval("m") == pytest.approx(t.group_stats()[0].interval, abs=0.01)
+
+
+def test_weights_are_the_data_behind_each_value() -> None:
+    """The simultaneous floor's weights: each group's sum of denominators (its positives)."""
+    pos = np.array([1, 1, 0, 1, 1, 0, 0, 0, 1, 1])
+    pred = np.array([1, 0, 0, 1, 1, 1, 0, 1, 1, 0])
+    groups = np.array([0, 0, 0, 0, 1, 1, 1, 1, 1, 1])
+    t = _table(pred * pos, groups, den=pos, n_bootstrap=200)
+    assert t.weights["v"][:, 0].tolist() == [3.0, 3.0]
+    assert set(t.intervals()) >= {"gap", "min", "max"}
