@@ -102,6 +102,8 @@ class CheckOutcome:
         The identity of the result checked (from ``result``; what the stored form keeps).
     reads : str
         The limit's ``metric=`` (``"TPR"``), or ``""`` for what the limit reads by default.
+    level : float or None
+        The interval's level under ``--fairness-family-alpha`` (None: the result's own).
     """
 
     limit: str
@@ -119,6 +121,7 @@ class CheckOutcome:
     reads: str = ""
     verdict: str = ""
     decide: str = ""
+    level: float | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in ("pass", "fail", "inconclusive"):  # stored before verdicts
@@ -148,7 +151,7 @@ class CheckOutcome:
             interval=_span(data.get("interval")), where=data.get("where") or "",
             indicator=data["indicator"], metric=data["metric"], at=data.get("at"),
             reads=data.get("reads") or "", verdict=data.get("verdict") or "",
-            decide=data.get("decide") or "")
+            decide=data.get("decide") or "", level=data.get("level"))
 
 
 def _span(value: Any) -> tuple[float, float] | None:
@@ -175,9 +178,9 @@ class Comparison:
     confidence, interval, paired : str, (float, float) or None, bool or None
         The rule (see :attr:`regressed`); the interval of :attr:`worse_by` from both
         sides' bootstrap replicates, and whether it is paired (same units drawn).
-    since : str
+    since, level : str, float or None
         What ``baseline`` is: ``"baseline"``, or ``"origin"`` for a drift budget (whose
-        ``tolerance`` is the budget).
+        ``tolerance`` is the budget); the interval's level under ``--fairness-family-alpha``.
     """
 
     test: str
@@ -195,6 +198,7 @@ class Comparison:
     interval: tuple[float, float] | None = None
     paired: bool | None = None
     since: str = "baseline"
+    level: float | None = None
 
     @property
     def worse_by(self) -> float | None:
@@ -238,7 +242,7 @@ class Comparison:
             tuple((g[0], g[1], g[2]) for g in data.get("groups") or ()),
             tuple(data.get("notes") or ()), data.get("where") or "",
             data.get("confidence") or "point", _span(data.get("interval")), data.get("paired"),
-            data.get("since") or "baseline")
+            data.get("since") or "baseline", data.get("level"))
 
 
 @final
@@ -367,7 +371,7 @@ CHECK_KINDS: Final = {
     "limit": "limit!", "threshold": "num!", "passed": "bool!", "observed": "float?",
     "indicator": "str!", "metric": "str!", "at": "num?", "key": "str?", "confidence": "str?",
     "interval": "span?", "where": "str?", "reads": "str?", "verdict": "str?", "decide": "str?",
-}
+    "level": "num?"}
 #: The fields of a stored :class:`TestRecord` itself (its parts check their own).
 RECORD_KINDS: Final = {
     "nodeid": "str!", "test": "str?", "checkpoint": "str?", "outcome": "str?", "notes": "strs?",
@@ -380,7 +384,7 @@ COMPARISON_KINDS: Final = {
     "now": "num?!", "tolerance": "num!", "lower_is_better": "bool!",
     "higher_is_better_groups": "bool?", "groups": "groups?", "notes": "strs?",
     "confidence": "str?", "interval": "span?", "paired": "bool?", "since": "str?",
-}
+    "level": "num?"}
 
 
 def _finite(stats: Mapping[str, float]) -> dict[str, float | None]:

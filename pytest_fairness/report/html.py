@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
     from pytest_fairness.report.json_report import ReportDocument
 
-__all__ = ["render_html", "write_html"]
+__all__ = ["render_html", "write_html", "write_reports"]
 
 #: Rows of a detail table shown before it is cut.
 MAX_TABLE_ROWS: Final = 60
@@ -354,3 +354,20 @@ def write_html(document: ReportDocument, directory: str | os.PathLike[str], *,
         cause = error.strerror or error
         raise FairnessConfigError(f"cannot write the HTML report {str(target)!r} ({cause}); give "
                                   "a folder you can write.") from None
+
+
+def write_reports(records: Sequence[TestRecord], directory: str | os.PathLike[str], *,
+                  run: Mapping[str, object], checkpoints: Sequence[tuple[Comparison, bool]],
+                  trends: Sequence[TrendRow] | None = None) -> str:
+    """Write ``report.json`` and ``report.html``; the summary's line: where, or why not."""
+    from pytest_fairness.errors import FairnessError
+    from pytest_fairness.report.json_report import build_report, write_json
+
+    document = build_report(records, run=run, checkpoints=checkpoints)
+    try:
+        write_json(document, directory)
+        page = write_html(document, directory, trends=trends)
+    except (OSError, FairnessError) as error:
+        return (f"fairness report NOT written to {str(directory)!r}: {error}. Pass a folder "
+                "you can write, e.g. --fairness-report fairness-report.")
+    return f"fairness report: {page}"
