@@ -26,8 +26,7 @@ from pytest_fairness.results import (
 __all__ = [
     "BASELINE_FORMAT", "BASELINE_SCHEMA", "Baseline", "BaselineEntry", "CheckOutcome",
     "Comparison", "Extraction", "FieldError", "Fields", "GroupSummary", "KeyedResult",
-    "ResultSummary", "TestRecord", "joined",
-]
+    "ResultSummary", "TestRecord", "joined"]
 
 EPS: Final = 1e-12  # slack: a value recomputed bit-for-bit differently is not worse
 
@@ -100,10 +99,9 @@ class CheckOutcome:
         Which group or cell produced ``observed`` (empty for whole-result numbers).
     indicator, metric, at : str, str, float or None
         The identity of the result checked (from ``result``; what the stored form keeps).
-    reads : str
-        The limit's ``metric=`` (``"TPR"``), or ``""`` for what the limit reads by default.
-    level : float or None
-        The interval's level under ``--fairness-family-alpha`` (None: the result's own).
+    reads, level : str, float or None
+        The limit's ``metric=`` (``"TPR"``), or ``""`` for what the limit reads by default;
+        the interval's level under ``--fairness-family-alpha`` (None: the result's own).
     """
 
     limit: str
@@ -138,8 +136,9 @@ class CheckOutcome:
         return text if self.key is None else f"{self.key}: {text}"
 
     def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-serialisable summary (the result itself is not repeated)."""
-        return {**_fields(self, "result"), "observed": encode_float(self.observed)}
+        """Return a JSON-serialisable summary (without the result; ``level`` when set)."""
+        skip = ("result", "level") if self.level is None else ("result",)
+        return {**_fields(self, *skip), "observed": encode_float(self.observed)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CheckOutcome:
@@ -228,8 +227,9 @@ class Comparison:
         return (low if self.confidence == "supported" else high) > self.tolerance + EPS
 
     def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-serialisable dictionary."""
-        return {**_fields(self), "worse_by": self.worse_by, "regressed": self.regressed}
+        """Return a JSON-serialisable dictionary (``level`` when set)."""
+        return {**_fields(self, *(("level",) if self.level is None else ())),
+                "worse_by": self.worse_by, "regressed": self.regressed}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Comparison:
@@ -237,8 +237,7 @@ class Comparison:
         Fields(data, "").check(COMPARISON_KINDS)
         return cls(
             data["test"], data["result"], data["metric"], data["baseline"], data["now"],
-            data["tolerance"], data["lower_is_better"],
-            data.get("higher_is_better_groups", True),
+            data["tolerance"], data["lower_is_better"], data.get("higher_is_better_groups", True),
             tuple((g[0], g[1], g[2]) for g in data.get("groups") or ()),
             tuple(data.get("notes") or ()), data.get("where") or "",
             data.get("confidence") or "point", _span(data.get("interval")), data.get("paired"),
@@ -351,8 +350,7 @@ class TestRecord:
             tuple(data.get("notes") or ()),
             tuple(map(Extraction.from_dict, data.get("extractions") or ())),
             tuple(map(Comparison.from_dict, data.get("checkpoint_comparisons") or ())),
-            bool(data.get("checkpoint_judged")),
-        )
+            bool(data.get("checkpoint_judged")))
 
 
 # -- stored data: baseline entries and the one check of what was stored --------------------------
