@@ -144,7 +144,9 @@ def _summary_rows(records: Sequence[TestRecord]) -> list[Row]:
             verdict = "REGRESSED" if c.regressed else "ok"
             rows.append([link, c.result,
                          f"no regression of {c.metric} (tolerance {_num(c.tolerance)})",
-                         f"{_num(c.now)} (baseline {_num(c.baseline)})", Cell(verdict, verdict)])
+                         f"{_num(c.now)} (baseline {_num(c.baseline)})" + (
+                             "" if c.level is None else f"; interval at level {c.level:.6g}"),
+                         Cell(verdict, verdict)])
         if not record.checks and not record.regressions:
             rows.extend([link, result_label(k.result), "–",
                          f"value {_num(k.result.value)}; {headline_text(k.result)}",

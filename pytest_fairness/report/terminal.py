@@ -150,7 +150,8 @@ def observed_text(outcome: CheckOutcome) -> str:
     """The number a verdict bounds, with its interval and where: ``0.2 [0.1, 0.3] (group a)``."""
     text = "NaN" if math.isnan(outcome.observed) else format_number(outcome.observed)
     if outcome.interval is not None:
-        text += f" {pair_text(outcome.interval)}"
+        text += f" {pair_text(outcome.interval)}" + (
+            "" if outcome.level is None else f" (level {outcome.level:.6g}: family-wise)")
     return text + (f" ({plain(outcome.where)})" if outcome.where else "")
 
 

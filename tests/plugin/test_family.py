@@ -4,6 +4,7 @@ test's share of alpha, the same on every xdist worker, and says so in the summar
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 
 import numpy.fft  # noqa: F401  (pytester forgets what a run imported; these load once)
 import pytest
@@ -70,7 +71,8 @@ def test_a_limit_failing_alone_is_undecided_under_family_control(
     alone = pytester.runpytest("--fairness", *xdist_args)
     alone.assert_outcomes(passed=9, failed=2)  # the borderline limit, marker and inline
     result = pytester.runpytest("--fairness", "--fairness-family-alpha", "0.05",
-                                "--fairness-report=out", *xdist_args)
+                                "--fairness-report=out", "--junitxml=junit.xml",
+                                "--fairness-markdown=summary.md", *xdist_args)
     result.assert_outcomes(passed=11)
     result.stdout.fnmatch_lines([
         f"family-wise control: *=0.05 over {TESTS} tests ({TESTS} checks); each check at "
@@ -85,6 +87,11 @@ def test_a_limit_failing_alone_is_undecided_under_family_control(
     assert levels["test_suite.py::test_inline"] == [pytest.approx(level)]
     assert levels["test_suite.py::test_point"] == [None]
     assert report["run"]["family"] == {"alpha": 0.05, "tests": TESTS}
+    props = [(p.get("name"), p.get("value"))
+             for p in ET.parse(pytester.path / "junit.xml").iter("property")]
+    assert ("fairness.level", f"max_gap={limit:g}: {level:.6g}") in props
+    assert (f"Family-wise control: {TESTS} interval-judged checks at level {level:.6g}"
+            in (pytester.path / "summary.md").read_text())
 
 
 def test_family_alpha_from_the_ini_file(pytester: pytest.Pytester) -> None:
