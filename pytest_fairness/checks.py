@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextvars
 import fnmatch
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any, Final
@@ -23,7 +23,7 @@ from pytest_fairness.errors import (
     plain,
 )
 from pytest_fairness.options import COMPARE_METRICS, CONFIDENCE_MODES, LIMITS, METRIC_LIMITS
-from pytest_fairness.readings import magnitude, read_metric
+from pytest_fairness.readings import decide_line, magnitude, read_metric
 from pytest_fairness.results import GroupStat, IndicatorResult, group_label, iter_results
 
 if TYPE_CHECKING:
@@ -38,6 +38,7 @@ __all__ = [
     "collecting",
     "decide_line",
     "evaluate",
+    "rejudge",
     "set_inconclusive",
     "validate_regression",
     "validate_threshold",
@@ -454,44 +455,12 @@ def _verdict(limit: str, threshold: float, result: IndicatorResult, confidence: 
     return verdict, ends[confidence]
 
 
-def decide_line(threshold: float, observed: float, interval: tuple[float, float] | None,
-                n: int | None) -> str:
-    """What would decide an inconclusive verdict: a distance, and roughly how many images.
-
-    ``h`` is the interval's half-width on the limit's side of the estimate, ``e`` the
-    estimate's distance from the limit, ``n`` the smallest compared group's size (None
-    without groups); the data decide an estimate at least ``h`` from the limit, and
-    intervals shrink like 1/√n, so about ``n·(h/e)²`` images per group would decide it.
-
-    Examples
-    --------
-    >>> print(decide_line(0.05, 0.06, (0.03, 0.09), 100))  # doctest: +NORMALIZE_WHITESPACE
-    undecided: these data decide only at least 0.03 from the limit (the interval's
-    half-width on its side); the estimate is 0.01 from it: about 900 images per group (now
-    100 in the smallest) would decide it (an estimate: intervals shrink like 1/√n)
-    """
-    if interval is None or math.isnan(observed):
-        return ""
-    low, high = interval
-    e = abs(observed - threshold)
-    h = (high - observed) if threshold >= observed else (observed - low)
-    text = (f"undecided: these data decide only at least {h:.3g} from the limit (the "
-            "interval's half-width on its side)")
-    if not e:
-        return text + "; the estimate is on the limit: no sample size decides it"
-    text += f"; the estimate is {e:.3g} from it"
-    if not n or h <= e:
-        return text
-    need = math.ceil(round(n * (h / e) ** 2, 6))  # 900, not 901 from float noise
-    return (text + f": about {need:,} images per group (now {n:,} in the smallest) would "
-            "decide it (an estimate: intervals shrink like 1/√n)")
-
-
 def _applies(spec_result: str | None, key: str | None, result: IndicatorResult) -> bool:
     return spec_result is None or spec_result in (key, result.name)
 
 
-def evaluate(results: Any, limits: Mapping[str, Any]) -> list[CheckOutcome]:
+def evaluate(results: Any, limits: Mapping[str, Any], *,
+             level: float | None = None) -> list[CheckOutcome]:
     """Check results against validated limits and return every outcome, raising nothing.
 
     Parameters
@@ -500,16 +469,18 @@ def evaluate(results: Any, limits: Mapping[str, Any]) -> list[CheckOutcome]:
         What a fairness test returned.
     limits : mapping
         Validated keywords of one ``fairness_threshold`` marker.
+    level : float, optional
+        Under ``--fairness-family-alpha``: judge ``"supported"``/``"strict"`` limits with
+        their intervals recomputed at this level (:func:`~pytest_fairness.family.at_level`).
 
     Raises
     ------
     FairnessConfigError
-        When there is no result to check, ``result=`` matches none, or a limit does not fit.
+        When there is no result to check, ``result=`` matches none, or a limit does not fit
+        (or, with ``level``, needs an interval that cannot be recomputed at it).
     InsufficientDataError
         When the bounded number cannot be computed.
     """
-    from pytest_fairness.records import CheckOutcome
-
     pairs = list(iter_results(results))
     if not pairs:
         raise FairnessConfigError(
@@ -525,25 +496,64 @@ def evaluate(results: Any, limits: Mapping[str, Any]) -> list[CheckOutcome]:
             f"result={wanted!r} matches none of the returned results ({names}); use a dict key "
             "or an indicator name."
         )
+    return [outcome for key, result in chosen
+            for outcome in _judge(key, result.select(limits["at"]) if "at" in limits
+                                  else result, limits, level)]
+
+
+def _judge(key: str | None, target: IndicatorResult, limits: Mapping[str, Any],
+           level: float | None) -> list[CheckOutcome]:
+    """The outcome of each limit of ``limits`` on one result (:func:`evaluate`)."""
+    from pytest_fairness.family import FAMILY_FIX, at_level
+    from pytest_fairness.records import CheckOutcome
+
     confidence = limits.get("confidence", "point")
+    level = None if confidence == "point" else level
+    judged, missing = (target, {}) if level is None else at_level(target, level)
     outcomes = []
-    for key, result in chosen:
-        target = result.select(limits["at"]) if "at" in limits else result
-        for limit in (k for k in limits if k in LIMITS):
-            threshold = float(limits[limit])
+    for limit in (k for k in limits if k in LIMITS):
+        threshold = float(limits[limit])
+        try:
+            if level is not None and limit == "max_auc":
+                raise FairnessConfigError("the AUC matrix's intervals are not re-levelled")
             verdict, (observed, _, interval, where) = _verdict(
-                limit, threshold, target, confidence, limits.get("metric"))
-            passed = verdict == "pass" or (verdict == "inconclusive" and (
-                _inconclusive or ("pass" if confidence == "supported" else "fail")) == "pass")
-            sizes = [g.n for g in target.included_groups]
-            decide = "" if verdict != "inconclusive" else decide_line(
-                threshold, observed, interval, min(sizes) if sizes else None)
-            outcomes.append(
-                CheckOutcome(limit, threshold, observed, passed, target, key, confidence,
-                             interval, where, reads=limits.get("metric") or "",
-                             verdict=verdict, decide=decide)
-            )
+                limit, threshold, judged, confidence, limits.get("metric"))
+        except FairnessConfigError as error:
+            if level is None or "interval" not in str(error):
+                raise
+            why = "; ".join(missing.values()) or str(error)
+            raise FairnessConfigError(
+                f"{limit}={threshold:g} (confidence={confidence!r}) on {target.name!r} "
+                f"({target.metric}) is under family-wise control (--fairness-family-alpha) "
+                f"and needs its interval at level {level:.6g}, which cannot be recomputed: "
+                f"{why}. Fix: {FAMILY_FIX}.") from None
+        passed = verdict == "pass" or (verdict == "inconclusive" and (
+            _inconclusive or ("pass" if confidence == "supported" else "fail")) == "pass")
+        sizes = [g.n for g in target.included_groups]
+        decide = "" if verdict != "inconclusive" else decide_line(
+            threshold, observed, interval, min(sizes) if sizes else None)
+        outcomes.append(
+            CheckOutcome(limit, threshold, observed, passed, target, key, confidence,
+                         interval, where, reads=limits.get("metric") or "",
+                         verdict=verdict, decide=decide, level=level)
+        )
     return outcomes
+
+
+def rejudge(outcomes: Iterable[CheckOutcome], level: float) -> list[CheckOutcome]:
+    """Outcomes judged again at ``level`` (inline checks, under family-wise control).
+
+    Those under ``"point"``, and those read back without their result, stay as they are.
+    """
+    again = []
+    for o in outcomes:
+        if o.confidence == "point" or o.result is None:
+            again.append(o)
+            continue
+        limits = {o.limit: o.threshold, "confidence": o.confidence,
+                  **({"metric": o.reads} if o.reads else {})}
+        again.extend(_judge(o.key, o.result, limits, level))
+    return again
 
 
 # -- inline checks and collection --------------------------------------------------------
@@ -554,27 +564,35 @@ InlineCheck = tuple[Any, list["CheckOutcome"]]
 _COLLECTOR: contextvars.ContextVar[list[InlineCheck] | None] = contextvars.ContextVar(
     "pytest_fairness_collector", default=None
 )
+_DEFER: contextvars.ContextVar[bool] = contextvars.ContextVar("pytest_fairness_defer",
+                                                              default=False)
 
 
 @contextmanager
-def collecting() -> Iterator[list[InlineCheck]]:
+def collecting(*, defer: bool = False) -> Iterator[list[InlineCheck]]:
     """Collect the results and outcomes of inline ``fairness.check`` calls made in the block.
 
-    The plugin wraps each test call in it so that inline checks reach the summary.
+    The plugin wraps each test call in it so that inline checks reach the summary; with
+    ``defer`` (``--fairness-family-alpha``) their verdicts wait for the test's end, when
+    the test's share of the family's alpha is known.
     """
     sink: list[InlineCheck] = []
     token = _COLLECTOR.set(sink)
+    deferring = _DEFER.set(defer)
     try:
         yield sink
     finally:
         _COLLECTOR.reset(token)
+        _DEFER.reset(deferring)
 
 
-def collect(results: Any, outcomes: list[CheckOutcome]) -> None:
+def collect(results: Any, outcomes: list[CheckOutcome]) -> bool:
     """Hand the results and outcomes of one inline check to the enclosing :func:`collecting`.
 
-    Outside a :func:`collecting` block it does nothing.
+    Outside a :func:`collecting` block it does nothing. Returns whether the verdict waits
+    for the test's end (the block's ``defer``).
     """
     sink = _COLLECTOR.get()
     if sink is not None:
         sink.append((results, outcomes))
+    return sink is not None and _DEFER.get()

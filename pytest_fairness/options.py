@@ -28,6 +28,7 @@ __all__ = [
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_CACHE_DIR",
     "ENABLE_INI",
+    "FAMILY_INI",
     "HISTORY_INI",
     "LIMITS",
     "METRIC_LIMITS",
@@ -46,6 +47,7 @@ __all__ = [
     "parse_compare_fail",
     "parse_data_item",
     "parse_device",
+    "parse_family_alpha",
     "parse_levels",
     "parse_perturbation_item",
     "parse_run_ref",
@@ -58,6 +60,7 @@ ENABLE_INI: Final = "fairness"
 HISTORY_INI: Final = "fairness_history"
 SEED_INI: Final = "fairness_seed"
 INCONCLUSIVE_INI: Final = "fairness_inconclusive"
+FAMILY_INI: Final = "fairness_family_alpha"
 #: What an inconclusive verdict (an interval straddling a limit) can do to its test.
 INCONCLUSIVE_POLICIES: Final = ("pass", "fail")
 DATA_INI: Final = "fairness_data"
@@ -376,6 +379,25 @@ def parse_seed(value: str) -> int:
     return _int_at_least(value, 0, "a seed must be a non-negative int, such as 0")
 
 
+def parse_family_alpha(value: str) -> float:
+    """Parse ``--fairness-family-alpha``: the run's chance of any false alarm, in (0, 0.5].
+
+    Examples
+    --------
+    >>> parse_family_alpha("0.05")
+    0.05
+    """
+    try:
+        alpha = float(value)
+    except ValueError:
+        alpha = math.nan
+    if not 0 < alpha <= 0.5:  # NaN too
+        raise argparse.ArgumentTypeError(
+            f"the family-wise error rate must be a number in (0, 0.5], such as 0.05; got "
+            f"{value!r}")
+    return alpha
+
+
 def add_options(parser: pytest.Parser) -> None:
     """Add ``--fairness``, the other ``--fairness-*`` options and their ini twins."""
     group = parser.getgroup("fairness", "fairness indicators (pytest-fairness)")
@@ -420,6 +442,11 @@ def add_options(parser: pytest.Parser) -> None:
              "test: pass or fail; default: passes under confidence='supported', fails under "
              "'strict' (also the fairness_inconclusive ini value). Either way it is listed "
              "in the summary with what would decide it.")
+    add("--fairness-family-alpha", metavar="ALPHA", default=None, type=parse_family_alpha,
+        dest="fairness_family_alpha",
+        help="control the chance of any false alarm over every interval-judged limit and "
+             "comparison of the run at ALPHA (e.g. 0.05; Bonferroni: each test gets ALPHA/T, "
+             "split over its checks); also the fairness_family_alpha ini value.")
     add("--fairness-reference-checkpoint", metavar="NAME", default=None,
         dest="fairness_reference_checkpoint",
         help="with several --fairness-checkpoint: compare each with this one (by path or "
@@ -456,6 +483,8 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini(INCONCLUSIVE_INI, default="",
                   help="pass or fail: what an inconclusive verdict does to its test (like "
                        "--fairness-inconclusive).")
+    parser.addini(FAMILY_INI, default="",
+                  help="the run's family-wise false-alarm rate (like --fairness-family-alpha).")
     parser.addini(HISTORY_INI, default="",
                   help="history store path, relative to the ini file (like --fairness-history).")
     parser.addini(DATA_INI, type="linelist", default=[],

@@ -49,6 +49,7 @@ from pytest_fairness.options import (
 from pytest_fairness.progress import PROGRESS_ATTRIBUTE
 from pytest_fairness.session import (
     CAPTURE_KEY,
+    FAMILY_ATTRIBUTE,
     MARKER_ERROR_KEY,
     REPORT_ATTRIBUTE,
     SESSION_KEY,
@@ -148,6 +149,31 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.hookimpl
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Under ``--fairness-family-alpha``: the run's gated tests, the T of its Bonferroni split.
+
+    A test is gated when a threshold or regression marker asks for ``"supported"`` or
+    ``"strict"``, when it calls ``fairness.check`` in its body (its rules are known only
+    when it runs), or when ``--fairness-compare-confidence`` judges its comparisons. Every
+    pytest-xdist worker collects the same items, and so counts the same T.
+    """
+    state = session_of(session.config)
+    settings = state.settings
+    if settings.family_alpha is None or not settings.enabled:
+        return
+    compared = settings.compare_confidence != "point" and bool(settings.compare_fail)
+
+    def gated(item: pytest.Item) -> bool:
+        marks = [*item.iter_markers(MARKER_THRESHOLD), *item.iter_markers(MARKER_REGRESSION)]
+        return is_fairness_item(item) and (
+            compared or any(m.kwargs.get("confidence", "point") != "point" for m in marks)
+            or (isinstance(item, pytest.Function) and calls_inline_check(item.obj)))
+
+    state.family_tests = frozenset(item.nodeid for item in session.items if gated(item))
+    state.family_count = len(state.family_tests)
+
+
+@pytest.hookimpl
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Run tests that use ``fairness_checkpoint`` once per ``--fairness-checkpoint``.
 
@@ -226,7 +252,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
 
     pyfuncitem.obj = capturing
     try:
-        with collecting() as inline:
+        with collecting(defer=session.settings.family_alpha is not None) as inline:
             capture.inline = inline
             outcome = yield
     finally:
@@ -272,6 +298,8 @@ def pytest_runtest_makereport(
     report = yield
     if record is not None:
         setattr(report, REPORT_ATTRIBUTE, record.to_dict())  # for the controller
+        if session.settings.family_alpha is not None:
+            setattr(report, FAMILY_ATTRIBUTE, session.family_count)
     if is_fairness_item(item) and session.settings.reference_checkpoint is not None and (
             call.when == "call" or not report.passed):  # its outcome is known
         session.reference.keep(item, record, report)
@@ -339,10 +367,12 @@ def pytest_terminal_summary(
     if session.is_worker or not (session.records or session.lines):
         return
     from pytest_fairness.errors import plain_lines
-    from pytest_fairness.report.terminal import inconclusive_lines, summary_lines
+    from pytest_fairness.report.terminal import family_lines, inconclusive_lines, summary_lines
 
     records = list(session.records)
     lines = summary_lines(records)
+    if session.settings.family_alpha is not None:
+        lines += family_lines(records, session.settings.family_alpha, session.family_count)
     if records:
         config.hook.pytest_fairness_summary(records=records, lines=lines)
     if lines:

@@ -17,7 +17,7 @@ from pytest_fairness.indicators.registry import Headline, headline
 from pytest_fairness.options import COMPARE_METRICS
 from pytest_fairness.results import IndicatorResult
 
-__all__ = ["Reading", "magnitude", "read_metric"]
+__all__ = ["Reading", "decide_line", "magnitude", "read_metric"]
 
 __tracebackhide__ = own_error
 
@@ -50,6 +50,39 @@ def magnitude(interval: tuple[float, float]) -> tuple[float, float]:
     """The interval of ``|x|`` from that of ``x`` (from 0 when it straddles 0)."""
     low, high = interval
     return (0.0 if low <= 0 <= high else min(abs(low), abs(high)), max(abs(low), abs(high)))
+
+
+def decide_line(threshold: float, observed: float, interval: tuple[float, float] | None,
+                n: int | None) -> str:
+    """What would decide an inconclusive verdict: a distance, and roughly how many images.
+
+    ``h`` is the interval's half-width on the limit's side of the estimate, ``e`` the
+    estimate's distance from the limit, ``n`` the smallest compared group's size (None
+    without groups); the data decide an estimate at least ``h`` from the limit, and
+    intervals shrink like 1/√n, so about ``n·(h/e)²`` images per group would decide it.
+
+    Examples
+    --------
+    >>> print(decide_line(0.05, 0.06, (0.03, 0.09), 100))  # doctest: +NORMALIZE_WHITESPACE
+    undecided: these data decide only at least 0.03 from the limit (the interval's
+    half-width on its side); the estimate is 0.01 from it: about 900 images per group (now
+    100 in the smallest) would decide it (an estimate: intervals shrink like 1/√n)
+    """
+    if interval is None or math.isnan(observed):
+        return ""
+    low, high = interval
+    e = abs(observed - threshold)
+    h = (high - observed) if threshold >= observed else (observed - low)
+    text = (f"undecided: these data decide only at least {h:.3g} from the limit (the "
+            "interval's half-width on its side)")
+    if not e:
+        return text + "; the estimate is on the limit: no sample size decides it"
+    text += f"; the estimate is {e:.3g} from it"
+    if not n or h <= e:
+        return text
+    need = math.ceil(round(n * (h / e) ** 2, 6))  # 900, not 901 from float noise
+    return (text + f": about {need:,} images per group (now {n:,} in the smallest) would "
+            "decide it (an estimate: intervals shrink like 1/√n)")
 
 
 def _find(name: str, names: Iterable[str]) -> str | None:

@@ -26,8 +26,7 @@ from pytest_fairness.results import (
 __all__ = [
     "BASELINE_FORMAT", "BASELINE_SCHEMA", "Baseline", "BaselineEntry", "CheckOutcome",
     "Comparison", "Extraction", "FieldError", "Fields", "GroupSummary", "KeyedResult",
-    "ResultSummary", "TestRecord", "joined",
-]
+    "ResultSummary", "TestRecord", "joined"]
 
 EPS: Final = 1e-12  # slack: a value recomputed bit-for-bit differently is not worse
 
@@ -100,8 +99,9 @@ class CheckOutcome:
         Which group or cell produced ``observed`` (empty for whole-result numbers).
     indicator, metric, at : str, str, float or None
         The identity of the result checked (from ``result``; what the stored form keeps).
-    reads : str
-        The limit's ``metric=`` (``"TPR"``), or ``""`` for what the limit reads by default.
+    reads, level : str, float or None
+        The limit's ``metric=`` (``"TPR"``), or ``""`` for what the limit reads by default;
+        the interval's level under ``--fairness-family-alpha`` (None: the result's own).
     """
 
     limit: str
@@ -119,6 +119,7 @@ class CheckOutcome:
     reads: str = ""
     verdict: str = ""
     decide: str = ""
+    level: float | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in ("pass", "fail", "inconclusive"):  # stored before verdicts
@@ -135,8 +136,9 @@ class CheckOutcome:
         return text if self.key is None else f"{self.key}: {text}"
 
     def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-serialisable summary (the result itself is not repeated)."""
-        return {**_fields(self, "result"), "observed": encode_float(self.observed)}
+        """Return a JSON-serialisable summary (without the result; ``level`` when set)."""
+        skip = ("result", "level") if self.level is None else ("result",)
+        return {**_fields(self, *skip), "observed": encode_float(self.observed)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CheckOutcome:
@@ -148,7 +150,7 @@ class CheckOutcome:
             interval=_span(data.get("interval")), where=data.get("where") or "",
             indicator=data["indicator"], metric=data["metric"], at=data.get("at"),
             reads=data.get("reads") or "", verdict=data.get("verdict") or "",
-            decide=data.get("decide") or "")
+            decide=data.get("decide") or "", level=data.get("level"))
 
 
 def _span(value: Any) -> tuple[float, float] | None:
@@ -175,9 +177,9 @@ class Comparison:
     confidence, interval, paired : str, (float, float) or None, bool or None
         The rule (see :attr:`regressed`); the interval of :attr:`worse_by` from both
         sides' bootstrap replicates, and whether it is paired (same units drawn).
-    since : str
+    since, level : str, float or None
         What ``baseline`` is: ``"baseline"``, or ``"origin"`` for a drift budget (whose
-        ``tolerance`` is the budget).
+        ``tolerance`` is the budget); the interval's level under ``--fairness-family-alpha``.
     """
 
     test: str
@@ -195,6 +197,7 @@ class Comparison:
     interval: tuple[float, float] | None = None
     paired: bool | None = None
     since: str = "baseline"
+    level: float | None = None
 
     @property
     def worse_by(self) -> float | None:
@@ -224,8 +227,9 @@ class Comparison:
         return (low if self.confidence == "supported" else high) > self.tolerance + EPS
 
     def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-serialisable dictionary."""
-        return {**_fields(self), "worse_by": self.worse_by, "regressed": self.regressed}
+        """Return a JSON-serialisable dictionary (``level`` when set)."""
+        return {**_fields(self, *(("level",) if self.level is None else ())),
+                "worse_by": self.worse_by, "regressed": self.regressed}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Comparison:
@@ -233,12 +237,11 @@ class Comparison:
         Fields(data, "").check(COMPARISON_KINDS)
         return cls(
             data["test"], data["result"], data["metric"], data["baseline"], data["now"],
-            data["tolerance"], data["lower_is_better"],
-            data.get("higher_is_better_groups", True),
+            data["tolerance"], data["lower_is_better"], data.get("higher_is_better_groups", True),
             tuple((g[0], g[1], g[2]) for g in data.get("groups") or ()),
             tuple(data.get("notes") or ()), data.get("where") or "",
             data.get("confidence") or "point", _span(data.get("interval")), data.get("paired"),
-            data.get("since") or "baseline")
+            data.get("since") or "baseline", data.get("level"))
 
 
 @final
@@ -347,8 +350,7 @@ class TestRecord:
             tuple(data.get("notes") or ()),
             tuple(map(Extraction.from_dict, data.get("extractions") or ())),
             tuple(map(Comparison.from_dict, data.get("checkpoint_comparisons") or ())),
-            bool(data.get("checkpoint_judged")),
-        )
+            bool(data.get("checkpoint_judged")))
 
 
 # -- stored data: baseline entries and the one check of what was stored --------------------------
@@ -367,7 +369,7 @@ CHECK_KINDS: Final = {
     "limit": "limit!", "threshold": "num!", "passed": "bool!", "observed": "float?",
     "indicator": "str!", "metric": "str!", "at": "num?", "key": "str?", "confidence": "str?",
     "interval": "span?", "where": "str?", "reads": "str?", "verdict": "str?", "decide": "str?",
-}
+    "level": "num?"}
 #: The fields of a stored :class:`TestRecord` itself (its parts check their own).
 RECORD_KINDS: Final = {
     "nodeid": "str!", "test": "str?", "checkpoint": "str?", "outcome": "str?", "notes": "strs?",
@@ -380,7 +382,7 @@ COMPARISON_KINDS: Final = {
     "now": "num?!", "tolerance": "num!", "lower_is_better": "bool!",
     "higher_is_better_groups": "bool?", "groups": "groups?", "notes": "strs?",
     "confidence": "str?", "interval": "span?", "paired": "bool?", "since": "str?",
-}
+    "level": "num?"}
 
 
 def _finite(stats: Mapping[str, float]) -> dict[str, float | None]:

@@ -66,8 +66,12 @@ def _pairing(base: ResultSummary, now: ResultSummary) -> tuple[bool, str]:
 
 def _change_interval(
     base: ResultSummary, now: ResultSummary, metric: str, readings: tuple[Any, Any],
+    level: float | None = None,
 ) -> tuple[tuple[float, float] | None, bool | None, str]:
-    """The interval of how much worse ``now`` is, whether it is paired, and a note."""
+    """The interval of how much worse ``now`` is, whether it is paired, and a note.
+
+    At ``level`` when given (family-wise control), else at the result's own level.
+    """
     if readings[0] is None or readings[0].replicates is None or readings[1].replicates is None:
         side = "run" if readings[0] is not None and readings[0].replicates else "baseline"
         return None, None, (f"no bootstrap replicates of {metric} in the {side}: compute the "
@@ -85,10 +89,10 @@ def _change_interval(
     change = change[~np.isnan(change)]
     if change.size < 2:
         return None, None, f"too few defined replicates of {metric} for an interval"
-    level = float(now.params.get("confidence_level") or 0.95)
+    level = level or float(now.params.get("confidence_level") or 0.95)
     low, high = np.quantile(change if lower_is_better else -change,
                             [(1 - level) / 2, (1 + level) / 2])
-    return (float(low), float(high)), paired, f"{level:.0%} interval {note}"
+    return (float(low), float(high)), paired, f"{100 * level:.6g}% interval {note}"
 
 
 def _undefined_note(now: ResultSummary, metric: str, before: float | None,
@@ -115,11 +119,13 @@ def compare_results(
     test: str = "",
     result: str = "",
     confidence: str | Mapping[str, str] = "point",
+    level: float | None = None,
 ) -> list[Comparison]:
     """Compare two result summaries on each metric of ``tolerances``.
 
     ``confidence`` is the rule of every metric, or one per metric; the interval of the
-    change is computed whenever both summaries carry bootstrap replicates.
+    change is computed whenever both summaries carry bootstrap replicates, at ``level``
+    for metrics judged by it under ``--fairness-family-alpha`` (else the result's own).
 
     Examples
     --------
@@ -155,13 +161,16 @@ def compare_results(
             mine.append(_undefined_note(now, metric, before, finite_or_none(after.number),
                                         missing="" if earlier else where))
         rule = confidence if isinstance(confidence, str) else confidence.get(metric, "point")
-        interval, paired, note = _change_interval(base, now, metric, (earlier, after))
+        mine_level = None if rule == "point" else level
+        interval, paired, note = _change_interval(base, now, metric, (earlier, after),
+                                                  mine_level)
         if interval is not None or rule != "point":
             mine.append(note)
         label = "" if after.label == after.name == metric else after.label
         out.append(Comparison(test, result, metric, before, finite_or_none(after.number),
                               float(tolerance), after.lower_is_better, now.higher_is_better,
-                              groups, tuple(mine), label, rule, interval, paired))
+                              groups, tuple(mine), label, rule, interval, paired,
+                              level=mine_level))
     return out
 
 
@@ -234,7 +243,7 @@ _LENIENCE: Final = {"strict": 0, "point": 1, "supported": 2}
 def compare_test(baseline: Baseline | None, record: TestRecord, *,
                  compare_fail: Mapping[str, float], marks: Sequence[Mapping[str, Any]],
                  source: str = "", compare_confidence: str = "point",
-                 ) -> tuple[list[Comparison], list[str]]:
+                 level: float | None = None) -> tuple[list[Comparison], list[str]]:
     """The regression rule of one test: compare its results with its baseline entry.
 
     Each result is compared on the metrics of ``--fairness-compare-fail`` (judged by
@@ -253,6 +262,8 @@ def compare_test(baseline: Baseline | None, record: TestRecord, *,
         The validated keywords of each ``fairness_regression`` mark.
     source : str
         Where the baseline came from, for the notes.
+    level : float, optional
+        The level of interval-judged comparisons under ``--fairness-family-alpha``.
 
     Returns
     -------
@@ -297,7 +308,8 @@ def compare_test(baseline: Baseline | None, record: TestRecord, *,
         summary = ResultSummary.of(keyed)
         comparisons.extend(compare_results(
             old, summary, {m: r[0] for m, r in rules.items()},
-            test=record.nodeid, result=rid, confidence={m: r[1] for m, r in rules.items()}))
+            test=record.nodeid, result=rid, confidence={m: r[1] for m, r in rules.items()},
+            level=level))
         if entry is not None:
             comparisons.extend(_drift(entry, rid, summary, compare_fail, test=record.nodeid,
                                       source=source))
@@ -365,7 +377,8 @@ CHECKPOINT_FIX: Final = ("let the reference checkpoint's test run and return the
 
 def against_reference(record: TestRecord, reference: TestRecord | str, *,
                       compare_fail: Mapping[str, float], marks: Sequence[Mapping[str, Any]],
-                      compare_confidence: str, names: tuple[str, str]) -> TestRecord:
+                      compare_confidence: str, names: tuple[str, str],
+                      level: float | None = None) -> TestRecord:
     """``record`` with its comparisons with its test at the reference checkpoint.
 
     :func:`compare_test` with the reference record as the baseline: the same rules, and
@@ -373,7 +386,7 @@ def against_reference(record: TestRecord, reference: TestRecord | str, *,
     ``compare_fail`` and the test's ``no_regression`` ``marks``; else the headline is shown,
     not judged. ``reference`` is the record, or why there is none (then a gated test gets a
     ``not compared`` note, which fails it). ``names``: the reference's and ``record``'s
-    checkpoint ids.
+    checkpoint ids; ``level`` as in :func:`compare_test`.
     """
     judged = bool(compare_fail or marks)
     versus = REFERENCE + names[0]
@@ -385,7 +398,7 @@ def against_reference(record: TestRecord, reference: TestRecord | str, *,
     comparisons, notes = compare_test(
         baseline, record, marks=marks, source=f"of {versus}",
         compare_fail=dict(compare_fail) or ({} if marks else {"headline": 0.0}),  # no drift
-        compare_confidence=compare_confidence)
+        compare_confidence=compare_confidence, level=level)
     if not judged:
         notes = [note.replace(NOT_COMPARED, UNGATED, 1) for note in notes]
     return replace(record, checkpoint_comparisons=tuple(comparisons),

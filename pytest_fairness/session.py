@@ -20,11 +20,7 @@ import pytest
 from pytest_fairness.checkpoints import ReferenceRecords
 from pytest_fairness.checks import validate_regression, validate_threshold
 from pytest_fairness.errors import FairnessConfigError, FairnessError, FairnessViolation
-from pytest_fairness.options import (
-    DATA_INI,
-    MARKER_REGRESSION,
-    MARKER_THRESHOLD,
-)
+from pytest_fairness.options import DATA_INI, MARKER_REGRESSION, MARKER_THRESHOLD
 from pytest_fairness.progress import ProgressWriter
 from pytest_fairness.provenance import EXTRACTIONS_KEY, fingerprints_dir, identity_of
 from pytest_fairness.settings import Settings
@@ -35,19 +31,12 @@ if TYPE_CHECKING:
     from pytest_fairness.features import Features
     from pytest_fairness.records import Baseline, CheckOutcome, Comparison, Extraction, TestRecord
 
-__all__ = [
-    "CAPTURE_KEY",
-    "MARKER_ERROR_KEY",
-    "RECORD_KEY",
-    "REPORT_ATTRIBUTE",
-    "SESSION_KEY",
-    "Capture",
-    "FairnessSession",
-    "session_of",
-]
+__all__ = ["CAPTURE_KEY", "FAMILY_ATTRIBUTE", "MARKER_ERROR_KEY", "RECORD_KEY",
+           "REPORT_ATTRIBUTE", "SESSION_KEY", "Capture", "FairnessSession", "session_of"]
 
-#: Name of the report attribute that carries a test's record (its JSON form).
+#: Report attributes: a test's record (its JSON form); the run's gated tests (family).
 REPORT_ATTRIBUTE: Final = "fairness"
+FAMILY_ATTRIBUTE: Final = "fairness_family"
 
 
 @dataclass
@@ -95,6 +84,8 @@ class FairnessSession:
         self.lines: list[str] = []  # what the end of the run wrote, for the summary
         self.baseline: Baseline | None = None
         self.baseline_source = ""
+        self.family_tests: frozenset[str] = frozenset()  # under --fairness-family-alpha
+        self.family_count = 0  # how many: on the xdist controller, from the workers' reports
         if self.settings.baseline_ref and self.settings.enabled:
             from pytest_fairness.baseline import resolve_baseline
 
@@ -126,8 +117,7 @@ class FairnessSession:
             pytest.skip(message)
         from pytest_fairness.data import LOADERS
 
-        dataset = self.datasets[name] = LOADERS[name](root)
-        return dataset
+        return self.datasets.setdefault(name, LOADERS[name](root))
 
     def features(self, model: Any, item: pytest.Item) -> Callable[..., Any]:
         """The ``fairness_features`` function of ``item`` for ``model`` (run's settings)."""
@@ -145,7 +135,6 @@ class FairnessSession:
         FairnessConfigError when the test returned no result, or nothing to check.
         """
         __tracebackhide__ = True
-        from pytest_fairness.checks import evaluate
         from pytest_fairness.results import iter_results
 
         returned = list(iter_results(capture.returned))
@@ -158,13 +147,14 @@ class FairnessSession:
         for key, result in returned:
             item.config.hook.pytest_fairness_result(item=item, key=key, result=result)
         item.stash[RECORD_KEY] = _record(item, self.settings, returned, capture.inline)
-        outcomes: list[CheckOutcome] = []
-        for mark in reversed(list(item.iter_markers(MARKER_THRESHOLD))):
-            outcomes.extend(evaluate(capture.returned, validate_threshold(mark.args,
-                                                                          mark.kwargs)))
-        record = _record(item, self.settings, returned, capture.inline, outcomes)
-        record, comparisons = self._compared(item, record)
-        record = self._against_reference(item, record)
+        outcomes, record, comparisons = self._judged(item, capture, returned, None)
+        if self.settings.family_alpha is not None:  # again, at this test's share of alpha
+            from pytest_fairness.family import level_of_test
+
+            level = level_of_test(self.settings.family_alpha, self.family_tests, record)
+            if level is not None:
+                outcomes, record, comparisons = self._judged(item, capture, returned, level)
+            outcomes = list(record.checks)  # inline verdicts too: deferred to here
         item.stash[RECORD_KEY] = record
         if not returned and item.get_closest_marker(MARKER_THRESHOLD) and not capture.inline:
             raise FairnessConfigError(
@@ -193,8 +183,23 @@ class FairnessSession:
         if parts:
             raise FairnessViolation("\n\n".join(parts), outcomes)
 
+    def _judged(self, item: pytest.Item, capture: Capture, returned: Sequence[Any],
+                level: float | None) -> tuple[list[CheckOutcome], TestRecord, list[Comparison]]:
+        """The markers' outcomes, the record and its comparisons, at ``level`` if given."""
+        from pytest_fairness.checks import evaluate, rejudge
+
+        outcomes: list[CheckOutcome] = []
+        for mark in reversed(list(item.iter_markers(MARKER_THRESHOLD))):
+            outcomes.extend(evaluate(capture.returned, validate_threshold(
+                mark.args, mark.kwargs), level=level))
+        inline = capture.inline if level is None else [
+            (results, rejudge(checked, level)) for results, checked in capture.inline]
+        record = _record(item, self.settings, returned, inline, outcomes)
+        record, comparisons = self._compared(item, record, level)
+        return outcomes, self._against_reference(item, record, level), comparisons
+
     def _compared(
-        self, item: pytest.Item, record: TestRecord
+        self, item: pytest.Item, record: TestRecord, level: float | None = None
     ) -> tuple[TestRecord, list[Comparison]]:
         """The record with its baseline comparisons (``--fairness-compare-fail``, markers)."""
         marks = [validate_regression(m.args, m.kwargs)
@@ -209,11 +214,12 @@ class FairnessSession:
         comparisons, notes = compare_test(
             self.baseline, record,
             compare_fail=self.settings.compare_fail, marks=marks, source=self.baseline_source,
-            compare_confidence=self.settings.compare_confidence)
+            compare_confidence=self.settings.compare_confidence, level=level)
         return replace(record, regressions=tuple(comparisons),
                        notes=tuple(notes)), comparisons
 
-    def _against_reference(self, item: pytest.Item, record: TestRecord) -> TestRecord:
+    def _against_reference(self, item: pytest.Item, record: TestRecord,
+                           level: float | None = None) -> TestRecord:
         """The record compared with its test at the reference checkpoint (another one's)."""
         settings = self.settings
         if settings.reference_checkpoint in (None, record.checkpoint) or not record.checkpoint:
@@ -225,7 +231,7 @@ class FairnessSession:
         return against_reference(
             record, self.reference.of(item, record.test), marks=marks,
             compare_fail=settings.compare_fail, compare_confidence=settings.compare_confidence,
-            names=(self.reference.name(), self.reference.name(record.checkpoint)))
+            names=(self.reference.name(), self.reference.name(record.checkpoint)), level=level)
 
     def record_for(self, item: pytest.Item) -> TestRecord | None:
         """The record of a test that ran: checked, or with inline checks only; else None."""
@@ -233,8 +239,7 @@ class FairnessSession:
         capture = item.stash.get(CAPTURE_KEY, None)
         if record is None and capture is not None and (
                 capture.inline or item.stash.get(EXTRACTIONS_KEY, None)):
-            # An inline check raised before the test returned: its results are still
-            # compared, and features extracted before an error kept for the end of the run.
+            # An inline check raised before the test returned: its results still compared,
             record = _record(item, self.settings, [], capture.inline)
             try:
                 record, _ = self._compared(item, record)
@@ -245,6 +250,7 @@ class FairnessSession:
     def collect(self, report: pytest.TestReport) -> None:
         """Keep the record a test's report carries (on the xdist controller, every worker's)."""
         data = getattr(report, REPORT_ATTRIBUTE, None)
+        self.family_count = getattr(report, FAMILY_ATTRIBUTE, self.family_count)
         if report.when == "call" and data:
             from pytest_fairness.records import TestRecord
 
@@ -285,6 +291,8 @@ class FairnessSession:
         )
         if self.settings.baseline_ref:
             metadata["baseline"] = self.baseline_source
+        if self.settings.family_alpha is not None:  # --fairness-family-alpha: α over T tests
+            metadata["family"] = {"alpha": self.settings.family_alpha, "tests": self.family_count}
         self.config.hook.pytest_fairness_run_metadata(config=self.config, metadata=metadata)
         trends = None
         if self.settings.record_history:
@@ -315,20 +323,10 @@ class FairnessSession:
             else:
                 self.lines.append(f"fairness baseline saved: {path}")
         if self.settings.report_dir:
-            from pytest_fairness.report.html import write_html
-            from pytest_fairness.report.json_report import build_report, write_json
+            from pytest_fairness.report.html import write_reports
 
-            document = build_report(self.records, run=metadata, checkpoints=checkpoints)
-            try:
-                write_json(document, self.settings.report_dir)
-                page = write_html(document, self.settings.report_dir, trends=trends)
-            except (OSError, FairnessError) as error:
-                self.lines.append("fairness report NOT written to "
-                                  f"{str(self.settings.report_dir)!r}: "
-                                  f"{error}. Pass a folder you can write, e.g. "
-                                  "--fairness-report fairness-report.")
-            else:
-                self.lines.append(f"fairness report: {page}")
+            self.lines.append(write_reports(records, self.settings.report_dir, run=metadata,
+                                            checkpoints=checkpoints, trends=trends))
         self.lines.extend(write_markdown(self.settings.markdown, records, checkpoints))
         return exitstatus
 

@@ -25,12 +25,14 @@ from pytest_fairness.options import (
     DATA_INI,
     DEFAULT_CACHE_DIR,
     ENABLE_INI,
+    FAMILY_INI,
     HISTORY_INI,
     INCONCLUSIVE_INI,
     INCONCLUSIVE_POLICIES,
     SEED_INI,
     checkpoint_ids,
     parse_data_item,
+    parse_family_alpha,
     parse_seed,
 )
 
@@ -68,6 +70,19 @@ def _inconclusive(config: pytest.Config) -> str | None:
             f"{', '.join(INCONCLUSIVE_POLICIES)} (what an inconclusive verdict does to its "
             f"test); got {INCONCLUSIVE_INI}={from_ini!r}.")
     return from_ini or None
+
+
+def _family_alpha(config: pytest.Config) -> float | None:
+    """``--fairness-family-alpha``, else the ini value, else None (each check alone)."""
+    given = config.getoption("fairness_family_alpha", None)
+    from_ini = str(config.getini(FAMILY_INI)).strip()
+    if given is not None or not from_ini:
+        return None if given is None else float(given)
+    try:
+        return parse_family_alpha(from_ini)
+    except argparse.ArgumentTypeError as error:
+        raise pytest.UsageError(f"ini {FAMILY_INI} = {from_ini}: {error}; set "
+                                f"{FAMILY_INI} = 0.05, or remove it.") from None
 
 
 def _history_path(config: pytest.Config) -> Path:
@@ -252,6 +267,8 @@ class Settings:
         ``--fairness-seed``, the ini value, or 0 (also what ``seed=None`` means in the run).
     inconclusive : str or None
         ``--fairness-inconclusive`` or its ini value: ``"pass"``, ``"fail"``, or None (by rule).
+    family_alpha : float or None
+        ``--fairness-family-alpha`` or its ini value: the run's family-wise error rate.
     report_dir, markdown, save_baseline, baseline_ref, label : str or None
         ``--fairness-report``, ``--fairness-markdown``, ``--fairness-save-baseline``,
         ``--fairness-baseline``, ``--fairness-run-label``.
@@ -289,6 +306,7 @@ class Settings:
     enabled: bool = False
     seed: int = 0
     inconclusive: str | None = None
+    family_alpha: float | None = None
     report_dir: str | None = None
     markdown: str | None = None
     save_baseline: str | None = None
@@ -325,6 +343,7 @@ class Settings:
             enabled=bool(config.getoption("fairness") or config.getini(ENABLE_INI)),
             seed=_seed(config),
             inconclusive=_inconclusive(config),
+            family_alpha=_family_alpha(config),
             report_dir=_writable(config, "--fairness-report", "report", "fairness-report",
                                  folder=True),
             markdown=_writable(config, "--fairness-markdown", "summary", "fairness-summary.md",

@@ -42,7 +42,7 @@ SOURCE = Path(__file__).resolve().parents[1] / PACKAGE
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("face", ("plugin", "cli", "markers", "hookspec")),
     ("the run", ("session", "checkpoints", "settings", "progress", "provenance", "metadata")),
-    ("policy, store, render", ("checks", "readings", "regression", "baseline", "history",
+    ("policy, store, render", ("checks", "family", "readings", "regression", "baseline", "history",
                                 "report")),
     ("computation and inputs", ("indicators", "features", "data", "perturbations")),
     ("values", ("records", "results", "stats", "options", "errors", "files", "_optional")),
@@ -50,7 +50,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 #: Groups of one rank that must not import one another (entries as in :data:`LAYERS`).
 APART: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("policy", ("checks", "readings", "regression")),
+    ("policy", ("checks", "family", "readings", "regression")),
     ("store", ("baseline", "history")),
     ("render", ("report",)),
 )

@@ -477,11 +477,21 @@ class GroupTable:
                 if not np.isnan(pair).any()}
 
     def replicates(self, j: int = 0) -> dict[str, tuple[float, ...]]:
-        """Replicates of ``value``, ``gap`` and ``ratio`` at entry ``j`` (none without)."""
+        """Replicates at entry ``j`` (none without), to judge changes and re-level intervals.
+
+        ``value``, ``gap``, ``ratio``, the derived stats with their own interval, and
+        ``group:<i>``: the headline of each included group (``i`` its place in the result's
+        groups), from which simultaneous intervals are recomputed at another level.
+        """
         if self.boot is None:
             return {}
-        return self.boot.draws({"value": "value", "gap": f"gap:{self.headline}",
-                                "ratio": "ratio"}, j)
+        found = self.boot.draws({"value": "value", "gap": f"gap:{self.headline}",
+                                 "ratio": "ratio", **{d: d for d in self.derived
+                                                      if d not in self.aliases}}, j)
+        reps = self.boot.replicates[f"group:{self.headline}"]
+        found.update({f"group:{g}": tuple(reps[:, g, j].tolist())
+                      for g in np.flatnonzero(self.included)})
+        return found
 
     def notes(self) -> tuple[str, ...]:
         """Groups left out of the gap (:func:`exclusion_notes`); a ratio not simultaneous."""

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
     from pytest_fairness.report.json_report import ReportDocument
 
-__all__ = ["render_html", "write_html"]
+__all__ = ["render_html", "write_html", "write_reports"]
 
 #: Rows of a detail table shown before it is cut.
 MAX_TABLE_ROWS: Final = 60
@@ -144,7 +144,9 @@ def _summary_rows(records: Sequence[TestRecord]) -> list[Row]:
             verdict = "REGRESSED" if c.regressed else "ok"
             rows.append([link, c.result,
                          f"no regression of {c.metric} (tolerance {_num(c.tolerance)})",
-                         f"{_num(c.now)} (baseline {_num(c.baseline)})", Cell(verdict, verdict)])
+                         f"{_num(c.now)} (baseline {_num(c.baseline)})" + (
+                             "" if c.level is None else f"; interval at level {c.level:.6g}"),
+                         Cell(verdict, verdict)])
         if not record.checks and not record.regressions:
             rows.extend([link, result_label(k.result), "–",
                          f"value {_num(k.result.value)}; {headline_text(k.result)}",
@@ -354,3 +356,20 @@ def write_html(document: ReportDocument, directory: str | os.PathLike[str], *,
         cause = error.strerror or error
         raise FairnessConfigError(f"cannot write the HTML report {str(target)!r} ({cause}); give "
                                   "a folder you can write.") from None
+
+
+def write_reports(records: Sequence[TestRecord], directory: str | os.PathLike[str], *,
+                  run: Mapping[str, object], checkpoints: Sequence[tuple[Comparison, bool]],
+                  trends: Sequence[TrendRow] | None = None) -> str:
+    """Write ``report.json`` and ``report.html``; the summary's line: where, or why not."""
+    from pytest_fairness.errors import FairnessError
+    from pytest_fairness.report.json_report import build_report, write_json
+
+    document = build_report(records, run=run, checkpoints=checkpoints)
+    try:
+        write_json(document, directory)
+        page = write_html(document, directory, trends=trends)
+    except (OSError, FairnessError) as error:
+        return (f"fairness report NOT written to {str(directory)!r}: {error}. Pass a folder "
+                "you can write, e.g. --fairness-report fairness-report.")
+    return f"fairness report: {page}"

@@ -38,6 +38,8 @@ def junit_properties(record: TestRecord) -> list[tuple[str, object]]:
             limit = f"{check.limit}={check.threshold:g}"
             found = [(f"{PROPERTY_PREFIX}limit{suffix}",
                       f"{limit} observed={encode_float(check.observed)} {verdict}")]
+            if check.level is not None:  # --fairness-family-alpha: the interval's level
+                found.append((f"{PROPERTY_PREFIX}level{suffix}", f"{limit}: {check.level:.6g}"))
             if check.decide:  # what would decide an inconclusive verdict
                 found.append((f"{PROPERTY_PREFIX}inconclusive{suffix}",
                                f"{limit}: {check.decide}"))
@@ -47,5 +49,6 @@ def junit_properties(record: TestRecord) -> list[tuple[str, object]]:
             if c.result == keyed.id:
                 verdict = "regressed" if c.regressed else "ok"
                 props.append((f"{PROPERTY_PREFIX}baseline{suffix}",
-                              f"{c.metric} {c.baseline} -> {c.now} {verdict}"))
+                              f"{c.metric} {c.baseline} -> {c.now} {verdict}"
+                              + ("" if c.level is None else f" level={c.level:.6g}")))
     return props

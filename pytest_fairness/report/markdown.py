@@ -139,6 +139,13 @@ def markdown_summary(records: Sequence[TestRecord],
              f"{results} result{'s' * (results != 1)}"
              + (f"; {len(regressions) or 'no'} regression{'s' * (len(regressions) > 1)} in "
                 f"{compared} comparison{'s' * (compared != 1)}" if compared else "") + "."]
+    levels = [x.level for r in records for x in r.checks if x.level] + [
+        c.level for r in records for c in (*r.regressions, *r.checkpoint_comparisons) if c.level]
+    if levels:  # --fairness-family-alpha
+        lines.extend(["", f"Family-wise control: {len(levels)} interval-judged "
+                      f"check{'s' * (len(levels) != 1)} at level {min(levels):.6g}"
+                      + (f" to {max(levels):.6g}" if max(levels) != min(levels) else "")
+                      + " (Bonferroni over the run; `--fairness-family-alpha`)."])
     rows, tables = _failures(records)
     if rows:
         lines.extend(["", "### Failing tests", "",

@@ -15,8 +15,8 @@ from pytest_fairness.results import GroupStat, IndicatorResult, group_label
 __all__ = [
     "change_text", "checkpoint_lines", "checkpoint_verdict", "checks_of", "comparison_group_lines",
     "comparison_group_rows", "comparison_lines", "comparison_text", "fmt_signed", "format_number",
-    "group_deltas", "group_table_lines", "inconclusive_lines", "interval_text", "limit_name",
-    "observed_text", "pair_text",
+    "family_lines", "group_deltas", "group_table_lines", "inconclusive_lines", "interval_text",
+    "limit_name", "observed_text", "pair_text",
     "regression_message", "regression_tally", "report_section", "result_label", "result_lines",
     "section_text", "shows_gap", "summary_lines", "text_table", "value_text", "verdict_text",
     "violation_message",
@@ -150,7 +150,8 @@ def observed_text(outcome: CheckOutcome) -> str:
     """The number a verdict bounds, with its interval and where: ``0.2 [0.1, 0.3] (group a)``."""
     text = "NaN" if math.isnan(outcome.observed) else format_number(outcome.observed)
     if outcome.interval is not None:
-        text += f" {pair_text(outcome.interval)}"
+        text += f" {pair_text(outcome.interval)}" + (
+            "" if outcome.level is None else f" (level {outcome.level:.6g}: family-wise)")
     return text + (f" ({plain(outcome.where)})" if outcome.where else "")
 
 
@@ -242,6 +243,33 @@ def summary_lines(records: Sequence[TestRecord]) -> list[str]:
                              record.outcome])
     header = ["test", "indicator", "value", "headline", "worst group", "limits", "outcome"]
     return text_table(header, rows, indent="") if rows else []
+
+
+def family_lines(records: Sequence[TestRecord], alpha: float, tests: int) -> list[str]:
+    """``--fairness-family-alpha``: α over T tests, the checks and their levels; those outside.
+
+    Checks under ``"point"`` have no interval and no error rate: they are named, loudly.
+    """
+    judged: list[tuple[str, float | None]] = []
+    outside: list[tuple[str, float | None]] = []
+    for r in records:
+        compared = r.checkpoint_comparisons if r.checkpoint_judged else ()
+        both: list[CheckOutcome | Comparison] = [*r.checks, *r.regressions, *compared]
+        for x in both:
+            what = (f"{x.limit}={x.threshold:g}" if isinstance(x, CheckOutcome)
+                    else f"{x.metric} vs {x.since}")
+            (judged if x.level is not None else outside).append((f"{r.nodeid}: {what}", x.level))
+    levels = sorted({level for _, level in judged if level is not None})
+    at = "-" if not levels else " to ".join(dict.fromkeys(f"{v:.6g}" for v in (levels[0],
+                                                                              levels[-1])))
+    lines = [f"family-wise control: α={alpha:g} over {tests} test{'s' * (tests != 1)} "
+             f"({len(judged)} check{'s' * (len(judged) != 1)}); each check at level {at} "
+             "(1 − 2α/(T·m), m the interval-judged checks of its test)"]
+    if outside:
+        shown = ", ".join(name for name, _ in outside[:5]) + (" …" if len(outside) > 5 else "")
+        lines.append(f"OUTSIDE the family: {len(outside)} check{'s' * (len(outside) != 1)} "
+                     f"under confidence='point' (no interval, no error control): {shown}")
+    return list(map(plain, lines))
 
 
 def inconclusive_lines(records: Sequence[TestRecord]) -> list[str]:

@@ -70,7 +70,9 @@ def test_noise_passes_and_a_real_regression_fails_against_a_baseline(
                        *xdist_args).assert_outcomes(passed=1)
     stored = json.loads((pytester.path / "base.json").read_text())
     summary = next(iter(next(iter(stored["tests"].values()))["results"].values()))
-    assert set(summary["replicates"]) == {"value", "gap", "ratio"}
+    # value, gap, ratio, derived stats with their own interval, each group's headline
+    assert set(summary["replicates"]) == {"value", "gap", "ratio", "MGA", "mGA", "DEOdds",
+                                          "DTO", "group:0", "group:1"}
 
     monkeypatch.setenv("PAIRED_MODEL", "noise")
     result = pytester.runpytest("--fairness", "--fairness-baseline=base.json", *xdist_args)

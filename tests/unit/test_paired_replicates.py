@@ -70,7 +70,10 @@ def test_replicates_round_trip_and_stay_out_of_equality() -> None:
     r = ind.group_metrics(y, pred, groups=groups, min_group_size=1, n_bootstrap=B, seed=1)
     back = IndicatorResult.from_dict(r.to_dict())
     assert back == r and back.replicates == r.replicates
-    assert set(r.replicates) == {"value", "gap", "ratio"}
+    # value, gap, ratio, the derived stats with their own interval, and each included
+    # group's headline (what re-levels simultaneous intervals: --fairness-family-alpha)
+    assert set(r.replicates) == {"value", "gap", "ratio", "MGA", "mGA", "DEOdds", "DTO",
+                                 *(f"group:{i}" for i in range(len(r.groups)))}
     assert all(len(v) == B for v in r.replicates.values())
 
 

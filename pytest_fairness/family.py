@@ -1,0 +1,178 @@
+"""Family-wise control over a run (``--fairness-family-alpha``): levels and re-levelled intervals.
+
+Bonferroni over the run, decided as tests run: each of the T gated tests gets α/T, split
+equally over the m interval-judged checks it makes, so each check is judged one-sided at
+α/(T·m), with its interval at the two-sided level :func:`family_level`. The interval a check
+needs at that level is recomputed from what the result stores (:func:`interval_at`):
+percentile intervals from their replicates, simultaneous ones (gap, ratio, lowest and
+highest group) with :func:`~pytest_fairness.stats.simultaneous` on the stored replicates of
+each included group. What cannot be recomputed fails closed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import TYPE_CHECKING, Final
+
+from pytest_fairness.errors import FairnessConfigError
+from pytest_fairness.results import IndicatorResult
+
+if TYPE_CHECKING:
+    from pytest_fairness.records import TestRecord
+
+__all__ = ["FAMILY_FIX", "at_level", "family_checks", "family_level", "interval_at",
+           "level_of_test"]
+
+#: What to do when a check under family control cannot be re-levelled.
+FAMILY_FIX: Final = ("compute the indicator with n_bootstrap=1000 (interval_method="
+                     "'percentile' where it offers one), use confidence='point' (outside the "
+                     "family), or drop --fairness-family-alpha")
+_SIMULTANEOUS: Final = {"gap": 0, "min": 1, "max": 2}
+
+
+def family_level(alpha: float, tests: int, checks: int) -> float:
+    """The two-sided level of each check's interval: 1 − 2α/(T·m).
+
+    ``tests`` (T) is the number of gated tests of the run, ``checks`` (m) the number of
+    interval-judged checks of this test; each is judged one-sided at α/(T·m), so the chance
+    of any false alarm over the run is at most α (Bonferroni).
+
+    Examples
+    --------
+    >>> family_level(0.05, 20, 1)
+    0.995
+    >>> round(family_level(0.05, 10, 4), 6)
+    0.9975
+    """
+    if not 0 < alpha <= 0.5 or tests < 1 or checks < 1:
+        raise FairnessConfigError(
+            f"family_level needs alpha in (0, 0.5] and at least one test and check; got "
+            f"alpha={alpha!r}, tests={tests!r}, checks={checks!r}.")
+    return 1 - 2 * alpha / (tests * checks)
+
+
+def _percentile(result: IndicatorResult, name: str, level: float) -> tuple[float, float]:
+    """The percentile interval of ``replicates[name]`` at ``level``."""
+    import numpy as np
+
+    method = result.params.get("interval_method")
+    reps = result.replicates.get(name)
+    if method != "percentile" or reps is None:
+        why = (f"its interval is {method!r}, re-levelled only when 'percentile'"
+               if reps is not None else
+               f"it keeps no replicates of {name!r}" + (" (only the headline's per group)"
+                                                        if name.startswith("gap:") else ""))
+        raise FairnessConfigError(f"{name!r} of {result.name!r}: {why}")
+    draws = np.asarray(reps, dtype=np.float64)
+    draws = draws[~np.isnan(draws)]
+    if draws.size < 2:
+        raise FairnessConfigError(f"{name!r} of {result.name!r}: too few defined replicates")
+    low, high = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2])
+    return float(low), float(high)
+
+
+def _groups(result: IndicatorResult) -> tuple[list[int], list[tuple[float, ...]]]:
+    """The included groups' places and their stored headline replicates (empty if none)."""
+    places = [i for i, g in enumerate(result.groups) if not g.excluded]
+    reps = [result.replicates.get(f"group:{i}") for i in places]
+    return (places, [r for r in reps if r is not None]) if all(
+        r is not None for r in reps) else ([], [])
+
+
+def interval_at(result: IndicatorResult, name: str, level: float) -> tuple[float, float]:
+    """The interval ``name`` of ``result`` (a key of its ``intervals``) at ``level``.
+
+    ``gap``, ``min``, ``max`` and ``ratio`` (where every value is above 0) are simultaneous
+    over the included groups, recomputed with
+    :func:`~pytest_fairness.stats.simultaneous` from their stored replicates; any other
+    name is a percentile interval of its replicates (``group:<i>``: group ``i``'s).
+
+    Raises
+    ------
+    FairnessConfigError
+        Saying why the interval cannot be recomputed at ``level``.
+
+    Examples
+    --------
+    >>> from pytest_fairness.results import GroupStat
+    >>> r = IndicatorResult("demo", "accuracy", 0.5, params={"interval_method": "percentile"},
+    ...                     replicates={"value": (0.4, 0.5, 0.6, 0.7, 0.3)})
+    >>> tuple(round(v, 3) for v in interval_at(r, "value", 0.5))
+    (0.4, 0.6)
+    """
+    import numpy as np
+
+    from pytest_fairness.stats import simultaneous
+
+    if name not in (*_SIMULTANEOUS, "ratio"):
+        return _percentile(result, name, level)
+    places, reps = _groups(result)
+    values = np.array([result.groups[i].value for i in places], dtype=np.float64)
+    if not reps:
+        raise FairnessConfigError(
+            f"the {name} interval of {result.name!r} is simultaneous over its groups, and the "
+            "result keeps no replicates of its groups to recompute it")
+    draws = np.array(reps, dtype=np.float64).T  # (B, groups)
+    if name != "ratio":
+        low, high = simultaneous(draws, values, level)[_SIMULTANEOUS[name]]
+    elif (values > 0).all() and not (draws <= 0).any():
+        logged = simultaneous(np.log(draws), np.log(values), level)[0]
+        low, high = math.exp(-logged[1]), math.exp(-logged[0])
+    else:  # a value at 0: the ratio's interval is the percentile one
+        return _percentile(result, "ratio", level)
+    if math.isnan(low) or math.isnan(high):
+        raise FairnessConfigError(f"the {name} interval of {result.name!r} is undefined")
+    return float(low), float(high)
+
+
+def at_level(result: IndicatorResult, level: float) -> tuple[IndicatorResult, dict[str, str]]:
+    """``result`` with each interval (its groups' too) at ``level``, and why others are gone.
+
+    An interval that cannot be recomputed (:func:`interval_at`) is dropped, and its name
+    maps to the reason: a limit that needs it then fails closed.
+    """
+    intervals, missing = {}, {}
+    for name in result.intervals:
+        try:
+            intervals[name] = interval_at(result, name, level)
+        except FairnessConfigError as error:
+            missing[name] = str(error)
+    groups = []
+    for i, group in enumerate(result.groups):
+        try:
+            interval = None if group.interval is None or group.excluded else interval_at(
+                result, f"group:{i}", level)
+        except FairnessConfigError as error:
+            interval, missing[f"group {group.label}"] = None, str(error)
+        groups.append(replace(group, interval=interval))
+    return replace(result, intervals=intervals, groups=tuple(groups)), missing
+
+
+def family_checks(record: TestRecord) -> int:
+    """How many checks of a test its intervals judge (m): limits and comparisons alike."""
+    return (sum(o.confidence != "point" for o in record.checks)
+            + sum(c.confidence != "point" for c in record.regressions)
+            + sum(c.confidence != "point" for c in record.checkpoint_comparisons
+                  if record.checkpoint_judged))
+
+
+def level_of_test(alpha: float, tests: frozenset[str], record: TestRecord) -> float | None:
+    """The level of a test's interval-judged checks (None: it makes none).
+
+    ``tests`` are the ids of the run's gated tests, counted at collection.
+
+    Raises
+    ------
+    FairnessConfigError
+        When the test makes such checks and the count missed it: the control would not hold.
+    """
+    checks = family_checks(record)
+    if not checks:
+        return None
+    if record.nodeid not in tests:
+        raise FairnessConfigError(
+            f"{record.nodeid} makes {checks} interval-judged check(s) that the count of the "
+            "run's family (--fairness-family-alpha) missed at collection: put its limits in "
+            "fairness.threshold markers, or call fairness.check in the test's own body.")
+    return family_level(alpha, len(tests), checks)
