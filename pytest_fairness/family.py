@@ -114,10 +114,13 @@ def interval_at(result: IndicatorResult, name: str, level: float) -> tuple[float
             f"the {name} interval of {result.name!r} is simultaneous over its groups, and the "
             "result keeps no replicates of its groups to recompute it")
     draws = np.array(reps, dtype=np.float64).T  # (B, groups)
+    # The SD floor's weights: the data behind each headline value, its rows (the headline
+    # of every group table is a mean over rows), as when the indicator computed it.
+    weights = np.array([result.groups[i].n for i in places], dtype=np.float64)
     if name != "ratio":
-        low, high = simultaneous(draws, values, level)[_SIMULTANEOUS[name]]
+        low, high = simultaneous(draws, values, level, weights=weights)[_SIMULTANEOUS[name]]
     elif (values > 0).all() and not (draws <= 0).any():
-        logged = simultaneous(np.log(draws), np.log(values), level)[0]
+        logged = simultaneous(np.log(draws), np.log(values), level, weights=weights)[0]
         low, high = math.exp(-logged[1]), math.exp(-logged[0])
     else:  # a value at 0: the ratio's interval is the percentile one
         return _percentile(result, "ratio", level)

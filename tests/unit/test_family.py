@@ -48,10 +48,11 @@ def test_simultaneous_relevels_with_stats_simultaneous() -> None:
     r = _result()
     reps = np.array([r.replicates[f"group:{i}"] for i in range(5)], dtype=np.float64).T
     values = np.array([g.value for g in r.groups])
-    bounds = simultaneous(reps, values, 0.998)
+    weights = np.array([g.n for g in r.groups], dtype=np.float64)  # the SD floor's
+    bounds = simultaneous(reps, values, 0.998, weights=weights)
     for row, name in enumerate(("gap", "min", "max")):
         assert interval_at(r, name, 0.998) == pytest.approx(tuple(bounds[row]))
-    low, high = simultaneous(np.log(reps), np.log(values), 0.998)[0]
+    low, high = simultaneous(np.log(reps), np.log(values), 0.998, weights=weights)[0]
     assert interval_at(r, "ratio", 0.998) == pytest.approx((np.exp(-high), np.exp(-low)))
     # at the result's own level: its own intervals, up to the float32 of stored replicates
     for name in ("gap", "min", "max", "ratio", "value"):
