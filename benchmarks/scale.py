@@ -18,7 +18,8 @@ Prints, in one run (goals in brackets):
 
 Shards are written here with pyarrow in the documented format (docs/scale.md), from
 random features: what is measured is the reader, not a model. Files are read from the page
-cache (each timing is the best of ``--repeat``), for the reader and for the floor alike.
+cache, for the reader and for the floor alike, in rotation (``--repeat`` each, default 5):
+the median is reported, with the fastest and slowest run.
 
 Usage: python benchmarks/scale.py [--n 100000] [--width 1024] [--shards 8] [--sample 512]
 (a few minutes on 2 CPU cores; ``--skip-extraction`` / ``--skip-gate`` leave parts out)
@@ -30,6 +31,7 @@ import argparse
 import hashlib
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -89,13 +91,15 @@ def write_shards(folder: Path, n: int, width: int, shards: int) -> None:
     (folder / "_manifest.json").write_text(json.dumps(manifest, indent=1))
 
 
-def best(function: Any, repeat: int) -> float:
-    times = []
+def alternate(calls: dict[str, Any], repeat: int) -> dict[str, list[float]]:
+    """Each call ``repeat`` times, in rotation (a busy spell slows both alike); their times."""
+    times: dict[str, list[float]] = {name: [] for name in calls}
     for _ in range(repeat):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
+        for name, call in calls.items():
+            start = time.perf_counter()
+            call()
+            times[name].append(time.perf_counter() - start)
+    return times
 
 
 def floor_read(folder: Path) -> Any:
@@ -269,7 +273,7 @@ def main() -> None:
     parser.add_argument("--width", type=int, default=1024)
     parser.add_argument("--shards", type=int, default=8)
     parser.add_argument("--sample", type=int, default=512)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--skip-extraction", action="store_true")
     parser.add_argument("--skip-gate", action="store_true")
     args = parser.parse_args()
@@ -282,12 +286,15 @@ def main() -> None:
         write_shards(folder, n, width, args.shards)
         ds = dataset(n)
         ds.fingerprint  # noqa: B018 - computed once, as a session does
-        floor = best(lambda: floor_read(folder), args.repeat)
-        ours = best(lambda: load_precomputed(folder, ds), args.repeat)
+        times = alternate({"floor": lambda: floor_read(folder),
+                           "ours": lambda: load_precomputed(folder, ds)}, args.repeat)
+        floor, ours = (statistics.median(times[name]) for name in ("floor", "ours"))
         print(f"reading {n:,} x {width:,} float32 ({matrix_bytes / 2**20:,.0f} MiB) from "
-              f"{args.shards} shards")
-        print(f"  floor, pyarrow.dataset(DIR).to_table() -> numpy: {floor:.3f} s")
-        print(f"  load_precomputed (manifest, ids, sha256, aligned): {ours:.3f} s")
+              f"{args.shards} shards, median of {args.repeat} alternating runs")
+        for name, what in (("floor", "floor, pyarrow.dataset(DIR).to_table() -> numpy"),
+                           ("ours", "load_precomputed (manifest, ids, sha256, aligned)")):
+            print(f"  {what}: {statistics.median(times[name]):.3f} s (min "
+                  f"{min(times[name]):.3f}, max {max(times[name]):.3f})")
         print(f"  ratio {ours / floor:.2f}  [goal <= 1.3]")
 
         growth, lines = peak_pss(folder, n, 1, None)

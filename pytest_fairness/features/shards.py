@@ -383,15 +383,12 @@ def read_shards(directory: str | os.PathLike[str], dataset: FairnessDataset, *,
     shards = _Shards(folder, extraction, outputs, manifest, command)
     shards.check_files()
 
-    def decode() -> dict[str, NDArray[Any]]:
-        return _checked_decode(shards, dataset)
-
     if cache_dir is None:
-        return decode()
+        return _checked_decode(shards, dataset)
     entry = cache_key(format=FORMAT_VERSION, dataset=dataset.fingerprint, outputs=outputs,
                       shards=[s["sha256"] for s in extraction["shards"]])
-    return cached(Path(cache_dir) / "shards" / entry, decode, what="decoded features are",
-                  mmap=True)[0]
+    return cached(Path(cache_dir) / "shards" / entry, lambda: _checked_decode(shards, dataset),
+                  what="decoded features are", mmap=True)[0]
 
 
 class _Shards:
@@ -481,20 +478,21 @@ class _Shards:
                     f"{perturbation_label(self.extraction['perturbation'])}")
         return None
 
-    def files(self) -> list[tuple[str, Any]]:
-        """Each shard's name and open ``ParquetFile``, its footer checked."""
+    def files(self) -> list[tuple[str, Any, Any]]:
+        """Each shard's name, open ``ParquetFile`` (its footer checked) and image ids."""
         from pytest_fairness._optional import require
         pq = require("pyarrow.parquet", purpose="reading extracted features")
         opened = []
         for shard in self.extraction["shards"]:
             try:
-                file = pq.ParquetFile(self.folder / shard["file"])
+                file = pq.ParquetFile(self.folder / shard["file"], pre_buffer=False)
                 problem = self.problem(file.schema_arrow, file.metadata.num_rows, shard)
+                ids = problem or file.read(columns=[self.id_column])[0].cast("large_string")
             except Exception as error:  # noqa: BLE001 - ArrowInvalid, OSError, ...
                 raise self.error(shard["file"], _unreadable(error)) from None
             if problem is not None:
                 raise self.error(shard["file"], problem)
-            opened.append((shard["file"], file))
+            opened.append((shard["file"], file, ids))
         return opened
 
 
@@ -510,12 +508,9 @@ def _checked_decode(shards: _Shards, dataset: FairnessDataset) -> dict[str, NDAr
         sums = pool.submit(_check_sums, shards.folder, shards.extraction["shards"],
                            shards.command)
         try:
-            matrices = _decode(shards, dataset)
-        except MissingFeaturesError:
+            return _decode(shards, dataset)
+        finally:
             sums.result()
-            raise
-        sums.result()
-    return matrices
 
 
 def _check_sums(folder: Path, shards: Sequence[ShardEntry], command: str) -> None:
@@ -530,35 +525,20 @@ def _check_sums(folder: Path, shards: Sequence[ShardEntry], command: str) -> Non
 def _decode(shards: _Shards, dataset: FairnessDataset) -> dict[str, NDArray[Any]]:
     """Read the shards into one matrix per output, rows placed by id; check every id once."""
     import numpy as np
-    import pandas as pd
 
-    files = shards.files()  # every footer checked before anything is allocated
+    files = shards.files()  # every footer and id checked before anything is allocated
+    placed = _rows(str(shards.folder), files, dataset)
     pool = sys.modules["pyarrow"].default_memory_pool()
-    n, folder = len(dataset), str(shards.folder)
-    matrices = {name: np.empty((n, int(spec["width"])), dtype=np.dtype(spec["dtype"]))
+    matrices = {name: np.empty((len(dataset), int(spec["width"])), dtype=np.dtype(spec["dtype"]))
                 for name, spec in shards.outputs.items()}
     row_bytes = sum(m.shape[1] * m.itemsize for m in matrices.values())
-    index = pd.Index(dataset.image_ids)
-    seen = np.zeros(n, dtype=bool)
-    for shard, file in files:
+    for (shard, file, _), rows in zip(files, placed):
         try:
             for batch in file.iter_batches(batch_size=max(1, _BATCH_BYTES // row_bytes),
-                                           columns=[shards.id_column, *matrices]):
-                ids = batch.column(shards.id_column).to_numpy(zero_copy_only=False)
-                rows = index.get_indexer(ids)
-                if (rows < 0).any():
-                    raise MissingFeaturesError(
-                        f"features in {folder!r} hold id {ids[rows < 0][0]!r} (shard {shard!r}), "
-                        f"which is not in dataset {dataset.name!r}: a shard of another "
-                        "dataset. Extract this dataset again into a clean directory.")
-                if seen[rows].any() or len(np.unique(rows)) != len(rows):
-                    raise MissingFeaturesError(
-                        f"features in {folder!r} hold some ids of dataset {dataset.name!r} "
-                        f"twice (shard {shard!r}; e.g. shards of two extractions mixed); "
-                        "extract again into a clean directory.")
-                seen[rows] = True
+                                           columns=[*matrices]):
+                part, rows = rows[:batch.num_rows], rows[batch.num_rows:]
                 for name, matrix in matrices.items():
-                    _place(batch.column(name), matrix, rows, ids, shards.error, shard, name)
+                    _place(batch.column(name), matrix, part, dataset, shards.error, shard, name)
                 # Arrow's allocator keeps freed buffers for reuse; handing them back after
                 # each batch keeps the peak near the matrix's own size (2.3x it otherwise).
                 del batch
@@ -569,20 +549,43 @@ def _decode(shards: _Shards, dataset: FairnessDataset) -> dict[str, NDArray[Any]
             raise shards.error(shard, _unreadable(error)) from None
         finally:
             file.close()
-    if not seen.all():
-        missing = dataset.image_ids[int(np.flatnonzero(~seen)[0])]
-        raise MissingFeaturesError(
-            f"features in {folder!r} lack {int((~seen).sum())} of the {n} images of "
-            f"dataset {dataset.name!r}, e.g. {missing!r}; extract them again.")
     return matrices
 
 
-def _place(column: Any, matrix: NDArray[Any], rows: NDArray[Any], ids: Any,
+def _rows(folder: str, files: list[tuple[str, Any, Any]],
+          dataset: FairnessDataset) -> list[NDArray[Any]]:
+    """Each shard's dataset rows, matched from all ids at once: known, once each, none missing."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n, ends = len(dataset), np.cumsum([0] + [len(ids) for _, _, ids in files])
+    ids = pa.chunked_array([c for _, _, i in files for c in i.chunks], pa.large_string())
+    known = pa.array(dataset.frame["image_id"]).cast(pa.large_string())
+    rows = pc.index_in(ids, value_set=known).fill_null(-1).to_numpy().astype(np.intp)
+    again = np.isin(np.arange(rows.size), np.unique(rows, return_index=True)[1], invert=True)
+    if (wrong := np.flatnonzero((rows < 0) | again)).size:  # an unknown id, or one seen before
+        at, shard = int(wrong[0]), files[int(np.searchsorted(ends, wrong[0], "right")) - 1][0]
+        raise MissingFeaturesError(
+            f"features in {folder!r} hold id {ids[at].as_py()!r} (shard {shard!r}), which is "
+            f"not in dataset {dataset.name!r}: a shard of another dataset. Extract this dataset "
+            "again into a clean directory." if rows[at] < 0 else
+            f"features in {folder!r} hold some ids of dataset {dataset.name!r} twice (shard "
+            f"{shard!r}; e.g. shards of two extractions mixed); extract again into a clean "
+            "directory.")
+    if rows.size != n:
+        missing = np.setdiff1d(np.arange(n), rows)
+        raise MissingFeaturesError(
+            f"features in {folder!r} lack {missing.size} of the {n} images of dataset "
+            f"{dataset.name!r}, e.g. {dataset.image_ids[int(missing[0])]!r}; extract them again.")
+    return np.split(rows, ends[1:-1])
+
+
+def _place(column: Any, matrix: NDArray[Any], rows: NDArray[Any], dataset: FairnessDataset,
            error: Any, shard: str, name: str) -> None:
     """One batch of output ``name`` into its rows, refusing nulls, ragged lists, NaN and inf."""
     import numpy as np
-    width = matrix.shape[1]
-    flat = column.flatten()
+    width, flat = matrix.shape[1], column.flatten()
     values = flat.to_numpy(zero_copy_only=False)
     if column.null_count or flat.null_count or values.size != len(rows) * width:
         raise error(shard, f"does not hold one list of {width} numbers per row in {name!r} "
@@ -591,7 +594,7 @@ def _place(column: Any, matrix: NDArray[Any], rows: NDArray[Any], ids: Any,
     if values.dtype.kind == "f":
         bad = ~np.isfinite(values).all(axis=1)
         if bad.any():
+            ids = dataset.frame["image_id"].to_numpy()[rows[bad][:3]].tolist()
             raise error(shard, f"holds NaN or infinite {name!r} values for {int(bad.sum())} "
-                               f"image(s), e.g. ids {[str(i) for i in ids[bad][:3]]} (fix the "
-                               "model or its inputs first)")
+                               f"image(s), e.g. ids {ids} (fix the model or its inputs first)")
     matrix[rows] = values

@@ -137,3 +137,43 @@ def test_a_shard_of_another_extraction_is_refused_by_its_key(tmp_path: Path) -> 
     entry["key"] = "theirs"  # the manifest's own shard: read
     (folder / "_manifest.json").write_text(json.dumps(manifest))
     assert load_precomputed(folder, dataset).embeddings.shape == (6, 2)
+
+
+
+_PEAK = """
+import sys
+sys.path[:0] = {path!r}
+import numpy as np, pandas as pd, pyarrow.compute, pyarrow.parquet
+sys.path.insert(0, {bench!r})
+from scale import dataset, write_shards
+from pathlib import Path
+from pytest_fairness.features import load_precomputed
+folder, n, width = Path({folder!r}), 40_000, 1024
+if sys.argv[1] == "write":
+    write_shards(folder, n, width, 8)
+    sys.exit()
+ds = dataset(n)
+ds.fingerprint
+status = lambda field: next(int(line.split()[1]) * 1024 for line in open("/proc/self/status")
+                            if line.startswith(field + ":"))
+before = status("VmRSS")
+open("/proc/self/clear_refs", "w").write("5")  # VmHWM := VmRSS
+load_precomputed(folder, ds)
+print((status("VmHWM") - before) / (n * width * 4))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="Linux peak counter")
+def test_reading_eight_shards_peaks_near_the_matrix_size(tmp_path: Path) -> None:
+    """Every shard's reader is open from the start (footers are checked first): the bytes one
+    reader buffers must not stay until the last shard is read (2.5x the 160 MiB matrix, not
+    1.55x: about 90 MiB of batches and pools on top of it)."""
+    import subprocess
+    import sys
+    root = Path(__file__).resolve().parents[2]
+    source = _PEAK.format(path=[str(root), *sys.path], bench=str(root / "benchmarks"),
+                          folder=str(tmp_path / "features"))
+    subprocess.run([sys.executable, "-c", source, "write"], check=True)  # a process of its own
+    out = subprocess.run([sys.executable, "-c", source, "read"], capture_output=True, text=True,
+                         check=True).stdout
+    assert float(out) <= 2.0, f"peak growth {float(out):.2f}x the matrix"
