@@ -40,9 +40,9 @@ __all__ = ["bias_amp", "directional_bias_amp", "multi_directional", "multi_mals"
 
 __tracebackhide__ = own_error
 
-N_NOTED = 3  #: combinations named in the "most amplified" note
-TABLE_ROWS = 100  #: rows of ``tables["cells"]``: the cells with the largest |Δ|
-Row = dict[str, str | int | float | None]  # a row of ``tables["cells"]``
+N_NOTED, TABLE_ROWS = 3, 100  #: combinations named as "most amplified"; rows of the table
+Row = dict[str, str | int | float | None]  # a row of ``tables["cells"]``: largest |Δ| first
+Run = dict[str, Any]  # one run's scores: its amplification, per-cell Δ, counted cells, ...
 _DIRECTIONS = {"G->M": "G->M", "G→M": "G->M", "M->G": "M->G", "M→G": "M->G"}
 
 
@@ -252,7 +252,7 @@ def _conf(values: Any) -> tuple[float, float, float]:
     return mean, std, 1.96 * std / math.sqrt(len(values))
 
 
-def _cells(runs: list[dict[str, Any]], counted: NDArray[np.bool_], shown: list[GroupKey],
+def _cells(runs: list[Run], counted: NDArray[np.bool_], shown: list[GroupKey],
            items: list[list[int]], names: Sequence[str], truth_train: NDArray[np.float64],
            truth_test: NDArray[np.float64] | None, y: NDArray[np.float64] | None) -> list[Row]:
     """``tables["cells"]``: largest |Δ| first, undefined last; ties by group, then combination."""
@@ -283,7 +283,7 @@ def _replicates(
     signs = [np.sign(r["delta"]) for r in score(np.ones(n_test))[0]] if (
         linearised and options.n_bootstrap) else []
 
-    def row(runs: list[dict[str, Any]]) -> list[float]:
+    def row(runs: list[Run]) -> list[float]:
         out = [float(np.mean([r[k] for r in runs])) for k in ("amplification", "variance")]
         if linearised:  # NaN (left out) where a replicate leaves no cell counted
             out.append(float(np.mean([np.nansum((s * r["delta"])[r["counted"]]) /
@@ -416,7 +416,7 @@ def _amplification(function: str, **arguments: Any) -> IndicatorResult:
             counts.sum(axis=1, keepdims=True) / kept.sum())
         y = (np.sign(diff) if reference else (diff > 0).astype(np.float64))[:, columns]
 
-    def score(w: NDArray[np.float64]) -> tuple[list[dict[str, Any]], Any, Any]:
+    def score(w: NDArray[np.float64]) -> tuple[list[Run], Any, Any]:
         """Δ of every run, n and P_test, test image j counted ``w[j]`` times (1: the estimate)."""
         n = np.bincount(train_codes, minlength=n_codes) if x_test is None else np.bincount(
             codes_of[test_codes], w, minlength=n_codes)
