@@ -8,6 +8,7 @@ says what is resampled for each indicator.
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -336,7 +337,7 @@ class Units:
 
     @property
     def plan(self) -> str:
-        """A digest of what is resampled: the unit of each row and the strata."""
+        """A digest of what is resampled: the unit of each row, the strata and the draw."""
         import hashlib
 
         import numpy as np
@@ -346,6 +347,8 @@ class Units:
         digest = hashlib.sha256(np.asarray(unit, dtype=np.int64).tobytes())
         for members in self.strata:
             digest.update(b"|" + np.asarray(members, dtype=np.int64).tobytes())
+        if len(self.strata) <= 1:  # Poisson weights: replicates drawn otherwise do not pair
+            digest.update(b"|poisson(1)")
         return digest.hexdigest()[:16]
 
     def totals(self, data: Any, rows: Any, columns: Any, width: int) -> Any:
@@ -432,11 +435,9 @@ class IntervalOptions:
         return boot
 
 
-#: Units and replicates per block of Poisson weights, each block drawn by its own generator.
-_BLOCK_UNITS, _BLOCK_REPS = 1 << 14, 16
-
-#: Replicate weights kept for reuse: at most this many bytes in all, each entry at most 1/8.
-_CACHE_BYTES = 512 << 20
+#: Units and replicates per block of Poisson weights, each block drawn by its own generator;
+#: replicate weights kept for reuse: at most _CACHE_BYTES in all, each entry at most 1/8.
+_BLOCK_UNITS, _BLOCK_REPS, _CACHE_BYTES = 1 << 14, 16, 512 << 20
 _cache: dict[tuple[Any, ...], NDArray[np.float64]] = {}
 
 
@@ -513,14 +514,13 @@ def _multinomial(units: Units, r: int, rng: np.random.Generator) -> NDArray[np.f
 def _replicate_weights(units: Units, key: NDArray[np.uint64], start: int,
                        r: int) -> NDArray[np.float64]:
     """:func:`_draw`, kept while small: tests over the same rows and seed share their draws."""
-    import hashlib
-
     digest = hashlib.sha256(units.codes.tobytes()).hexdigest() if units.sizes is not None else ""
     name = (key.tobytes(), units.plan, digest, start, r)
     if name in _cache:
         _cache[name] = _cache.pop(name)  # most recently used last
         return _cache[name]
     weights = _draw(units, key, start, r)
+    weights.flags.writeable = False  # shared by later calls: no statistic may change it
     if weights.nbytes <= _CACHE_BYTES // 8:
         while _cache and sum(w.nbytes for w in _cache.values()) + weights.nbytes > _CACHE_BYTES:
             del _cache[next(iter(_cache))]
