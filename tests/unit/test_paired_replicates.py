@@ -111,3 +111,14 @@ def test_damaged_replicates_are_named(text: object) -> None:
 
     with pytest.raises(FairnessConfigError, match=r"replicates\['gap'\] is .*regenerate"):
         unpack_replicates(text, where="replicates['gap']")
+
+
+def test_a_plan_drawn_before_poisson_weights_does_not_pair() -> None:
+    """Replicates of an older baseline (multinomial draws, same rows) compare unpaired."""
+    import hashlib
+
+    rows = np.arange(N, dtype=np.int64).tobytes()  # the former plan: units, then the stratum
+    old_plan = hashlib.sha256(rows + b"|" + rows).hexdigest()[:16]
+    y, pred, groups = _data()
+    now = ind.group_metrics(y, pred, groups=groups, min_group_size=1, n_bootstrap=B, seed=1)
+    assert now.params["bootstrap_plan"] != old_plan
