@@ -7,6 +7,8 @@ says what is resampled for each indicator.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -335,7 +337,7 @@ class Units:
 
     @property
     def plan(self) -> str:
-        """A digest of what is resampled: the unit of each row and the strata."""
+        """A digest of what is resampled: the unit of each row, the strata and the draw."""
         import hashlib
 
         import numpy as np
@@ -345,6 +347,8 @@ class Units:
         digest = hashlib.sha256(np.asarray(unit, dtype=np.int64).tobytes())
         for members in self.strata:
             digest.update(b"|" + np.asarray(members, dtype=np.int64).tobytes())
+        if len(self.strata) <= 1:  # Poisson weights: replicates drawn otherwise do not pair
+            digest.update(b"|poisson(1)")
         return digest.hexdigest()[:16]
 
     def totals(self, data: Any, rows: Any, columns: Any, width: int) -> Any:
@@ -431,26 +435,96 @@ class IntervalOptions:
         return boot
 
 
-def _draw(units: Units, r: int, rng: np.random.Generator) -> NDArray[np.float64]:
-    """Cluster (or kind) weights (r, n_clusters) of r replicates, stratum by stratum."""
+#: Units and replicates per block of Poisson weights, each block drawn by its own generator;
+#: replicate weights kept for reuse: at most _CACHE_BYTES in all, each entry at most 1/8.
+_BLOCK_UNITS, _BLOCK_REPS, _CACHE_BYTES = 1 << 14, 16, 512 << 20
+_cache: dict[tuple[Any, ...], NDArray[np.float64]] = {}
+
+
+@functools.cache
+def _poisson_table() -> NDArray[np.float32]:
+    """Poisson(1) by the inverse CDF of a 16-bit uniform (probabilities to 2**-16)."""
+    import numpy as np
+
+    k = np.arange(12)
+    cdf = np.cumsum(np.exp(-1.0) / np.cumprod(np.maximum(k, 1)))
+    edges = np.round(cdf * 65536).astype(np.int64)
+    return np.searchsorted(edges, np.arange(65536), side="right").astype(np.float32)
+
+
+def _block(key: NDArray[np.uint64], unit_block: int, rep_block: int,
+           table: NDArray[np.float32], units: int) -> NDArray[np.float32]:
+    """Poisson(1) weights (units, _BLOCK_REPS) of one block: a function of its place alone."""
+    import numpy as np
+
+    bits = np.random.PCG64(np.random.SeedSequence([*key.tolist(), unit_block, rep_block]))
+    draws = bits.random_raw(-(-units * _BLOCK_REPS // 4)).view(np.uint16)  # 4 a draw
+    return np.take(table, draws[:units * _BLOCK_REPS].reshape(units, _BLOCK_REPS))
+
+
+def _draw(units: Units, key: NDArray[np.uint64], start: int, r: int) -> NDArray[np.float64]:
+    """Weights (r, n_clusters) of replicates ``start`` to ``start + r`` (a multiple of 16).
+
+    The Poisson bootstrap (Hanley & MacGibbon 2006; Chamandy et al. 2012): each unit (a
+    cluster, or a row of a kind) weighs an independent Poisson(1) count in each replicate,
+    drawn in blocks of 16,384 units by 16 replicates, each block from a generator seeded
+    by (seed, block), so replicate b's weight of unit i depends on (seed, i, b) alone. A
+    replicate is a resampled set whose size varies (mean: the units'; statistics are ratios
+    of weighted sums); a kind weighs its rows' mean count.
+    """
+    import numpy as np
+    from scipy import sparse
+
+    table = _poisson_table()
+    n = units.n_clusters if units.sizes is None else units.codes.size
+    drawn = np.zeros((units.n_clusters if units.sizes is not None else n, r))
+    for at in range(0, n, _BLOCK_UNITS):
+        stop = min(at + _BLOCK_UNITS, n)
+        pool = None if units.sizes is None else sparse.csr_matrix(  # rows summed per kind
+            (np.ones(stop - at, dtype=np.float32), (units.codes[at:stop], np.arange(stop - at))),
+            shape=(units.n_clusters, stop - at))
+        for q in range(0, r, _BLOCK_REPS):
+            block = _block(key, at // _BLOCK_UNITS, (start + q) // _BLOCK_REPS, table, stop - at)
+            if pool is None:
+                drawn[at:stop, q:q + _BLOCK_REPS] = block
+            else:
+                drawn[:, q:q + _BLOCK_REPS] += pool @ block
+    weights = drawn.T
+    if units.sizes is not None:
+        weights /= units.sizes
+    return np.ascontiguousarray(weights)
+
+
+def _multinomial(units: Units, r: int, rng: np.random.Generator) -> NDArray[np.float64]:
+    """Counts (r, n_clusters) of each stratum's clusters drawn with replacement, its size kept.
+
+    For several strata (iEAT's four sets of a few dozen stimuli), whose sizes the statistic
+    needs fixed; cheap at their size.
+    """
     import numpy as np
 
     weights = np.zeros((r, units.n_clusters))
     for members in units.strata:
-        c = members.size
-        draws = rng.integers(0, c, size=(r, c), dtype=np.int32)
-        if units.sizes is not None:  # rows drawn; a kind's weight is its rows' mean count
-            kinds = units.codes[members][draws]
-            for i in range(r):
-                weights[i] = np.bincount(kinds[i], minlength=units.n_clusters)
-            weights /= units.sizes
-            continue
-        # One bincount per replicate keeps its counts in cache (a single bincount over
-        # r * c bins is several times slower at 10^4 clusters).
-        counts = np.empty((r, c))
-        for i in range(r):
-            counts[i] = np.bincount(draws[i], minlength=c)
-        weights[:, members] = counts
+        draws = rng.integers(0, members.size, size=(r, members.size), dtype=np.int32)
+        for i in range(r):  # one bincount per replicate keeps its counts in cache
+            weights[i, members] = np.bincount(draws[i], minlength=members.size)
+    return weights
+
+
+def _replicate_weights(units: Units, key: NDArray[np.uint64], start: int,
+                       r: int) -> NDArray[np.float64]:
+    """:func:`_draw`, kept while small: tests over the same rows and seed share their draws."""
+    digest = hashlib.sha256(units.codes.tobytes()).hexdigest() if units.sizes is not None else ""
+    name = (key.tobytes(), units.plan, digest, start, r)
+    if name in _cache:
+        _cache[name] = _cache.pop(name)  # most recently used last
+        return _cache[name]
+    weights = _draw(units, key, start, r)
+    weights.flags.writeable = False  # shared by later calls: no statistic may change it
+    if weights.nbytes <= _CACHE_BYTES // 8:
+        while _cache and sum(w.nbytes for w in _cache.values()) + weights.nbytes > _CACHE_BYTES:
+            del _cache[next(iter(_cache))]
+        _cache[name] = weights
     return weights
 
 
@@ -466,7 +540,8 @@ def bootstrap(
     """Cluster (and stratified) bootstrap of ``statistic(w (r, n_clusters)) -> {name: (r, ...)}``.
 
     Efron & Tibshirani, *An Introduction to the Bootstrap* (1993): weights all 1 give the
-    estimate, each replicate draws every stratum's clusters with replacement. Intervals are
+    estimate; each replicate weighs every unit by a Poisson(1) count (:func:`_draw`), or,
+    with several strata, draws each stratum's clusters with replacement. Intervals are
     percentile or BCa (Efron 1987, jackknife acceleration); NaN replicates are left out.
     """
     import numpy as np
@@ -481,10 +556,16 @@ def bootstrap(
         return {k: np.concatenate([np.asarray(out[k], dtype=np.float64) for out in outs])
                 for k in estimate}
 
-    drawn = sum(members.size for members in units.strata)
-    chunk = max(1, min(n_bootstrap, _CHUNK_CELLS // max(drawn, c, 1)))
-    replicates = evaluate(_draw(units, min(chunk, n_bootstrap - done), rng)
-                          for done in range(0, n_bootstrap, chunk))
+    if len(units.strata) > 1:
+        chunk = max(1, min(n_bootstrap, _CHUNK_CELLS // max(c, 1)))
+        replicates = evaluate(_multinomial(units, min(chunk, n_bootstrap - done), rng)
+                              for done in range(0, n_bootstrap, chunk))
+    else:  # Poisson weights in blocks of _BLOCK_REPS replicates
+        key = rng.bit_generator.random_raw(2)  # a function of an int seed alone
+        chunk = _BLOCK_REPS * max(1, min(-(-n_bootstrap // _BLOCK_REPS),
+                                         _CHUNK_CELLS // _BLOCK_REPS // max(c, 1)))
+        replicates = evaluate(_replicate_weights(units, key, done, chunk)[:n_bootstrap - done]
+                              for done in range(0, n_bootstrap, chunk))
     jack: dict[str, NDArray[np.float64]] | None = None
     if method == "bca":
         step = max(1, _CHUNK_CELLS // max(c, 1))

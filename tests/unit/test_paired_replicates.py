@@ -26,7 +26,19 @@ def _data(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return y, pred, groups
 
 
-def test_one_flipped_prediction_moves_each_replicate_by_its_draw_count() -> None:
+def _poisson_weights(seed: int, n: int, b: int) -> np.ndarray:
+    """The documented draw: Poisson(1) by a 16-bit inverse CDF, blocks of 16 replicates."""
+    from scipy.stats import poisson
+
+    edges = np.round(poisson.cdf(np.arange(12), 1.0) * 65536)
+    table = np.searchsorted(edges, np.arange(65536), side="right")
+    key = np.random.default_rng(seed).bit_generator.random_raw(2).tolist()
+    blocks = [np.random.PCG64(np.random.SeedSequence([*key, 0, q])).random_raw(
+        -(-n * 16 // 4)).view(np.uint16)[:n * 16].reshape(n, 16) for q in range(-(-b // 16))]
+    return table[np.concatenate(blocks, axis=1)[:, :b]].T  # (b, n)
+
+
+def test_one_flipped_prediction_moves_each_replicate_by_its_weight() -> None:
     y, pred, groups = _data()
     j = int(np.flatnonzero(pred != y)[0])
     fixed = pred.copy()
@@ -35,11 +47,19 @@ def test_one_flipped_prediction_moves_each_replicate_by_its_draw_count() -> None
     before = ind.group_metrics(y, pred, **kw)
     after = ind.group_metrics(y, fixed, **kw)
     assert before.params["bootstrap_plan"] == after.params["bootstrap_plan"]
-    # Row j is drawn count_j times in replicate b: accuracy rises by exactly count_j / N.
-    draws = np.random.default_rng(7).integers(0, N, size=(B, N), dtype=np.int32)
-    count_j = (draws == j).sum(axis=1)
+    # Row j weighs w_j in replicate b: accuracy rises by exactly w_j / sum(w).
+    w = _poisson_weights(7, N, B)
     change = np.subtract(after.replicates["value"], before.replicates["value"])
-    np.testing.assert_allclose(change, count_j / N, atol=1e-6)
+    np.testing.assert_allclose(change, w[:, j] / w.sum(axis=1), atol=1e-6)
+    assert (w[:, j] == 0).any() and (w[:, j] >= 2).any()  # Poisson(1): 0, 1, 2, ...
+
+
+def test_replicate_b_draws_alike_whatever_the_number_of_replicates() -> None:
+    y, pred, groups = _data()
+    kw = {"groups": groups, "min_group_size": 1, "seed": 5}
+    few = ind.group_metrics(y, pred, n_bootstrap=100, **kw)
+    many = ind.group_metrics(y, pred, n_bootstrap=B, **kw)
+    np.testing.assert_array_equal(few.replicates["value"], many.replicates["value"][:100])
 
 
 def test_pooled_kinds_draw_the_rows_that_rows_drawn_alone_draw() -> None:
@@ -91,3 +111,14 @@ def test_damaged_replicates_are_named(text: object) -> None:
 
     with pytest.raises(FairnessConfigError, match=r"replicates\['gap'\] is .*regenerate"):
         unpack_replicates(text, where="replicates['gap']")
+
+
+def test_a_plan_drawn_before_poisson_weights_does_not_pair() -> None:
+    """Replicates of an older baseline (multinomial draws, same rows) compare unpaired."""
+    import hashlib
+
+    rows = np.arange(N, dtype=np.int64).tobytes()  # the former plan: units, then the stratum
+    old_plan = hashlib.sha256(rows + b"|" + rows).hexdigest()[:16]
+    y, pred, groups = _data()
+    now = ind.group_metrics(y, pred, groups=groups, min_group_size=1, n_bootstrap=B, seed=1)
+    assert now.params["bootstrap_plan"] != old_plan
