@@ -23,10 +23,8 @@ Run: ``python benchmarks/gate_calibration.py [--sims 500]``
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import sys
+import importlib
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -37,18 +35,9 @@ from pytest_fairness import fairness
 from pytest_fairness import indicators as ind
 from pytest_fairness.errors import FairnessViolation
 
-HERE = Path(__file__).resolve().parent
 MODES = ("point", "supported", "strict")
 EXCESS = (0.0, 0.05, 0.1, 0.2)
 
-
-def _coverage_module() -> Any:
-    spec = importlib.util.spec_from_file_location("_bench_cov", HERE / "interval_coverage.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def group_metrics(rng: np.random.Generator, gap: float) -> Any:
@@ -71,7 +60,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sims", type=int, default=500)
     args = parser.parse_args()
-    cov = _coverage_module()
+    cov = importlib.import_module("interval_coverage")
     truth_precision = cov._precision_truth()
     cases = {
         # The accuracy gap is the limit plus the excess; the limit is 0.1.

@@ -26,12 +26,10 @@ Run: ``python benchmarks/many_groups.py [--sims 400] [--only group_metrics] [--c
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import sys
+import importlib
 import time
 from collections.abc import Callable
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -41,19 +39,10 @@ from scipy.stats import binomtest
 from pytest_fairness import indicators as ind
 from pytest_fairness.stats import simultaneous
 
-HERE = Path(__file__).resolve().parent
 SIZES = {2: [600, 300], 5: [600, 300, 150, 80, 40],
          10: [600, 300, 150, 80, 40, 40, 35, 30, 300, 150]}
 BOOT = {"n_bootstrap": 1000, "min_group_size": 1}
 
-
-def _coverage_module() -> Any:
-    spec = importlib.util.spec_from_file_location("_bench_cov", HERE / "interval_coverage.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _labels(sizes: list[int]) -> np.ndarray:
@@ -122,14 +111,14 @@ def _queries(rng: np.random.Generator, sigma: np.ndarray) -> Any:
 @cache
 def precision_truth(sigma: float) -> float:
     """Precision@10 of a query drawn with noise ``sigma`` (50,000 queries)."""
-    cov = _coverage_module()
+    cov = importlib.import_module("interval_coverage")
     queries, genders = _queries(np.random.default_rng(12), np.full(50_000, sigma))
     return float(cov._precision(queries, genders).mean())
 
 
 def precision_at_k(rng: np.random.Generator, sizes: list[int], top: float,
                    bottom: float) -> Any:
-    cov = _coverage_module()
+    cov = importlib.import_module("interval_coverage")
     g = _labels(sizes)
     queries, genders = _queries(rng, _rates(sizes, top, bottom))  # "rates" are noise SDs
     return ind.precision_at_k((queries, pd.DataFrame({"gender": genders, "group": g})),
