@@ -5,8 +5,10 @@ Every message names the parameter, column or file, the offending value, and the 
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable
 from numbers import Integral
+from types import ModuleType
 from typing import Any, Final
 
 __all__ = [
@@ -54,6 +56,28 @@ class MissingDependencyError(FairnessError, ImportError):
         fix = f"pytest-fairness[{EXTRAS[top]}]" if top in EXTRAS else top
         return cls(f"{purpose} needs {top!r}, which is not installed; install it with "
                    f"pip install '{fix}'.")
+
+
+def require(module: str, *, purpose: str) -> ModuleType:
+    """Import ``module`` on first use, or raise :class:`MissingDependencyError` naming the extra.
+
+    Parameters
+    ----------
+    module : str
+        The module to import (``"faiss"``, ``"torch.distributed"``); the extra is looked up
+        by its top-level name in :data:`EXTRAS`.
+    purpose : str
+        What needs it, for the message (``"retrieval"``).
+
+    Examples
+    --------
+    >>> require("math", purpose="arithmetic").sqrt(4.0)
+    2.0
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise MissingDependencyError.of(module, purpose) from exc
 
 
 class CheckpointIgnoredError(FairnessError):

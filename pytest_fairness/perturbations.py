@@ -19,9 +19,9 @@ import numpy as np
 from pytest_fairness.errors import (
     FairnessConfigError,
     InvalidDataError,
-    MissingDependencyError,
     check_int,
     own_error,
+    require,
 )
 
 if TYPE_CHECKING:  # torch loads when a perturbation runs: the names need no torch
@@ -315,10 +315,7 @@ def perturb(images: torch.Tensor, name: str, level: float, *, seed: int = 0,
     >>> round(float(perturb(x, "exposure_low", 1 / 3).mean()), 4)
     0.25
     """
-    try:
-        import torch
-    except ImportError as exc:
-        raise MissingDependencyError.of("torch", "perturbing images") from exc
+    torch = require("torch", purpose="perturbing images")
     spec = _check_name(name)
     level = _check_level(level)
     seed = check_int("seed", seed, low=0)

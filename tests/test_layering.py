@@ -20,7 +20,7 @@ an import of ``x.y``. Four rules are checked:
 4. **Private stays private.** No module imports an underscore name from another module
    (``from pytest_fairness.results import _encode_float``), or reads one off an imported
    module (``terminal._table``); make the helper public in its one home, or move it. A
-   private module (``indicators/_common.py``, ``_optional.py``) may be imported only by the
+   private module (``indicators/_common.py``) may be imported only by the
    modules of the package that holds it.
 
 A new module must be placed in :data:`LAYERS`; the test says so when one is missing.
@@ -45,7 +45,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("policy, store, render", ("checks", "family", "readings", "regression", "baseline", "history",
                                 "report")),
     ("computation and inputs", ("indicators", "features", "data", "perturbations")),
-    ("values", ("records", "results", "stats", "options", "errors", "files", "_optional")),
+    ("values", ("records", "results", "stats", "options", "errors", "files")),
 )
 
 #: Groups of one rank that must not import one another (entries as in :data:`LAYERS`).

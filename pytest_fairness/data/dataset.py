@@ -15,9 +15,9 @@ from pytest_fairness.errors import (
     FairnessConfigError,
     InsufficientDataError,
     InvalidDataError,
-    MissingDependencyError,
     did_you_mean,
     own_error,
+    require,
 )
 
 if TYPE_CHECKING:
@@ -232,14 +232,12 @@ class FairnessDataset:
 
         A missing or undecodable file raises InvalidDataError naming file, row and image id.
         """
-        pil_image("opening images")  # the install hint when PIL is absent
-        from PIL import Image
-
+        pil = require("PIL.Image", purpose="opening images")
         row = self.frame.iloc[index]
         path = row["path"]
         try:
-            with Image.open(path) as handle:
-                image = handle.convert("RGB")
+            with pil.open(path) as handle:
+                image: Image.Image = handle.convert("RGB")
         except Exception as exc:  # PIL raises many types on damaged files (OSError,
             # UnidentifiedImageError, SyntaxError, struct.error, DecompressionBombError, ...)
             raise InvalidDataError(
@@ -273,14 +271,6 @@ def _check_text(frame: pd.DataFrame, name: str) -> None:
                 "valid UTF-8 text (a file name in another encoding?); rename the file or fix "
                 "the value.") from None
 
-
-def pil_image(purpose: str) -> Any:
-    """PIL's ``Image`` module, or MissingDependencyError naming the extra that installs it."""
-    try:
-        from PIL import Image
-    except ImportError as exc:
-        raise MissingDependencyError.of("PIL", purpose) from exc
-    return Image
 
 
 def square_top_left(image: Image.Image, ratio: float) -> Image.Image:

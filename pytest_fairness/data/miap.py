@@ -15,12 +15,17 @@ from pytest_fairness.data.dataset import (
     empty_value,
     find_file,
     image_folder,
-    pil_image,
     read_csv,
     require_rows,
 )
 from pytest_fairness.data.paths import path_in_root
-from pytest_fairness.errors import FairnessConfigError, InvalidDataError, check_int, own_error
+from pytest_fairness.errors import (
+    FairnessConfigError,
+    InvalidDataError,
+    check_int,
+    own_error,
+    require,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -184,7 +189,7 @@ def _check_row(row: Any, path: Path, line: int,
 
 def _image_size(image_id: str, images: Path, path: Path, line: int) -> tuple[int, int] | None:
     """The pixel size of ``<image_id>.jpg`` (None if the file is missing), or raise."""
-    Image = pil_image("load_miap (reading image sizes)")
+    Image = require("PIL.Image", purpose="load_miap (reading image sizes)")
 
     file = path_in_root(f"{image_id}.jpg", images, where=f"miap: {str(path)!r} line "
                         f"{line}: ImageID + '.jpg'", root_label=f"the image folder "

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pytest_fairness._optional import require
-from pytest_fairness.errors import FairnessConfigError, InvalidDataError, own_error
+from pytest_fairness.errors import FairnessConfigError, InvalidDataError, own_error, require
 
 if TYPE_CHECKING:
     import torch

@@ -227,7 +227,7 @@ def _write_shard(shard: Path, ids: Sequence[str], outputs: Mapping[str, NDArray[
     """Write one shard atomically; return its record (file, rows, sha256, outputs)."""
     import numpy as np
 
-    from pytest_fairness._optional import require
+    from pytest_fairness.errors import require
     pa = require("pyarrow", purpose="writing features")
     pq = require("pyarrow.parquet", purpose="writing features")
     columns = {shards.ID_COLUMN: pa.array(list(ids), pa.string())}
@@ -297,8 +297,7 @@ def _lock(out: Path) -> Any:
 
 def _preflight(job: ExtractJob) -> Any:
     """What needs no model, checked before the first forward pass; returns the device."""
-    from pytest_fairness._optional import require
-    from pytest_fairness.errors import check_int
+    from pytest_fairness.errors import check_int, require
     from pytest_fairness.perturbations import PERTURBATIONS
     unknown = sorted({name for name, _, _ in job.perturbations} - set(PERTURBATIONS))
     if unknown:
@@ -319,7 +318,7 @@ def run_job(job: ExtractJob, *, log: Callable[[str], None] = print) -> ExtractSu
     Under torchrun the process group lives here; ``log`` gets lines prefixed with the rank.
     Rank 0 holds ``--out``'s lock file while the job runs.
     """
-    from pytest_fairness._optional import require
+    from pytest_fairness.errors import require
     dist = require("torch.distributed", purpose="pytest-fairness extract (a model's forward pass)")
     device = _preflight(job)
     distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1

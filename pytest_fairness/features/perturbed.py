@@ -6,13 +6,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, final
 
-from pytest_fairness._optional import require
 from pytest_fairness.errors import (
     FairnessConfigError,
     InsufficientDataError,
     InvalidDataError,
     check_int,
     own_error,
+    require,
 )
 from pytest_fairness.features.forward import forward_batches
 

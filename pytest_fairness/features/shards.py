@@ -480,7 +480,7 @@ class _Shards:
 
     def files(self) -> list[tuple[str, Any, Any]]:
         """Each shard's name, open ``ParquetFile`` (its footer checked) and image ids."""
-        from pytest_fairness._optional import require
+        from pytest_fairness.errors import require
         pq = require("pyarrow.parquet", purpose="reading extracted features")
         opened = []
         for shard in self.extraction["shards"]:

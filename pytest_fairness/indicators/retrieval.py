@@ -13,8 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pytest_fairness._optional import require
-from pytest_fairness.errors import FairnessConfigError, InvalidDataError, check_int, own_error
+from pytest_fairness.errors import (
+    FairnessConfigError,
+    InvalidDataError,
+    check_int,
+    own_error,
+    require,
+)
 from pytest_fairness.indicators._common import (
     as_1d,
     check_clusters,

@@ -11,8 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from pytest_fairness._optional import require
-from pytest_fairness.errors import FairnessConfigError
+from pytest_fairness.errors import FairnessConfigError, require
 from pytest_fairness.results import IndicatorResult, group_label
 
 if TYPE_CHECKING:

@@ -11,8 +11,7 @@ import pandas as pd
 import pytest
 
 from pytest_fairness import MissingDependencyError
-from pytest_fairness._optional import require
-from pytest_fairness.errors import EXTRAS
+from pytest_fairness.errors import EXTRAS, require
 
 
 def _hide(monkeypatch: pytest.MonkeyPatch, *modules: str) -> None:
