@@ -29,6 +29,7 @@ FAMILY_FIX: Final = ("compute the indicator with n_bootstrap=1000 (interval_meth
                      "'percentile' where it offers one), use confidence='point' (outside the "
                      "family), or drop --fairness-family-alpha")
 _SIMULTANEOUS: Final = {"gap": 0, "min": 1, "max": 2}
+_BOUNDED: Final = (*_SIMULTANEOUS, "ratio")  # simultaneous over the included groups
 
 
 def family_level(alpha: float, tests: int, checks: int) -> float:
@@ -72,12 +73,47 @@ def _percentile(result: IndicatorResult, name: str, level: float) -> tuple[float
     return float(low), float(high)
 
 
-def _groups(result: IndicatorResult) -> tuple[list[int], list[tuple[float, ...]]]:
-    """The included groups' places and their stored headline replicates (empty if none)."""
+def _simultaneous_bounds(result: IndicatorResult, level: float
+                         ) -> dict[str, tuple[float, float] | None]:
+    """``gap``, ``min``, ``max`` and ``ratio`` (None where a value is not above 0) at ``level``.
+
+    One :func:`~pytest_fairness.stats.simultaneous` call on the stored replicates of the
+    included groups, as the indicator made it.
+    """
+    import numpy as np
+
+    from pytest_fairness.stats import simultaneous
+
     places = [i for i, g in enumerate(result.groups) if not g.excluded]
     reps = [result.replicates.get(f"group:{i}") for i in places]
-    return (places, [r for r in reps if r is not None]) if all(
-        r is not None for r in reps) else ([], [])
+    if not places or any(r is None for r in reps):
+        raise FairnessConfigError(
+            f"the gap, ratio, min and max intervals of {result.name!r} are simultaneous over its "
+            "groups, and the result keeps no replicates of its groups to recompute them")
+    values = np.array([result.groups[i].value for i in places], dtype=np.float64)
+    draws = np.array(reps, dtype=np.float64).T  # (B, groups)
+    # The SD floor's weights: the data behind each headline value, its rows (the headline
+    # of every group table is a mean over rows), as when the indicator computed it.
+    weights = np.array([result.groups[i].n for i in places], dtype=np.float64)
+    rows = simultaneous(draws, values, level, weights=weights)
+    bounds: dict[str, tuple[float, float] | None] = {
+        name: (float(rows[at][0]), float(rows[at][1])) for name, at in _SIMULTANEOUS.items()}
+    bounds["ratio"] = None
+    if (values > 0).all() and not (draws <= 0).any():
+        logged = simultaneous(np.log(draws), np.log(values), level, weights=weights)[0]
+        bounds["ratio"] = (math.exp(-logged[1]), math.exp(-logged[0]))
+    return bounds
+
+
+def _pick(result: IndicatorResult, name: str, level: float,
+          bounds: dict[str, tuple[float, float] | None]) -> tuple[float, float]:
+    """``name`` from :func:`_simultaneous_bounds`; a ratio without one is the percentile's."""
+    pair = bounds[name]
+    if pair is None:  # a value at 0: the ratio's interval is the percentile one
+        return _percentile(result, "ratio", level)
+    if math.isnan(pair[0]) or math.isnan(pair[1]):
+        raise FairnessConfigError(f"the {name} interval of {result.name!r} is undefined")
+    return pair
 
 
 def interval_at(result: IndicatorResult, name: str, level: float) -> tuple[float, float]:
@@ -101,50 +137,39 @@ def interval_at(result: IndicatorResult, name: str, level: float) -> tuple[float
     >>> tuple(round(v, 3) for v in interval_at(r, "value", 0.5))
     (0.4, 0.6)
     """
-    import numpy as np
-
-    from pytest_fairness.stats import simultaneous
-
-    if name not in (*_SIMULTANEOUS, "ratio"):
+    if name not in _BOUNDED:
         return _percentile(result, name, level)
-    places, reps = _groups(result)
-    values = np.array([result.groups[i].value for i in places], dtype=np.float64)
-    if not reps:
-        raise FairnessConfigError(
-            f"the {name} interval of {result.name!r} is simultaneous over its groups, and the "
-            "result keeps no replicates of its groups to recompute it")
-    draws = np.array(reps, dtype=np.float64).T  # (B, groups)
-    # The SD floor's weights: the data behind each headline value, its rows (the headline
-    # of every group table is a mean over rows), as when the indicator computed it.
-    weights = np.array([result.groups[i].n for i in places], dtype=np.float64)
-    if name != "ratio":
-        low, high = simultaneous(draws, values, level, weights=weights)[_SIMULTANEOUS[name]]
-    elif (values > 0).all() and not (draws <= 0).any():
-        logged = simultaneous(np.log(draws), np.log(values), level, weights=weights)[0]
-        low, high = math.exp(-logged[1]), math.exp(-logged[0])
-    else:  # a value at 0: the ratio's interval is the percentile one
-        return _percentile(result, "ratio", level)
-    if math.isnan(low) or math.isnan(high):
-        raise FairnessConfigError(f"the {name} interval of {result.name!r} is undefined")
-    return float(low), float(high)
+    return _pick(result, name, level, _simultaneous_bounds(result, level))
 
 
 def at_level(result: IndicatorResult, level: float) -> tuple[IndicatorResult, dict[str, str]]:
     """``result`` with each interval (its groups' too) at ``level``, and why others are gone.
 
     An interval that cannot be recomputed (:func:`interval_at`) is dropped, and its name
-    maps to the reason: a limit that needs it then fails closed.
+    maps to the reason: a limit that needs it then fails closed. The simultaneous ones come
+    from one computation.
     """
     intervals, missing = {}, {}
+    bounds: dict[str, tuple[float, float] | None] | str | None = None
     for name in result.intervals:
         try:
-            intervals[name] = interval_at(result, name, level)
+            if name not in _BOUNDED:
+                intervals[name] = _percentile(result, name, level)
+                continue
+            if bounds is None:
+                try:
+                    bounds = _simultaneous_bounds(result, level)
+                except FairnessConfigError as error:
+                    bounds = str(error)
+            if isinstance(bounds, str):
+                raise FairnessConfigError(bounds)
+            intervals[name] = _pick(result, name, level, bounds)
         except FairnessConfigError as error:
             missing[name] = str(error)
     groups = []
     for i, group in enumerate(result.groups):
         try:
-            interval = None if group.interval is None or group.excluded else interval_at(
+            interval = None if group.interval is None or group.excluded else _percentile(
                 result, f"group:{i}", level)
         except FairnessConfigError as error:
             interval, missing[f"group {group.label}"] = None, str(error)
