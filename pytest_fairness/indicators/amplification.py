@@ -276,12 +276,11 @@ def _cells(runs: list[Run], counted: NDArray[np.bool_], shown: list[GroupKey],
 
 def _replicates(
     options: IntervalOptions, score: Callable[[NDArray[np.float64]], tuple[Any, ...]],
-    n_test: int, value: float, linearised: bool,
+    n_test: int, value: float, linearised: bool, runs: list[Run],
 ) -> tuple[Bootstrap | None, dict[str, tuple[float, float]], list[str], dict[str, object]]:
-    """The runs' mean over drawn test images; ``linearised``: the value's from sign(Δ̂)·Δ*."""
+    """The runs' mean over drawn test images; ``linearised``: from sign(Δ̂ of ``runs``)·Δ*."""
     params: dict[str, object] = {}
-    signs = [np.sign(r["delta"]) for r in score(np.ones(n_test))[0]] if (
-        linearised and options.n_bootstrap) else []
+    signs = [np.sign(r["delta"]) for r in runs] if linearised else []
 
     def row(runs: list[Run]) -> list[float]:
         out = [float(np.mean([r[k] for r in runs])) for k in ("amplification", "variance")]
@@ -461,7 +460,7 @@ def _amplification(function: str, **arguments: Any) -> IndicatorResult:
     intervals |= {"value": intervals["amplification"]} if intervals else {}
     boot, found, boot_notes, params = _replicates(options, score, len(test_codes),
                                                   stats["amplification"],
-                                                  a.interval_method == "linearised")
+                                                  a.interval_method == "linearised", runs)
     intervals |= found
     notes += boot_notes  # after notes[0], the template of the undefined cells' note
     per_run = np.array([r["groups"] for r in runs])
