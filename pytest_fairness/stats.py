@@ -338,8 +338,6 @@ class Units:
     @property
     def plan(self) -> str:
         """A digest of what is resampled: the unit of each row, the strata and the draw."""
-        import hashlib
-
         import numpy as np
 
         n = self.codes.size
