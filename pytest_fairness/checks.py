@@ -29,20 +29,12 @@ from pytest_fairness.results import GroupStat, IndicatorResult, group_label, ite
 if TYPE_CHECKING:
     from pytest_fairness.records import CheckOutcome
 
-__all__ = [
-    "LIMITS",
-    "METRIC_LIMITS",
-    "InlineCheck",
-    "check_metric_name",
-    "collect",
-    "collecting",
-    "decide_line",
-    "evaluate",
-    "rejudge",
-    "set_inconclusive",
-    "validate_regression",
-    "validate_threshold",
-]
+#: A result with its intervals at a family's level, and why the others are gone (``at_level``).
+Relevelled = tuple[IndicatorResult, dict[str, str]]
+
+__all__ = ["LIMITS", "METRIC_LIMITS", "InlineCheck", "check_metric_name", "collect",
+           "collecting", "decide_line", "evaluate", "rejudge", "set_inconclusive",
+           "validate_regression", "validate_threshold"]
 
 __tracebackhide__ = own_error
 
@@ -502,14 +494,15 @@ def evaluate(results: Any, limits: Mapping[str, Any], *,
 
 
 def _judge(key: str | None, target: IndicatorResult, limits: Mapping[str, Any],
-           level: float | None) -> list[CheckOutcome]:
-    """The outcome of each limit of ``limits`` on one result (:func:`evaluate`)."""
+           level: float | None, relevelled: Relevelled | None = None) -> list[CheckOutcome]:
+    """Each limit's outcome on one result (``relevelled``: its ``at_level``, if known)."""
     from pytest_fairness.family import FAMILY_FIX, at_level
     from pytest_fairness.records import CheckOutcome
 
     confidence = limits.get("confidence", "point")
     level = None if confidence == "point" else level
-    judged, missing = (target, {}) if level is None else at_level(target, level)
+    judged, missing = (target, {}) if level is None else (
+        relevelled or at_level(target, level))
     outcomes = []
     for limit in (k for k in limits if k in LIMITS):
         threshold = float(limits[limit])
@@ -545,14 +538,19 @@ def rejudge(outcomes: Iterable[CheckOutcome], level: float) -> list[CheckOutcome
 
     Those under ``"point"``, and those read back without their result, stay as they are.
     """
-    again = []
+    from pytest_fairness.family import at_level
+
+    again: list[CheckOutcome] = []
+    relevelled: dict[int, Relevelled] = {}  # each result once, whatever its limits
     for o in outcomes:
         if o.confidence == "point" or o.result is None:
             again.append(o)
             continue
         limits = {o.limit: o.threshold, "confidence": o.confidence,
                   **({"metric": o.reads} if o.reads else {})}
-        again.extend(_judge(o.key, o.result, limits, level))
+        if id(o.result) not in relevelled:
+            relevelled[id(o.result)] = at_level(o.result, level)
+        again.extend(_judge(o.key, o.result, limits, level, relevelled[id(o.result)]))
     return again
 
 
