@@ -273,19 +273,28 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _image_size(value: str) -> int:
-    """Parse ``extract --image-size``: pixels a side, 1 to 4096."""
-    size = _workers(value) if value.strip().isdigit() else 0
-    if not 1 <= size <= 4096:
-        raise argparse.ArgumentTypeError(
-            f"must be an int from 1 to 4096 (pixels a side, as 224); got {value!r}")
+    """Parse ``extract --image-size``: pixels a side, 1 to the job's largest."""
+    from pytest_fairness.features.job import MAX_IMAGE_SIZE
+
+    try:
+        size = _workers(value)
+    except argparse.ArgumentTypeError:
+        size = 0
+    if not 1 <= size <= MAX_IMAGE_SIZE:
+        raise argparse.ArgumentTypeError(f"must be an int from 1 to {MAX_IMAGE_SIZE} (pixels "
+                                         f"a side, as 224); got {value!r}")
     return size
 
 
 def _workers(value: str) -> int:
     """Parse ``extract --num-workers``: an int >= 0."""
-    if not value.strip().isdigit():
+    try:
+        count = int(value) if value.strip().isdigit() else -1
+    except ValueError:  # digits int() does not read, as "²"
+        count = -1
+    if count < 0:
         raise argparse.ArgumentTypeError(f"must be an int >= 0; got {value!r}")
-    return int(value)
+    return count
 
 
 def _extract(args: argparse.Namespace) -> int:

@@ -115,8 +115,9 @@ def _damage(entry: Path, mmap: bool) -> tuple[Arrays | None, str | None]:
         members = {str(k): (str(v["file"]), str(v["sha256"])) for k, v in
                    listed["arrays"].items()}
         # This entry's own files only: a name copied from another entry is damage, not data.
-        assert listed["version"] == CACHE_VERSION and members and all(
-            Path(file).name.startswith(entry.name + ".") for file, _ in members.values())
+        if not (listed["version"] == CACHE_VERSION and members and all(
+                Path(file).name.startswith(entry.name + ".") for file, _ in members.values())):
+            raise AssertionError  # (not an assert: python -O must not skip the check)
     except (OSError, ValueError, KeyError, TypeError, AttributeError, AssertionError,
             RecursionError) as exc:
         return None, f"is damaged (its sidecar does not parse: {type(exc).__name__})"

@@ -354,12 +354,10 @@ def run_job(job: ExtractJob, *, log: Callable[[str], None] = print) -> ExtractSu
 
 def _checked(outputs: Mapping[str, NDArray[Any]], ids: Sequence[str], job: ExtractJob,
              label: str) -> Mapping[str, NDArray[Any]]:
-    """The model's outputs, refused when empty, zero-width or not finite (naming the ids)."""
+    """The model's outputs, refused when zero-width or not finite (naming the ids)."""
     import numpy as np
-    if not outputs:
-        raise InvalidDataError(f"--model {job.model}: the model returned no tensor ({label}).")
-    for name, array in outputs.items():
-        if array.ndim != 2 or array.shape[1] == 0:
+    for name, array in outputs.items():  # (rows, width): forward_batches reshapes each
+        if array.shape[1] == 0:
             raise InvalidDataError(
                 f"--model {job.model}: output {name!r} has shape {array.shape} ({label}); "
                 "return at least one value per image.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -362,3 +363,14 @@ def test_report_option_is_checked_at_configure_time(pytester: pytest.Pytester) -
         assert result.ret == pytest.ExitCode.USAGE_ERROR
         result.stderr.fnmatch_lines([f"*--fairness-report {value!r}: *{why}*"])
     assert pytester.runpytest("--fairness", "--fairness-report=out/r").ret == 0
+
+
+@pytest.mark.parametrize("value", ["²", "abc", "-3", "1.5", ""])
+def test_extract_counts_refuse_what_int_cannot_read(value: str) -> None:
+    """Digits int() does not read ("²") get the option's own message, not argparse's."""
+    from pytest_fairness.cli import _image_size, _workers
+
+    with pytest.raises(argparse.ArgumentTypeError, match="must be an int >= 0"):
+        _workers(value)
+    with pytest.raises(argparse.ArgumentTypeError, match="must be an int from 1 to 4096"):
+        _image_size(value)
