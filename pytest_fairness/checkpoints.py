@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_fairness.provenance import identity_of
+from pytest_fairness.provenance import identity_of, publish_reference, read_reference
 
 if TYPE_CHECKING:
     from pytest_fairness.records import Comparison, TestRecord
@@ -58,8 +58,6 @@ class ReferenceRecords:
                     "-m and the paths given")
         if not self.is_worker or self.fingerprints_dir is None:
             return "its test had not run before this one"
-        from pytest_fairness.provenance import read_reference
-
         kept = self.references[test] = read_reference(self.fingerprints_dir, test=test)
         return kept
 
@@ -80,8 +78,6 @@ class ReferenceRecords:
         kept = record if record is not None and record.results else why
         self.references[test] = kept
         if self.is_worker and self.fingerprints_dir is not None:
-            from pytest_fairness.provenance import publish_reference
-
             publish_reference(self.fingerprints_dir, test=test, kept=kept)
 
     def summary(self, records: Sequence[TestRecord], lines: list[str]
