@@ -130,7 +130,7 @@ def _history(args: argparse.Namespace) -> int:
     from pytest_fairness.report.terminal import format_number, text_table
 
     with _store(args) as store:
-        rows = store.series(last=args.last)
+        rows = store.series(last=args.last, payloads=True)
     if not rows:
         print(f"no fairness results in {store.path}")
         return 0

@@ -467,11 +467,11 @@ class HistoryStore(AbstractContextManager["HistoryStore"]):
                                       regressions=(*record.regressions, *regressions))
         return list(by_test.values())
 
-    def series(self, *, last: int = 20) -> list[dict[str, Any]]:
+    def series(self, *, last: int = 20, payloads: bool = False) -> list[dict[str, Any]]:
         """One dict per result of the last ``last`` runs, oldest first (``column``: checkpoint).
 
-        ``result`` is the stored :class:`IndicatorResult`, ``reads`` the ``metric=`` its limits
-        read (``""`` for the headline).
+        With ``payloads``, ``result`` is the stored :class:`IndicatorResult` and ``reads`` the
+        ``metric=`` its limits read (``""`` for the headline); the report's trends need neither.
         """
         with self._guard():
             rows = self._conn.execute(
@@ -487,9 +487,11 @@ class HistoryStore(AbstractContextManager["HistoryStore"]):
         for row in rows:
             where = f"result row {row['id']} (run {row['run_id']})"
             item = self._checked_row(row, where, row["run_id"])
-            keyed, checks, _ = self._payload(item.pop("data"), where, row["run_id"])
-            item["result"] = keyed.result
-            item["reads"] = next((c.reads for c in checks if c.reads), "")
+            data = item.pop("data")
+            if payloads:
+                keyed, checks, _ = self._payload(data, where, row["run_id"])
+                item["result"] = keyed.result
+                item["reads"] = next((c.reads for c in checks if c.reads), "")
             del item["id"]
             item["column"] = item.pop("result_checkpoint") or item["checkpoint"]
             out.append(item)
@@ -513,8 +515,11 @@ def write_run(path: Path, metadata: dict[str, Any], records: Sequence[TestRecord
     try:
         with HistoryStore(path) as store:
             metadata["history_run_id"] = run_id = store.record_run(metadata, records)
-            return (f"fairness history: run {run_id} recorded in {path}",
-                    store.series(last=20) if series else None)
+            line = f"fairness history: run {run_id} recorded in {path}"
+            try:
+                return line, store.series(last=20) if series else None
+            except (sqlite3.Error, FairnessConfigError) as error:  # an older run is damaged
+                return f"{line}; no trends in the report: {error}", None
     except (OSError, sqlite3.Error, FairnessConfigError) as error:
         return (f"fairness history NOT written to {path}: {error} (use --fairness-history PATH "
                 "or --fairness-no-history)"), None

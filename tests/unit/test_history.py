@@ -484,3 +484,19 @@ def test_read_only_store_is_described_as_read_only(tmp_path: Path) -> None:
         store._conn = sqlite3.connect(path.as_uri() + "?mode=ro", uri=True, isolation_level=None)
         with pytest.raises(FairnessConfigError, match=r"is read-only .*--fairness-no-history"):
             store.record_run({}, [])
+
+
+def test_a_damaged_older_payload_neither_unrecords_the_run_nor_hides_the_trends(
+        history: Path) -> None:
+    """The report's trends read the number columns: an older run's damaged payload (which
+    `pytest-fairness history` still reports) does not make a recorded run read "NOT written"."""
+    from pytest_fairness.history import write_run
+
+    _execute(history, "UPDATE results SET data = ? WHERE id = 31", "{not json")
+    line, trends = write_run(history, {}, [record("t.py::new", 0.1)], series=True)
+    assert line.startswith("fairness history: run 4 recorded in"), line
+    assert trends is not None and {t["run_id"] for t in trends} == {1, 2, 3, 4}
+    with HistoryStore(history, read_only=True) as store:
+        assert len(store.runs()) == 4
+        with pytest.raises(FairnessConfigError, match=r"result row 31 \(run 2\)"):
+            store.series(payloads=True)
