@@ -215,7 +215,9 @@ def _ieat_intervals(
              "equally associated; their effect size is undefined and left out of its "
              "interval.",) if undefined else ()
     return _Intervals(intervals, (found.interval("mean_x"), found.interval("mean_y")),
-                      {"bootstrap_plan": found.plan}, found.draws({"value": "effect_size"}),
+                      {"bootstrap_plan": found.plan}, found.draws({  # every interval's
+                          "value": "effect_size", "effect_size": "effect_size",
+                          "statistic": "statistic", "group:0": "mean_x", "group:1": "mean_y"}),
                       notes)
 
 

@@ -115,3 +115,17 @@ def test_compare_results_judges_the_change_at_the_level() -> None:
     [alone] = compare_results(b, n, {"value": 0.0}, confidence="supported")
     assert alone.level is None and alone.interval is not None
     assert alone.interval[0] >= c.interval[0]
+
+
+def test_a_bca_interval_fails_closed_naming_the_percentile_fix() -> None:
+    """iEAT's default BCa interval cannot be re-levelled from its replicates alone."""
+    rng = np.random.default_rng(0)
+    r = indicators.ieat(*(rng.normal(size=(20, 8)) + shift for shift in (0.3, 0, 0, 0.3)),
+                        n_bootstrap=200, seed=0)
+    limit = validate_threshold((), {"max_effect_size": 5.0, "confidence": "supported"})
+    assert evaluate(r, limit)[0].verdict == "pass"
+    with pytest.raises(FairnessConfigError, match=r"'bca', re-levelled only when 'percentile'"):
+        evaluate(r, limit, level=0.999)
+    pct = indicators.ieat(*(rng.normal(size=(20, 8)) for _ in range(4)), n_bootstrap=200,
+                          seed=0, interval_method="percentile")
+    assert evaluate(pct, limit, level=0.999)[0].level == 0.999
