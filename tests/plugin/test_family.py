@@ -130,3 +130,30 @@ def test_no_replicates():
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*max_gap=0.5*family-wise control*cannot be recomputed*"
                                  "n_bootstrap=1000*"])
+
+
+def test_a_check_the_collection_count_missed_fails_closed(pytester: pytest.Pytester,
+                                                          xdist_args: list[str]) -> None:
+    """An interval-judged check made in a helper module is not in the family's count: the
+    test fails saying so, instead of being judged at a level the count did not pay for."""
+    pytester.makepyfile(helper=DATA + '''
+from pytest_fairness import fairness, indicators
+
+
+def check_gap():
+    r = indicators.group_metrics(Y, P, groups=G, n_bootstrap=1000, seed=0)
+    fairness.check(r, max_gap=0.5, confidence="supported")
+''', test_hidden='''
+import pytest
+from helper import check_gap
+
+
+@pytest.mark.fairness
+def test_hidden():
+    check_gap()
+''')
+    pytester.syspathinsert()
+    assert pytester.runpytest("--fairness", *xdist_args).ret == 0
+    result = pytester.runpytest("--fairness", "--fairness-family-alpha=0.05", *xdist_args)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*test_hidden*missed at collection*"])
