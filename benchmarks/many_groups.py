@@ -37,7 +37,7 @@ import pandas as pd
 from scipy.stats import binomtest
 
 from pytest_fairness import indicators as ind
-from pytest_fairness.stats import simultaneous
+from pytest_fairness.bounds import simultaneous
 
 SIZES = {2: [600, 300], 5: [600, 300, 150, 80, 40],
          10: [600, 300, 150, 80, 40, 40, 35, 30, 300, 150]}

@@ -82,7 +82,7 @@ def _simultaneous_bounds(result: IndicatorResult, level: float
     """
     import numpy as np
 
-    from pytest_fairness.stats import simultaneous
+    from pytest_fairness.bounds import simultaneous
 
     places = [i for i, g in enumerate(result.groups) if not g.excluded]
     reps = [result.replicates.get(f"group:{i}") for i in places]

@@ -453,6 +453,12 @@ def add_options(parser: pytest.Parser) -> None:
              "file name; default the first).")
     add("--fairness-run-label", metavar="LABEL", default=None, dest="fairness_run_label",
         help="name this run in the history (e.g. a checkpoint or an experiment).")
+    add("--fairness-paired", action="store_true", default=False, dest="fairness_paired",
+        help="draw bootstrap replicates image by image, so that this run's results pair "
+             "with later runs on the same images (e.g. a history to compare checkpoints "
+             "in); implied by --fairness-baseline, --fairness-save-baseline and "
+             "--fairness-checkpoint. Otherwise each kind of image (group and outcome) draws "
+             "at once: cheaper, paired only with results of the same kinds.")
     add("--fairness-seed", metavar="INT", default=None, dest="fairness_seed", type=parse_seed,
         help="seed of the fairness_seed fixture, and of indicators given seed=None "
              "(bootstrap, permutations, noise); default: the fairness_seed ini value, else 0.")

@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from pytest_fairness.records import TestRecord
 
 #: The seed and inconclusive policy in force before this run, restored at its end.
-_DEFAULTS_KEY: Final = pytest.StashKey[tuple[int, "str | None"]]()
+_DEFAULTS_KEY: Final = pytest.StashKey[tuple[int, "str | None", bool]]()
 
 SKIP_REASON: Final = (
     "fairness test: run with `pytest --fairness` (or set `fairness = true` in the "
@@ -96,11 +96,13 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SESSION_KEY] = state
     config.pluginmanager.register(ReportCollector(state), "fairness-session")
     from pytest_fairness.checks import set_inconclusive
-    from pytest_fairness.stats import set_default_seed
+    from pytest_fairness.stats import set_default_seed, set_paired_draws
 
-    # The run's defaults for seed=None and inconclusive verdicts (on every xdist worker too).
+    # The run's defaults for seed=None, inconclusive verdicts and how replicates are drawn
+    # (on every xdist worker too).
     config.stash[_DEFAULTS_KEY] = (set_default_seed(state.settings.seed),
-                                   set_inconclusive(state.settings.inconclusive))
+                                   set_inconclusive(state.settings.inconclusive),
+                                   set_paired_draws(state.settings.paired))
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -122,10 +124,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     defaults = config.stash.get(_DEFAULTS_KEY, None)
     if defaults is not None:  # what they were before this run (a run inside a run: pytester)
         from pytest_fairness.checks import set_inconclusive
-        from pytest_fairness.stats import set_default_seed
+        from pytest_fairness.stats import set_default_seed, set_paired_draws
 
         set_default_seed(defaults[0])
         set_inconclusive(defaults[1])
+        set_paired_draws(defaults[2])
 
 
 @pytest.hookimpl(tryfirst=True)

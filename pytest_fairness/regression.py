@@ -35,7 +35,8 @@ __all__ = [
 #: Params of the bootstrap: a change in them is the pairing note's business, not a change
 #: in how the number was computed.
 _BOOTSTRAP_PARAMS: Final = frozenset({"seed", "n_bootstrap", "confidence_level",
-                                      "interval_method", "bootstrap_plan"})
+                                      "interval_method", "bootstrap_plan",
+                                      "bootstrap_draw"})
 
 
 def _param_notes(base: ResultSummary, now: ResultSummary) -> list[str]:
@@ -53,6 +54,12 @@ def _param_notes(base: ResultSummary, now: ResultSummary) -> list[str]:
 def _pairing(base: ResultSummary, now: ResultSummary) -> tuple[bool, str]:
     """Whether two results' replicates were drawn on the same units, and how to say it."""
     b, n = base.params, now.params
+    kinds = "kinds" in (b.get("bootstrap_draw"), n.get("bootstrap_draw"))
+    if kinds and b.get("bootstrap_plan") != n.get("bootstrap_plan"):
+        return False, ("unpaired: replicates drawn per kind of image (group and outcome) pair "
+                       "only when every image is of the same kind in both; draw image by image "
+                       "to pair them: compare in the run that computes them (--fairness-baseline"
+                       ", --fairness-checkpoint), or record both with --fairness-paired")
     if b.get("bootstrap_plan") is None or b.get("bootstrap_plan") != n.get("bootstrap_plan"):
         return False, ("unpaired: the two results resampled different units (other images, "
                        "clusters or an older baseline); the interval adds both bootstraps' noise")

@@ -108,6 +108,21 @@ def _floats(values: Mapping[Any, Any]) -> dict[str, float]:
     return {str(k): float(_scalar(v)) for k, v in values.items()}
 
 
+class Float32s(tuple[float, ...]):
+    """Replicates already rounded to float32, as results keep them: taken as they are."""
+
+    __slots__ = ()
+
+
+def float32s(values: Any) -> Float32s:
+    """``values`` (numbers, or a numpy array) rounded to float32, as results keep replicates."""
+    if type(values) is Float32s:
+        return values
+    if hasattr(values, "astype"):  # a numpy array: rounded at once
+        return Float32s(values.astype("float32").tolist())
+    return Float32s(array("f", map(float, values)))
+
+
 def _encode_key(key: GroupKey) -> Any:
     return list(key) if isinstance(key, tuple) else key
 
@@ -375,8 +390,7 @@ class IndicatorResult:
 
     def __post_init__(self) -> None:
         _set(self, value=float(_scalar(self.value)), groups=tuple(self.groups),
-             replicates={str(k): tuple(array("f", map(float, v)))  # float32, as stored
-                         for k, v in self.replicates.items()},
+             replicates={str(k): float32s(v) for k, v in self.replicates.items()},
              stats=_floats(self.stats),
              intervals={str(k): _interval(v) for k, v in self.intervals.items()},
              tables={str(k): tuple({c if type(c) is str else str(c): _cell(v)

@@ -299,6 +299,10 @@ class Settings:
     features_ahead : mapping of str to str
         ``--fairness-features [CHECKPOINT=]DIR``: the folder of features extracted ahead,
         read instead of running a model, by checkpoint (``""`` without checkpoints).
+    paired : bool
+        Draw bootstrap replicates image by image, so that this run's results pair with
+        other checkpoints and runs: ``--fairness-paired``, or a run that compares with or
+        saves a baseline or names checkpoints.
     started : str
         When the run started (local time, ISO 8601).
     """
@@ -325,6 +329,7 @@ class Settings:
     checkpoint_ids: tuple[str, ...] = ()
     reference_checkpoint: str | None = None
     features_ahead: Mapping[str, str] = field(default_factory=dict)
+    paired: bool = False
     started: str = ""
 
     @property
@@ -363,6 +368,9 @@ class Settings:
             checkpoints=checkpoints,
             checkpoint_ids=checkpoint_ids(checkpoints),
             features_ahead=_features_dirs(config, checkpoints, checkpoint_ids(checkpoints)),
+            paired=bool(config.getoption("fairness_paired", False) or checkpoints
+                        or config.getoption("fairness_baseline", None)
+                        or config.getoption("fairness_save_baseline", None)),
             started=time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime()),
         )
         if settings.gates and not settings.enabled:

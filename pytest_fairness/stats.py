@@ -10,10 +10,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
+import os
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, final
 
+from pytest_fairness.bounds import quantiles
 from pytest_fairness.errors import FairnessConfigError, InvalidDataError, check_int, own_error
 
 if TYPE_CHECKING:
@@ -22,7 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = ["BOOTSTRAP_METHODS", "Bootstrap", "IntervalOptions", "Units", "as_generator",
            "bootstrap", "check_bootstrap_options", "check_finite", "resolve_seed",
-           "set_default_seed", "simultaneous"]
+           "set_default_seed", "set_paired_draws"]
 
 __tracebackhide__ = own_error
 
@@ -33,7 +36,7 @@ BOOTSTRAP_METHODS = ("percentile", "bca")
 _POOLING_GAIN = 8
 
 #: Per-cluster totals with at most this many cells are kept dense.
-_DENSE_CELLS = 1_000_000
+_DENSE_CELLS = 1 << 25
 
 #: Upper bound on the number of cells (replicates × clusters) held at once.
 _CHUNK_CELLS = 4_000_000
@@ -74,6 +77,23 @@ def set_default_seed(seed: int) -> int:
     """
     global _default_seed
     previous, _default_seed = _default_seed, check_int("seed", seed, low=0)
+    return previous
+
+
+#: Whether kinds draw row by row, so that results on the same rows pair (:func:`set_paired_draws`).
+_paired_draws = False
+
+
+def set_paired_draws(on: bool) -> bool:
+    """Draw pooled kinds row by row (``True``: results on the same rows pair); return the old.
+
+    By default a kind of rows (same group, same outcome) draws its total Poisson count at
+    once: the same resampling, at the cost of the kinds, not the rows, but paired only with
+    a result whose every row is of the same kind. The plugin turns row draws on in a run that
+    compares with or saves a baseline, names checkpoints, or passes ``--fairness-paired``.
+    """
+    global _paired_draws
+    previous, _paired_draws = _paired_draws, bool(on)
     return previous
 
 
@@ -125,7 +145,7 @@ def _intervals(boot: NDArray[np.float64], estimate: NDArray[np.float64],
     n_valid = (~np.isnan(boot)).sum(axis=0)
     whole = np.flatnonzero((n_valid == boot.shape[0]) & ~np.isnan(estimate))
     if method == "percentile" and whole.size:  # no NaN replicate: every entry at once
-        out[whole] = np.quantile(boot[:, whole], [alpha / 2, 1 - alpha / 2], axis=0).T
+        out[whole] = quantiles(np.sort(boot[:, whole], axis=0), [alpha / 2, 1 - alpha / 2]).T
     for i in range(estimate.size):
         if (method == "percentile" and n_valid[i] == boot.shape[0]) or (
                 n_valid[i] < 2 or math.isnan(estimate[i])):
@@ -149,115 +169,15 @@ def _intervals(boot: NDArray[np.float64], estimate: NDArray[np.float64],
     return out
 
 
-def _studentized_max(estimate: NDArray[np.float64], replicates: NDArray[np.float64],
-                     floor: NDArray[np.float64] | float = 0.0
-                     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Bootstrap SDs ``s`` (p,) of p statistics, at least ``floor``, and ``max |x* − x| / s``.
-
-    NaN replicates and statistics with ``s`` 0 or NaN are left out of the maximum (-inf
-    where a replicate has none).
-    """
+def _compact(codes: NDArray[np.int64], size: int) -> tuple[NDArray[np.intp], int]:
+    """Codes below ``size`` renumbered 0, 1, ... in order, and how many there are."""
     import numpy as np
 
-    with np.errstate(invalid="ignore", divide="ignore"):
-        s = (np.nanstd(replicates, axis=0, ddof=1) if np.isnan(replicates).any()
-             else replicates.std(axis=0, ddof=1))
-        s = np.fmax(s, floor)
-        t = np.abs(replicates - estimate) / np.where(s > 0, s, np.nan)
-    t[np.isnan(t)] = -np.inf
-    return np.nan_to_num(s), t.max(axis=1, initial=-np.inf)
-
-
-def _critical(tops: NDArray[np.float64], confidence_level: float) -> float:
-    """The ``confidence_level`` quantile of the finite maxima (0 when there are none)."""
-    import numpy as np
-
-    finite = tops[np.isfinite(tops)]
-    return float(np.quantile(finite, confidence_level)) if finite.size else 0.0
-
-
-def simultaneous(replicates: NDArray[np.float64], estimate: NDArray[np.float64],
-                 confidence_level: float, *, weights: NDArray[np.float64] | None = None
-                 ) -> NDArray[np.float64]:
-    """Simultaneous bounds (3, 2) on the spread, the lowest and the highest of k values.
-
-    A bootstrap maxT construction (Romano & Wolf, "Exact and approximate stepdown methods
-    for multiple hypothesis testing", 2005; Efron & Tibshirani, *An Introduction to the
-    Bootstrap*, 1993): for each pair of values the difference ``d_ij = v_i − v_j``, its
-    bootstrap SD ``s_ij`` from the joint replicates, and one critical value ``c``, the
-    ``confidence_level`` quantile of ``max_ij |d*_ij − d_ij| / s_ij``, so that every
-    ``d_ij ± c s_ij`` holds at once. The true spread ``max_ij |δ_ij|`` then lies in
-    ``[max(0, max_ij(|d_ij| − c s_ij)), max_ij(|d_ij| + c s_ij)]``. The lowest and highest
-    value are bounded alike over the values themselves: ``min_g(v_g ∓ c' s_g)``,
-    ``max_g(v_g ∓ c' s_g)``. Unlike the percentile interval of the range recomputed in each
-    replicate, which repeats the upward bias of a range of noisy values, these bounds keep
-    their coverage with many groups; with two values they are ``|d| ± c s``.
-
-    With ``weights`` (the data behind each value: its images, or the sum of its
-    denominators), each SD is floored at the pooled one scaled to its weight,
-    ``f_g = sqrt(σ² / w_g)`` with ``σ² = Σ w_g² s_g² / Σ w_g`` (each pair at
-    ``sqrt(f_i² + f_j²)``): a small group whose proportion is by chance near 0 or 1 has a
-    bootstrap SD near 0 that understates its error; the floor is what its SD would be were
-    it like the others (exact when all groups are equal).
-
-    Parameters
-    ----------
-    replicates : ndarray (B, k)
-        Joint bootstrap replicates of the k values (NaN where a replicate leaves one
-        undefined: it is left out of the pairs it is in).
-    estimate : ndarray (k,)
-        The values; NaN ones are left out.
-    confidence_level : float
-        The simultaneous coverage, e.g. 0.95.
-    weights : ndarray (k,), optional
-        The data behind each value, for the SD floor; None: no floor.
-
-    Returns
-    -------
-    ndarray (3, 2)
-        Rows: the spread (max − min), the lowest value, the highest value; NaN where fewer
-        than two (spread) or no (extremes) values are defined.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> reps = np.array([[0.6, 0.5], [0.7, 0.5], [0.6, 0.4], [0.5, 0.5], [0.6, 0.6]])
-    >>> simultaneous(reps, np.array([0.6, 0.5]), 0.8).round(3).tolist()
-    [[0.0, 0.2], [0.4, 0.6], [0.5, 0.7]]
-    """
-    import numpy as np
-
-    keep = ~np.isnan(estimate)
-    v, reps = estimate[keep], replicates[:, keep]
-    out = np.full((3, 2), np.nan)
-    if not v.size:
-        return out
-    floor = np.zeros(v.size)
-    if weights is not None:
-        w = np.asarray(weights, dtype=np.float64)[keep]
-        own, _ = _studentized_max(v, reps)
-        if (w > 0).all():
-            floor = np.sqrt(np.sum(w**2 * own**2) / w.sum() / w)
-    s, top = _studentized_max(v, reps, floor)
-    c = _critical(top, confidence_level)
-    out[1] = (np.min(v - c * s), np.min(v + c * s))
-    out[2] = (np.max(v - c * s), np.max(v + c * s))
-    if v.size < 2:
-        return out
-    # Pairs in chunks of about _CHUNK_CELLS cells: k = 200 groups has 19,900 pairs.
-    first, second = np.triu_indices(v.size, 1)
-    step = max(1, _CHUNK_CELLS // max(reps.shape[0], 1))
-    sds, tops = [], np.full(reps.shape[0], -np.inf)
-    for at in range(0, first.size, step):
-        i, j = first[at:at + step], second[at:at + step]
-        pair_s, pair_top = _studentized_max(v[i] - v[j], reps[:, i] - reps[:, j],
-                                            np.hypot(floor[i], floor[j]))
-        sds.append(pair_s)
-        tops = np.maximum(tops, pair_top)
-    c = _critical(tops, confidence_level)
-    d, s = np.abs(v[first] - v[second]), np.concatenate(sds)
-    out[0] = (max(0.0, float(np.max(d - c * s))), float(np.max(d + c * s)))
-    return out
+    if size > 4 * codes.size + 1024:  # sparse codes: sort rather than count
+        inverse = np.unique(codes, return_inverse=True)[1].reshape(-1).astype(np.intp)
+        return inverse, int(inverse.max()) + 1 if inverse.size else 0
+    present = np.bincount(codes, minlength=size) > 0
+    return (np.cumsum(present) - 1)[codes].astype(np.intp), int(present.sum())
 
 
 @final
@@ -265,15 +185,17 @@ def simultaneous(replicates: NDArray[np.float64], estimate: NDArray[np.float64],
 class Units:
     """The resampling units of a bootstrap: clusters of rows, each in one stratum.
 
-    ``codes`` gives each row's cluster (or *kind*: rows that contribute alike, pooled but still
-    drawn row by row, ``sizes`` rows each); ``strata`` what each stratum draws. Draws depend on
-    the seed and the :attr:`plan` only, so two results with both equal pair their replicates.
+    ``codes`` gives each row's cluster (or *kind*: rows that contribute alike, ``sizes`` rows
+    each, drawn as one Poisson total when ``by_kind``, else row by row); ``strata`` what each
+    stratum draws. Draws depend on the seed and the :attr:`plan` only, so two results with
+    both equal pair their replicates.
     """
 
     codes: NDArray[np.intp]
     n_clusters: int
     strata: tuple[NDArray[np.intp], ...]
     sizes: NDArray[np.float64] | None = None
+    by_kind: bool = False
 
     @classmethod
     def of(cls, n: int, *, clusters: Any = None, strata: Any = None,
@@ -297,7 +219,7 @@ class Units:
                     f"clusters must have one label per row ({n}); got shape {array.shape}. "
                     "Pass the household or identity of each row.")
             codes, size = np.zeros(n, dtype=np.int64), 1
-            for column in array.reshape(n, -1).T:  # rows as tuples, one column at a time
+            for column in np.ascontiguousarray(array.reshape(n, -1).T):  # one column at a time
                 numeric = column.dtype.kind in "biuf"  # ids may be strings: no min, no minus
                 low, high = (column.min(), column.max()) if n and numeric else (0, 0)
                 if numeric and low == high:
@@ -309,11 +231,10 @@ class Units:
                     values, inverse = np.unique(column, return_inverse=True)
                     inverse, distinct = inverse.reshape(-1), values.size
                 if size * distinct >= 2**62:  # keep the mixed-radix code in int64
-                    codes = np.unique(codes, return_inverse=True)[1].reshape(-1)
-                    size = int(codes.max()) + 1
+                    codes, size = _compact(codes, size)
                 codes = codes * distinct + inverse
                 size *= distinct
-            codes = np.unique(codes, return_inverse=True)[1].reshape(-1).astype(np.intp)
+            codes = _compact(codes, size)[0]
         n_clusters = int(codes.max()) + 1 if n else 0
         if kinds is not None and n_clusters > n // _POOLING_GAIN:
             # Nearly as many kinds as rows: pooling would not shrink the statistic's matrix.
@@ -322,7 +243,8 @@ class Units:
             if strata is not None:
                 raise FairnessConfigError("Units.of takes strata or kinds, not both.")
             return cls(codes, n_clusters, (np.arange(n, dtype=np.intp),),
-                       np.bincount(codes, minlength=n_clusters).astype(np.float64))
+                       np.bincount(codes, minlength=n_clusters).astype(np.float64),
+                       by_kind=not _paired_draws)
         if strata is None:
             return cls(codes, n_clusters, (np.arange(n_clusters, dtype=np.intp),))
         stratum = np.unique(np.asarray(strata), return_inverse=True)[1].reshape(-1)
@@ -335,19 +257,35 @@ class Units:
         return cls(codes, n_clusters, tuple(np.flatnonzero(of_cluster == s).astype(np.intp)
                                             for s in range(int(stratum.max()) + 1)))
 
-    @property
+    @functools.cached_property
     def plan(self) -> str:
         """A digest of what is resampled: the unit of each row, the strata and the draw."""
         import numpy as np
 
+        if self.by_kind:  # pairs only with a result whose every row is of the same kind
+            return hashlib.sha256(np.asarray(self.codes, dtype=np.int64).tobytes()
+                                  + b"|poisson(kinds)").hexdigest()[:16]
         n = self.codes.size
         unit = np.arange(n) if self.sizes is not None else self.codes
         digest = hashlib.sha256(np.asarray(unit, dtype=np.int64).tobytes())
         for members in self.strata:
             digest.update(b"|" + np.asarray(members, dtype=np.int64).tobytes())
         if len(self.strata) <= 1:  # Poisson weights: replicates drawn otherwise do not pair
-            digest.update(b"|poisson(1)")
+            digest.update(b"|poisson(1)/2")  # 2: blocks of replicates by units
         return digest.hexdigest()[:16]
+
+    def stand_ins(self) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
+        """Rows that stand for all, and how many rows each stands for (1; a kind's size).
+
+        A kind's rows contribute alike: its first row, times its size, gives their sums.
+        """
+        import numpy as np
+
+        if self.sizes is None:
+            return np.arange(self.codes.size), np.ones(self.codes.size)
+        first = np.empty(self.n_clusters, dtype=np.intp)
+        first[self.codes[::-1]] = np.arange(self.codes.size - 1, -1, -1)
+        return first, self.sizes
 
     def totals(self, data: Any, rows: Any, columns: Any, width: int) -> Any:
         """Per-cluster sums ``T`` (n_clusters, width) of ``data[i]`` at ``(rows[i], columns[i])``.
@@ -429,35 +367,38 @@ class IntervalOptions:
         boot = bootstrap(statistic, units, n_bootstrap=self.n_bootstrap,
                          confidence_level=self.confidence_level, method=self.method, seed=rng)
         params.update(seed=used, confidence_level=self.confidence_level,
-                      interval_method=self.method, bootstrap_plan=boot.plan)
+                      interval_method=self.method, bootstrap_plan=boot.plan,
+                      **({"bootstrap_draw": "kinds"} if units.by_kind else {}))
         return boot
 
 
 #: Units and replicates per block of Poisson weights, each block drawn by its own generator;
-#: replicate weights kept for reuse: at most _CACHE_BYTES in all, each entry at most 1/8.
+#: replicate weights kept for reuse: at most _CACHE_BYTES in all.
 _BLOCK_UNITS, _BLOCK_REPS, _CACHE_BYTES = 1 << 14, 16, 512 << 20
+#: Draws of at least this many weights use every core (at most 4).
+_THREADED, _CORES = 1 << 20, min(4, os.cpu_count() or 1)
 _cache: dict[tuple[Any, ...], NDArray[np.float64]] = {}
 
 
 @functools.cache
-def _poisson_table() -> NDArray[np.float32]:
+def _poisson_table() -> NDArray[np.float64]:
     """Poisson(1) by the inverse CDF of a 16-bit uniform (probabilities to 2**-16)."""
     import numpy as np
 
     k = np.arange(12)
     cdf = np.cumsum(np.exp(-1.0) / np.cumprod(np.maximum(k, 1)))
     edges = np.round(cdf * 65536).astype(np.int64)
-    return np.searchsorted(edges, np.arange(65536), side="right").astype(np.float32)
+    return np.searchsorted(edges, np.arange(65536), side="right").astype(np.float64)
 
 
 def _block(key: NDArray[np.uint64], unit_block: int, rep_block: int,
-           table: NDArray[np.float32], units: int) -> NDArray[np.float32]:
-    """Poisson(1) weights (units, _BLOCK_REPS) of one block: a function of its place alone."""
+           table: NDArray[np.float64], units: int) -> NDArray[np.float64]:
+    """Poisson(1) weights (_BLOCK_REPS, units) of one block: a function of its place alone."""
     import numpy as np
 
     bits = np.random.PCG64(np.random.SeedSequence([*key.tolist(), unit_block, rep_block]))
     draws = bits.random_raw(-(-units * _BLOCK_REPS // 4)).view(np.uint16)  # 4 a draw
-    return np.take(table, draws[:units * _BLOCK_REPS].reshape(units, _BLOCK_REPS))
+    return table[draws[:units * _BLOCK_REPS].reshape(_BLOCK_REPS, units)]
 
 
 def _draw(units: Units, key: NDArray[np.uint64], start: int, r: int) -> NDArray[np.float64]:
@@ -465,7 +406,7 @@ def _draw(units: Units, key: NDArray[np.uint64], start: int, r: int) -> NDArray[
 
     The Poisson bootstrap (Hanley & MacGibbon 2006; Chamandy et al. 2012): each unit (a
     cluster, or a row of a kind) weighs an independent Poisson(1) count in each replicate,
-    drawn in blocks of 16,384 units by 16 replicates, each block from a generator seeded
+    drawn in blocks of 16 replicates by 16,384 units, each block from a generator seeded
     by (seed, block), so replicate b's weight of unit i depends on (seed, i, b) alone. A
     replicate is a resampled set whose size varies (mean: the units'; statistics are ratios
     of weighted sums); a kind weighs its rows' mean count.
@@ -475,22 +416,39 @@ def _draw(units: Units, key: NDArray[np.uint64], start: int, r: int) -> NDArray[
 
     table = _poisson_table()
     n = units.n_clusters if units.sizes is None else units.codes.size
-    drawn = np.zeros((units.n_clusters if units.sizes is not None else n, r))
-    for at in range(0, n, _BLOCK_UNITS):
-        stop = min(at + _BLOCK_UNITS, n)
-        pool = None if units.sizes is None else sparse.csr_matrix(  # rows summed per kind
-            (np.ones(stop - at, dtype=np.float32), (units.codes[at:stop], np.arange(stop - at))),
-            shape=(units.n_clusters, stop - at))
-        for q in range(0, r, _BLOCK_REPS):
+    drawn = (np.empty if units.sizes is None else np.zeros)((r, units.n_clusters))
+    spans = [(at, min(at + _BLOCK_UNITS, n)) for at in range(0, n, _BLOCK_UNITS)]
+    pools = [None if units.sizes is None else sparse.csr_matrix(  # rows summed per kind
+        (np.ones(stop - at), (np.arange(stop - at), units.codes[at:stop])),
+        shape=(stop - at, units.n_clusters)) for at, stop in spans]
+
+    def fill(q: int) -> None:  # replicates q to q + 16: disjoint rows of ``drawn``
+        for (at, stop), pool in zip(spans, pools):
             block = _block(key, at // _BLOCK_UNITS, (start + q) // _BLOCK_REPS, table, stop - at)
             if pool is None:
-                drawn[at:stop, q:q + _BLOCK_REPS] = block
+                drawn[q:q + _BLOCK_REPS, at:stop] = block
             else:
-                drawn[:, q:q + _BLOCK_REPS] += pool @ block
-    weights = drawn.T
+                drawn[q:q + _BLOCK_REPS] += block @ pool
+
+    with ThreadPoolExecutor(1 if n * r < _THREADED else _CORES) as workers:  # numpy lets go
+        list(workers.map(fill, range(0, r, _BLOCK_REPS)))  # of the GIL while it draws
     if units.sizes is not None:
-        weights /= units.sizes
-    return np.ascontiguousarray(weights)
+        drawn /= units.sizes
+    return drawn
+
+
+def _kind_draws(units: Units, key: NDArray[np.uint64], r: int) -> NDArray[np.float64]:
+    """Weights (r, kinds): each kind's total of its rows' Poisson(1) counts, a Poisson(size).
+
+    The sum of independent Poisson(1) counts is Poisson of their number, so this resamples
+    exactly as :func:`_draw` does, at the cost of the kinds; replicate b depends on
+    (seed, b) and the kinds' sizes alone.
+    """
+    import numpy as np
+
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([*key.tolist(), 2])))
+    assert units.sizes is not None
+    return rng.poisson(units.sizes, size=(r, units.n_clusters)) / units.sizes
 
 
 def _multinomial(units: Units, r: int, rng: np.random.Generator) -> NDArray[np.float64]:
@@ -509,9 +467,15 @@ def _multinomial(units: Units, r: int, rng: np.random.Generator) -> NDArray[np.f
     return weights
 
 
-def _replicate_weights(units: Units, key: NDArray[np.uint64], start: int,
-                       r: int) -> NDArray[np.float64]:
-    """:func:`_draw`, kept while small: tests over the same rows and seed share their draws."""
+def _replicate_weights(units: Units, key: NDArray[np.uint64], start: int, r: int,
+                       total: int) -> NDArray[np.float64]:
+    """:func:`_draw`, kept while small: tests over the same rows and seed share their draws.
+
+    Only draws whose ``total`` replicates all fit in the cache are kept: larger ones would
+    push their own chunks out before any reuse.
+    """
+    if units.n_clusters * total * 8 > _CACHE_BYTES:
+        return _draw(units, key, start, r)
     digest = hashlib.sha256(units.codes.tobytes()).hexdigest() if units.sizes is not None else ""
     name = (key.tobytes(), units.plan, digest, start, r)
     if name in _cache:
@@ -519,10 +483,9 @@ def _replicate_weights(units: Units, key: NDArray[np.uint64], start: int,
         return _cache[name]
     weights = _draw(units, key, start, r)
     weights.flags.writeable = False  # shared by later calls: no statistic may change it
-    if weights.nbytes <= _CACHE_BYTES // 8:
-        while _cache and sum(w.nbytes for w in _cache.values()) + weights.nbytes > _CACHE_BYTES:
-            del _cache[next(iter(_cache))]
-        _cache[name] = weights
+    while _cache and sum(w.nbytes for w in _cache.values()) + weights.nbytes > _CACHE_BYTES:
+        del _cache[next(iter(_cache))]
+    _cache[name] = weights
     return weights
 
 
@@ -546,8 +509,13 @@ def bootstrap(
 
     rng = as_generator(seed)
     c = units.n_clusters
-    estimate = {k: np.asarray(v, dtype=np.float64)
-                for k, v in statistic(np.ones((1, c))).items()}
+    joint = None
+    if units.by_kind and c * (n_bootstrap + 1) <= _CHUNK_CELLS:  # one pass: weights 1, draws
+        drawn = _kind_draws(units, rng.bit_generator.random_raw(2), n_bootstrap)
+        joint = {k: np.asarray(v, dtype=np.float64)
+                 for k, v in statistic(np.vstack([np.ones((1, c)), drawn])).items()}
+    estimate = {k: v[:1] for k, v in joint.items()} if joint is not None else {
+        k: np.asarray(v, dtype=np.float64) for k, v in statistic(np.ones((1, c))).items()}
 
     def evaluate(weights: Iterable[NDArray[np.float64]]) -> dict[str, NDArray[np.float64]]:
         outs = [statistic(w) for w in weights]
@@ -558,11 +526,18 @@ def bootstrap(
         chunk = max(1, min(n_bootstrap, _CHUNK_CELLS // max(c, 1)))
         replicates = evaluate(_multinomial(units, min(chunk, n_bootstrap - done), rng)
                               for done in range(0, n_bootstrap, chunk))
+    elif joint is not None:
+        replicates = {k: v[1:] for k, v in joint.items()}
+    elif units.by_kind:
+        weights = _kind_draws(units, rng.bit_generator.random_raw(2), n_bootstrap)
+        chunk = max(1, _CHUNK_CELLS // max(c, 1))
+        replicates = evaluate(weights[done:done + chunk] for done in range(0, n_bootstrap, chunk))
     else:  # Poisson weights in blocks of _BLOCK_REPS replicates
         key = rng.bit_generator.random_raw(2)  # a function of an int seed alone
         chunk = _BLOCK_REPS * max(1, min(-(-n_bootstrap // _BLOCK_REPS),
                                          _CHUNK_CELLS // _BLOCK_REPS // max(c, 1)))
-        replicates = evaluate(_replicate_weights(units, key, done, chunk)[:n_bootstrap - done]
+        replicates = evaluate(
+            _replicate_weights(units, key, done, chunk, n_bootstrap)[:n_bootstrap - done]
                               for done in range(0, n_bootstrap, chunk))
     jack: dict[str, NDArray[np.float64]] | None = None
     if method == "bca":

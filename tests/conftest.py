@@ -10,7 +10,20 @@ drew figures inside a pytester run broke every later figure in its worker.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import matplotlib  # noqa: F401
 import matplotlib.backends.backend_agg  # noqa: F401
 import matplotlib.backends.backend_svg  # noqa: F401
 import matplotlib.figure  # noqa: F401
+import pytest
+
+
+@pytest.fixture
+def paired_draws() -> Iterator[None]:
+    """Draw replicates image by image, as a run that compares does, so that results pair."""
+    from pytest_fairness.stats import set_paired_draws
+
+    previous = set_paired_draws(True)
+    yield
+    set_paired_draws(previous)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, final
 
 import numpy as np
 
+from pytest_fairness.bounds import simultaneous
 from pytest_fairness.errors import (
     FairnessConfigError,
     InsufficientDataError,
@@ -19,10 +20,11 @@ from pytest_fairness.results import (
     GroupKey,
     GroupStat,
     IndicatorResult,
+    float32s,
     group_label,
     normalize_group,
 )
-from pytest_fairness.stats import Bootstrap, IntervalOptions, Units, check_finite, simultaneous
+from pytest_fairness.stats import Bootstrap, IntervalOptions, Units, check_finite
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -463,7 +465,7 @@ class GroupTable:
         for column, values in self.values.items():
             reps = self.boot.replicates[f"group:{column}"][:, self.included, j]
             bounds = simultaneous(reps, values[self.included, j], level,
-                                  weights=weights.get(column))
+                                  weights=weights.get(column), extremes=column == head)
             found["gap" if column == head else f"gap:{column}"] = bounds[0]
             if column == head:
                 found.update(min=bounds[1], max=bounds[2])
@@ -471,7 +473,8 @@ class GroupTable:
             with np.errstate(divide="ignore", invalid="ignore"):
                 reps = self.boot.replicates[f"group:{head}"][:, self.included, j]
                 low, high = simultaneous(np.log(reps), np.log(
-                    self.values[head][self.included, j]), level, weights=weights.get(head))[0]
+                    self.values[head][self.included, j]), level, weights=weights.get(head),
+                    extremes=False)[0]
             found["ratio"] = np.array([np.exp(-high), np.exp(-low)])
         return {name: (float(pair[0]), float(pair[1])) for name, pair in found.items()
                 if not np.isnan(pair).any()}
@@ -485,11 +488,12 @@ class GroupTable:
         """
         if self.boot is None:
             return {}
-        found = self.boot.draws({"value": "value", "gap": f"gap:{self.headline}",
-                                 "ratio": "ratio", **{d: d for d in self.derived
-                                                      if d not in self.aliases}}, j)
-        reps = self.boot.replicates[f"group:{self.headline}"]
-        found.update({f"group:{g}": tuple(reps[:, g, j].tolist())
+        reps = self.boot.replicates
+        names = {"value": "value", "gap": f"gap:{self.headline}", "ratio": "ratio",
+                 **{d: d for d in self.derived if d not in self.aliases}}
+        found: dict[str, tuple[float, ...]] = {
+            shown: float32s(reps[name][:, j]) for shown, name in names.items() if name in reps}
+        found.update({f"group:{g}": float32s(reps[f"group:{self.headline}"][:, g, j])
                       for g in np.flatnonzero(self.included)})
         return found
 
@@ -544,18 +548,19 @@ def group_table(
     if options.n_bootstrap:
         # Without clusters, rows that contribute alike (same group, same numerators and
         # denominators) are pooled into kinds: the same resampling, drawn per kind.
-        kinds = None if clusters is not None else np.column_stack(
-            [codes, *(x for pair in ratios.values() for x in pair)])
+        kinds = None if clusters is not None else np.column_stack([codes, *(
+            x for name, pair in ratios.items() for x in pair[:1 + (columns[name][1] is not None)])])
         units = Units.of(n, clusters=clusters, kinds=kinds)
         # Every numerator and denominator of every group in one sparse matrix (units ×
         # cells): one product per chunk of replicates gives all their weighted sums.
         data, rows, cells, slices, start = [], [], [], {}, 0
+        read, times = units.stand_ins()
         for name, (a, b) in ratios.items():
             m = a.shape[1]
-            cell = (codes[:, None] * m + np.arange(m)).reshape(-1)
+            cell = (codes[read][:, None] * m + np.arange(m)).reshape(-1)
             for offset, part in ((start, a), (start + k * m, b)):
-                data.append(part.reshape(-1))
-                rows.append(np.repeat(np.arange(n), m))
+                data.append((part[read] * times[:, None]).reshape(-1))
+                rows.append(np.repeat(read, m))
                 cells.append(cell + offset)
             slices[name] = (start, m)
             start += 2 * k * m
@@ -565,7 +570,7 @@ def group_table(
 
         def statistic(w: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
             r = w.shape[0]
-            sums = np.asarray(totals.T @ np.ascontiguousarray(w.T)).T
+            sums = np.asarray(w @ totals)
             out, reps = {}, {}
             for name, (at, m) in slices.items():
                 top = sums[:, at:at + k * m].reshape(r, k, m)

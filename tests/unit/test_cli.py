@@ -226,6 +226,7 @@ def test_missing_store_says_where_it_looked(tmp_path: Path, monkeypatch: pytest.
     assert "searched from" in capsys.readouterr().err
 
 
+@pytest.mark.usefixtures("paired_draws")
 def test_compare_judges_by_the_paired_interval(tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     """--confidence supported: a small change inside its interval passes, a large one not."""

@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 from pytest_fairness import indicators
+from pytest_fairness.bounds import simultaneous
 from pytest_fairness.checks import evaluate, rejudge, validate_threshold
 from pytest_fairness.errors import FairnessConfigError
 from pytest_fairness.family import at_level, family_level, interval_at
 from pytest_fairness.records import KeyedResult, ResultSummary
 from pytest_fairness.regression import compare_results
 from pytest_fairness.results import GroupStat, IndicatorResult
-from pytest_fairness.stats import simultaneous
 
 
 def _result(seed: int = 0, sizes: tuple[int, ...] = (300, 200, 100, 50, 40),
@@ -104,6 +104,7 @@ def test_point_checks_keep_their_verdict_and_no_level() -> None:
     assert outcome.verdict == "fail" and outcome.level is None
 
 
+@pytest.mark.usefixtures("paired_draws")
 def test_compare_results_judges_the_change_at_the_level() -> None:
     base, now = _result(seed=1), _result(seed=1, flip=0.22)
     b, n = ResultSummary.of(KeyedResult(None, base)), ResultSummary.of(KeyedResult(None, now))

@@ -60,7 +60,8 @@ def test_intervals_contain_estimates(method: str) -> None:
     assert v[0] < 55 / 120 < v[1]
     assert set(intervals) == {"value", "gap", "ratio", "min", "max"}
     assert params == {"n_bootstrap": 400, "seed": 3, "confidence_level": 0.95,
-                      "interval_method": method, "bootstrap_plan": params["bootstrap_plan"]}
+                      "interval_method": method, "bootstrap_plan": params["bootstrap_plan"],
+                      "bootstrap_draw": "kinds"}  # 120 rows of few kinds: drawn per kind
 
 
 def test_seed_reproducible_and_varies() -> None:

@@ -34,8 +34,8 @@ def _poisson_weights(seed: int, n: int, b: int) -> np.ndarray:
     table = np.searchsorted(edges, np.arange(65536), side="right")
     key = np.random.default_rng(seed).bit_generator.random_raw(2).tolist()
     blocks = [np.random.PCG64(np.random.SeedSequence([*key, 0, q])).random_raw(
-        -(-n * 16 // 4)).view(np.uint16)[:n * 16].reshape(n, 16) for q in range(-(-b // 16))]
-    return table[np.concatenate(blocks, axis=1)[:, :b]].T  # (b, n)
+        -(-n * 16 // 4)).view(np.uint16)[:n * 16].reshape(16, n) for q in range(-(-b // 16))]
+    return table[np.concatenate(blocks)[:b]]  # (b, n)
 
 
 def test_one_flipped_prediction_moves_each_replicate_by_its_weight() -> None:
@@ -119,6 +119,70 @@ def test_a_plan_drawn_before_poisson_weights_does_not_pair() -> None:
 
     rows = np.arange(N, dtype=np.int64).tobytes()  # the former plan: units, then the stratum
     old_plan = hashlib.sha256(rows + b"|" + rows).hexdigest()[:16]
+    y, pred, groups = _data()
+    now = ind.group_metrics(y, pred, groups=groups, min_group_size=1, n_bootstrap=B, seed=1)
+    assert now.params["bootstrap_plan"] != old_plan
+
+
+@pytest.mark.usefixtures("paired_draws")
+def test_drawn_image_by_image_pooled_kinds_still_draw_their_rows() -> None:
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 2, 600)
+    pred = np.where(rng.random(600) < 0.8, y, 1 - y)
+    kw = {"groups": np.repeat(["a", "b", "c"], 200), "n_bootstrap": B, "seed": 3}
+    pooled = ind.group_metrics(y, pred, **kw)  # 12 kinds for 600 rows: pooled
+    alone = ind.group_metrics(y, pred, clusters=np.arange(600), **kw)
+    assert "bootstrap_draw" not in pooled.params
+    assert pooled.params["bootstrap_plan"] == alone.params["bootstrap_plan"]
+    np.testing.assert_allclose(pooled.replicates["gap"], alone.replicates["gap"], atol=1e-6)
+
+
+def test_per_kind_draws_are_poisson_totals_of_the_kinds() -> None:
+    """Each kind's replicate weight is Poisson(size) / size, drawn from (seed, 2)."""
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 2, 600)
+    pred = np.where(rng.random(600) < 0.8, y, 1 - y)
+    r = ind.group_metrics(y, pred, groups=np.repeat(["a", "b"], 300), n_bootstrap=B, seed=9)
+    assert r.params["bootstrap_draw"] == "kinds"
+    # Kinds in the order of their rows' contributions: group, right, TP, positive, FP, negative.
+    group, right = np.repeat([0, 1], 300), (y == pred).astype(int)
+    contributions = np.column_stack([group, right, pred * y, y, pred * (1 - y), 1 - y])
+    kind = np.unique(contributions, axis=0, return_inverse=True)[1].reshape(-1)
+    sizes = np.bincount(kind)
+    key = np.random.default_rng(9).bit_generator.random_raw(2).tolist()
+    counts = np.random.Generator(np.random.PCG64(np.random.SeedSequence([*key, 2]))).poisson(
+        sizes, size=(B, sizes.size))
+    right = np.bincount(kind, weights=right) / sizes
+    accuracy = (counts * right).sum(axis=1) / counts.sum(axis=1)
+    np.testing.assert_allclose(r.replicates["value"], accuracy, rtol=1e-6)
+
+
+def test_per_kind_and_per_image_draws_give_the_same_intervals() -> None:
+    """The same resampling: interval widths agree to Monte Carlo error (1,000 replicates)."""
+    from pytest_fairness.stats import set_paired_draws
+
+    rng = np.random.default_rng(6)
+    y = rng.integers(0, 2, 3000)
+    pred = np.where(rng.random(3000) < 0.8, y, 1 - y)
+    kw = {"groups": np.repeat(["a", "b", "c"], 1000), "n_bootstrap": 1000, "seed": 2}
+    by_kind = ind.group_metrics(y, pred, **kw)
+    previous = set_paired_draws(True)
+    try:
+        by_row = ind.group_metrics(y, pred, **kw)
+    finally:
+        set_paired_draws(previous)
+    for name in ("value", "gap"):
+        widths = [np.subtract(*r.intervals[name][::-1]) for r in (by_kind, by_row)]
+        assert widths[0] == pytest.approx(widths[1], rel=0.12), name
+
+
+@pytest.mark.usefixtures("paired_draws")
+def test_image_by_image_draws_before_this_layout_do_not_pair() -> None:
+    """Row draws of an older baseline (blocks of units by replicates) compare unpaired."""
+    import hashlib
+
+    rows = np.arange(N, dtype=np.int64).tobytes()
+    old_plan = hashlib.sha256(rows + b"|" + rows + b"|poisson(1)").hexdigest()[:16]
     y, pred, groups = _data()
     now = ind.group_metrics(y, pred, groups=groups, min_group_size=1, n_bootstrap=B, seed=1)
     assert now.params["bootstrap_plan"] != old_plan

@@ -65,6 +65,7 @@ def test_a_result_against_itself_is_a_zero_change_with_a_zero_interval(
     assert c.paired is True and c.interval == (0.0, 0.0) and not c.regressed
 
 
+@pytest.mark.usefixtures("paired_draws")
 def test_relabelling_the_groups_changes_nothing() -> None:
     y, pred, groups = _data(3, flip=0.05)
     y0, pred0, _ = _data(3)
@@ -78,6 +79,7 @@ def test_relabelling_the_groups_changes_nothing() -> None:
         (before.worse_by, *before.interval))  # type: ignore[misc]
 
 
+@pytest.mark.usefixtures("paired_draws")
 def test_another_seed_or_other_images_are_unpaired_and_wider() -> None:
     y, pred, groups = _data(4)
     _, noisy, _ = _data(4, flip=0.05)

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from pytest_fairness import fairness
 from pytest_fairness import indicators as ind
+from pytest_fairness.bounds import simultaneous
 from pytest_fairness.errors import FairnessViolation
 from pytest_fairness.results import GroupStat, IndicatorResult
-from pytest_fairness.stats import simultaneous
 
 #: Four replicates of three group values, and the estimates.
 REPS = np.array([[0.50, 0.40, 0.30], [0.55, 0.35, 0.30], [0.45, 0.45, 0.20],
