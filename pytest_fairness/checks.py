@@ -22,7 +22,13 @@ from pytest_fairness.errors import (
     own_error,
     plain,
 )
-from pytest_fairness.options import COMPARE_METRICS, CONFIDENCE_MODES, LIMITS, METRIC_LIMITS
+from pytest_fairness.options import (
+    COMPARE_METRICS,
+    CONFIDENCE_MODES,
+    DEFAULT_CONFIDENCE,
+    LIMITS,
+    METRIC_LIMITS,
+)
 from pytest_fairness.readings import decide_line, magnitude, read_metric
 from pytest_fairness.results import GroupStat, IndicatorResult, group_label, iter_results
 
@@ -76,8 +82,8 @@ def _allowed(options: tuple[str, ...]) -> str:
 
 
 def _confidence(kwargs: Mapping[str, Any]) -> str:
-    """The ``confidence`` keyword of a marker, checked (default ``"point"``)."""
-    confidence = kwargs.get("confidence", "point")
+    """The ``confidence`` keyword of a marker, checked (default ``"supported"``)."""
+    confidence = kwargs.get("confidence", DEFAULT_CONFIDENCE)
     if confidence not in CONFIDENCE_MODES:
         raise FairnessConfigError(
             f"confidence must be one of {', '.join(map(repr, CONFIDENCE_MODES))}; "
@@ -499,18 +505,19 @@ def _judge(key: str | None, target: IndicatorResult, limits: Mapping[str, Any],
     from pytest_fairness.family import FAMILY_FIX, at_level
     from pytest_fairness.records import CheckOutcome
 
-    confidence = limits.get("confidence", "point")
+    confidence = limits.get("confidence", DEFAULT_CONFIDENCE)
     level = None if confidence == "point" else level
     judged, missing = (target, {}) if level is None else (
         relevelled or at_level(target, level))
     outcomes = []
     for limit in (k for k in limits if k in LIMITS):
         threshold = float(limits[limit])
+        rule = confidence if LIMITS[limit].interval else "point"  # a p-value is a test
         try:
             if level is not None and limit == "max_auc":
                 raise FairnessConfigError("the AUC matrix's intervals are not re-levelled")
             verdict, (observed, _, interval, where) = _verdict(
-                limit, threshold, judged, confidence, limits.get("metric"))
+                limit, threshold, judged, rule, limits.get("metric"))
         except FairnessConfigError as error:
             if level is None or "interval" not in str(error):
                 raise
@@ -521,14 +528,14 @@ def _judge(key: str | None, target: IndicatorResult, limits: Mapping[str, Any],
                 f"and needs its interval at level {level:.6g}, which cannot be recomputed: "
                 f"{why}. Fix: {FAMILY_FIX}.") from None
         passed = verdict == "pass" or (verdict == "inconclusive" and (
-            _inconclusive or ("pass" if confidence == "supported" else "fail")) == "pass")
+            _inconclusive or ("pass" if rule == "supported" else "fail")) == "pass")
         sizes = [g.n for g in target.included_groups]
         decide = "" if verdict != "inconclusive" else decide_line(
             threshold, observed, interval, min(sizes) if sizes else None)
         outcomes.append(
-            CheckOutcome(limit, threshold, observed, passed, target, key, confidence,
+            CheckOutcome(limit, threshold, observed, passed, target, key, rule,
                          interval, where, reads=limits.get("metric") or "",
-                         verdict=verdict, decide=decide, level=level)
+                         verdict=verdict, decide=decide, level=None if rule == "point" else level)
         )
     return outcomes
 

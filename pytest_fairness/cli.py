@@ -79,10 +79,11 @@ def _parser() -> argparse.ArgumentParser:
                               "indicator's headline, or metric:tolerance pairs (default: 0); "
                               "metric:tolerance:budget also bounds B's change since the origin "
                               "of A's entry (a drift budget)")
-    compare.add_argument("--confidence", choices=options.CONFIDENCE_MODES, default="point",
-                         help="judge each change by itself (point, the default), or by its "
-                              "bootstrap interval: supported fails when all of it exceeds the "
-                              "tolerance, strict when any does (as --fairness-compare-confidence)")
+    compare.add_argument("--confidence", choices=options.CONFIDENCE_MODES,
+                         default=options.DEFAULT_CONFIDENCE,
+                         help="judge each change by its bootstrap interval: supported (the "
+                              "default) fails when all of it exceeds the tolerance, strict when "
+                              "any does; or by itself (point), as --fairness-compare-confidence")
 
     report = commands.add_parser("report", parents=[common],
                                  help="write report.json and report.html of a run")

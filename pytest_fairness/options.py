@@ -22,6 +22,7 @@ __all__ = [
     "CACHE_DIR_INI",
     "COMPARE_METRICS",
     "CONFIDENCE_MODES",
+    "DEFAULT_CONFIDENCE",
     "CompareFail",
     "DATASET_NAMES",
     "DATA_INI",
@@ -90,6 +91,10 @@ COMPARE_METRICS: Final = ("headline", "gap", "ratio", "value", "worst")
 #: fails only when the whole interval is beyond the bound; ``strict`` when any part of it is.
 CONFIDENCE_MODES: Final = ("point", "supported", "strict")
 
+#: The rule a limit or a comparison is judged by when none is named: its interval (the data
+#: show it broken); ``"point"`` judges the estimate alone.
+DEFAULT_CONFIDENCE: Final = "supported"
+
 
 @final
 @dataclass(frozen=True)
@@ -101,10 +106,14 @@ class LimitSpec:
     low: float | None
     high: float | None
     description: str
+    #: False for a number that is itself a test's outcome (a p-value): it has no interval,
+    #: and every rule judges it as it is.
+    interval: bool = True
 
 
-def _spec(name: str, low: float | None, high: float | None, description: str) -> LimitSpec:
-    return LimitSpec(name, name.split("_", 1)[0], low, high, description)
+def _spec(name: str, low: float | None, high: float | None, description: str,
+          interval: bool = True) -> LimitSpec:
+    return LimitSpec(name, name.split("_", 1)[0], low, high, description, interval)
 
 
 #: Every limit keyword of ``fairness.threshold``, the one schema the markers validate.
@@ -116,7 +125,7 @@ LIMITS: Final[Mapping[str, LimitSpec]] = {
         _spec("min_value", None, None, "smallest allowed value of any included group"),
         _spec("max_value", None, None, "largest allowed value of any included group"),
         _spec("max_effect_size", 0.0, None, "largest allowed |effect size|"),
-        _spec("min_p_value", 0.0, 1.0, "smallest allowed p-value"),
+        _spec("min_p_value", 0.0, 1.0, "smallest allowed p-value", interval=False),
         _spec("max_amplification", None, None, "largest allowed bias amplification"),
         _spec("max_variance", 0.0, None, "largest allowed variance of the amplification"),
         _spec("max_auc", 0.0, None, "largest allowed |AUC| of any matrix cell"),
@@ -430,12 +439,12 @@ def add_options(parser: pytest.Parser) -> None:
              "ratio, value, worst, or a stat the results name such as DEO or TPR; each in "
              "its own direction). gap:0.01:0.03 also fails a total change of more than "
              "0.03 since the baseline entry's origin (a drift budget).")
-    add("--fairness-compare-confidence", default="point",
+    add("--fairness-compare-confidence", default=DEFAULT_CONFIDENCE,
         choices=CONFIDENCE_MODES, dest="fairness_compare_confidence",
-        help="how --fairness-compare-fail judges a change: point (default) on the change "
-             "itself; supported when its whole bootstrap interval exceeds the tolerance "
-             "(paired when both sides resampled the same images); strict when any of it "
-             "does. Needs indicators computed with n_bootstrap and a fixed seed.")
+        help="how --fairness-compare-fail judges a change: supported (default) when its "
+             "whole bootstrap interval exceeds the tolerance (paired when both sides "
+             "resampled the same images; both need replicates, which indicators keep by "
+             "default); strict when any of it does; point on the change itself.")
     add("--fairness-inconclusive", default=None, choices=INCONCLUSIVE_POLICIES,
         dest="fairness_inconclusive",
         help="what a limit whose interval straddles it (an inconclusive verdict) does to its "

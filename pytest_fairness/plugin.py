@@ -40,6 +40,7 @@ from pytest_fairness.checks import validate_regression, validate_threshold
 from pytest_fairness.errors import FairnessConfigError, FairnessError, FairnessViolation
 from pytest_fairness.markers import MARKER_LINES, calls_inline_check, is_fairness_item
 from pytest_fairness.options import (
+    DEFAULT_CONFIDENCE,
     MARKER_FAIRNESS,
     MARKER_REGRESSION,
     MARKER_THRESHOLD,
@@ -169,7 +170,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     def gated(item: pytest.Item) -> bool:
         marks = [*item.iter_markers(MARKER_THRESHOLD), *item.iter_markers(MARKER_REGRESSION)]
         return is_fairness_item(item) and (
-            compared or any(m.kwargs.get("confidence", "point") != "point" for m in marks)
+            compared or any(m.kwargs.get("confidence", DEFAULT_CONFIDENCE) != "point"
+                            for m in marks)
             or (isinstance(item, pytest.Function) and calls_inline_check(item.obj)))
 
     state.family_tests = frozenset(item.nodeid for item in session.items if gated(item))

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from pytest_fairness.errors import FairnessConfigError
 from pytest_fairness.indicators import headline
-from pytest_fairness.options import CompareFail
+from pytest_fairness.options import DEFAULT_CONFIDENCE, CompareFail
 from pytest_fairness.readings import Reading, read_metric
 from pytest_fairness.records import (
     Baseline,
@@ -125,7 +125,7 @@ def compare_results(
     *,
     test: str = "",
     result: str = "",
-    confidence: str | Mapping[str, str] = "point",
+    confidence: str | Mapping[str, str] = DEFAULT_CONFIDENCE,
     level: float | None = None,
 ) -> list[Comparison]:
     """Compare two result summaries on each metric of ``tolerances``.
@@ -167,7 +167,8 @@ def compare_results(
         if before is None or finite_or_none(after.number) is None:
             mine.append(_undefined_note(now, metric, before, finite_or_none(after.number),
                                         missing="" if earlier else where))
-        rule = confidence if isinstance(confidence, str) else confidence.get(metric, "point")
+        rule = confidence if isinstance(confidence, str) else confidence.get(
+            metric, DEFAULT_CONFIDENCE)
         mine_level = None if rule == "point" else level
         interval, paired, note = _change_interval(base, now, metric, (earlier, after),
                                                   mine_level)
@@ -215,7 +216,8 @@ def _drift(entry: BaselineEntry, rid: str, now: ResultSummary, tolerances: Mappi
 
 
 def compare_baselines(base: Baseline, now: Baseline, tolerances: Mapping[str, float], *,
-                      confidence: str = "point") -> tuple[list[Comparison], list[str]]:
+                      confidence: str = DEFAULT_CONFIDENCE
+                      ) -> tuple[list[Comparison], list[str]]:
     """Compare every result present in both baselines; also list what only one side has.
 
     A drift budget (:class:`~pytest_fairness.options.CompareFail`) compares ``now`` with
@@ -249,7 +251,7 @@ _LENIENCE: Final = {"strict": 0, "point": 1, "supported": 2}
 
 def compare_test(baseline: Baseline | None, record: TestRecord, *,
                  compare_fail: Mapping[str, float], marks: Sequence[Mapping[str, Any]],
-                 source: str = "", compare_confidence: str = "point",
+                 source: str = "", compare_confidence: str = DEFAULT_CONFIDENCE,
                  level: float | None = None) -> tuple[list[Comparison], list[str]]:
     """The regression rule of one test: compare its results with its baseline entry.
 
@@ -295,7 +297,7 @@ def compare_test(baseline: Baseline | None, record: TestRecord, *,
                  for metric, tolerance in compare_fail.items()}
         for mark in marks:
             if mark.get("result") in (None, *names):
-                mine = (mark["tolerance"], mark.get("confidence", "point"))
+                mine = (mark["tolerance"], mark.get("confidence", DEFAULT_CONFIDENCE))
                 rules[mark["metric"]] = min(rules.get(mark["metric"], mine), mine,
                                             key=lambda r: (r[0], _LENIENCE[r[1]]))
         return rules
@@ -337,7 +339,7 @@ def compare_test(baseline: Baseline | None, record: TestRecord, *,
 
 def compare_checkpoints(records: Iterable[TestRecord], checkpoints: Sequence[str],
                         tolerances: Mapping[str, float], *, reference: str | None = None,
-                        confidence: str = "point") -> list[Comparison]:
+                        confidence: str = DEFAULT_CONFIDENCE) -> list[Comparison]:
     """Compare each checkpoint of a run with the ``reference`` one (default the first).
 
     A test's record at the reference checkpoint is the baseline of its records at the

@@ -24,6 +24,7 @@ from pytest_fairness.options import (
     CACHE_DIR_INI,
     DATA_INI,
     DEFAULT_CACHE_DIR,
+    DEFAULT_CONFIDENCE,
     ENABLE_INI,
     FAMILY_INI,
     HISTORY_INI,
@@ -317,7 +318,7 @@ class Settings:
     baseline_ref: str | None = None
     label: str | None = None
     compare_fail: Mapping[str, float] = field(default_factory=dict)
-    compare_confidence: str = "point"
+    compare_confidence: str = DEFAULT_CONFIDENCE
     record_history: bool = True
     history_path: Path = Path(".fairness", "history.sqlite")
     roots: Mapping[str, Path] = field(default_factory=dict)
@@ -357,7 +358,8 @@ class Settings:
             baseline_ref=config.getoption("fairness_baseline", None),
             label=config.getoption("fairness_run_label", None),
             compare_fail=_compare_fail(config),
-            compare_confidence=config.getoption("fairness_compare_confidence", "point"),
+            compare_confidence=config.getoption("fairness_compare_confidence",
+                                                DEFAULT_CONFIDENCE),
             record_history=not config.getoption("fairness_no_history", False),
             history_path=_history_path(config),
             roots=_roots(config),

@@ -64,7 +64,7 @@ class _Args:
     attribute_names: Sequence[str] | None = None
     min_group_size: int = 30
     variant: str = "paper"
-    n_bootstrap: int = 0
+    n_bootstrap: int = 1000
     confidence_level: float = 0.95
     interval_method: str = "percentile"
     seed: Any = None
@@ -493,7 +493,7 @@ def _amplification(function: str, **arguments: Any) -> IndicatorResult:
 
 def bias_amp(train_attrs: Any, train_groups: Any, pred_attrs: Any, pred_groups: Any, *,
              min_count: int = 1, threshold: Any = None, attribute_names: Sequence[str] | None
-             = None, min_group_size: int = 30, variant: str = "paper", n_bootstrap: int = 0,
+             = None, min_group_size: int = 30, variant: str = "paper", n_bootstrap: int = 1000,
              confidence_level: float = 0.95, interval_method: str = "percentile",
              seed: Any = None) -> IndicatorResult:
     """BiasAmp of "Men Also Like Shopping" (Zhao et al. 2017), signed.
@@ -503,7 +503,8 @@ def bias_amp(train_attrs: Any, train_groups: Any, pred_attrs: Any, pred_groups: 
     Parameters
     ----------
     n_bootstrap, confidence_level, interval_method, seed
-        Bootstrap intervals over the prediction rows (0: none); the seed is in ``params``.
+        Bootstrap intervals over the prediction rows (1,000 replicates by default; 0: none,
+        the point estimate alone); the seed is in ``params``.
 
     Examples
     --------
@@ -518,7 +519,7 @@ def directional_bias_amp(
         train_attrs: Any, train_groups: Any, test_attrs: Any, test_groups: Any,
         pred_attrs: Any = None, pred_groups: Any = None, *, direction: str, min_count: int = 1,
         threshold: Any = None, attribute_names: Sequence[str] | None = None,
-        min_group_size: int = 30, variant: str = "paper", n_bootstrap: int = 0,
+        min_group_size: int = 30, variant: str = "paper", n_bootstrap: int = 1000,
         confidence_level: float = 0.95, interval_method: str = "percentile",
         seed: Any = None) -> IndicatorResult:
     """BiasAmp→ of "Directional Bias Amplification" (Wang & Russakovsky 2021), signed.
@@ -528,7 +529,8 @@ def directional_bias_amp(
     Parameters
     ----------
     n_bootstrap, confidence_level, interval_method, seed
-        Bootstrap intervals over the test images (0: none); the seed used is in ``params``.
+        Bootstrap intervals over the test images (1,000 replicates by default; 0: none, the
+        point estimate alone); the seed used is in ``params``.
 
     Examples
     --------
@@ -545,7 +547,7 @@ def multi_mals(train_attrs: Any, train_groups: Any, test_attrs: Any, test_groups
                pred_attrs: Any, pred_groups: Any, *, min_size: int = 1,
                max_size: int | None = None, min_count: int = 1, threshold: Any = None,
                attribute_names: Sequence[str] | None = None, min_group_size: int = 30,
-               variant: str = "paper", n_bootstrap: int = 0, confidence_level: float = 0.95,
+               variant: str = "paper", n_bootstrap: int = 1000, confidence_level: float = 0.95,
                interval_method: str = "percentile", seed: Any = None) -> IndicatorResult:
     """Multi_MALS of "Men Also Do Laundry: Multi-Attribute Bias Amplification".
 
@@ -554,7 +556,8 @@ def multi_mals(train_attrs: Any, train_groups: Any, test_attrs: Any, test_groups
     Parameters
     ----------
     n_bootstrap, confidence_level, interval_method, seed
-        Bootstrap intervals over the test images (0: none); the seed used is in ``params``.
+        Bootstrap intervals over the test images (1,000 replicates by default; 0: none, the
+        point estimate alone); the seed used is in ``params``.
 
     Examples
     --------
@@ -572,7 +575,7 @@ def multi_directional(
         pred_attrs: Any = None, pred_groups: Any = None, *, direction: str, min_size: int = 1,
         max_size: int | None = None, min_count: int = 1, threshold: Any = None,
         attribute_names: Sequence[str] | None = None, min_group_size: int = 30,
-        variant: str = "paper", n_bootstrap: int = 0, confidence_level: float = 0.95,
+        variant: str = "paper", n_bootstrap: int = 1000, confidence_level: float = 0.95,
         interval_method: str = "linearised", seed: Any = None) -> IndicatorResult:
     """Multi→ of "Men Also Do Laundry: Multi-Attribute Bias Amplification".
 
@@ -582,7 +585,8 @@ def multi_directional(
     Parameters
     ----------
     n_bootstrap, confidence_level, interval_method, seed
-        Bootstrap intervals over the test images (0: none); the seed used is in ``params``.
+        Bootstrap intervals over the test images (1,000 replicates by default; 0: none, the
+        point estimate alone); the seed used is in ``params``.
         ``"linearised"`` (the default): the value's interval is the percentile interval of
         the replicates of the mean of ``sign(Δ̂)·Δ*``, each cell's |Δ| taken with the sign
         of its estimate. Replicates of mean |Δ| add their own upward bias to the

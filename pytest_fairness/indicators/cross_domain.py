@@ -142,7 +142,7 @@ def _positive_label(y_true: NDArray[Any], y_pred: NDArray[Any], pos_label: Any) 
 
 def group_metrics(
     y_true: Any, y_pred: Any, *, groups: Any, pos_label: Any = None, min_group_size: int = 30,
-    variant: str = "paper", clusters: Any = None, n_bootstrap: int = 0,
+    variant: str = "paper", clusters: Any = None, n_bootstrap: int = 1000,
     confidence_level: float = 0.95, interval_method: str = "percentile", seed: Any = None,
 ) -> IndicatorResult:
     """Accuracy per group and the fairness metrics of Iurada et al. 2023.
@@ -170,8 +170,9 @@ def group_metrics(
     clusters : array-like of shape (n,), optional
         Identity (or household) of each image: intervals resample whole clusters.
     n_bootstrap, confidence_level, interval_method, seed
-        Bootstrap intervals (0 replicates: none, otherwise at least 100); the seed used is
-        in ``params``.
+        Bootstrap intervals: 1,000 replicates by default; 0: none, the point estimate alone
+        (then judge limits with ``confidence="point"``); otherwise at least 100. The seed
+        used is in ``params``.
 
     Returns
     -------
@@ -316,7 +317,7 @@ def _success(nme: NDArray[np.float64], threshold: float, variant: str) -> NDArra
 def landmark_metrics(
     y_true: Any, y_pred: Any, *, groups: Any, normalizer: Any, sdr_threshold: float = 0.08,
     min_group_size: int = 30, variant: str = "paper", clusters: Any = None,
-    n_bootstrap: int = 0, confidence_level: float = 0.95, interval_method: str = "percentile",
+    n_bootstrap: int = 1000, confidence_level: float = 0.95, interval_method: str = "percentile",
     seed: Any = None,
 ) -> IndicatorResult:
     """Landmark-detection fairness of Iurada et al. 2023: NME, SDR, MGS, mGS, DS and DTO.

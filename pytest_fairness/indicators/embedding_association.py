@@ -291,7 +291,7 @@ def _permutation_test(
 def ieat(
     X: Any, Y: Any, A: Any, B: Any, *, n_permutations: int = 10_000,
     exact_limit: int = 10_000, seed: Any = None, variant: str = "paper",
-    names: Sequence[str] | None = None, n_bootstrap: int = 0, confidence_level: float = 0.95,
+    names: Sequence[str] | None = None, n_bootstrap: int = 1000, confidence_level: float = 0.95,
     interval_method: str = "bca",
 ) -> IndicatorResult:
     """Image Embedding Association Test: statistic, effect size and permutation p-value.
@@ -314,7 +314,8 @@ def ieat(
     names : sequence of four str, optional
         Labels of X, Y, A and B for reports.
     n_bootstrap, confidence_level, interval_method
-        Bootstrap intervals (0: none), each set redrawn within itself; BCa by default (d is
+        Bootstrap intervals (1,000 replicates by default; 0: none), each set redrawn within
+        itself; BCa by default (d is
         a ratio whose percentile interval is conservative), ``"percentile"`` on request.
 
     Returns
@@ -410,7 +411,7 @@ def holm(p_values: Any) -> NDArray[np.float64]:
 def ieat_battery(
     tests: Mapping[str, Sequence[Any]], *, n_permutations: int = 10_000,
     exact_limit: int = 10_000, seed: Any = None, variant: str = "paper",
-    names: Mapping[str, Sequence[str]] | None = None, n_bootstrap: int = 0,
+    names: Mapping[str, Sequence[str]] | None = None, n_bootstrap: int = 1000,
     confidence_level: float = 0.95, interval_method: str = "bca",
 ) -> dict[str, IndicatorResult]:
     """Several iEATs in one run, with Holm-adjusted p-values beside the raw ones.

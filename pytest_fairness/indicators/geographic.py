@@ -220,7 +220,7 @@ def _units(
 def geodiversity(
     labels: Any, scores: Any, *, truth: Any, household: Any, region: Any, income: Any,
     top_k: int = 5, threshold: float = 0.0, by: str = "income", image: Any = None,
-    min_group_size: int = 30, variant: str = "paper", n_bootstrap: int = 0,
+    min_group_size: int = 30, variant: str = "paper", n_bootstrap: int = 1000,
     confidence_level: float = 0.95, interval_method: str = "percentile", seed: Any = None,
 ) -> IndicatorResult:
     """Household hit rate per income bucket, region or bucket × region (Goyal et al. 2022 §3.2).
@@ -245,7 +245,8 @@ def geodiversity(
     variant : {"paper", "reference"}
         ``"reference"`` reproduces the released VISSL code (see the docs page).
     n_bootstrap, confidence_level, interval_method, seed
-        Bootstrap intervals over households (0 replicates: none); the seed is in ``params``.
+        Bootstrap intervals over households (1,000 replicates by default; 0: none); the seed
+        is in ``params``.
 
     Returns
     -------

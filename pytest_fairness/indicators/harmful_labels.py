@@ -146,7 +146,7 @@ def _reference_hits(
 def label_association(
     labels: Any, scores: Any, *, groups: Any, taxonomy: Any, thresholds: Any = None,
     top_k: int = 5, label_type: str = "harmful", min_group_size: int = 30,
-    variant: str = "paper", clusters: Any = None, n_bootstrap: int = 0,
+    variant: str = "paper", clusters: Any = None, n_bootstrap: int = 1000,
     confidence_level: float = 0.95, interval_method: str = "percentile", seed: Any = None,
 ) -> IndicatorResult:
     """Hit rate of each label type per group at every confidence threshold τ (§3.1).
@@ -178,7 +178,8 @@ def label_association(
     clusters : array-like of shape (n,), optional
         Identity of each image: intervals resample identities, not images.
     n_bootstrap, confidence_level, interval_method, seed
-        Bootstrap intervals (0 replicates: none); the seed used is in ``params``.
+        Bootstrap intervals (1,000 replicates by default; 0: none); the seed used is in
+        ``params``.
 
     Returns
     -------

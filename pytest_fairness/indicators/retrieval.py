@@ -209,7 +209,7 @@ def _groupings(by: Any) -> list[str | tuple[str, ...]]:
 def precision_at_k(
     queries: Any, database: Any, *, k: Any, match: str, by: Any,
     exclude_self: bool | None = None, min_group_size: int = 30, variant: str = "paper",
-    clusters: Any = None, n_bootstrap: int = 0, confidence_level: float = 0.95,
+    clusters: Any = None, n_bootstrap: int = 1000, confidence_level: float = 0.95,
     interval_method: str = "percentile", seed: Any = None,
 ) -> IndicatorResult:
     """Precision@K of same-attribute retrieval per query group (Goyal et al. 2022).
@@ -236,7 +236,8 @@ def precision_at_k(
     clusters : str or array-like, optional
         Query-frame column or array of cluster ids (e.g. the participant) to resample.
     n_bootstrap, confidence_level, interval_method, seed
-        Bootstrap intervals (default 0 replicates: none); the seed used is in ``params``.
+        Bootstrap intervals (1,000 replicates by default; 0: none); the seed used is in
+        ``params``.
 
     Returns
     -------

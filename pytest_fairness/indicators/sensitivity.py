@@ -488,7 +488,7 @@ def fair_sa(features: Any, dataset: Any = None, *, attribute: Any, perturbations
             levels: Any = 5, task: str = "self_matching", threshold: float | None = None,
             far: float = 0.01, identities: Any = None, protected: Any = None,
             prune: bool = False, seed: int = 0, min_group_size: int = 30,
-            n_bootstrap: int = 0, confidence_level: float = 0.95,
+            n_bootstrap: int = 1000, confidence_level: float = 0.95,
             interval_method: str = "percentile") -> IndicatorResult:
     """Fair SA curves, VPSA item-response curves and the signed-AUC matrix.
 
@@ -522,7 +522,8 @@ def fair_sa(features: Any, dataset: Any = None, *, attribute: Any, perturbations
     min_group_size : int, default 30
         Smaller subgroups (or rests) are reported but left out of the matrix and norms.
     n_bootstrap, confidence_level, interval_method
-        Bootstrap intervals (images, or identities when given, redrawn); 0 computes none.
+        Bootstrap intervals (images, or identities when given, redrawn): 1,000 replicates by
+        default; 0 computes none.
 
     Returns
     -------
