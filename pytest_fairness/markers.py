@@ -133,10 +133,20 @@ def check(results: Any, **limits: Any) -> tuple[CheckOutcome, ...]:
 
     Examples
     --------
-    >>> from pytest_fairness import GroupStat, IndicatorResult, fairness
-    >>> r = IndicatorResult("demo", "accuracy", 0.9, min_group_size=1,
-    ...                     groups=(GroupStat("a", 10, 0.92), GroupStat("b", 10, 0.88)))
-    >>> [o.passed for o in fairness.check(r, max_gap=0.05)]
+    >>> from pytest_fairness import GroupStat, IndicatorResult, fairness, indicators
+    >>> y, groups = [1, 0] * 100, ["a"] * 100 + ["b"] * 100
+    >>> wrong = range(100, 120, 2)  # 10 of group b's 100 images; none of group a's
+    >>> r = indicators.group_metrics(y, [1 - v if i in wrong else v for i, v in enumerate(y)],
+    ...                              groups=groups)
+    >>> round(r.gap, 2), tuple(round(x, 3) for x in r.intervals["gap"])  # 1,000 replicates
+    (0.1, (0.039, 0.161))
+    >>> [(o.verdict, o.passed) for o in fairness.check(r, max_gap=0.2)]
+    [('pass', True)]
+    >>> [(o.verdict, o.passed) for o in fairness.check(r, max_gap=0.05)]  # straddles 0.05
+    [('inconclusive', True)]
+    >>> hand = IndicatorResult("demo", "accuracy", 0.9, min_group_size=1,
+    ...                        groups=(GroupStat("a", 10, 0.92), GroupStat("b", 10, 0.88)))
+    >>> [o.passed for o in fairness.check(hand, max_gap=0.05, confidence="point")]
     [True]
     """
     __tracebackhide__ = True
@@ -163,7 +173,9 @@ class _FairnessNamespace:
             Any of ``max_gap``, ``min_ratio``, ``min_value``, ``max_value``,
             ``max_effect_size``, ``min_p_value``, ``max_amplification``, ``max_variance``,
             ``max_auc``, ``max_l1``; plus ``at`` (the threshold τ, K or level to check),
-            ``confidence`` (``"point"``, ``"supported"`` or ``"strict"``) and ``result``
+            ``confidence`` (``"supported"``, the default: fail when the interval shows the
+            limit broken, inconclusive when it straddles it; ``"strict"``: fail unless the
+            interval shows it kept; ``"point"``: the estimate alone) and ``result``
             (which returned result the limits apply to, by dict key or indicator name).
 
         Returns
@@ -192,11 +204,11 @@ class _FairnessNamespace:
             ``"gap"``, ``"value"``, ``"ratio"``, ``"worst"``, or a stat the result names:
             ``"DEO"``, or ``"TPR"`` for the gap of a per-group stat, as ``metric=`` of
             ``threshold``), ``result``, and
-            ``confidence``: ``"point"`` (default) judges the change itself;
-            ``"supported"`` fails only when the whole interval of the change lies beyond
-            the tolerance, ``"strict"`` when any of it does. The interval is bootstrapped
-            from both results' replicates (compute the indicator with ``n_bootstrap=1000``
-            and a fixed ``seed``); it is *paired* when both were drawn on the same images,
+            ``confidence``: ``"supported"`` (default) fails only when the whole interval of
+            the change lies beyond the tolerance, ``"strict"`` when any of it does,
+            ``"point"`` judges the change itself. The interval is bootstrapped from both
+            results' replicates (indicators keep 1,000 by default); it is *paired* when
+            both were drawn on the same images (a run that compares draws image by image),
             so the noise two checkpoints share on them cancels.
 
         Returns

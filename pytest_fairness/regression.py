@@ -82,8 +82,9 @@ def _change_interval(
     if readings[0] is None or readings[0].replicates is None or readings[1].replicates is None:
         side = "run" if readings[0] is not None and readings[0].replicates else "baseline"
         return None, None, (f"no bootstrap replicates of {metric} in the {side}: compute the "
-                            "indicator with n_bootstrap=1000 and a fixed seed= (and save the "
-                            "baseline again) to judge the change with an interval")
+                            "indicator with intervals (n_bootstrap=1000, the default) and save "
+                            "the baseline again to judge the change with an interval, or "
+                            "judge it by the point rule (--fairness-compare-confidence point)")
     import numpy as np
 
     before, after = (np.array(r.replicates) for r in readings)
@@ -195,7 +196,8 @@ def _drift(entry: BaselineEntry, rid: str, now: ResultSummary, tolerances: Mappi
     out = []
     for metric, budget in budgets.items():
         base = origin.results.get(rid)
-        c = (compare_results(base, now, {metric: budget}, test=test, result=rid)[0] if base
+        c = (compare_results(base, now, {metric: budget}, test=test, result=rid,
+                             confidence="point")[0] if base
              else Comparison(test, rid, metric, None, now.value, budget, True))
         head = f"drift budget of {metric}: {test} :: {rid}"
         if c.worse_by is None:
