@@ -156,8 +156,10 @@ def test_find_entry_by_test_id() -> None:
 
 def compare(base: dict[str, float], now: dict[str, float], metric: str, tolerance: float = 0.0,
             higher: bool = True) -> Comparison:
+    """The comparison by the point rule: these hand-built results keep no replicates."""
     (c,) = compare_results(summarize(result(base, higher=higher)),
-                           summarize(result(now, higher=higher)), {metric: tolerance})
+                           summarize(result(now, higher=higher)), {metric: tolerance},
+                           confidence="point")
     return c
 
 
@@ -215,7 +217,8 @@ def _summary(name: str, value: float, gap: float | None = None) -> ResultSummary
 def test_headline_is_each_indicators_tracked_number(name: str, base: float, now: float,
                                                     before: float, after: float,
                                                     regressed: bool) -> None:
-    (c,) = compare_results(_summary(name, base), _summary(name, now), {"headline": 0.01})
+    (c,) = compare_results(_summary(name, base), _summary(name, now), {"headline": 0.01},
+                           confidence="point")
     assert (c.baseline, c.now, c.regressed, c.lower_is_better) == (before, after, regressed,
                                                                     True)
 
@@ -228,7 +231,7 @@ def test_gap_on_an_indicator_without_groups_says_to_track_the_headline() -> None
 def test_headline_of_group_indicators_is_the_gap() -> None:
     base = summarize(result({"a": 0.8, "b": 0.7}))
     now = summarize(result({"a": 0.8, "b": 0.5}))
-    (c,) = compare_results(base, now, {"headline": 0.05})
+    (c,) = compare_results(base, now, {"headline": 0.05}, confidence="point")
     assert c.regressed and c.baseline == pytest.approx(0.1) and c.now == pytest.approx(0.3)
 
 
@@ -264,7 +267,7 @@ def test_compare_documents_lists_new_and_missing() -> None:
                            record("t.py::gone", result({"x": 0.5, "y": 0.5}))])
     now = build_baseline([record("t.py::a", result({"x": 0.5, "y": 0.1})),
                           record("t.py::new", result({"x": 0.5, "y": 0.5}))])
-    comparisons, missing = compare_baselines(base, now, {"gap": 0.0})
+    comparisons, missing = compare_baselines(base, now, {"gap": 0.0}, confidence="point")
     assert [c.regressed for c in comparisons] == [True]
     assert any("new test" in m and "t.py::new" in m for m in missing)
     assert any("missing test" in m and "t.py::gone" in m for m in missing)
@@ -277,7 +280,7 @@ def test_identical_never_regresses_and_scaling_keeps_direction(values: list[floa
     groups = {f"g{i}": v for i, v in enumerate(values)}
     same = summarize(result(groups))
     assert not any(c.regressed for c in compare_results(same, same, dict.fromkeys(
-        ("gap", "ratio", "value", "worst"), 0.0)))
+        ("gap", "ratio", "value", "worst"), 0.0), confidence="point"))
     worse = {**groups, "g0": min(values) - 0.5}
     c1 = compare(groups, worse, "worst")
     c2 = compare({k: v * scale for k, v in groups.items()},
@@ -307,9 +310,9 @@ def test_effect_size_value_compares_by_magnitude() -> None:
                                          stats={"effect_size": d}, higher_is_better=False,
                                          min_group_size=2).to_dict())
 
-    (c,) = compare_results(ieat_like(0.2), ieat_like(-1.5), {"value": 0.1})
+    (c,) = compare_results(ieat_like(0.2), ieat_like(-1.5), {"value": 0.1}, confidence="point")
     assert c.regressed and (c.baseline, c.now) == (0.2, 1.5) and c.where == "|effect_size|"
-    (c,) = compare_results(ieat_like(-0.9), ieat_like(0.3), {"value": 0.1})
+    (c,) = compare_results(ieat_like(-0.9), ieat_like(0.3), {"value": 0.1}, confidence="point")
     assert not c.regressed
 
 

@@ -47,23 +47,25 @@ def test_compare_exit_codes(history: Path, tmp_path: Path,
                             capsys: pytest.CaptureFixture[str]) -> None:
     """Exit 1 when B regressed from A, 0 the other way round and within tolerance."""
     h = ["--history", str(history)]
-    assert main([*h, "compare", "epoch1", "epoch2"]) == 1
+    point = ["--confidence", "point"]  # these records keep no replicates
+    assert main([*h, "compare", "epoch1", "epoch2", *point]) == 1
     out = capsys.readouterr().out
     assert ("REGRESSED: t.py::a :: group_metrics (accuracy): headline (gap (DA)) baseline 0.1 "
             "→ now 0.3" in out)
     assert "← worse" in out
-    assert main([*h, "compare", "epoch2", "epoch1"]) == 0
-    assert main([*h, "compare", "1", "2", "--fail", "gap:0.25"]) == 0
+    assert main([*h, "compare", "epoch2", "epoch1", *point]) == 0
+    assert main([*h, "compare", "1", "2", "--fail", "gap:0.25", *point]) == 0
     assert "no regression: 2 comparisons within tolerance" in capsys.readouterr().out
     base = save_baseline(tmp_path / "base.json", [record("t.py::a", 0.7)])
-    assert main([*h, "compare", str(base), "epoch2", "--fail", "worst:0.1"]) == 1
+    assert main([*h, "compare", str(base), "epoch2", "--fail", "worst:0.1", *point]) == 1
     assert "worst (group b) baseline 0.7 → now 0.5" in capsys.readouterr().out
 
 
 def test_compare_lists_new_tests(history: Path, tmp_path: Path,
                                  capsys: pytest.CaptureFixture[str]) -> None:
     base = save_baseline(tmp_path / "base.json", [record("t.py::a", 0.7)])
-    assert main(["--history", str(history), "compare", str(base), "epoch1"]) == 0
+    assert main(["--history", str(history), "compare", str(base), "epoch1",
+                 "--confidence", "point"]) == 0
     assert "new test (not in the baseline): t.py::b" in capsys.readouterr().out
 
 
@@ -109,8 +111,9 @@ def test_console_script_is_installed() -> None:
 
 def test_options_after_the_command(history: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--history is accepted after the command too, as `compare A B --history PATH`."""
-    assert main(["compare", "epoch1", "epoch2", "--history", str(history)]) == 1
-    assert main(["compare", "epoch1", "epoch2", "--fail", "gap:0.25",
+    assert main(["compare", "epoch1", "epoch2", "--confidence", "point",
+                 "--history", str(history)]) == 1
+    assert main(["compare", "epoch1", "epoch2", "--fail", "gap:0.25", "--confidence", "point",
                  "--history", str(history)]) == 0
     assert main(["history", "--history", str(history), "--last", "5"]) == 0
     assert main(["runs", "--history", str(history)]) == 0
@@ -126,7 +129,7 @@ def test_compare_names_each_test_and_counts(history: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     """Every REGRESSED line and the headline list name the test; one count line, as pytest's."""
     assert main(["--history", str(history), "compare", "epoch1", "epoch2",
-                 "--fail", "gap:0,worst:0"]) == 1
+                 "--fail", "gap:0,worst:0", "--confidence", "point"]) == 1
     out = capsys.readouterr().out
     assert "baseline matched 2/2 tests; 2 regressions in 1 test (4 comparisons)" in out
     assert ": t.py::a :: group_metrics (accuracy): gap 0.1 → 0.3; t.py::a :: " in out
@@ -193,7 +196,7 @@ def test_store_found_from_a_subdirectory(tmp_path: Path, monkeypatch: pytest.Mon
     (project / "tests" / "pyproject.toml").write_text("")  # a nested marker: keep looking
     monkeypatch.chdir(deep / "sub")
     assert main(["runs"]) == 0
-    assert main(["compare", "epoch1", "epoch2"]) == 0
+    assert main(["compare", "epoch1", "epoch2", "--confidence", "point"]) == 0
     assert main(["history"]) == 0
     assert str(project / ".fairness" / "history.sqlite") in capsys.readouterr().out
 
@@ -251,7 +254,8 @@ def test_compare_judges_by_the_paired_interval(tmp_path: Path,
         for label, lost in (("base", 0), ("small", 3), ("large", 60)):
             store.record_run({"label": label}, [run(lost)])
     h = ["--history", str(path)]
-    assert main([*h, "compare", "base", "small"]) == 1  # point: any growth regresses
+    assert main([*h, "compare", "base", "small", "--confidence", "point"]) == 1  # any growth
+    assert main([*h, "compare", "base", "small"]) == 0  # the default rule is supported
     assert main([*h, "compare", "base", "small", "--confidence", "supported"]) == 0
     assert main([*h, "compare", "base", "large", "--confidence", "supported"]) == 1
     out = capsys.readouterr().out
@@ -351,7 +355,8 @@ def test_compare_of_the_same_results_still_passes(tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     """The checks above leave a sound comparison alone: exit 0."""
     path, _ = _hostile_store(tmp_path)
-    assert main(["--history", str(path), "compare", "epoch2", "epoch1"]) == 0
+    assert main(["--history", str(path), "compare", "epoch2", "epoch1",
+                 "--confidence", "point"]) == 0
 
 
 def test_report_option_is_checked_at_configure_time(pytester: pytest.Pytester) -> None:

@@ -107,7 +107,7 @@ def test_accepted_changes_add_up_to_a_failure() -> None:
     baseline = resaved(0.8, 0.792, 0.784, 0.776)
     out, notes = compare_test(baseline, record(0.768),
                               compare_fail=parse_compare_fail("gap:0.01:0.03"), marks=[],
-                              source="base.json")
+                              source="base.json", compare_confidence="point")
     assert notes == []
     change, drift = out
     assert not change.regressed and drift.regressed
@@ -118,7 +118,7 @@ def test_accepted_changes_add_up_to_a_failure() -> None:
         drift.notes[0]
     assert "delete the test's \"origin\" from the baseline file base.json" in drift.notes[0]
     ok, _ = compare_test(baseline, record(0.776), compare_fail=parse_compare_fail(
-        "gap:0.01:0.03"), marks=[])
+        "gap:0.01:0.03"), marks=[], compare_confidence="point")
     assert [c.regressed for c in ok] == [False, False]
 
 
@@ -126,7 +126,8 @@ def test_a_budget_on_a_metric_the_origin_lacks_fails_closed() -> None:
     """The origin was saved without the stat DEO: the drift cannot be judged and fails."""
     baseline = build_baseline([record(0.79, DEO=0.1)], previous=resaved(0.8), saved="2024-01-02")
     out, _ = compare_test(baseline, record(0.79, DEO=0.1),
-                          compare_fail=parse_compare_fail("DEO:0.01:0.03"), marks=[])
+                          compare_fail=parse_compare_fail("DEO:0.01:0.03"), marks=[],
+                          compare_confidence="point")
     assert [c.regressed for c in out] == [False, True]
     assert "the origin (saved 2024-01-01) or this run has no DEO" in out[1].notes[0]
 
@@ -137,8 +138,10 @@ def test_compare_command_applies_the_budget(tmp_path: Path,
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     a.write_text(dump_baseline(resaved(0.8, 0.792, 0.784, 0.776)))
     b.write_text(dump_baseline(build_baseline([record(0.768)])))
-    assert main(["compare", str(a), str(b), "--fail", "gap:0.01:0.03"]) == 1
+    assert main(["compare", str(a), str(b), "--fail", "gap:0.01:0.03",
+                 "--confidence", "point"]) == 1
     assert "gap drift since the origin" in capsys.readouterr().out
-    assert main(["compare", str(a), str(b), "--fail", "gap:0.01"]) == 0
-    out, _ = compare_baselines(load_baseline(a), load_baseline(b), {"gap": 0.01})
+    assert main(["compare", str(a), str(b), "--fail", "gap:0.01", "--confidence", "point"]) == 0
+    out, _ = compare_baselines(load_baseline(a), load_baseline(b), {"gap": 0.01},
+                               confidence="point")
     assert [c.regressed for c in out] == [False]

@@ -357,7 +357,8 @@ def test_the_command_on_a_damaged_row(history: Path, tmp_path: Path,
     assert main(["--history", str(history), "report", "epoch2", "--html",
                  str(tmp_path / "r")]) == 2
     assert "result row 40 (run 2)" in capsys.readouterr().err
-    assert main(["--history", str(history), "compare", "epoch1", "epoch3"]) == 0
+    assert main(["--history", str(history), "compare", "epoch1", "epoch3",
+                 "--confidence", "point"]) == 0  # these records keep no replicates
 
 
 def test_the_command_never_writes_the_store(history: Path, tmp_path: Path,
@@ -369,7 +370,8 @@ def test_the_command_never_writes_the_store(history: Path, tmp_path: Path,
     _execute(history, "PRAGMA journal_mode = DELETE")
     before = _digest(history)
     assert main(["--history", str(history), "history"]) == 0
-    assert main(["--history", str(history), "compare", "epoch1", "epoch2"]) == 0
+    assert main(["--history", str(history), "compare", "epoch1", "epoch2",
+                 "--confidence", "point"]) == 0  # these records keep no replicates
     assert main(["--history", str(history), "report", "2", "--html", str(tmp_path / "r")]) == 0
     assert _digest(history) == before
     assert sorted(p.name for p in history.parent.iterdir()) == ["h.sqlite", "r"]
@@ -406,7 +408,8 @@ def test_a_store_another_user_cannot_write(history: Path,
     shutil.copy(history, folder / "h.sqlite")
     (folder / "h.sqlite").chmod(0o644)
     code = ("import sys; from pytest_fairness.cli import main; "
-            "sys.exit(main(['--history', sys.argv[1], 'compare', 'epoch1', 'epoch3']))")
+            "sys.exit(main(['--history', sys.argv[1], 'compare', 'epoch1', 'epoch3', "
+            "'--confidence', 'point']))")  # these records keep no replicates
     done = subprocess.run(
         ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
          code, str(folder / "h.sqlite")],

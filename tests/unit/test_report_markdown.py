@@ -27,7 +27,7 @@ def gaps(label: str = "dark") -> IndicatorResult:
 
 
 def record(nodeid: str, result: IndicatorResult, outcome: str, *,
-           regressions: tuple[Comparison, ...] = (), **limits: float) -> TestRecord:
+           regressions: tuple[Comparison, ...] = (), **limits: float | str) -> TestRecord:
     """A record as the controller reads it from a worker (its JSON form)."""
     checks = evaluate(result, validate_threshold((), limits)) if limits else []
     return TestRecord.from_dict({
@@ -60,7 +60,8 @@ def tables(text: str) -> list[list[list[str]]]:
 
 def test_passing_run_is_one_verdict_and_no_table() -> None:
     """A run that passed: the verdict line and its counts, no table."""
-    text = markdown_summary([record("t.py::test_a", gaps(), "passed", max_gap=0.5)])
+    text = markdown_summary([record("t.py::test_a", gaps(), "passed", max_gap=0.5,
+                                    confidence="point")])
     assert text.startswith("## Fairness: passed\n")
     assert "0 failed, 1 passed of 1 fairness test; 1 result." in text
     assert tables(text) == []
@@ -71,8 +72,10 @@ def test_passing_run_is_one_verdict_and_no_table() -> None:
 
 def test_failed_limit_row_and_its_group_table() -> None:
     """A broken limit: what broke, observed against the limit, and the result's groups."""
-    text = markdown_summary([record("t.py::test_a", gaps(), "passed", max_gap=0.5),
-                             record("t.py::test_b", gaps(), "failed", max_gap=0.1)])
+    text = markdown_summary([record("t.py::test_a", gaps(), "passed", max_gap=0.5,
+                                    confidence="point"),
+                             record("t.py::test_b", gaps(), "failed", max_gap=0.1,
+                                    confidence="point")])
     assert text.startswith("## Fairness: failed\n") and "1 failed, 1 passed of 2" in text
     failing, groups = tables(text)
     assert failing == [["test", "indicator", "what broke", "observed", "limit"],
@@ -113,7 +116,8 @@ def test_checkpoint_comparison_judged_only() -> None:
 def test_hostile_labels_stay_in_their_cells() -> None:
     """A ``|``, a control character, HTML and emphasis in labels: text in one cell each."""
     nodeid = f"t.py::test_b[{HOSTILE}]"
-    text = markdown_summary([record(nodeid, gaps(HOSTILE), "failed", max_gap=0.1)],
+    text = markdown_summary([record(nodeid, gaps(HOSTILE), "failed", max_gap=0.1,
+                                   confidence="point")],
                             [(regressed(nodeid), True)])
     failing, groups, regressions = tables(text)
     assert "\x1b" not in text and "\\|" in text
@@ -124,7 +128,7 @@ def test_hostile_labels_stay_in_their_cells() -> None:
 
 def test_write_markdown_to_the_file_and_the_step_summary(tmp_path: Path) -> None:
     """The file holds the summary; $GITHUB_STEP_SUMMARY gets it appended."""
-    records = [record("t.py::test_b", gaps(), "failed", max_gap=0.1)]
+    records = [record("t.py::test_b", gaps(), "failed", max_gap=0.1, confidence="point")]
     step = tmp_path / "step.md"
     step.write_text("earlier step\n")
     env: dict[str, Any] = {"GITHUB_STEP_SUMMARY": str(step)}

@@ -84,7 +84,8 @@ def test_format_number(x: float | None, text: str) -> None:
 
 
 def test_violation_message_shows_limit_observed_groups_and_excluded() -> None:
-    message = violation_message(outcomes(accuracy(), max_gap=0.1, min_ratio=0.5))
+    message = violation_message(
+        outcomes(accuracy(), max_gap=0.1, min_ratio=0.5, confidence="point"))
     lines = message.splitlines()
     assert lines[0] == "1 fairness limit broken: max_gap=0.1 (gap 0.125 [0.0625, 0.25])"
     assert "group_metrics (accuracy)" in lines
@@ -100,7 +101,7 @@ def test_violation_message_shows_limit_observed_groups_and_excluded() -> None:
 
 
 def test_violation_message_highlights_the_violating_group() -> None:
-    message = violation_message(outcomes(accuracy(), min_value=0.8))
+    message = violation_message(outcomes(accuracy(), min_value=0.8, confidence="point"))
     assert message.startswith("1 fairness limit broken: min_value=0.8 (value 0.75 [0.6875, 0.8125] "
                               "(group female × dark))")
     (row,) = [line for line in message.splitlines() if line.startswith("  female × dark")]
@@ -109,12 +110,13 @@ def test_violation_message_highlights_the_violating_group() -> None:
 
 def test_violation_message_counts_and_skips_passing_results() -> None:
     message = violation_message(
-        outcomes({"acc": accuracy(), "p@10": retrieval()}, max_gap=0.1, max_value=0.8)
+        outcomes({"acc": accuracy(), "p@10": retrieval()}, max_gap=0.1, max_value=0.8,
+                 confidence="point")
     )
     assert message.startswith("2 fairness limits broken: max_gap=0.1 (gap 0.125 ")
     assert "acc: group_metrics (accuracy)" in message.splitlines()
     assert "p@10: precision_at_k (precision) at 10" not in message
-    message = violation_message(outcomes({"p@10": retrieval()}, max_gap=0.05))
+    message = violation_message(outcomes({"p@10": retrieval()}, max_gap=0.05, confidence="point"))
     assert "p@10: precision_at_k (precision) at 10" in message.splitlines()
     assert "gap 0.0625" in message
 
@@ -126,7 +128,8 @@ def test_violation_message_confidence_is_shown() -> None:
 
 def test_violation_message_golden() -> None:
     message = violation_message(
-        outcomes({"acc": accuracy(), "p@10": retrieval()}, max_gap=0.1, min_value=0.7)
+        outcomes({"acc": accuracy(), "p@10": retrieval()}, max_gap=0.1, min_value=0.7,
+                 confidence="point")
     )
     expected = (GOLDEN / "violation_message.txt").read_text(encoding="utf-8")
     assert message + "\n" == expected
@@ -151,7 +154,7 @@ def test_result_lines_single_group_has_no_gap_line() -> None:
 
 
 def test_section_text_lists_results_and_limits() -> None:
-    checks = outcomes({"acc": accuracy()}, max_gap=0.1)
+    checks = outcomes({"acc": accuracy()}, max_gap=0.1, confidence="point")
     text = section_text(record({"acc": accuracy()}, checks, "failed"))
     lines = text.splitlines()
     assert lines[0] == "[acc]"
@@ -163,7 +166,7 @@ def test_section_text_lists_results_and_limits() -> None:
 
 
 def test_summary_lines_one_row_per_result() -> None:
-    checks = outcomes({"acc": accuracy(), "p@10": retrieval()}, max_gap=0.1)
+    checks = outcomes({"acc": accuracy(), "p@10": retrieval()}, max_gap=0.1, confidence="point")
     lines = summary_lines([record({"acc": accuracy(), "p@10": retrieval()}, checks, "failed")])
     header, acc, p10 = lines
     assert header.split() == ["test", "indicator", "value", "headline", "worst", "group",
@@ -194,7 +197,8 @@ def test_summary_lines_keep_verdicts_with_their_result() -> None:
                                groups=(GroupStat("x", 10, 0.5), GroupStat("y", 10, worst)))
 
     results = {"ok": result(0.5), "bad": result(0.0)}
-    lines = summary_lines([record(results, outcomes(results, max_gap=0.1), "failed")])
+    lines = summary_lines([record(results, outcomes(results, max_gap=0.1, confidence="point"),
+                                 "failed")])
     ok_row, bad_row = lines[1:]
     assert "FAIL" not in ok_row
     assert "FAIL" in bad_row
@@ -222,14 +226,15 @@ def ieat_result() -> IndicatorResult:
 
 def test_violation_message_shows_each_group_table_once() -> None:
     # Two markers gating the same slice select it twice: still one table.
-    checks = [*outcomes(sweep(), max_gap=0.1, at=5), *outcomes(sweep(), min_value=0.3, at=5)]
+    checks = [*outcomes(sweep(), max_gap=0.1, at=5, confidence="point"),
+              *outcomes(sweep(), min_value=0.3, at=5, confidence="point")]
     message = violation_message(checks)
     assert len(re.findall(r"group +n +precision@5", message)) == 1
     assert "FAIL max_gap=0.1" in message and "FAIL min_value=0.3" in message
 
 
 def test_section_leaves_out_the_tables_the_failure_message_shows() -> None:
-    checks = outcomes({"p": sweep()}, max_gap=0.1, at=5)
+    checks = outcomes({"p": sweep()}, max_gap=0.1, at=5, confidence="point")
     data = record({"p": sweep()}, checks, "failed")
     assert len(re.findall(r"group +n +precision@", section_text(data))) == 2  # both slices
     text = section_text(data, in_message=True)
@@ -240,7 +245,7 @@ def test_section_leaves_out_the_tables_the_failure_message_shows() -> None:
 
 
 def test_summary_shows_a_limit_with_the_slice_at_picked() -> None:
-    checks = outcomes({"p": sweep()}, max_gap=0.1, at=5)
+    checks = outcomes({"p": sweep()}, max_gap=0.1, at=5, confidence="point")
     (_, row) = summary_lines([record({"p": sweep()}, checks, "failed")])
     assert "precision_at_k (precision@5) at 5" in row
     assert row.split()[-3:] == ["max_gap=0.1", "FAIL", "failed"]  # not "-"
@@ -248,7 +253,8 @@ def test_summary_shows_a_limit_with_the_slice_at_picked() -> None:
 
 def test_summary_and_section_list_agreeing_limits_once() -> None:
     # A marker and an inline fairness.check with the same limit.
-    checks = [*outcomes({"p": sweep()}, max_gap=0.1), *outcomes({"p": sweep()}, max_gap=0.1)]
+    checks = [*outcomes({"p": sweep()}, max_gap=0.1, confidence="point"),
+              *outcomes({"p": sweep()}, max_gap=0.1, confidence="point")]
     data = record({"p": sweep()}, checks, "passed")
     (_, row) = summary_lines([data])
     assert row.count("max_gap=0.1") == 1
@@ -261,7 +267,7 @@ def test_ieat_sets_are_mean_associations_without_gap_or_worst_group() -> None:
     assert lines[1].split() == ["stats:", "effect_size", "0.69,", "p_value", "0.01"]
     assert "gap" not in text and "worst" not in text and "Δ best" not in text
     assert lines[2].split() == ["set", "n", "mean", "association"]
-    checks = outcomes({"x": ieat_result()}, max_effect_size=1.0)
+    checks = outcomes({"x": ieat_result()}, max_effect_size=1.0, confidence="point")
     (_, row) = summary_lines([record({"x": ieat_result()}, checks, "passed")])
     cells = [c.strip() for c in re.split(r"\s{2,}", row)]
     assert cells[-5:] == ["0.69", "|effect size| 0.69, p_value 0.01", "-", "max_effect_size=1",
@@ -283,7 +289,7 @@ def fair_sa_result() -> IndicatorResult:
 def test_failure_message_and_summary_row_show_the_headline(result: IndicatorResult,
                                                            headline_text: str) -> None:
     limit = {"max_l1": 0.1} if result.name == "fair_sa" else {"max_effect_size": 0.1}
-    checks = outcomes({"x": result}, **limit)
+    checks = outcomes({"x": result}, **limit, confidence="point")  # the iEAT has no interval
     message = violation_message(checks)
     assert f"x: {result.name} ({result.metric}): {headline_text}" in message
     assert "Δ best" not in message and "← worst" not in message
@@ -317,7 +323,7 @@ def test_labels_keys_and_test_ids_print_escaped() -> None:
     """Group labels, result keys, test ids and comparison names: no raw control character."""
     result = IndicatorResult("group_metrics", "accuracy", 0.5, min_group_size=1, groups=(
         GroupStat(HOSTILE, 10, 0.25), GroupStat("b", 10, 0.75)), notes=(f"note {HOSTILE}",))
-    checks = outcomes({HOSTILE: result}, min_value=0.5)
+    checks = outcomes({HOSTILE: result}, min_value=0.5, confidence="point")
     rec = replace(record({HOSTILE: result}, checks, "failed"), nodeid=f"t.py::test[{HOSTILE}]")
     comparison = Comparison(f"t.py::test[{HOSTILE}]", f"{HOSTILE}: group_metrics", "worst",
                             0.5, 0.25, 0.0, False, groups=((HOSTILE, 0.5, 0.25),),
