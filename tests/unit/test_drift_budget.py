@@ -120,6 +120,10 @@ def test_accepted_changes_add_up_to_a_failure() -> None:
     ok, _ = compare_test(baseline, record(0.776), compare_fail=parse_compare_fail(
         "gap:0.01:0.03"), marks=[], compare_confidence="point")
     assert [c.regressed for c in ok] == [False, False]
+    assert "exceeded" not in ok[1].notes[0] and "+0.024 worse in total" in ok[1].notes[0]
+    default, _ = compare_test(baseline, record(0.776), compare_fail=parse_compare_fail(
+        "gap:0.01:0.03"), marks=[])  # the default rule: the drift is still a point change
+    assert default[1].regressed is False and "exceeded" not in default[1].notes[0]
 
 
 def test_a_budget_on_a_metric_the_origin_lacks_fails_closed() -> None:
