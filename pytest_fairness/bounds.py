@@ -88,7 +88,8 @@ def simultaneous(replicates: NDArray[np.float64], estimate: NDArray[np.float64],
     ``d_ij ± c s_ij`` holds at once. The true spread ``max_ij |δ_ij|`` then lies in
     ``[max(0, max_ij(|d_ij| − c s_ij)), max_ij(|d_ij| + c s_ij)]``. The lowest and highest
     value are bounded alike over the values themselves: ``min_g(v_g ∓ c' s_g)``,
-    ``max_g(v_g ∓ c' s_g)``. Unlike the percentile interval of the range recomputed in each
+    ``max_g(v_g ∓ c' s_g)``, kept within the range the values and replicates reach (a
+    rate's bounds stay in [0, 1]). Unlike the percentile interval of the range recomputed in each
     replicate, which repeats the upward bias of a range of noisy values, these bounds keep
     their coverage with many groups; with two values they are ``|d| ± c s``.
 
@@ -138,12 +139,14 @@ def simultaneous(replicates: NDArray[np.float64], estimate: NDArray[np.float64],
         w = np.asarray(weights, dtype=np.float64)[keep]
         if (w > 0).all():
             floor = np.sqrt(np.sum(w**2 * np.nan_to_num(own)**2) / w.sum() / w)
-    if extremes:
+    if extremes:  # within what the replicates reach (a rate's bound stays in [0, 1])
         s = np.fmax(own, floor)
         c = _critical(_studentized_max(v, reps, s), confidence_level)
         s = np.nan_to_num(s)
         out[1] = (np.min(v - c * s), np.min(v + c * s))
         out[2] = (np.max(v - c * s), np.max(v + c * s))
+        if np.isfinite(reps).any():
+            out[1:] = np.clip(out[1:], min(np.nanmin(reps), v.min()), max(np.nanmax(reps), v.max()))
     if v.size < 2:
         return out
     # Pairs in chunks of about _CHUNK_CELLS cells: k = 200 groups has 19,900 pairs.

@@ -292,9 +292,10 @@ def _observe_metric(
             f"{limit}: {reading.name!r} is defined for {len(values)} included group(s) of "
             f"{result.name!r}; pass a smaller min_group_size or add data."
         )
-    if not on_groups:
+    if not on_groups:  # the lowest (highest) group, bounded over groups at once
         group = (min if limit == "min_value" else max)(values, key=lambda g: g.value)
-        return group.value, _bounded(limit, group.value, None, confidence), None, (
+        bound = result.intervals.get(f"{limit[:3]}:{reading.name}")
+        return group.value, _bounded(limit, group.value, bound, confidence), bound, (
             f"group {plain(group.label)} {reading.name}")
     interval = reading.interval if limit == "max_gap" else None
     observed = reading.number if limit == "max_gap" else reading.groups.ratio

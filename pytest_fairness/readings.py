@@ -120,7 +120,7 @@ def _word(result: IndicatorResult, metric: str, head: Headline) -> Reading:
     worst = result.worst_group if metric == "worst" else None
     if worst is not None:
         return Reading("worst", f"group {worst.label}", worst.value, lower,
-                       interval=worst.interval)
+                       interval=worst.interval, replicates=result.replicates.get("worst"))
     by_size = metric == "value" and head.magnitude  # iEAT's d: its sign is a direction
     return _reading(result, "value", f"|{result.metric}|" if by_size else "", result.value,
                     lower, by_size)  # the value; the worst "group" of a result without any

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, final
@@ -465,10 +466,10 @@ class GroupTable:
         for column, values in self.values.items():
             reps = self.boot.replicates[f"group:{column}"][:, self.included, j]
             bounds = simultaneous(reps, values[self.included, j], level,
-                                  weights=weights.get(column), extremes=column == head)
+                                  weights=weights.get(column))
             found["gap" if column == head else f"gap:{column}"] = bounds[0]
-            if column == head:
-                found.update(min=bounds[1], max=bounds[2])
+            tag = "" if column == head else f":{column}"
+            found.update({f"min{tag}": bounds[1], f"max{tag}": bounds[2]})
         if self._log_ratio(j):
             with np.errstate(divide="ignore", invalid="ignore"):
                 reps = self.boot.replicates[f"group:{head}"][:, self.included, j]
@@ -479,22 +480,32 @@ class GroupTable:
         return {name: (float(pair[0]), float(pair[1])) for name, pair in found.items()
                 if not np.isnan(pair).any()}
 
-    def replicates(self, j: int = 0) -> dict[str, tuple[float, ...]]:
+    def replicates(self, j: int = 0, higher_is_better: bool = True
+                   ) -> dict[str, tuple[float, ...]]:
         """Replicates at entry ``j`` (none without), to judge changes and re-level intervals.
 
-        ``value``, ``gap``, ``ratio``, the derived stats with their own interval, and
-        ``group:<i>``: the headline of each included group (``i`` its place in the result's
-        groups), from which simultaneous intervals are recomputed at another level.
+        ``value``, ``gap``, ``ratio``, ``gap:<column>``, every derived stat (those sharing an
+        interval under their own name too), ``worst`` (the worst included group's headline),
+        and ``group:<i>``: the headline of each included group (``i`` its place in the
+        result's groups), from which simultaneous intervals are recomputed at another level.
         """
         if self.boot is None:
             return {}
-        reps = self.boot.replicates
-        names = {"value": "value", "gap": f"gap:{self.headline}", "ratio": "ratio",
-                 **{d: d for d in self.derived if d not in self.aliases}}
+        reps, head = self.boot.replicates, self.headline
+        names = {"value": "value", "gap": f"gap:{head}", "ratio": "ratio",
+                 **{f"gap:{c}": f"gap:{c}" for c in self.values if c != head},
+                 **{d: d for d in self.derived}, **self.aliases}
+        names = {shown: names.get(name, name) for shown, name in names.items()}
         found: dict[str, tuple[float, ...]] = {
             shown: float32s(reps[name][:, j]) for shown, name in names.items() if name in reps}
-        found.update({f"group:{g}": float32s(reps[f"group:{self.headline}"][:, g, j])
+        heads = reps[f"group:{head}"][:, self.included, j]
+        found.update({f"group:{g}": float32s(reps[f"group:{head}"][:, g, j])
                       for g in np.flatnonzero(self.included)})
+        if heads.shape[1]:  # the worst included group's value, replicate by replicate
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # a replicate without any
+                worst = (np.nanmin if higher_is_better else np.nanmax)(heads, axis=1)
+            found["worst"] = float32s(worst)
         return found
 
     def notes(self) -> tuple[str, ...]:
@@ -511,7 +522,8 @@ class GroupTable:
         """The result at entry ``j``: its groups, intervals, replicates and notes from here."""
         return IndicatorResult(
             groups=self.group_stats(j, group_stats), intervals=self.intervals(j),
-            replicates=self.replicates(j), min_group_size=self.min_group_size,
+            replicates=self.replicates(j, fields.get("higher_is_better", True)),
+            min_group_size=self.min_group_size,
             notes=(*self.notes(), *notes), **fields)
 
 

@@ -32,6 +32,13 @@ def _sd(x: list[float]) -> float:
     return (sum((v - m) ** 2 for v in x) / (len(x) - 1)) ** 0.5
 
 
+def _within_reach(pair: tuple[float, float], reps: list[list[float]],
+                  est: list[float]) -> tuple[float, ...]:
+    """A bound on the lowest or highest value, kept within what values and replicates reach."""
+    reach = [x for r in reps for x in r] + est
+    return tuple(min(max(b, min(reach)), max(reach)) for b in pair)
+
+
 def test_three_groups_by_hand() -> None:
     """d, s, M*, c and the bounds computed by hand match to 1e-12."""
     reps, est = REPS.tolist(), EST.tolist()
@@ -47,6 +54,7 @@ def test_three_groups_by_hand() -> None:
     cg = _quantile([max(abs(r[g] - est[g]) / sg[g] for g in range(3)) for r in reps], 0.9)
     low = (min(e - cg * x for e, x in zip(est, sg)), min(e + cg * x for e, x in zip(est, sg)))
     high = (max(e - cg * x for e, x in zip(est, sg)), max(e + cg * x for e, x in zip(est, sg)))
+    low, high = _within_reach(low, reps, est), _within_reach(high, reps, est)
     got = simultaneous(REPS, EST, 0.9)
     assert got.ravel() == pytest.approx([*gap, *low, *high], abs=1e-12)
 
@@ -62,6 +70,7 @@ def test_the_weighted_floor_by_hand() -> None:
     cg = _quantile([max(abs(r[g] - est[g]) / fg[g] for g in range(3)) for r in reps], 0.9)
     low = (min(e - cg * x for e, x in zip(est, fg)), min(e + cg * x for e, x in zip(est, fg)))
     high = (max(e - cg * x for e, x in zip(est, fg)), max(e + cg * x for e, x in zip(est, fg)))
+    low, high = _within_reach(low, reps, est), _within_reach(high, reps, est)
     pairs = [(0, 1), (0, 2), (1, 2)]
     d = [est[i] - est[j] for i, j in pairs]
     s = [max(_sd([r[i] - r[j] for r in reps]), (floor[i] ** 2 + floor[j] ** 2) ** 0.5)
@@ -184,3 +193,14 @@ def test_a_small_group_at_the_boundary_does_not_false_alarm() -> None:
     assert max(g.value for g in r.groups) == 1.0 and r.value == pytest.approx(0.9, abs=0.01)
     assert [o.passed for o in fairness.check(r, max_gap=0.05, confidence="supported")] == [True]
     assert [o.passed for o in fairness.check(r, max_value=0.9, confidence="supported")] == [True]
+
+
+def test_bounds_on_a_rate_stay_between_0_and_1() -> None:
+    """50 faces a group, one harmful hit in each: the bounds never leave [0, 1]."""
+    hits = np.zeros(100)
+    hits[[0, 50]] = 1
+    r = ind.group_metrics(hits, np.ones(100), groups=np.repeat(["a", "b"], 50),
+                          min_group_size=1, pos_label=1)
+    low, high = r.intervals["min"]
+    assert 0.0 <= low <= 0.02 <= high <= 1.0
+    assert 0.0 <= r.intervals["max"][0]
