@@ -149,10 +149,6 @@ CONFIDENCE = [
     ("min_ratio", 0.8, "supported", False),
     ("min_ratio", 0.25, "strict", True),
     ("min_ratio", 0.4, "strict", False),
-    ("min_p_value", 0.3, "point", False),
-    ("min_p_value", 0.3, "supported", True),
-    ("min_p_value", 0.3, "strict", False),
-    ("min_p_value", 0.125, "strict", True),
     ("max_variance", 0.1, "supported", True),
     ("max_variance", 0.1, "strict", False),
     ("max_l1", 1.25, "point", False),
@@ -186,6 +182,20 @@ def test_confidence_modes(limit: str, threshold: float, confidence: str, passed:
     assert outcome.confidence == confidence
 
 
+@pytest.mark.parametrize("confidence", ["point", "supported", "strict"])
+@pytest.mark.parametrize(("threshold", "passed"), [(0.3, False), (0.25, True), (0.125, True)])
+def test_a_p_value_is_judged_on_its_value_under_every_rule(threshold: float, passed: bool,
+                                                           confidence: str) -> None:
+    """A p-value is a test's own outcome: no rule reads an interval of it (full() has one,
+    (0.125, 0.5), which supported would pass at 0.3 and strict fail at 0.125)."""
+    (outcome,) = run(full(), min_p_value=threshold, confidence=confidence)
+    assert outcome.observed == 0.25 and outcome.passed is passed
+    assert (outcome.confidence, outcome.level) == ("point", None)
+    assert outcome.verdict == ("pass" if passed else "fail")
+    (bare,) = run(full(intervals={}), min_p_value=threshold, confidence=confidence)
+    assert bare.passed is passed and bare.interval is None  # no interval needed
+
+
 def test_effect_size_interval_straddling_zero_starts_at_zero() -> None:
     r = full(intervals={"effect_size": (-0.25, 0.75)})
     (outcome,) = run(r, max_effect_size=0.0, confidence="supported")
@@ -217,7 +227,7 @@ def test_headline_value_interval_under_confidence() -> None:
 @pytest.mark.parametrize(
     "limit, result",
     [("max_gap", full(intervals={})), ("min_ratio", full(intervals={})),
-     ("min_p_value", full(intervals={})), ("max_effect_size", full(intervals={})),
+     ("max_effect_size", full(intervals={})),
      ("max_value", IndicatorResult("demo", "nme", 0.25)),
      ("min_value", two(0.5, 0.25))],
 )
