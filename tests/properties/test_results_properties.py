@@ -233,7 +233,7 @@ def test_max_gap_verdict_is_gap_at_most_limit(groups: tuple[GroupStat, ...],
     r = IndicatorResult("x", "m", 0.0, groups=groups)
     if len(r.included_groups) < 2:
         return
-    (outcome,) = evaluate(r, validate_threshold((), {"max_gap": limit}))
+    (outcome,) = evaluate(r, validate_threshold((), {"max_gap": limit, "confidence": "point"}))
     assert outcome.observed == r.gap
     if r.gap <= limit:
         assert outcome.passed

@@ -79,7 +79,8 @@ def test_observed_table_covers_every_limit() -> None:
 @pytest.mark.parametrize("limit, observed, where", OBSERVED)
 def test_each_limit_observes_the_documented_number(limit: str, observed: float,
                                                    where: str) -> None:
-    (outcome,) = run(full(), **{limit: 1.0 if limit.startswith("min") else 2.0})
+    (outcome,) = run(full(), **{limit: 1.0 if limit.startswith("min") else 2.0},
+                     confidence="point")
     assert outcome.limit == limit
     assert outcome.observed == observed
     assert outcome.where == where
@@ -89,43 +90,43 @@ def test_each_limit_observes_the_documented_number(limit: str, observed: float,
 @pytest.mark.parametrize("limit, observed, where", OBSERVED)
 def test_equal_to_the_limit_passes_and_beyond_fails(limit: str, observed: float,
                                                     where: str) -> None:
-    (at_limit,) = run(full(), **{limit: observed})
+    (at_limit,) = run(full(), **{limit: observed}, confidence="point")
     assert at_limit.passed
     # Clearly beyond (1e-6 relative), so float-rounding tolerance cannot pass it.
     step = 1e-6 * max(1.0, abs(observed)) * (1 if LIMITS[limit].bound == "min" else -1)
-    (beyond,) = run(full(), **{limit: observed + step})
+    (beyond,) = run(full(), **{limit: observed + step}, confidence="point")
     assert not beyond.passed
     assert beyond.threshold == observed + step
 
 
 def test_value_limits_use_the_headline_without_groups() -> None:
     r = IndicatorResult("demo", "nme", 0.25)
-    (low,) = run(r, min_value=0.25)
-    (high,) = run(r, max_value=0.125)
+    (low,) = run(r, min_value=0.25, confidence="point")
+    (high,) = run(r, max_value=0.125, confidence="point")
     assert low.observed == high.observed == 0.25
     assert low.passed and not high.passed and low.where == ""
 
 
 def test_value_limits_skip_excluded_groups() -> None:
-    (outcome,) = run(full(), min_value=0.1)
+    (outcome,) = run(full(), min_value=0.1, confidence="point")
     assert outcome.observed == 0.375 and outcome.passed  # c (0.0625) is excluded
 
 
 def test_max_auc_takes_the_absolute_value_and_skips_nan() -> None:
     r = full(matrices={"auc": Matrix(("x",), ("p", "q"), ((NAN, -0.5),))})
-    (outcome,) = run(r, max_auc=0.5)
+    (outcome,) = run(r, max_auc=0.5, confidence="point")
     assert outcome.observed == 0.5 and outcome.where == "cell x × q" and outcome.passed
 
 
 def test_lower_is_better_does_not_change_gap_limits() -> None:
-    (outcome,) = run(full(higher_is_better=False), max_gap=0.375)
+    (outcome,) = run(full(higher_is_better=False), max_gap=0.375, confidence="point")
     assert outcome.observed == 0.375 and outcome.passed
 
 
 def test_a_gap_equal_to_the_limit_up_to_rounding_passes() -> None:
-    (outcome,) = fairness.check(two(0.92, 0.88), max_gap=0.04)
+    (outcome,) = fairness.check(two(0.92, 0.88), max_gap=0.04, confidence="point")
     assert outcome.observed > 0.04  # 0.040000000000000036: equal up to rounding
-    (outcome,) = fairness.check(two(0.3, 0.1), min_ratio=1 / 3)
+    (outcome,) = fairness.check(two(0.3, 0.1), min_ratio=1 / 3, confidence="point")
     assert outcome.passed
 
 
@@ -148,10 +149,6 @@ CONFIDENCE = [
     ("min_ratio", 0.8, "supported", False),
     ("min_ratio", 0.25, "strict", True),
     ("min_ratio", 0.4, "strict", False),
-    ("min_p_value", 0.3, "point", False),
-    ("min_p_value", 0.3, "supported", True),
-    ("min_p_value", 0.3, "strict", False),
-    ("min_p_value", 0.125, "strict", True),
     ("max_variance", 0.1, "supported", True),
     ("max_variance", 0.1, "strict", False),
     ("max_l1", 1.25, "point", False),
@@ -185,6 +182,20 @@ def test_confidence_modes(limit: str, threshold: float, confidence: str, passed:
     assert outcome.confidence == confidence
 
 
+@pytest.mark.parametrize("confidence", ["point", "supported", "strict"])
+@pytest.mark.parametrize(("threshold", "passed"), [(0.3, False), (0.25, True), (0.125, True)])
+def test_a_p_value_is_judged_on_its_value_under_every_rule(threshold: float, passed: bool,
+                                                           confidence: str) -> None:
+    """A p-value is a test's own outcome: no rule reads an interval of it (full() has one,
+    (0.125, 0.5), which supported would pass at 0.3 and strict fail at 0.125)."""
+    (outcome,) = run(full(), min_p_value=threshold, confidence=confidence)
+    assert outcome.observed == 0.25 and outcome.passed is passed
+    assert (outcome.confidence, outcome.level) == ("point", None)
+    assert outcome.verdict == ("pass" if passed else "fail")
+    (bare,) = run(full(intervals={}), min_p_value=threshold, confidence=confidence)
+    assert bare.passed is passed and bare.interval is None  # no interval needed
+
+
 def test_effect_size_interval_straddling_zero_starts_at_zero() -> None:
     r = full(intervals={"effect_size": (-0.25, 0.75)})
     (outcome,) = run(r, max_effect_size=0.0, confidence="supported")
@@ -198,7 +209,7 @@ def test_group_limit_picks_the_decisive_group_under_confidence() -> None:
         GroupStat("wide", 10, 0.5, interval=(0.0, 1.0)),
         GroupStat("narrow", 10, 0.375, interval=(0.35, 0.4)),
     ))
-    (point,) = run(r, min_value=0.3)
+    (point,) = run(r, min_value=0.3, confidence="point")
     assert point.where == "group narrow" and point.passed
     (strict,) = run(r, min_value=0.3, confidence="strict")
     assert strict.where == "group wide" and strict.observed == 0.5
@@ -216,7 +227,7 @@ def test_headline_value_interval_under_confidence() -> None:
 @pytest.mark.parametrize(
     "limit, result",
     [("max_gap", full(intervals={})), ("min_ratio", full(intervals={})),
-     ("min_p_value", full(intervals={})), ("max_effect_size", full(intervals={})),
+     ("max_effect_size", full(intervals={})),
      ("max_value", IndicatorResult("demo", "nme", 0.25)),
      ("min_value", two(0.5, 0.25))],
 )
@@ -230,7 +241,7 @@ def test_missing_interval_is_a_config_error(limit: str, result: IndicatorResult,
 
 
 def test_missing_interval_is_fine_with_point() -> None:
-    (outcome,) = run(full(intervals={}), max_gap=0.5)
+    (outcome,) = run(full(intervals={}), max_gap=0.5, confidence="point")
     assert outcome.passed and outcome.interval is None
 
 
@@ -269,7 +280,7 @@ def test_missing_auc_matrix() -> None:
 def test_all_nan_auc_matrix() -> None:
     r = full(matrices={"auc": Matrix(("a",), ("p",), ((NAN,),))})
     with pytest.raises(InsufficientDataError, match="AUC matrix of 'demo' is empty"):
-        run(r, max_auc=0.5)
+        run(r, max_auc=0.5, confidence="point")
 
 
 @pytest.mark.parametrize("limit", ["max_gap", "min_ratio"])
@@ -341,27 +352,29 @@ def test_check_validates_its_limits() -> None:
 
 
 def test_list_of_results_checks_each() -> None:
-    outcomes = run([two(0.5, 0.25), two(0.5, 0.5)], max_gap=0.125)
+    outcomes = run([two(0.5, 0.25), two(0.5, 0.5)], max_gap=0.125, confidence="point")
     assert [o.passed for o in outcomes] == [False, True]
     assert [o.key for o in outcomes] == [None, None]
 
 
 def test_dict_of_results_carries_keys() -> None:
-    outcomes = run({"acc": two(0.5, 0.25), "f1": two(0.5, 0.5)}, max_gap=0.125, min_ratio=0.5)
+    outcomes = run({"acc": two(0.5, 0.25), "f1": two(0.5, 0.5)}, max_gap=0.125, min_ratio=0.5,
+                   confidence="point")
     assert [(o.key, o.limit, o.passed) for o in outcomes] == [
         ("acc", "max_gap", False), ("acc", "min_ratio", True),
         ("f1", "max_gap", True), ("f1", "min_ratio", True)]
 
 
 def test_result_selects_by_dict_key() -> None:
-    outcomes = run({"acc": two(0.5, 0.25), "f1": two(0.5, 0.5)}, max_gap=0.125, result="f1")
+    outcomes = run({"acc": two(0.5, 0.25), "f1": two(0.5, 0.5)}, max_gap=0.125, result="f1",
+                   confidence="point")
     assert [(o.key, o.passed) for o in outcomes] == [("f1", True)]
 
 
 def test_result_selects_by_indicator_name() -> None:
     other = IndicatorResult("other", "x", 0.5, min_group_size=1,
                             groups=(GroupStat("a", 10, 1.0), GroupStat("b", 10, 0.0)))
-    outcomes = run([other, two(0.5, 0.5)], max_gap=0.125, result="demo")
+    outcomes = run([other, two(0.5, 0.5)], max_gap=0.125, result="demo", confidence="point")
     assert len(outcomes) == 1 and outcomes[0].result.name == "demo" and outcomes[0].passed
 
 
@@ -389,11 +402,11 @@ def swept() -> IndicatorResult:
 
 
 def test_at_selects_a_slice() -> None:
-    (outcome,) = run(swept(), max_gap=0.125, at=0.75)
+    (outcome,) = run(swept(), max_gap=0.125, at=0.75, confidence="point")
     assert outcome.passed and outcome.observed == 0.0 and outcome.result.at == 0.75
-    (outcome,) = run(swept(), max_gap=0.125, at=0.25)
+    (outcome,) = run(swept(), max_gap=0.125, at=0.25, confidence="point")
     assert not outcome.passed and outcome.observed == 0.75
-    (outcome,) = run(swept(), max_gap=0.125)
+    (outcome,) = run(swept(), max_gap=0.125, confidence="point")
     assert outcome.observed == 0.25 and outcome.result.at == 0.5
 
 
@@ -407,15 +420,15 @@ def test_at_missing_lists_coordinates() -> None:
 
 
 def test_check_returns_outcomes_when_passing() -> None:
-    outcomes = fairness.check(two(0.5, 0.25), max_gap=0.25, min_value=0.25)
+    outcomes = fairness.check(two(0.5, 0.25), max_gap=0.25, min_value=0.25, confidence="point")
     assert isinstance(outcomes, tuple)
     assert [(o.limit, o.passed) for o in outcomes] == [("max_gap", True), ("min_value", True)]
-    assert check(two(0.5, 0.25), max_gap=0.25) == outcomes[:1]
+    assert check(two(0.5, 0.25), max_gap=0.25, confidence="point") == outcomes[:1]
 
 
 def test_check_raises_a_violation_carrying_outcomes() -> None:
     with pytest.raises(FairnessViolation) as info:
-        fairness.check(two(0.5, 0.25), max_gap=0.125, min_value=0.25)
+        fairness.check(two(0.5, 0.25), max_gap=0.125, min_value=0.25, confidence="point")
     err = info.value
     assert isinstance(err, AssertionError)
     assert [(o.limit, o.passed) for o in err.outcomes] == [("max_gap", False), ("min_value", True)]
@@ -426,9 +439,9 @@ def test_check_raises_a_violation_carrying_outcomes() -> None:
 def test_collecting_captures_inline_checks() -> None:
     a, b = two(0.5, 0.25), two(0.5, 0.5)
     with collecting() as sink:
-        fairness.check(b, max_gap=0.1)
+        fairness.check(b, max_gap=0.1, confidence="point")
         with pytest.raises(FairnessViolation):
-            fairness.check(a, max_gap=0.1)
+            fairness.check(a, max_gap=0.1, confidence="point")
     assert [results for results, _ in sink] == [b, a]
     assert [[o.passed for o in outcomes] for _, outcomes in sink] == [[True], [False]]
 
@@ -436,13 +449,13 @@ def test_collecting_captures_inline_checks() -> None:
 def test_collecting_is_scoped() -> None:
     with collecting() as outer:
         with collecting() as inner:
-            fairness.check(two(0.5, 0.5), max_gap=0.1)
-        fairness.check(two(0.5, 0.5), min_ratio=0.5)
+            fairness.check(two(0.5, 0.5), max_gap=0.1, confidence="point")
+        fairness.check(two(0.5, 0.5), min_ratio=0.5, confidence="point")
     assert len(inner) == 1 and len(outer) == 1
     assert outer[0][1][0].limit == "min_ratio"
     with collecting() as later:
         pass
-    fairness.check(two(0.5, 0.5), max_gap=0.1)
+    fairness.check(two(0.5, 0.5), max_gap=0.1, confidence="point")
     assert later == []
 
 
@@ -473,8 +486,9 @@ def test_a_limit_on_a_named_metric_says_so_where_it_is_listed() -> None:
     from pytest_fairness.report.terminal import limit_name
 
     result = indicators.group_metrics([1, 0, 1, 1] * 4, [1, 0, 0, 1] * 4,
-                                      groups=["a"] * 8 + ["b"] * 8, min_group_size=1)
-    (outcome,) = run(result, max_gap=0.9, metric="TPR")
+                                      groups=["a"] * 8 + ["b"] * 8, min_group_size=1,
+                                      n_bootstrap=0)
+    (outcome,) = run(result, max_gap=0.9, metric="TPR", confidence="point")
     assert outcome.reads == "TPR" and limit_name(outcome) == "max_gap(TPR)"
     assert CheckOutcome.from_dict(outcome.to_dict()).reads == "TPR"
     (plain,) = run(full(), max_gap=0.9)
@@ -506,7 +520,7 @@ def test_max_auc_cell_without_interval_is_insufficient_under_confidence() -> Non
                     intervals=(((0.1, 0.4), None),))
     with pytest.raises(InsufficientDataError, match=r"cell a × noise .* has no interval"):
         run(full(matrices={"auc": matrix}), max_auc=0.65, confidence="supported")
-    (point,) = run(full(matrices={"auc": matrix}), max_auc=0.65)
+    (point,) = run(full(matrices={"auc": matrix}), max_auc=0.65, confidence="point")
     assert point.passed
 
 
@@ -518,9 +532,10 @@ def test_undefined_l1_is_insufficient_data_not_a_violation() -> None:
     clean = rng.normal(size=(8, 4))
     features = {None: clean, ("blur", 1.0): clean + rng.normal(scale=0.5, size=(8, 4))}
     r = fair_sa(features, attribute=[0] * 4 + [1] * 4, perturbations=["blur"],
-                levels=[1.0], threshold=0.9)  # default min_group_size=30: all excluded
+                levels=[1.0], threshold=0.9,  # default min_group_size=30: all excluded
+                n_bootstrap=0)
     assert math.isnan(r.stats["l1"])
     with pytest.raises(InsufficientDataError):
-        fairness.check(r, max_auc=0.5)  # the matrix limit already says so
+        fairness.check(r, max_auc=0.5, confidence="point")  # the matrix limit already says so
     with pytest.raises(InsufficientDataError, match="min_group_size"):
-        fairness.check(r, max_l1=0.5)
+        fairness.check(r, max_l1=0.5, confidence="point")

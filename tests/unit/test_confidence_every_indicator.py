@@ -3,7 +3,8 @@
 For each indicator a moderate sample is computed with intervals; the limit keyword of its
 headline (the gap, iEAT's |effect size|, the amplification, Fair SA's L1) is then set
 inside the interval (beyond the estimate): "point" fails, "supported" passes, "strict"
-fails; and beyond the whole interval: "supported" fails too.
+fails, and the default rule (no confidence named: "supported") finds it inconclusive, which
+passes; and beyond the whole interval: "supported" fails too.
 """
 
 from __future__ import annotations
@@ -164,7 +165,10 @@ def test_supported_and_strict_on_the_headline(name: str) -> None:
                      max(abs(low), abs(high)))
     assert low < estimate < high
     inside = (low + estimate) / 2  # below the estimate, inside the interval
-    assert _fails(result, **{limit: inside})
+    assert _fails(result, **{limit: inside, "confidence": "point"})
+    (default,) = fairness.check(result, **{limit: inside})
+    assert (default.confidence, default.verdict, default.passed) == (
+        "supported", "inconclusive", True)
     assert not _fails(result, **{limit: inside, "confidence": "supported"})
     assert _fails(result, **{limit: inside, "confidence": "strict"})
     beyond = low - (high - low) * 0.01

@@ -53,7 +53,7 @@ def test_threshold_mark_decorates_a_function() -> None:
 
 def test_validate_threshold_returns_floats_and_default_confidence() -> None:
     clean = validate_threshold((), {"max_gap": 0, "min_value": -1})
-    assert clean == {"max_gap": 0.0, "min_value": -1.0, "confidence": "point"}
+    assert clean == {"max_gap": 0.0, "min_value": -1.0, "confidence": "supported"}
     assert type(clean["max_gap"]) is float
 
 
@@ -198,7 +198,7 @@ def test_no_regression_returns_the_regression_mark() -> None:
 def test_no_regression_defaults() -> None:
     assert fairness.no_regression().mark.kwargs == {}
     assert validate_regression((), {}) == {"tolerance": 0.0, "metric": "headline",
-                                           "confidence": "point"}
+                                           "confidence": "supported"}
 
 
 @pytest.mark.parametrize("metric", ["headline", "value", "gap", "ratio", "worst"])

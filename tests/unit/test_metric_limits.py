@@ -15,7 +15,7 @@ def _classification():
     y = [1, 1, 1, 1, 0, 0, 0, 0] * 2
     p = [1, 1, 1, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0]
     groups = ["a"] * 8 + ["b"] * 8
-    return indicators.group_metrics(y, p, groups=groups, min_group_size=1)
+    return indicators.group_metrics(y, p, groups=groups, min_group_size=1, n_bootstrap=0)
 
 
 @pytest.mark.parametrize(("metric", "expected"), [
@@ -25,21 +25,21 @@ def _classification():
 def test_max_value_bounds_the_named_stat(metric: str, expected: float) -> None:
     r = _classification()
     assert r.stats[metric] == pytest.approx(expected)
-    (ok,) = fairness.check(r, max_value=expected, metric=metric)
+    (ok,) = fairness.check(r, max_value=expected, metric=metric, confidence="point")
     assert ok.passed and ok.observed == r.stats[metric] and ok.where == metric
     with pytest.raises(FairnessViolation, match=rf"max_value={expected - 0.01:.4g}.*{metric}"):
-        fairness.check(r, max_value=expected - 0.01, metric=metric)
+        fairness.check(r, max_value=expected - 0.01, metric=metric, confidence="point")
 
 
 def test_max_gap_of_a_per_group_stat_and_case() -> None:
     r = _classification()
-    (ok,) = fairness.check(r, max_gap=0.5, metric="TPR")  # the groups' "tpr"
+    (ok,) = fairness.check(r, max_gap=0.5, metric="TPR", confidence="point")  # groups' "tpr"
     assert ok.observed == pytest.approx(0.5) == r.stats["DEO"]
-    (fpr,) = fairness.check(r, max_gap=0.25, metric="fpr")
+    (fpr,) = fairness.check(r, max_gap=0.25, metric="fpr", confidence="point")
     assert fpr.observed == pytest.approx(0.25)
-    (low,) = fairness.check(r, min_value=0.25, metric="tpr")
+    (low,) = fairness.check(r, min_value=0.25, metric="tpr", confidence="point")
     assert low.where == "group b tpr"
-    (ratio,) = fairness.check(r, min_ratio=0.3, metric="tpr")
+    (ratio,) = fairness.check(r, min_ratio=0.3, metric="tpr", confidence="point")
     assert ratio.observed == pytest.approx(1 / 3)
 
 
@@ -47,13 +47,14 @@ def test_nme_of_landmarks() -> None:
     truth = [[[0, 0], [10, 0]]] * 4
     pred = [[[0, 0], [10, 0]], [[1, 0], [10, 0]], [[0, 0], [10, 0]], [[0, 0], [13, 0]]]
     r = indicators.landmark_metrics(truth, pred, groups=[0, 0, 1, 1], normalizer=(0, 1),
-                                    min_group_size=1)
-    (overall,) = fairness.check(r, max_value=0.1, metric="NME")
+                                    min_group_size=1, n_bootstrap=0)
+    (overall,) = fairness.check(r, max_value=0.1, metric="NME", confidence="point")
     assert overall.observed == pytest.approx((0.05 + 0.15) / 4)
-    (gap,) = fairness.check(r, max_gap=0.06, metric="NME")  # group nme 0.025 and 0.075
+    # group nme 0.025 and 0.075
+    (gap,) = fairness.check(r, max_gap=0.06, metric="NME", confidence="point")
     assert gap.observed == pytest.approx(0.05)
     with pytest.raises(FairnessViolation):
-        fairness.check(r, max_gap=0.04, metric="nme")
+        fairness.check(r, max_gap=0.04, metric="nme", confidence="point")
 
 
 def test_named_stat_uses_its_interval_under_confidence() -> None:

@@ -1,4 +1,7 @@
-"""With ``n_bootstrap=0`` (the default) every number is what it was before intervals.
+"""With ``n_bootstrap=0`` every number is what it was before intervals.
+
+The pins were written when ``n_bootstrap=0`` was the default; it is 1000 now, so each pinned
+call (``pin_cases._cases``) is made here with ``n_bootstrap=0`` named (:func:`without_intervals`).
 
 Floats are compared at a relative tolerance of 1e-9 (absolute 1e-12 near zero), since the
 last bits of a float differ between CPUs and BLAS builds; ints, strings, booleans, None and
@@ -7,18 +10,35 @@ the shape of the data (keys, lengths) must match exactly.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
+import types
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pytest_fairness import indicators
 from tests.unit import pin_cases
 from tests.unit.pin_cases import differences
 
 PINS = json.loads((Path(__file__).parent / "golden" / "pins.json").read_text())
 
 
+@pytest.fixture
+def without_intervals(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The pinned calls with ``n_bootstrap=0``: every indicator that draws replicates."""
+    functions = {name: getattr(indicators, name) for name in indicators.__all__}
+    calls = {name: functools.partial(function, n_bootstrap=0)
+             if "n_bootstrap" in inspect.signature(function).parameters else function
+             for name, function in functions.items()}
+    monkeypatch.setattr(pin_cases, "indicators", types.SimpleNamespace(**calls))
+    yield
+
+
+@pytest.mark.usefixtures("without_intervals")
 @pytest.mark.parametrize("name", sorted(PINS))
 def test_outputs_unchanged_within_tolerance(name: str) -> None:
     got = json.loads(json.dumps(pin_cases._numbers(pin_cases._cases()[name]())))

@@ -101,7 +101,7 @@ def test_an_unknown_name_lists_what_the_result_offers() -> None:
 ])
 def test_limits_read_the_same_names(limits: dict[str, object], observed: float,
                                     where: str) -> None:
-    (outcome,) = fairness.check(groups(), **limits)
+    (outcome,) = fairness.check(groups(), **limits, confidence="point")
     assert outcome.passed and outcome.observed == pytest.approx(observed)
     assert outcome.where == where
 
@@ -126,14 +126,15 @@ def summary(result: IndicatorResult) -> ResultSummary:
 def test_regressions_read_the_same_names(metric: str, worse_by: float, where: str) -> None:
     """Group b's accuracy drops (0.5 → 0.25); its tpr stays."""
     (c,) = compare_results(summary(groups()), summary(groups(b_acc=0.25)), {metric: 0.0},
-                           test="t.py::a", result="r")
+                           test="t.py::a", result="r", confidence="point")
     assert (c.metric, c.where) == (metric, where)
     assert c.worse_by == pytest.approx(worse_by) and c.regressed == (worse_by > 0)
 
 
 @pytest.mark.parametrize("metric", ["DEO", "TPR", "deo"])
 def test_a_named_stat_regresses_when_it_grows(metric: str) -> None:
-    (c,) = compare_results(summary(groups()), summary(groups(b_tpr=0.0)), {metric: 0.1})
+    (c,) = compare_results(summary(groups()), summary(groups(b_tpr=0.0)), {metric: 0.1},
+                           confidence="point")
     assert (c.baseline, c.now) == pytest.approx((0.5, 0.75)) and c.regressed
 
 
@@ -161,7 +162,8 @@ def test_an_old_baseline_compares_on_gap_and_names_a_missing_stat() -> None:
     a note that names the test and the fix, never a silent pass."""
     old = validate_baseline(OLD).tests["t.py::a"].results["group_metrics (accuracy)"]
     gap, deo = compare_results(old, summary(groups()), {"gap": 0.0, "DEO": 0.0},
-                               test="t.py::a", result="group_metrics (accuracy)")
+                               test="t.py::a", result="group_metrics (accuracy)",
+                               confidence="point")
     assert gap.baseline == pytest.approx(0.25) and not gap.regressed
     assert deo.baseline is None and deo.now == 0.5 and deo.regressed
     assert ("DEO is not in the baseline entry of t.py::a :: group_metrics (accuracy)"
