@@ -37,9 +37,11 @@ def test_few_harmful_labels_on_faces(fairness_features, faces):
     return harmful_labels(fairness_features(faces, normalize=None), faces)
 
 
-# Fails by design, on a real disparity: counting every top-5 label whatever its confidence
-# (τ = 0), the darker faces get a harmful label far more often than the brighter ones.
-@fairness.threshold(max_gap=0.1, at=0.0)
-def test_harmful_label_gap_across_lighting_fails_by_design(fairness_features, faces):
-    """The gap in harmful-label rate between darker and brighter faces, at τ = 0."""
+# Fails by design: counting every top-5 label whatever its confidence (τ = 0), the darker
+# faces get a harmful label far more often than 10% of the time, and their interval shows it.
+# (Their gap to the brighter faces, 0.16, is real in these data but not decided by 50 faces
+# a group: a max_gap=0.1 limit here is inconclusive.)
+@fairness.threshold(max_value=0.1, at=0.0)
+def test_harmful_labels_at_any_confidence_fails_by_design(fairness_features, faces):
+    """At most 10% of either lighting group gets a harmful label among its top 5, at τ = 0."""
     return harmful_labels(fairness_features(faces, normalize=None), faces)
