@@ -192,14 +192,18 @@ def _inconsistency(summary: ResultSummary, where: str) -> str | None:
 
 
 def _check_consistent(baseline: Baseline, source: str) -> None:
-    """Every entry's numbers agree with one another, and no two share replicates.
+    """Every entry's numbers agree with one another, and no two share a stat's replicates.
+
+    Two entries whose stat of one name has the same replicates but another value were
+    copied from one another; replicates that never vary (a perfect group's 1.0) and stats
+    of other names (a group's worst value, the lowest group's) may legitimately agree.
 
     Raises
     ------
     FairnessConfigError
         Naming the file, the test, the result and what contradicts what.
     """
-    seen: dict[object, tuple[str, float | None]] = {}
+    seen: dict[tuple[str, str], tuple[str, float | None]] = {}
     for nodeid, entry in baseline.tests.items():
         for rid, summary in entry.results.items():
             where = f"{nodeid} :: {rid}"
@@ -207,9 +211,9 @@ def _check_consistent(baseline: Baseline, source: str) -> None:
             points = {"value": summary.value, "gap": summary.gap, "ratio": summary.ratio,
                       **summary.stats}
             for name, text in summary.replicates.items():
-                first = seen.setdefault(text, (where, points.get(name)))
+                first = seen.setdefault((name, text), (where, points.get(name)))
                 if problem is None and first[0] != where and first[1] != points.get(name) and \
-                        any(math.isfinite(v) for v in unpack_replicates(text)):
+                        len({v for v in unpack_replicates(text) if math.isfinite(v)}) > 1:
                     problem = (f"its {name} replicates are those of {first[0]}, whose {name} "
                                f"is another ({first[1]!r}, here {points.get(name)!r})")
             if problem is not None:

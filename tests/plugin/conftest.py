@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy  # noqa: F401  (pytester forgets what a run imported; numpy loads once a process)
 import pytest
+import scipy.sparse  # noqa: F401  (the bootstrap's; it loads numpy.fft, also once a process)
+import scipy.special  # noqa: F401
 
 from pytest_fairness import indicators
 

@@ -500,3 +500,17 @@ def test_a_baseline_is_checked_for_consistency() -> None:
     summary["params"]["n_bootstrap"] = 100
     with pytest.raises(FairnessConfigError, match="200 value replicates, but .* n_bootstrap=100"):
         validate_baseline(document)
+
+
+def test_two_tests_with_the_same_default_result_load_back(tmp_path: Path) -> None:
+    """Identical results with a perfect group: the same replicates under other names (its
+    group's 1.0, the best group's, the worst group's) are not a copied baseline."""
+    from pytest_fairness import indicators as ind
+
+    r = ind.group_metrics([1, 0] * 20, [1, 0] * 10 + [0, 0] * 10,
+                          groups=["a"] * 20 + ["b"] * 20, min_group_size=1)
+    records = [TestRecord.from_dict({"nodeid": f"t.py::{name}", "outcome": "passed",
+                                     "results": [{**r.to_dict(), "key": None}]})
+               for name in ("test_a", "test_b")]
+    baseline = load_baseline(save_baseline(tmp_path / "base.json", records))
+    assert set(baseline.tests) == {"t.py::test_a", "t.py::test_b"}
