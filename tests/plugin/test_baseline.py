@@ -5,9 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+import scipy.sparse  # noqa: F401  (pytester forgets what a run imported; the bootstrap's
+import scipy.special  # noqa: F401  scipy loads numpy.fft, which loads once a process)
 
 HEADER = "from pytest_fairness import fairness, indicators as ind\nimport os, pytest\n"
 #: Two tests; with WORSE=<name>[,<name>...] those tests' group b loses accuracy (0.5 → 0.25).
+#: They draw no replicates (n_bootstrap=0): these tests are about baselines, not intervals, and
+#: their comparisons name the point rule (POINT, confidence="point").
 TWO = HEADER + """
 Y = [1, 0, 1, 1, 0, 1, 0, 0] * 5
 G = ["a", "a", "a", "a", "b", "b", "b", "b"] * 5
@@ -19,21 +23,23 @@ def predictions(name):
 
 @pytest.mark.fairness
 def test_one():
-    return ind.group_metrics(Y, predictions("one"), groups=G, min_group_size=1)
+    return ind.group_metrics(Y, predictions("one"), groups=G, min_group_size=1, n_bootstrap=0)
 
 @pytest.mark.fairness
 def test_two():
-    return ind.group_metrics(Y, predictions("two"), groups=G, min_group_size=1)
+    return ind.group_metrics(Y, predictions("two"), groups=G, min_group_size=1, n_bootstrap=0)
 
 """
 
-#: And a third, marked no_regression(tolerance=0.3).
+#: And a third, marked no_regression(tolerance=0.3), judged by the point rule.
 TESTS = TWO + """
-@fairness.no_regression(tolerance=0.3)
+@fairness.no_regression(tolerance=0.3, confidence="point")
 def test_marked():
-    return ind.group_metrics(Y, predictions("marked"), groups=G, min_group_size=1)
+    return ind.group_metrics(Y, predictions("marked"), groups=G, min_group_size=1, n_bootstrap=0)
 """
-ALL = ["--fairness-compare-fail", "gap:0,ratio:0,value:0,worst:0"]
+#: Comparisons judged by the point rule: the change itself, not its interval.
+POINT = ["--fairness-compare-confidence", "point"]
+ALL = ["--fairness-compare-fail", "gap:0,ratio:0,value:0,worst:0", *POINT]
 
 
 @pytest.fixture
@@ -64,8 +70,8 @@ def test_compare_fail_fails_exactly_the_regressed_test(
     """Only the test that got worse fails, and its message shows baseline and now by group."""
     monkeypatch.setenv("WORSE", "two")
     result = saved.runpytest("--fairness", "--fairness-baseline", "base.json",
-                             "--fairness-compare-fail", "gap:0.01", "--fairness-no-history",
-                             "-rf", *mode)
+                             "--fairness-compare-fail", "gap:0.01", *POINT,
+                             "--fairness-no-history", "-rf", *mode)
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines([
         "FAILED test_mod.py::test_two - Failed: FairnessViolation: 1 fairness*",
@@ -85,7 +91,7 @@ def test_tolerance_and_direction(saved: pytest.Pytester, monkeypatch: pytest.Mon
     """A looser tolerance passes; an improvement never fails."""
     monkeypatch.setenv("WORSE", "one")
     saved.runpytest("--fairness", "--fairness-baseline", "base.json", "--fairness-compare-fail",
-                    "gap:0.25", "--fairness-no-history").assert_outcomes(passed=3)
+                    "gap:0.25", *POINT, "--fairness-no-history").assert_outcomes(passed=3)
     saved.runpytest("--fairness", "--fairness-save-baseline", "worse.json",
                     "--fairness-no-history").assert_outcomes(passed=3)
     monkeypatch.delenv("WORSE")
@@ -130,7 +136,7 @@ def test_baseline_from_history_by_label(pytester: pytest.Pytester,
     pytester.runpytest("--fairness", "--fairness-run-label", "main").assert_outcomes(passed=3)
     monkeypatch.setenv("WORSE", "one")
     result = pytester.runpytest("--fairness", "--fairness-baseline", "main",
-                                "--fairness-compare-fail", "value:0.01")
+                                "--fairness-compare-fail", "value:0.01", *POINT)
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*regression against the baseline run 1 [[]main[]]*"])
 
@@ -283,11 +289,14 @@ def test_bad_baseline_value_fails_naming_the_key(
 # -- the pytest run and `pytest-fairness compare` count alike -------------------------------------
 
 
-INLINE = TWO + """
+#: The two tests and an inline check, with the default intervals: the run and the command
+#: judge the comparisons by their default rule alike. The check names the point rule: the
+#: gap 0.5's interval straddles 0.3, and the test needs a check that raises.
+INLINE = TWO.replace(", n_bootstrap=0", "") + """
 @pytest.mark.fairness
 def test_inline():
     result = ind.group_metrics(Y, predictions("inline"), groups=G, min_group_size=1)
-    fairness.check(result, max_gap=0.3)  # raises when the gap is 0.5
+    fairness.check(result, max_gap=0.3, confidence="point")  # raises when the gap is 0.5
     return result
 """
 

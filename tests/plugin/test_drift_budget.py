@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 #: Group b gets 7 more of its 1,000 images wrong each run (K): its accuracy drops by 0.007 a
-#: run, and the gap (group a is always right) grows by 0.007.
+#: run, and the gap (group a is always right) grows by 0.007. No replicates (n_bootstrap=0):
+#: each run's change is judged by the point rule, named explicitly, as the drift always is.
 MODULE = """
 import os
 from pytest_fairness import indicators as ind
@@ -17,10 +18,12 @@ K = int(os.environ["K"])
 def test_gap():
     y = [0, 1] * 1000
     pred = [1 - v if i in range(1000, 1000 + 7 * K) else v for i, v in enumerate(y)]
-    return ind.group_metrics(y, pred, groups=["a"] * 1000 + ["b"] * 1000, min_group_size=1)
+    return ind.group_metrics(y, pred, groups=["a"] * 1000 + ["b"] * 1000, min_group_size=1,
+                             n_bootstrap=0)
 """
 GATE = ("--fairness", "--fairness-no-history", "--fairness-baseline=base.json",
-        "--fairness-save-baseline", "base.json", "--fairness-compare-fail", "gap:0.01:0.03")
+        "--fairness-save-baseline", "base.json", "--fairness-compare-fail", "gap:0.01:0.03",
+        "--fairness-compare-confidence", "point")
 
 
 def test_accepted_regressions_add_up_to_a_drift_failure(

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 
 import pytest
+import scipy.sparse  # noqa: F401  (pytester forgets what a run imported; the bootstrap's
+import scipy.special  # noqa: F401  scipy loads numpy.fft, which loads once a process)
 
 #: One test per checkpoint: "worse" makes group b lose accuracy; "same" changes nothing.
 MODULE = '''
@@ -54,7 +56,7 @@ def test_a_regression_between_checkpoints_fails_its_test(
     result.stdout.fnmatch_lines(["FAILED test_gap.py::test_gap[[]worse] - *"])
     result.stdout.fnmatch_lines([
         "fairness checkpoints: each compared with base (1 regression in 1 test (2 "
-        "comparisons), confidence point)",
+        "comparisons), confidence supported)",
         "  ok test_gap.py::test_gap[[]same] :: *",
         "  REGRESSED test_gap.py::test_gap[[]worse] :: *",
     ])

@@ -50,7 +50,7 @@ def test_model():
 def test_a_nan_group_value_fails_min_value(pytester: pytest.Pytester,
                                            xdist_args: list[str]) -> None:
     pytester.makepyfile(HEADER + '''
-@fairness.threshold(min_value=0.5)
+@fairness.threshold(min_value=0.5, confidence="point")
 def test_model():
     return IndicatorResult("custom", "accuracy", 0.8, min_group_size=1, groups=(
         GroupStat("a", 10, 0.9), GroupStat("b", 10, math.nan), GroupStat("c", 10, 0.7)))
@@ -61,12 +61,13 @@ def test_model():
 
 
 #: A test whose group "b" has a label that would forge a line and a colour; {returned} is
-#: what it returns, with ``groups`` the hostile labels.
+#: what it returns, with ``groups`` the hostile labels. Its limit is judged by the point rule:
+#: the gap 0.25 breaks max_gap=0.1, while its interval [0, 0.55] would straddle it.
 HOSTILE_TEST = HEADER + r'''
 HOSTILE = "a\x1b[31mred\nFAILED forged"
 PRED = [1, 0, 1, 0, 0, 0, 0, 1] * 5
 
-@fairness.threshold(max_gap=0.1)
+@fairness.threshold(max_gap=0.1, confidence="point")
 def test_model():
     groups = [HOSTILE if g == "b" else g for g in G]
     return {returned}
@@ -77,7 +78,8 @@ def test_control_characters_in_labels_print_escaped(pytester: pytest.Pytester,
                                                     xdist_args: list[str]) -> None:
     """A group label or result key cannot forge a line or a colour on the terminal."""
     pytester.makepyfile(HOSTILE_TEST.format(
-        returned="{HOSTILE: ind.group_metrics(Y, PRED, groups=groups, min_group_size=1)}"))
+        returned="{HOSTILE: ind.group_metrics(Y, PRED, groups=groups, min_group_size=1, "
+                 "n_bootstrap=0)}"))
     result = pytester.runpytest("--fairness", *xdist_args)
     result.assert_outcomes(failed=1)
     output = result.stdout.str()

@@ -9,7 +9,8 @@ import pytest
 from pytest_fairness.cli import main
 
 #: Group b's true-positive rate: 0.5 as saved, 0 with B=worse, 1 with B=better; its accuracy
-#: is the same saved and better, so only DEO tells those two apart.
+#: is the same saved and better, so only DEO tells those two apart. No replicates
+#: (n_bootstrap=0): the DEO comparisons are judged by the point rule, named explicitly.
 MODULE = """
 import os
 import pytest
@@ -19,9 +20,9 @@ B = {"": [1, 0, 0, 0], "worse": [0, 0, 0, 0], "better": [1, 1, 0, 1]}[os.environ
 
 def result():
     return ind.group_metrics([1, 1, 0, 0] * 20, [1, 1, 0, 0] * 10 + B * 10,
-                             groups=["a"] * 40 + ["b"] * 40, min_group_size=1)
+                             groups=["a"] * 40 + ["b"] * 40, min_group_size=1, n_bootstrap=0)
 
-@fairness.no_regression(metric="DEO")
+@fairness.no_regression(metric="DEO", confidence="point")
 def test_marked():
     return result()
 
@@ -29,7 +30,8 @@ def test_marked():
 def test_plain():
     return result()
 """
-RUN = ("--fairness", "--fairness-baseline", "base.json", "--fairness-no-history")
+RUN = ("--fairness", "--fairness-baseline", "base.json", "--fairness-no-history",
+       "--fairness-compare-confidence", "point")
 
 
 @pytest.fixture
@@ -103,6 +105,7 @@ def test_the_compare_command_fails_on_deo(saved: pytest.Pytester,
         saved.runpytest("--fairness", "--fairness-save-baseline", f"{variant}.json",
                         "--fairness-no-history").assert_outcomes(passed=2)
     base = str(saved.path / "base.json")
-    assert main(["compare", base, str(saved.path / "worse.json"), "--fail", "DEO:0"]) == 1
-    assert main(["compare", base, str(saved.path / "better.json"), "--fail", "DEO:0"]) == 0
-    assert main(["compare", base, str(saved.path / "better.json"), "--fail", "gap:0"]) == 0
+    point = ["--confidence", "point"]
+    assert main(["compare", base, str(saved.path / "worse.json"), "--fail", "DEO:0", *point]) == 1
+    assert main(["compare", base, str(saved.path / "better.json"), "--fail", "DEO:0", *point]) == 0
+    assert main(["compare", base, str(saved.path / "better.json"), "--fail", "gap:0", *point]) == 0

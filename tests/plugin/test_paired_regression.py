@@ -107,7 +107,9 @@ def test_the_same_images_under_another_seed_are_compared_unpaired(
 
 def test_a_rule_that_needs_replicates_says_how_to_get_them(
         pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
-    pytester.makepyfile(test_gap=BASELINE_TEST.replace(", n_bootstrap=1000, seed=0", ""))
+    # n_bootstrap=0: no replicates (intervals are drawn by default now)
+    pytester.makepyfile(test_gap=BASELINE_TEST.replace(", n_bootstrap=1000, seed=0",
+                                                       ", n_bootstrap=0"))
     monkeypatch.setenv("PAIRED_MODEL", "base")
     pytester.runpytest("--fairness", "--fairness-save-baseline", "base.json").assert_outcomes(
         passed=1)
@@ -161,7 +163,7 @@ def test_the_reference_checkpoint_can_be_named(pytester: pytest.Pytester) -> Non
                                 "worse", "--fairness-compare-fail", "0")
     assert result.ret == pytest.ExitCode.OK  # base is better than worse: no regression
     result.stdout.fnmatch_lines(["fairness checkpoints: each compared with worse (no "
-                                 "regression in 1 comparison, confidence point)"])
+                                 "regression in 1 comparison, confidence supported)"])
     result = pytester.runpytest("--fairness", *ckpts, "--fairness-reference-checkpoint", "x")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--fairness-reference-checkpoint='x' names none of the "
