@@ -41,6 +41,7 @@ from pytest_fairness.checks import evaluate, validate_threshold
 from pytest_fairness.family import family_level
 from pytest_fairness.records import KeyedResult, ResultSummary
 from pytest_fairness.regression import compare_results
+from pytest_fairness.stats import set_paired_draws
 
 SIZES = (200, 150, 100, 60, 40)
 LIMIT, TOP = 0.05, 0.85
@@ -116,6 +117,7 @@ def main() -> None:
     parser.add_argument("--power-sims", type=int, default=100)
     parser.add_argument("--jobs", type=int, default=1)
     opts = parser.parse_args()
+    set_paired_draws(True)  # a run that compares draws image by image (workers fork from here)
     start = time.perf_counter()
     print(f"T = {N_LIMITS + N_COMPARISONS} tests of one check each; α = {ALPHA}: each "
           f"interval at level {LEVEL:.6g} under the option, 0.95 alone; {B} replicates")

@@ -39,6 +39,7 @@ from pytest_fairness import indicators as ind
 from pytest_fairness.baseline import build_baseline, dump_baseline
 from pytest_fairness.records import KeyedResult, ResultSummary, TestRecord
 from pytest_fairness.regression import compare_results
+from pytest_fairness.stats import set_paired_draws
 
 N_PER_GROUP = 1_000
 FLIP = 0.02
@@ -87,6 +88,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sims", type=int, default=300)
     args = parser.parse_args()
+    set_paired_draws(True)  # as a run that compares with a baseline draws
     start = time.perf_counter()
     runs = {inc: [_simulate(np.random.default_rng([7, k, int(inc * 1000)]), inc)
                   for k in range(args.sims)] for inc in INCREASES}
