@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import numpy.fft  # noqa: F401  (pytester forgets what a run imported; these load once)
 import pytest
+import scipy.sparse  # noqa: F401
+import scipy.special  # noqa: F401
 
 HEADER = "from pytest_fairness import fairness, indicators as ind\nimport pytest\n"
 
