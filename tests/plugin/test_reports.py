@@ -5,7 +5,10 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
+import numpy.fft  # noqa: F401  (pytester forgets what a run imported; these load once)
 import pytest
+import scipy.sparse  # noqa: F401
+import scipy.special  # noqa: F401
 
 from pytest_fairness.files import load_report
 from pytest_fairness.report.json_report import report_results
