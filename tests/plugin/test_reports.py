@@ -18,12 +18,14 @@ from pytest_fairness.report.json_report import report_results
 pytest.importorskip("matplotlib")
 
 HEADER = "from pytest_fairness import fairness, indicators as ind\nimport pytest\n"
+#: A pass and a fail by the point rule (gap 0.25); the results keep their default intervals,
+#: which the reports carry.
 TESTS = HEADER + """
-@fairness.threshold(max_gap=0.3)
+@fairness.threshold(max_gap=0.3, confidence="point")
 def test_pass():
     return ind.group_metrics(Y, P, groups=G, min_group_size=1)
 
-@fairness.threshold(max_gap=0.1)
+@fairness.threshold(max_gap=0.1, confidence="point")
 def test_fail():
     return ind.group_metrics(Y, P, groups=G, min_group_size=1)
 
