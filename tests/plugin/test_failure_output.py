@@ -12,13 +12,18 @@ import pytest
 
 HEADER = "from pytest_fairness import fairness, indicators as ind\nimport pytest\n"
 
+#: Point-rule checks (the gap 0.25 passes 0.3 and breaks 0.1); no intervals are needed.
 INLINE_ONLY = """
+def gap_result():
+    return ind.group_metrics(Y, P, groups=G, min_group_size=1, n_bootstrap=0)
+
 def test_inline_only():
-    fairness.check(ind.group_metrics(Y, P, groups=G, min_group_size=1), max_gap=0.3)
+    fairness.check(gap_result(), max_gap=0.3, confidence="point")
 
 def test_inline_in_a_comprehension():
-    r = ind.group_metrics(Y, P, groups=G, min_group_size=1)
-    assert all(o[0].passed for o in [fairness.check(r, min_ratio=0.5) for _ in range(1)])
+    r = gap_result()
+    assert all(o[0].passed for o in [fairness.check(r, min_ratio=0.5, confidence="point")
+                                     for _ in range(1)])
 
 def test_plain():
     pass
@@ -26,7 +31,7 @@ def test_plain():
 @pytest.mark.fairness_unit
 def test_of_the_check_itself():
     with pytest.raises(AssertionError):
-        fairness.check(ind.group_metrics(Y, P, groups=G, min_group_size=1), max_gap=0.1)
+        fairness.check(gap_result(), max_gap=0.1, confidence="point")
 """
 
 
@@ -60,13 +65,14 @@ def test_failure_prints_the_group_table_once(pytester: pytest.Pytester, data_sou
         monkeypatch.delenv("CI", raising=False)
         monkeypatch.delenv("BUILD_NUMBER", raising=False)
     pytester.makepyfile(HEADER + data_source + """
-@fairness.threshold(max_gap=0.1)
-@fairness.threshold(min_ratio=0.9)
+@fairness.threshold(max_gap=0.1, confidence="point")
+@fairness.threshold(min_ratio=0.9, confidence="point")
 def test_gap():
-    return ind.group_metrics(Y, P, groups=G, min_group_size=1)
+    return ind.group_metrics(Y, P, groups=G, min_group_size=1, n_bootstrap=0)
 
 def test_inline():
-    fairness.check(ind.group_metrics(Y, P, groups=G, min_group_size=1), max_gap=0.1)
+    fairness.check(ind.group_metrics(Y, P, groups=G, min_group_size=1, n_bootstrap=0),
+                   max_gap=0.1, confidence="point")
 """)
     result = pytester.runpytest("--fairness", *xdist_args)
     result.assert_outcomes(failed=2)
@@ -89,10 +95,10 @@ def test_inline():
 def test_agreeing_marker_and_inline_check_are_one_limit(
         pytester: pytest.Pytester, data_source: str) -> None:
     pytester.makepyfile(HEADER + data_source + """
-@fairness.threshold(max_gap=0.3)
+@fairness.threshold(max_gap=0.3, confidence="point")
 def test_both():
-    r = ind.group_metrics(Y, P, groups=G, min_group_size=1)
-    fairness.check(r, max_gap=0.3)
+    r = ind.group_metrics(Y, P, groups=G, min_group_size=1, n_bootstrap=0)
+    fairness.check(r, max_gap=0.3, confidence="point")
     return r
 """)
     result = pytester.runpytest("--fairness")

@@ -45,7 +45,7 @@ def test_comfortable(k):
     return gap_result()
 
 
-@fairness.threshold(max_gap=0.5)
+@fairness.threshold(max_gap=0.5, confidence="point")
 def test_point():
     return gap_result()
 '''

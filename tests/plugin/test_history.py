@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import numpy.fft  # noqa: F401  (pytester forgets what a run imported; these load once)
 import pytest
+import scipy.sparse  # noqa: F401
+import scipy.special  # noqa: F401
 
 from pytest_fairness.history import HistoryStore
 
 HEADER = "from pytest_fairness import fairness, indicators as ind\nimport pytest\n"
+#: Four report-only tests and one that fails by the point rule (gap 0.25 against 0.1).
 TESTS = HEADER + """
 @pytest.mark.parametrize("i", range(4))
 @pytest.mark.fairness
 def test_many(i):
-    return ind.group_metrics(Y, P, groups=G, min_group_size=1)
+    return ind.group_metrics(Y, P, groups=G, min_group_size=1, n_bootstrap=0)
 
-@fairness.threshold(max_gap=0.1)
+@fairness.threshold(max_gap=0.1, confidence="point")
 def test_fail():
-    return ind.group_metrics(Y, P, groups=G, min_group_size=1)
+    return ind.group_metrics(Y, P, groups=G, min_group_size=1, n_bootstrap=0)
 """
 
 

@@ -292,33 +292,34 @@ def sets(fairness_features, stimuli):
 GATED = """
 from pytest_fairness import fairness, indicators
 
-GATE = fairness.threshold(max_effect_size=0.5, min_p_value=0.05)
+# The point rule: the test pins the effect sizes' point verdicts and messages.
+GATE = fairness.threshold(max_effect_size=0.5, min_p_value=0.05, confidence="point")
 
 
 @GATE
 def test_colour(sets):
-    result = indicators.ieat(*sets["colour"], seed=0)
+    result = indicators.ieat(*sets["colour"], seed=0, n_bootstrap=0)
     assert result.stats["effect_size"] > 0
     return result
 
 
 @GATE
 def test_swapped(sets):
-    result = indicators.ieat(*sets["swapped"], seed=0)
+    result = indicators.ieat(*sets["swapped"], seed=0, n_bootstrap=0)
     assert result.stats["effect_size"] < 0
     return result
 
 
 @GATE
 def test_null(sets):
-    result = indicators.ieat(*sets["null"], seed=0)
+    result = indicators.ieat(*sets["null"], seed=0, n_bootstrap=0)
     assert result.stats["effect_size"] == 0
     return result
 
 
-@fairness.threshold(max_effect_size=0.5)
+@fairness.threshold(max_effect_size=0.5, confidence="point")
 def test_battery(sets, stimuli):
-    return indicators.ieat_battery(sets, seed=0, names=stimuli.set_names())
+    return indicators.ieat_battery(sets, seed=0, names=stimuli.set_names(), n_bootstrap=0)
 """
 
 MODES = {

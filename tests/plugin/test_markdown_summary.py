@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import pytest
 
+#: A pass and a fail by the point rule: the gap 0.25 against 0.3 and 0.1.
 TESTS = """
 from pytest_fairness import fairness, indicators as ind
 
-@fairness.threshold(max_gap=0.3)
+@fairness.threshold(max_gap=0.3, confidence="point")
 def test_pass():
-    return ind.group_metrics(Y, P, groups=G, min_group_size=1)
+    return ind.group_metrics(Y, P, groups=G, min_group_size=1, n_bootstrap=0)
 
-@fairness.threshold(max_gap=0.1)
+@fairness.threshold(max_gap=0.1, confidence="point")
 def test_fail():
-    return ind.group_metrics(Y, P, groups=G, min_group_size=1)
+    return ind.group_metrics(Y, P, groups=G, min_group_size=1, n_bootstrap=0)
 """
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import numpy.fft  # noqa: F401  (pytester forgets what a run imported; these load once)
 import pytest
+import scipy.sparse  # noqa: F401
+import scipy.special  # noqa: F401
 
 HEADER = "from pytest_fairness import fairness, indicators as ind\nimport pytest\n"
 
@@ -39,9 +42,9 @@ def test_gap():
 def test_pass_and_summary(pytester: pytest.Pytester, data_source: str,
                           xdist_args: list[str]) -> None:
     pytester.makepyfile(HEADER + data_source + """
-@fairness.threshold(max_gap=0.3, min_value=0.5)
+@fairness.threshold(max_gap=0.3, min_value=0.5, confidence="point")
 def test_gap():
-    return ind.group_metrics(Y, P, groups=G, min_group_size=1)
+    return ind.group_metrics(Y, P, groups=G, min_group_size=1, n_bootstrap=0)
 
 @pytest.mark.fairness
 def test_report_only():
@@ -61,9 +64,9 @@ def test_report_only():
 def test_failure_shows_group_table(pytester: pytest.Pytester, data_source: str,
                                    xdist_args: list[str]) -> None:
     pytester.makepyfile(HEADER + data_source + """
-@fairness.threshold(max_gap=0.1)
+@fairness.threshold(max_gap=0.1, confidence="point")
 def test_gap():
-    return ind.group_metrics(Y, P, groups=G, min_group_size=1)
+    return ind.group_metrics(Y, P, groups=G, min_group_size=1, n_bootstrap=0)
 """)
     result = pytester.runpytest("--fairness", *xdist_args)
     result.assert_outcomes(failed=1)
@@ -79,9 +82,10 @@ def test_gap():
 
 def test_excluded_group_is_shown(pytester: pytest.Pytester, data_source: str) -> None:
     pytester.makepyfile(HEADER + data_source + """
-@fairness.threshold(max_gap=0.01)
+@fairness.threshold(max_gap=0.01, confidence="point")
 def test_gap():
-    return ind.group_metrics(Y + [1, 1], P + [0, 0], groups=G + ["c", "c"], min_group_size=10)
+    return ind.group_metrics(Y + [1, 1], P + [0, 0], groups=G + ["c", "c"], min_group_size=10,
+                             n_bootstrap=0)
 """)
     result = pytester.runpytest("--fairness")
     result.assert_outcomes(failed=1)
@@ -92,19 +96,19 @@ def test_inline_check(pytester: pytest.Pytester, data_source: str, xdist_args: l
     pytester.makepyfile(HEADER + data_source + """
 @pytest.mark.fairness
 def test_inline_fail():
-    r = ind.group_metrics(Y, P, groups=G, min_group_size=1)
-    fairness.check(r, min_ratio=0.9)
+    r = ind.group_metrics(Y, P, groups=G, min_group_size=1, n_bootstrap=0)
+    fairness.check(r, min_ratio=0.9, confidence="point")
 
 @pytest.mark.fairness
 def test_inline_pass():
-    r = ind.group_metrics(Y, P, groups=G, min_group_size=1)
-    outcomes = fairness.check(r, min_ratio=0.5)
+    r = ind.group_metrics(Y, P, groups=G, min_group_size=1, n_bootstrap=0)
+    outcomes = fairness.check(r, min_ratio=0.5, confidence="point")
     assert outcomes[0].passed
 """)
     result = pytester.runpytest("--fairness", *xdist_args)
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([
-        ">*fairness.check(r, min_ratio=0.9)",
+        '>*fairness.check(r, min_ratio=0.9, confidence="point")',
         "E*FairnessViolation: 1 fairness limit broken: min_ratio=0.9 (ratio 0.6667)",
     ])
     result.stdout.fnmatch_lines(["*test_inline_pass*min_ratio=0.5*passed*"])
@@ -184,10 +188,10 @@ def test_gap():
 
 def test_result_keyword_picks_dict_entry(pytester: pytest.Pytester, data_source: str) -> None:
     pytester.makepyfile(HEADER + data_source + """
-@fairness.threshold(max_gap=0.1, result="strict")
-@fairness.threshold(max_gap=0.5)
+@fairness.threshold(max_gap=0.1, result="strict", confidence="point")
+@fairness.threshold(max_gap=0.5, confidence="point")
 def test_two():
-    r = ind.group_metrics(Y, P, groups=G, min_group_size=1)
+    r = ind.group_metrics(Y, P, groups=G, min_group_size=1, n_bootstrap=0)
     return {"strict": r, "loose": r}
 """)
     result = pytester.runpytest("--fairness")

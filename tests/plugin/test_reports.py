@@ -5,7 +5,10 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
+import numpy.fft  # noqa: F401  (pytester forgets what a run imported; these load once)
 import pytest
+import scipy.sparse  # noqa: F401
+import scipy.special  # noqa: F401
 
 from pytest_fairness.files import load_report
 from pytest_fairness.report.json_report import report_results
@@ -15,12 +18,14 @@ from pytest_fairness.report.json_report import report_results
 pytest.importorskip("matplotlib")
 
 HEADER = "from pytest_fairness import fairness, indicators as ind\nimport pytest\n"
+#: A pass and a fail by the point rule (gap 0.25); the results keep their default intervals,
+#: which the reports carry.
 TESTS = HEADER + """
-@fairness.threshold(max_gap=0.3)
+@fairness.threshold(max_gap=0.3, confidence="point")
 def test_pass():
     return ind.group_metrics(Y, P, groups=G, min_group_size=1)
 
-@fairness.threshold(max_gap=0.1)
+@fairness.threshold(max_gap=0.1, confidence="point")
 def test_fail():
     return ind.group_metrics(Y, P, groups=G, min_group_size=1)
 
