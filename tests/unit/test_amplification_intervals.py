@@ -22,8 +22,9 @@ from .test_amplification import imsitu
 ONE = {"min_group_size": 1}
 
 
-def _hand_cases():
-    """The hand-computed cases of test_amplification, by name."""
+def _hand_cases(**kwargs):
+    """The hand-computed cases of test_amplification, by name (``kwargs`` go to every call)."""
+    one = {**ONE, **kwargs}
     attrs, groups, pred_groups = imsitu()
     train, x2 = [[1, 0], [1, 1], [0, 1], [0, 0]], [[1, 1], [1, 1], [1, 0], [0, 1]]
     g, test = [0, 0, 1, 1], [[1, 0], [1, 0], [0, 1], [0, 0]]
@@ -31,33 +32,33 @@ def _hand_cases():
     never = ([[1, 1], [1, 1], [1, 0]], [0, 0, 1], [[1, 0], [1, 0]], [0, 0])
     return {
         "imsitu multi_mals": lambda: multi_mals(
-            attrs, groups, attrs, groups, attrs, pred_groups, **ONE),
+            attrs, groups, attrs, groups, attrs, pred_groups, **one),
         "imsitu multi_mals max_size=1": lambda: multi_mals(
-            attrs, groups, attrs, groups, attrs, pred_groups, max_size=1, **ONE),
-        "imsitu bias_amp": lambda: bias_amp(attrs, groups, attrs, pred_groups, **ONE),
+            attrs, groups, attrs, groups, attrs, pred_groups, max_size=1, **one),
+        "imsitu bias_amp": lambda: bias_amp(attrs, groups, attrs, pred_groups, **one),
         "imsitu multi_directional M->G": lambda: multi_directional(
-            attrs, groups, attrs, groups, pred_groups=pred_groups, direction="M->G", **ONE),
+            attrs, groups, attrs, groups, pred_groups=pred_groups, direction="M->G", **one),
         "imsitu multi_directional G->M reference": lambda: multi_directional(
-            attrs, groups, attrs, groups, attrs, direction="G->M", variant="reference", **ONE),
+            attrs, groups, attrs, groups, attrs, direction="G->M", variant="reference", **one),
         "imsitu multi_mals runs": lambda: multi_mals(
             attrs, groups, attrs, groups, [attrs.to_numpy()] * 2, [pred_groups, list(groups)],
-            **ONE),
+            **one),
         "bias_amp signs": lambda: bias_amp(
             [[1, 0], [1, 1], [1, 0], [1, 1], [0, 1]], ["a", "a", "a", "b", "b"],
-            [[1, 1], [1, 0], [1, 0], [0, 1]], ["a", "a", "a", "b"], **ONE),
-        "bias_amp never predicted": lambda: bias_amp(*never, **ONE),
+            [[1, 1], [1, 0], [1, 0], [0, 1]], ["a", "a", "a", "b"], **one),
+        "bias_amp never predicted": lambda: bias_amp(*never, **one),
         "bias_amp never predicted reference": lambda: bias_amp(
-            *never, variant="reference", **ONE),
+            *never, variant="reference", **one),
         "directional G->M": lambda: directional_bias_amp(
-            train, g, test, g, pred, direction="G->M", **ONE),
+            train, g, test, g, pred, direction="G->M", **one),
         "directional G->M reference": lambda: directional_bias_amp(
-            train, g, test, g, pred, direction="G->M", variant="reference", **ONE),
+            train, g, test, g, pred, direction="G->M", variant="reference", **one),
         "directional M->G": lambda: directional_bias_amp(
             [[1], [1], [1], [0]], ["w", "w", "m", "m"], [[1]] * 4, ["w", "w", "m", "m"],
-            pred_groups=["w", "w", "w", "m"], direction="M->G", **ONE),
+            pred_groups=["w", "w", "w", "m"], direction="M->G", **one),
         "multi_directional G->M": lambda: multi_directional(
             x2, ["w", "w", "m", "m"], x2, ["w", "w", "m", "m"],
-            [[1, 1], [1, 0], [1, 0], [0, 1]], direction="G->M", **ONE),
+            [[1, 1], [1, 0], [1, 0], [0, 1]], direction="G->M", **one),
     }
 
 
@@ -129,9 +130,16 @@ PINNED = {
 
 @pytest.mark.parametrize("name", PINNED)
 def test_default_numbers_are_pinned(name):
-    r = _hand_cases()[name]()
+    r = _hand_cases(n_bootstrap=0)[name]()
     got = (r.value, dict(r.stats), dict(r.intervals), [g.value for g in r.groups])
     assert differences(json.loads(json.dumps(got)), json.loads(json.dumps(PINNED[name]))) == []
+    # the default draws bootstrap intervals, and they leave every number alone
+    default = _hand_cases()[name]()
+    value, stats, _, groups = PINNED[name]
+    numbers = (default.value, dict(default.stats), [g.value for g in default.groups])
+    assert differences(json.loads(json.dumps(numbers)),
+                       json.loads(json.dumps((value, stats, groups)))) == []
+    assert default.params["n_bootstrap"] == 1000 and "value" in default.intervals
 
 
 # -- bootstrap intervals ----------------------------------------------------------------------
