@@ -241,10 +241,11 @@ def test_torch_and_float32_inputs():
 # -- gating ------------------------------------------------------------------------------
 
 def test_marker_limits_read_effect_size_and_p_value():
-    r = ieat(X2, Y2, A2, B2, seed=0)
-    fairness.check(r, max_effect_size=1.0, min_p_value=0.1)
+    """By the point rule: d = 0.96, p = 1/6 (two items a set: the interval of |d| is 0-1.7)."""
+    r = ieat(X2, Y2, A2, B2, seed=0, n_bootstrap=0)
+    fairness.check(r, max_effect_size=1.0, min_p_value=0.1, confidence="point")
     with pytest.raises(FairnessViolation):
-        fairness.check(r, max_effect_size=0.5, min_p_value=0.05)
+        fairness.check(r, max_effect_size=0.5, min_p_value=0.05, confidence="point")
 
 
 # -- validation --------------------------------------------------------------------------
