@@ -714,7 +714,9 @@ def test_embed_accepts_torch_tensors(tmp_path):
 
 
 def test_threshold_marker_gates_an_ieat_test(pytester):
-    """End to end: a biased and an unbiased iEAT under the documented marker."""
+    """End to end: a biased and an unbiased iEAT under the documented marker, by the default
+    rule: the biased one's |d| interval (1.80, 1.82) lies above 0.5 and p = 0, so it fails; the
+    unbiased one's (0, 1.11) straddles 0.5, so it passes as inconclusive, saying so."""
     pytester.makepyfile(
         """
         import numpy as np
@@ -738,7 +740,9 @@ def test_threshold_marker_gates_an_ieat_test(pytester):
     )
     result = pytester.runpytest("--fairness", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*test_biased*"])
+    result.stdout.fnmatch_lines(["*test_biased*",
+                                 "*test_unbiased*max_effect_size=0.5 INCONCLUSIVE*passed*",
+                                 "*fairness: 1 inconclusive*"])
 
 
 # -- the review's findings (the reference variant's sampling) -------------------------------------
