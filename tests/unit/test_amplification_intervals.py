@@ -22,8 +22,9 @@ from .test_amplification import imsitu
 ONE = {"min_group_size": 1}
 
 
-def _hand_cases():
-    """The hand-computed cases of test_amplification, by name."""
+def _hand_cases(**kwargs):
+    """The hand-computed cases of test_amplification, by name (``kwargs`` go to every call)."""
+    one = {**ONE, **kwargs}
     attrs, groups, pred_groups = imsitu()
     train, x2 = [[1, 0], [1, 1], [0, 1], [0, 0]], [[1, 1], [1, 1], [1, 0], [0, 1]]
     g, test = [0, 0, 1, 1], [[1, 0], [1, 0], [0, 1], [0, 0]]
@@ -31,33 +32,33 @@ def _hand_cases():
     never = ([[1, 1], [1, 1], [1, 0]], [0, 0, 1], [[1, 0], [1, 0]], [0, 0])
     return {
         "imsitu multi_mals": lambda: multi_mals(
-            attrs, groups, attrs, groups, attrs, pred_groups, **ONE),
+            attrs, groups, attrs, groups, attrs, pred_groups, **one),
         "imsitu multi_mals max_size=1": lambda: multi_mals(
-            attrs, groups, attrs, groups, attrs, pred_groups, max_size=1, **ONE),
-        "imsitu bias_amp": lambda: bias_amp(attrs, groups, attrs, pred_groups, **ONE),
+            attrs, groups, attrs, groups, attrs, pred_groups, max_size=1, **one),
+        "imsitu bias_amp": lambda: bias_amp(attrs, groups, attrs, pred_groups, **one),
         "imsitu multi_directional M->G": lambda: multi_directional(
-            attrs, groups, attrs, groups, pred_groups=pred_groups, direction="M->G", **ONE),
+            attrs, groups, attrs, groups, pred_groups=pred_groups, direction="M->G", **one),
         "imsitu multi_directional G->M reference": lambda: multi_directional(
-            attrs, groups, attrs, groups, attrs, direction="G->M", variant="reference", **ONE),
+            attrs, groups, attrs, groups, attrs, direction="G->M", variant="reference", **one),
         "imsitu multi_mals runs": lambda: multi_mals(
             attrs, groups, attrs, groups, [attrs.to_numpy()] * 2, [pred_groups, list(groups)],
-            **ONE),
+            **one),
         "bias_amp signs": lambda: bias_amp(
             [[1, 0], [1, 1], [1, 0], [1, 1], [0, 1]], ["a", "a", "a", "b", "b"],
-            [[1, 1], [1, 0], [1, 0], [0, 1]], ["a", "a", "a", "b"], **ONE),
-        "bias_amp never predicted": lambda: bias_amp(*never, **ONE),
+            [[1, 1], [1, 0], [1, 0], [0, 1]], ["a", "a", "a", "b"], **one),
+        "bias_amp never predicted": lambda: bias_amp(*never, **one),
         "bias_amp never predicted reference": lambda: bias_amp(
-            *never, variant="reference", **ONE),
+            *never, variant="reference", **one),
         "directional G->M": lambda: directional_bias_amp(
-            train, g, test, g, pred, direction="G->M", **ONE),
+            train, g, test, g, pred, direction="G->M", **one),
         "directional G->M reference": lambda: directional_bias_amp(
-            train, g, test, g, pred, direction="G->M", variant="reference", **ONE),
+            train, g, test, g, pred, direction="G->M", variant="reference", **one),
         "directional M->G": lambda: directional_bias_amp(
             [[1], [1], [1], [0]], ["w", "w", "m", "m"], [[1]] * 4, ["w", "w", "m", "m"],
-            pred_groups=["w", "w", "w", "m"], direction="M->G", **ONE),
+            pred_groups=["w", "w", "w", "m"], direction="M->G", **one),
         "multi_directional G->M": lambda: multi_directional(
             x2, ["w", "w", "m", "m"], x2, ["w", "w", "m", "m"],
-            [[1, 1], [1, 0], [1, 0], [0, 1]], direction="G->M", **ONE),
+            [[1, 1], [1, 0], [1, 0], [0, 1]], direction="G->M", **one),
     }
 
 
@@ -129,9 +130,16 @@ PINNED = {
 
 @pytest.mark.parametrize("name", PINNED)
 def test_default_numbers_are_pinned(name):
-    r = _hand_cases()[name]()
+    r = _hand_cases(n_bootstrap=0)[name]()
     got = (r.value, dict(r.stats), dict(r.intervals), [g.value for g in r.groups])
     assert differences(json.loads(json.dumps(got)), json.loads(json.dumps(PINNED[name]))) == []
+    # the default draws bootstrap intervals, and they leave every number alone
+    default = _hand_cases()[name]()
+    value, stats, _, groups = PINNED[name]
+    numbers = (default.value, dict(default.stats), [g.value for g in default.groups])
+    assert differences(json.loads(json.dumps(numbers)),
+                       json.loads(json.dumps((value, stats, groups)))) == []
+    assert default.params["n_bootstrap"] == 1000 and "value" in default.intervals
 
 
 # -- bootstrap intervals ----------------------------------------------------------------------
@@ -167,7 +175,7 @@ CALLS = {
 @pytest.mark.parametrize("name", CALLS)
 def test_intervals_hold_the_estimate_and_leave_the_numbers_alone(name):
     data = _moderate()
-    plain = CALLS[name](*data)
+    plain = CALLS[name](*data, n_bootstrap=0)
     r = CALLS[name](*data, n_bootstrap=300, seed=0)
     assert (r.value, dict(r.stats), [g.value for g in r.groups]) == (
         plain.value, dict(plain.stats), [g.value for g in plain.groups])
@@ -212,7 +220,7 @@ def test_runs_share_one_draw_of_test_images():
         assert two.stats["amplification_std"] == two.stats["variance_std"] == 0.0
         assert {k: two.intervals[k] for k in one.intervals} == one.intervals
         assert two.intervals["signed_mean"] == (two.stats["signed_mean"],) * 2  # the runs' spread
-    runs = multi_mals(tr, gtr, x, g, [p, 1 - p], [pg, pg], **ONE)
+    runs = multi_mals(tr, gtr, x, g, [p, 1 - p], [pg, pg], n_bootstrap=0, **ONE)
     boot = multi_mals(tr, gtr, x, g, [p, 1 - p], [pg, pg], n_bootstrap=100, seed=5, **ONE)
     assert boot.intervals["abs_mean"] == runs.intervals["abs_mean"]
     assert boot.intervals["value"] != runs.intervals["value"]
@@ -223,7 +231,7 @@ def test_reference_variant_and_bca(name):
     data = _moderate(n=80)
     for kw in ({"variant": "reference"}, {"interval_method": "bca"}):
         r = CALLS[name](*data, n_bootstrap=100, seed=0, **kw)
-        assert r.value == CALLS[name](*data, **kw).value
+        assert r.value == CALLS[name](*data, n_bootstrap=0, **kw).value
         assert r.intervals["value"][0] <= r.intervals["value"][1], kw
 
 
@@ -246,7 +254,7 @@ def test_confidence_gates_on_the_bootstrap_interval():
     with pytest.raises(FairnessViolation):
         fairness.check(r, max_amplification=(r.value + high) / 2, confidence="strict")
     with pytest.raises(FairnessConfigError, match="needs an interval"):
-        fairness.check(CALLS["multi_mals"](*_moderate()), max_amplification=1.0,
+        fairness.check(CALLS["multi_mals"](*_moderate(), n_bootstrap=0), max_amplification=1.0,
                        confidence="supported")
 
 
@@ -288,7 +296,7 @@ def test_multi_directional_linearised_interval_by_hand(monkeypatch):
     assert (r.params["interval_method"], old.params["interval_method"]) == (
         "linearised", "percentile")
     assert (r.value, r.stats, r.replicates) == (old.value, old.stats, old.replicates)
-    assert r.value == CALLS["multi_directional"](*data).value  # the paper's estimate
+    assert r.value == CALLS["multi_directional"](*data, n_bootstrap=0).value  # the paper's
     assert r.intervals["variance"] == old.intervals["variance"]
 
     def deltas(result):
@@ -299,7 +307,8 @@ def test_multi_directional_linearised_interval_by_hand(monkeypatch):
     by_hand = []
     for w in drawn[1:]:  # drawn[0] is the estimate's all-ones weights
         rows = np.repeat(np.arange(len(w)), w.astype(int))
-        again = deltas(CALLS["multi_directional"](train, g_train, *(t[rows] for t in test)))
+        again = deltas(CALLS["multi_directional"](train, g_train, *(t[rows] for t in test),
+                                                  n_bootstrap=0))
         by_hand.append(np.mean([np.sign(estimate[k]) * again[k] for k in estimate]))
     assert r.intervals["value"] == pytest.approx(tuple(np.quantile(by_hand, [0.025, 0.975])))
     assert r.intervals["amplification"] == r.intervals["value"]

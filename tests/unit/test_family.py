@@ -100,7 +100,8 @@ def test_a_per_group_stat_fails_closed_saying_only_the_headline_is_kept() -> Non
 def test_point_checks_keep_their_verdict_and_no_level() -> None:
     r = IndicatorResult("demo", "accuracy", 0.8, min_group_size=1,
                         groups=(GroupStat("a", 50, 0.9), GroupStat("b", 50, 0.8)))
-    outcome = evaluate(r, validate_threshold((), {"max_gap": 0.05}), level=0.999)[0]
+    limit = validate_threshold((), {"max_gap": 0.05, "confidence": "point"})
+    outcome = evaluate(r, limit, level=0.999)[0]
     assert outcome.verdict == "fail" and outcome.level is None
 
 

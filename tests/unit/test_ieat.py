@@ -64,32 +64,34 @@ def test_hand_computed_reference_counts_ties():
 
 
 # Outputs of the hand-computed and seeded cases, pinned bit for bit (``==`` on the float
-# literals ``repr`` printed): intervals are opt-in, and the default must not move a number.
+# literals ``repr`` printed) before intervals existed: the default now draws them, and neither
+# they nor n_bootstrap=0 (no intervals) may move a number.
 PINNED = [
-    ("hand, paper", lambda: ieat(X2, Y2, A2, B2, seed=0),
+    ("hand, paper", lambda **kw: ieat(X2, Y2, A2, B2, seed=0, **kw),
      {"statistic": 1.5999999999999999, "effect_size": 0.9607689228305227,
       "p_value": 0.16666666666666666, "mean_association_x": 0.39999999999999997,
       "mean_association_y": -0.39999999999999997, "std_association": 0.8326663997864531},
      (1, 1, 5.2580162446247416e-14)),
-    ("hand, reference", lambda: ieat(X2, Y2, A2, B2, seed=0, variant="reference"),
+    ("hand, reference", lambda **kw: ieat(X2, Y2, A2, B2, seed=0, variant="reference", **kw),
      {"statistic": 1.5999999999999999, "effect_size": 0.9607689228305227,
       "p_value": 0.3333333333333333, "mean_association_x": 0.39999999999999997,
       "mean_association_y": -0.39999999999999997, "std_association": 0.8326663997864531},
      (1, 1, 5.2580162446247416e-14)),
-    ("unequal sizes", lambda: ieat(*_rand(3, 2, 3, 4, 4), seed=0),
+    ("unequal sizes", lambda **kw: ieat(*_rand(3, 2, 3, 4, 4), seed=0, **kw),
      {"statistic": 0.01425769862155507, "effect_size": -0.4843998496525296, "p_value": 0.6,
       "mean_association_x": -0.18687864633801507, "mean_association_y": -0.1293383304325284,
       "std_association": 0.11878681619484724},
      (6, 1, 7.782017060952043e-14)),
     ("sampled, paper",
-     lambda: ieat(*_rand(5, 10, 10, 6, 6), n_permutations=2_000, exact_limit=100, seed=1),
+     lambda **kw: ieat(*_rand(5, 10, 10, 6, 6), n_permutations=2_000, exact_limit=100, seed=1,
+                       **kw),
      {"statistic": -0.5926403980086974, "effect_size": -0.3337945037893621, "p_value": 0.77,
       "mean_association_x": -0.01412063979270158, "mean_association_y": 0.04514340000816816,
       "std_association": 0.17754648182663835},
      (1540, 0, 5.237860672335611e-13)),
     ("sampled, reference",
-     lambda: ieat(*_rand(5, 10, 10, 6, 6), n_permutations=2_000, exact_limit=100, seed=1,
-                  variant="reference"),
+     lambda **kw: ieat(*_rand(5, 10, 10, 6, 6), n_permutations=2_000, exact_limit=100, seed=1,
+                       variant="reference", **kw),
      {"statistic": -0.5926403980086974, "effect_size": -0.3337945037893621, "p_value": 0.77,
       "mean_association_x": -0.01412063979270158, "mean_association_y": 0.04514340000816816,
       "std_association": 0.17754648182663835},
@@ -99,26 +101,33 @@ PINNED = [
 
 @pytest.mark.parametrize(("case", "run", "stats", "counts"), PINNED, ids=[c[0] for c in PINNED])
 def test_default_outputs_pinned_bit_for_bit(case, run, stats, counts):
-    r = run()
-    assert r.stats == stats  # exact float equality, every key
-    assert r.value == stats["effect_size"]
-    assert [g.value for g in r.groups] == [stats["mean_association_x"],
-                                           stats["mean_association_y"]]
-    assert [g.interval for g in r.groups] == [None, None]
-    assert (r.params["n_exceeding"], r.params["n_ties"], r.params["tie_tolerance"]) == counts
-    assert r.intervals == {}
+    default, plain = run(), run(n_bootstrap=0)
+    for r in (default, plain):
+        assert r.stats == stats  # exact float equality, every key
+        assert r.value == stats["effect_size"]
+        assert [g.value for g in r.groups] == [stats["mean_association_x"],
+                                               stats["mean_association_y"]]
+        assert (r.params["n_exceeding"], r.params["n_ties"], r.params["tie_tolerance"]) == counts
+    assert default.params["n_bootstrap"] == 1000 and "effect_size" in default.intervals
+    assert all(g.interval is not None for g in default.groups)
+    assert [g.interval for g in plain.groups] == [None, None]
+    assert plain.intervals == {}
 
 
 def test_battery_default_outputs_pinned_bit_for_bit():
     sets = {f"t{i}": tuple(_rand(20 + i, 9, 9, 4, 4)) for i in range(2)}
-    out = ieat_battery(sets, n_permutations=500, exact_limit=1, seed=5)
-    assert [r.params["seed"] for r in out.values()] == [3712420728229738858,
-                                                        3725969243744970365]
-    assert [(r.value, r.stats["p_value"], r.stats["p_value_holm"]) for r in out.values()] == [
-        (0.41031439023383415, 0.188, 0.188), (1.2259205998861076, 0.006, 0.012)]
-    assert [r.stats["statistic"] for r in out.values()] == [1.0983704034329262,
-                                                            2.3644045671453346]
-    assert all(r.intervals == {} for r in out.values())
+    default = ieat_battery(sets, n_permutations=500, exact_limit=1, seed=5)
+    plain = ieat_battery(sets, n_permutations=500, exact_limit=1, seed=5, n_bootstrap=0)
+    for out in (default, plain):
+        assert [r.params["seed"] for r in out.values()] == [3712420728229738858,
+                                                            3725969243744970365]
+        assert [(r.value, r.stats["p_value"], r.stats["p_value_holm"])
+                for r in out.values()] == [(0.41031439023383415, 0.188, 0.188),
+                                           (1.2259205998861076, 0.006, 0.012)]
+        assert [r.stats["statistic"] for r in out.values()] == [1.0983704034329262,
+                                                                2.3644045671453346]
+    assert all("effect_size" in r.intervals for r in default.values())
+    assert all(r.intervals == {} for r in plain.values())
 
 def test_unequal_sizes_keep_both_sizes():
     """|X|=2, |Y|=3: C(5, 2) = 10 splits, counted by brute force."""
@@ -232,10 +241,11 @@ def test_torch_and_float32_inputs():
 # -- gating ------------------------------------------------------------------------------
 
 def test_marker_limits_read_effect_size_and_p_value():
-    r = ieat(X2, Y2, A2, B2, seed=0)
-    fairness.check(r, max_effect_size=1.0, min_p_value=0.1)
+    """By the point rule: d = 0.96, p = 1/6 (two items a set: the interval of |d| is 0-1.7)."""
+    r = ieat(X2, Y2, A2, B2, seed=0, n_bootstrap=0)
+    fairness.check(r, max_effect_size=1.0, min_p_value=0.1, confidence="point")
     with pytest.raises(FairnessViolation):
-        fairness.check(r, max_effect_size=0.5, min_p_value=0.05)
+        fairness.check(r, max_effect_size=0.5, min_p_value=0.05, confidence="point")
 
 
 # -- validation --------------------------------------------------------------------------
@@ -358,16 +368,19 @@ def test_intervals_leave_every_number_and_the_permutations_unchanged():
                    {"n_permutations": 2_000, "exact_limit": 100, "seed": 1,
                     "variant": "reference"}):
         sets = _rand(5, 10, 10, 6, 6)
-        plain, boot = ieat(*sets, **kwargs), ieat(*sets, n_bootstrap=200, **kwargs)
+        plain = ieat(*sets, n_bootstrap=0, **kwargs)
+        boot = ieat(*sets, n_bootstrap=200, **kwargs)
         assert boot.stats == plain.stats and boot.value == plain.value
         assert [g.value for g in boot.groups] == [g.value for g in plain.groups]
         assert boot.params["n_exceeding"] == plain.params["n_exceeding"]
     # a Generator seed: the same draws give the same p-value with or without intervals
     sets = _rand(6, 9, 9, 4, 4)
-    plain = ieat(*sets, n_permutations=300, exact_limit=1, seed=np.random.default_rng(7))
+    plain = ieat(*sets, n_permutations=300, exact_limit=1, seed=np.random.default_rng(7),
+                 n_bootstrap=0)
     boot = ieat(*sets, n_permutations=300, exact_limit=1, seed=np.random.default_rng(7),
                 n_bootstrap=100)
     assert boot.stats == plain.stats and "effect_size" in boot.intervals
+    assert plain.intervals == {}
 
 
 def test_replicates_are_the_statistic_of_resampled_sets(monkeypatch):
@@ -407,7 +420,7 @@ def test_replicates_are_the_statistic_of_resampled_sets(monkeypatch):
         rows = [np.repeat(m, w[lo:hi].astype(int), axis=0)
                 for m, lo, hi in zip((x, y, a, b), bounds[:-1], bounds[1:])]
         assert stat["effect_size"][i] == pytest.approx(_reference_effect(*rows), rel=1e-10)
-        plain = ieat(*rows, seed=0)
+        plain = ieat(*rows, seed=0, n_bootstrap=0)
         assert stat["statistic"][i] == pytest.approx(plain.stats["statistic"], rel=1e-10,
                                                      abs=1e-12)
 
@@ -432,7 +445,8 @@ def test_reference_variant_takes_the_interval_keywords():
     ref = ieat(x, y, a, b, seed=5, n_bootstrap=300, variant="reference")
     paper = ieat(x, y, a, b, seed=5, n_bootstrap=300)
     assert ref.intervals == paper.intervals and ref.intervals
-    assert ref.stats["p_value"] == ieat(x, y, a, b, seed=5, variant="reference").stats["p_value"]
+    assert ref.stats["p_value"] == ieat(x, y, a, b, seed=5, variant="reference",
+                                        n_bootstrap=0).stats["p_value"]
 
 
 def test_undefined_replicates_are_left_out_and_noted():
@@ -700,7 +714,9 @@ def test_embed_accepts_torch_tensors(tmp_path):
 
 
 def test_threshold_marker_gates_an_ieat_test(pytester):
-    """End to end: a biased and an unbiased iEAT under the documented marker."""
+    """End to end: a biased and an unbiased iEAT under the documented marker, by the default
+    rule: the biased one's |d| interval (1.80, 1.82) lies above 0.5 and p = 0, so it fails; the
+    unbiased one's (0, 1.11) straddles 0.5, so it passes as inconclusive, saying so."""
     pytester.makepyfile(
         """
         import numpy as np
@@ -724,7 +740,9 @@ def test_threshold_marker_gates_an_ieat_test(pytester):
     )
     result = pytester.runpytest("--fairness", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*test_biased*"])
+    result.stdout.fnmatch_lines(["*test_biased*",
+                                 "*test_unbiased*max_effect_size=0.5 INCONCLUSIVE*passed*",
+                                 "*fairness: 1 inconclusive*"])
 
 
 # -- the review's findings (the reference variant's sampling) -------------------------------------

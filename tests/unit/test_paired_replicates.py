@@ -80,7 +80,7 @@ def test_clusters_change_the_plan_and_no_bootstrap_keeps_no_replicates() -> None
     rows = ind.group_metrics(y, pred, **kw)
     households = ind.group_metrics(y, pred, clusters=np.arange(N) // 2, **kw)
     assert rows.params["bootstrap_plan"] != households.params["bootstrap_plan"]
-    plain = ind.group_metrics(y, pred, groups=groups, min_group_size=1)
+    plain = ind.group_metrics(y, pred, groups=groups, min_group_size=1, n_bootstrap=0)
     assert plain.replicates == {} and "bootstrap_plan" not in plain.params
     assert "replicates" not in plain.to_dict()
 
