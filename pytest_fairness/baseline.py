@@ -203,7 +203,7 @@ def _check_consistent(baseline: Baseline, source: str) -> None:
     FairnessConfigError
         Naming the file, the test, the result and what contradicts what.
     """
-    seen: dict[tuple[str, str], tuple[str, float | None]] = {}
+    seen: dict[tuple[str, object], tuple[str, float | None]] = {}
     for nodeid, entry in baseline.tests.items():
         for rid, summary in entry.results.items():
             where = f"{nodeid} :: {rid}"

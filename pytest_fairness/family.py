@@ -116,6 +116,25 @@ def _pick(result: IndicatorResult, name: str, level: float,
     return pair
 
 
+def _bounded_as(result: IndicatorResult, name: str) -> str:
+    """What ``name``'s interval is: its own, or the gap whose interval it shares (``DA``).
+
+    Raises
+    ------
+    FairnessConfigError
+        For bounds over groups of a per-group stat (``gap:tpr``, ``min:tpr``, ``DEO``): the
+        result keeps only its headline per group, from which nothing else is re-levelled.
+    """
+    mine = result.intervals.get(name)
+    shared = next((other for other in ("gap", *sorted(result.intervals)) if other != name
+                   and other.startswith("gap") and result.intervals.get(other) == mine), name)
+    if shared.startswith(("gap:", "min:", "max:")):
+        raise FairnessConfigError(
+            f"{name!r} of {result.name!r}: its interval is bounded over the groups of a "
+            "per-group stat, and the result keeps only the headline's per group replicates")
+    return shared
+
+
 def interval_at(result: IndicatorResult, name: str, level: float) -> tuple[float, float]:
     """The interval ``name`` of ``result`` (a key of its ``intervals``) at ``level``.
 
@@ -137,6 +156,7 @@ def interval_at(result: IndicatorResult, name: str, level: float) -> tuple[float
     >>> tuple(round(v, 3) for v in interval_at(r, "value", 0.5))
     (0.4, 0.6)
     """
+    name = _bounded_as(result, name)
     if name not in _BOUNDED:
         return _percentile(result, name, level)
     return _pick(result, name, level, _simultaneous_bounds(result, level))
@@ -153,8 +173,9 @@ def at_level(result: IndicatorResult, level: float) -> tuple[IndicatorResult, di
     bounds: dict[str, tuple[float, float] | None] | str | None = None
     for name in result.intervals:
         try:
-            if name not in _BOUNDED:
-                intervals[name] = _percentile(result, name, level)
+            as_ = _bounded_as(result, name)
+            if as_ not in _BOUNDED:
+                intervals[name] = _percentile(result, as_, level)
                 continue
             if bounds is None:
                 try:
@@ -163,7 +184,7 @@ def at_level(result: IndicatorResult, level: float) -> tuple[IndicatorResult, di
                     bounds = str(error)
             if isinstance(bounds, str):
                 raise FairnessConfigError(bounds)
-            intervals[name] = _pick(result, name, level, bounds)
+            intervals[name] = _pick(result, as_, level, bounds)
         except FairnessConfigError as error:
             missing[name] = str(error)
     groups = []

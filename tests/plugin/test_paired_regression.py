@@ -70,9 +70,11 @@ def test_noise_passes_and_a_real_regression_fails_against_a_baseline(
                        *xdist_args).assert_outcomes(passed=1)
     stored = json.loads((pytester.path / "base.json").read_text())
     summary = next(iter(next(iter(stored["tests"].values()))["results"].values()))
-    # value, gap, ratio, derived stats with their own interval, each group's headline
-    assert set(summary["replicates"]) == {"value", "gap", "ratio", "MGA", "mGA", "DEOdds",
-                                          "DTO", "group:0", "group:1"}
+    # value, gap, ratio, every column's gap, every derived stat (DA and DEO share the gap's
+    # and the TPR gap's), the worst group's value, each group's headline
+    assert set(summary["replicates"]) == {"value", "gap", "ratio", "gap:tpr", "gap:fpr",
+                                          "MGA", "mGA", "DA", "DEO", "DEOdds", "DTO", "worst",
+                                          "group:0", "group:1"}
 
     monkeypatch.setenv("PAIRED_MODEL", "noise")
     result = pytester.runpytest("--fairness", "--fairness-baseline=base.json", *xdist_args)
@@ -116,8 +118,9 @@ def test_a_rule_that_needs_replicates_says_how_to_get_them(
     result = pytester.runpytest("--fairness", "--fairness-baseline=base.json")
     result.assert_outcomes(failed=1)  # unchanged, but "supported" cannot be judged
     result.stdout.fnmatch_lines(["*no bootstrap replicates of headline in the baseline: "
-                                 "compute the indicator with n_bootstrap=1000 and a fixed "
-                                 "seed=*"])
+                                 "compute the indicator with intervals (n_bootstrap=1000, "
+                                 "the default) and save the baseline again*"
+                                 "--fairness-compare-confidence point*"])
 
 
 def test_checkpoints_of_one_run_are_compared_with_the_first(

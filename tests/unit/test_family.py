@@ -131,3 +131,14 @@ def test_a_bca_interval_fails_closed_naming_the_percentile_fix() -> None:
     pct = indicators.ieat(*(rng.normal(size=(20, 8)) for _ in range(4)), n_bootstrap=200,
                           seed=0, interval_method="percentile")
     assert evaluate(pct, limit, level=0.999)[0].level == 0.999
+
+
+def test_a_stat_sharing_the_gaps_interval_is_relevelled_as_the_gap() -> None:
+    """DA's interval is the gap's: re-levelled alike; DEO's is the TPR gap's: fails closed."""
+    r = _result()
+    assert interval_at(r, "DA", 0.999) == interval_at(r, "gap", 0.999)
+    for name in ("DEO", "gap:tpr", "min:tpr"):
+        with pytest.raises(FairnessConfigError, match="per-group stat"):
+            interval_at(r, name, 0.999)
+    relevelled, missing = at_level(r, 0.999)
+    assert relevelled.intervals["DA"] == relevelled.intervals["gap"] and "DEO" in missing

@@ -90,10 +90,15 @@ def test_replicates_round_trip_and_stay_out_of_equality() -> None:
     r = ind.group_metrics(y, pred, groups=groups, min_group_size=1, n_bootstrap=B, seed=1)
     back = IndicatorResult.from_dict(r.to_dict())
     assert back == r and back.replicates == r.replicates
-    # value, gap, ratio, the derived stats with their own interval, and each included
-    # group's headline (what re-levels simultaneous intervals: --fairness-family-alpha)
-    assert set(r.replicates) == {"value", "gap", "ratio", "MGA", "mGA", "DEOdds", "DTO",
+    # value, gap, ratio, each column's gap, every derived stat (DA and DEO share the gap's
+    # and the TPR gap's: what comparisons on them read), the worst group's value, and each
+    # included group's headline (what re-levels simultaneous intervals under
+    # --fairness-family-alpha)
+    assert set(r.replicates) == {"value", "gap", "ratio", "gap:tpr", "gap:fpr", "MGA", "mGA",
+                                 "DA", "DEO", "DEOdds", "DTO", "worst",
                                  *(f"group:{i}" for i in range(len(r.groups)))}
+    np.testing.assert_array_equal(r.replicates["DA"], r.replicates["gap"])
+    np.testing.assert_array_equal(r.replicates["DEO"], r.replicates["gap:tpr"])
     assert all(len(v) == B for v in r.replicates.values())
 
 
