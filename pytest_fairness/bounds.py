@@ -6,13 +6,14 @@ indicator with a group table, and re-levels them for a run's family-wise control
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["quantiles", "simultaneous"]
+__all__ = ["quantiles", "simultaneous", "simultaneous_sets"]
 
 #: Upper bound on the number of cells (replicates × pairs) held at once.
 _CHUNK_CELLS = 4_000_000
@@ -162,4 +163,63 @@ def simultaneous(replicates: NDArray[np.float64], estimate: NDArray[np.float64],
     c = _critical(tops, confidence_level)
     d, s = np.abs(v[first] - v[second]), np.concatenate(sds)
     out[0] = (max(0.0, float(np.max(d - c * s))), float(np.max(d + c * s)))
+    return out
+
+
+def simultaneous_sets(
+    sets: Sequence[tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64] | None]],
+    confidence_level: float,
+) -> list[NDArray[np.float64]]:
+    """:func:`simultaneous` of several sets ``(replicates, estimate, weights)``, each its own.
+
+    Sets of the same size without NaN (a group table's columns) are bounded in one pass.
+    """
+    import numpy as np
+
+    if len({len(e) for _, e, _ in sets}) != 1 or not len(sets[0][1]) or any(
+            np.isnan(e).any() or np.isnan(r).any() for r, e, _ in sets):
+        return [simultaneous(r, e, confidence_level, weights=w) for r, e, w in sets]
+    reps = np.stack([r for r, _, _ in sets], axis=-1)  # (B, k, sets)
+    v = np.stack([e for _, e, _ in sets], axis=-1)  # (k, sets)
+    (b, k, n), out = reps.shape, np.full((len(sets), 3, 2), np.nan)
+    own = _sd(reps.reshape(b, -1)).reshape(k, n)
+    w = np.stack([np.full(k, np.nan) if x is None else np.asarray(x, dtype=np.float64)
+                  for _, _, x in sets], axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        floor = np.where((w > 0).all(axis=0), np.sqrt(
+            np.sum(w**2 * own**2, axis=0) / w.sum(axis=0) / w), 0.0)
+    s = np.fmax(own, floor)
+    c = _criticals(_studentized_max(v, reps, s), confidence_level)
+    low, high = v - c * s, v + c * s
+    floor_of, top_of = (np.minimum(reps.min(axis=(0, 1)), v.min(axis=0))[:, None],
+                        np.maximum(reps.max(axis=(0, 1)), v.max(axis=0))[:, None])
+    for row, pick in ((1, np.min), (2, np.max)):  # within reach, as simultaneous()
+        out[:, row] = np.clip(np.stack([pick(low, axis=0), pick(high, axis=0)], -1),
+                              floor_of, top_of)
+    if k > 1:
+        first, second = np.triu_indices(k, 1)
+        diff, d = reps[:, first] - reps[:, second], v[first] - v[second]
+        pair_s = np.fmax(_sd(diff.reshape(b, -1)).reshape(d.shape),
+                         np.hypot(floor[first], floor[second]))
+        c = _criticals(_studentized_max(d, diff, pair_s), confidence_level)
+        out[:, 0] = np.stack([np.maximum(0.0, (np.abs(d) - c * pair_s).max(axis=0)),
+                              (np.abs(d) + c * pair_s).max(axis=0)], -1)
+    return list(out)
+
+
+def _criticals(tops: NDArray[np.float64], confidence_level: float) -> NDArray[np.float64]:
+    """:func:`_critical` of each column of ``tops`` (B, sets) at once."""
+    import numpy as np
+
+    finite = np.isfinite(tops)
+    ordered = np.sort(np.where(finite, tops, np.inf), axis=0)  # the finite ones first
+    n = finite.sum(axis=0)
+    at = np.maximum(n - 1, 0) * confidence_level
+    low = np.floor(at).astype(np.intp)
+    below = np.take_along_axis(ordered, low[None], 0)[0]
+    above = np.take_along_axis(ordered, np.minimum(low + 1, np.maximum(n - 1, 0))[None], 0)[0]
+    t = at - low
+    with np.errstate(invalid="ignore"):
+        c = np.where(t >= 0.5, above - (above - below) * (1 - t), below + (above - below) * t)
+    out: NDArray[np.float64] = np.where(n > 0, c, 0.0)
     return out

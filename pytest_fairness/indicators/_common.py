@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, final
 
 import numpy as np
 
-from pytest_fairness.bounds import simultaneous
+from pytest_fairness.bounds import simultaneous_sets
 from pytest_fairness.errors import (
     FairnessConfigError,
     InsufficientDataError,
@@ -461,21 +461,18 @@ class GroupTable:
         ``max``) and of the ratio (on the log scale, where every value is above 0).
         """
         assert self.boot is not None
-        head, level, found = self.headline, self.boot.confidence_level, {}
-        weights = {c: w[self.included, j] for c, w in self.weights.items()}
-        for column, values in self.values.items():
-            reps = self.boot.replicates[f"group:{column}"][:, self.included, j]
-            bounds = simultaneous(reps, values[self.included, j], level,
-                                  weights=weights.get(column))
-            found["gap" if column == head else f"gap:{column}"] = bounds[0]
+        head, inc, found = self.headline, self.included, {}
+        sets = [(self.boot.replicates[f"group:{c}"][:, inc, j], v[inc, j],
+                 self.weights[c][inc, j] if c in self.weights else None)
+                for c, v in self.values.items()]
+        if self._log_ratio(j):  # the headline on the log scale: the ratio's bounds
+            sets.append((np.log(sets[0][0]), np.log(sets[0][1]), sets[0][2]))
+        bounds = simultaneous_sets(sets, self.boot.confidence_level)
+        for column, (gap, low, high) in zip(self.values, bounds):
             tag = "" if column == head else f":{column}"
-            found.update({f"min{tag}": bounds[1], f"max{tag}": bounds[2]})
-        if self._log_ratio(j):
-            with np.errstate(divide="ignore", invalid="ignore"):
-                reps = self.boot.replicates[f"group:{head}"][:, self.included, j]
-                low, high = simultaneous(np.log(reps), np.log(
-                    self.values[head][self.included, j]), level, weights=weights.get(head),
-                    extremes=False)[0]
+            found.update({f"gap{tag}": gap, f"min{tag}": low, f"max{tag}": high})
+        if len(bounds) > len(self.values):
+            low, high = bounds[-1][0]
             found["ratio"] = np.array([np.exp(-high), np.exp(-low)])
         return {name: (float(pair[0]), float(pair[1])) for name, pair in found.items()
                 if not np.isnan(pair).any()}
