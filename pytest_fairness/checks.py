@@ -85,10 +85,8 @@ def _confidence(kwargs: Mapping[str, Any]) -> str:
     """The ``confidence`` keyword of a marker, checked (default ``"supported"``)."""
     confidence = kwargs.get("confidence", DEFAULT_CONFIDENCE)
     if confidence not in CONFIDENCE_MODES:
-        raise FairnessConfigError(
-            f"confidence must be one of {', '.join(map(repr, CONFIDENCE_MODES))}; "
-            f"got confidence={confidence!r}."
-        )
+        modes = ", ".join(map(repr, CONFIDENCE_MODES))
+        raise FairnessConfigError(f"confidence must be one of {modes}; got {confidence=!r}.")
     return str(confidence)
 
 
@@ -530,14 +528,12 @@ def _judge(key: str | None, target: IndicatorResult, limits: Mapping[str, Any],
                 f"{why}. Fix: {FAMILY_FIX}.") from None
         passed = verdict == "pass" or (verdict == "inconclusive" and (
             _inconclusive or ("pass" if rule == "supported" else "fail")) == "pass")
-        sizes = [g.n for g in target.included_groups]
-        decide = "" if verdict != "inconclusive" else decide_line(
-            threshold, observed, interval, min(sizes) if sizes else None)
-        outcomes.append(
-            CheckOutcome(limit, threshold, observed, passed, target, key, rule,
-                         interval, where, reads=limits.get("metric") or "",
-                         verdict=verdict, decide=decide, level=None if rule == "point" else level)
-        )
+        n = min((g.n for g in target.included_groups), default=None)
+        decide = decide_line(threshold, observed, interval, n) if verdict == "inconclusive" else ""
+        outcomes.append(CheckOutcome(
+            limit, threshold, observed, passed, target, key, rule, interval, where,
+            reads=limits.get("metric") or "", verdict=verdict, decide=decide,
+            level=None if rule == "point" else level))
     return outcomes
 
 

@@ -503,8 +503,8 @@ def bias_amp(train_attrs: Any, train_groups: Any, pred_attrs: Any, pred_groups: 
     Parameters
     ----------
     n_bootstrap, confidence_level, interval_method, seed
-        Bootstrap intervals over the prediction rows (1,000 replicates by default; 0: none,
-        the point estimate alone); the seed is in ``params``.
+        Bootstrap intervals over the prediction rows (default 1,000; 0: none); the seed is in
+        ``params``.
 
     Examples
     --------
@@ -529,8 +529,7 @@ def directional_bias_amp(
     Parameters
     ----------
     n_bootstrap, confidence_level, interval_method, seed
-        Bootstrap intervals over the test images (1,000 replicates by default; 0: none, the
-        point estimate alone); the seed used is in ``params``.
+        Bootstrap intervals over the test images (default 1,000; 0: none); seed in ``params``.
 
     Examples
     --------
@@ -556,8 +555,7 @@ def multi_mals(train_attrs: Any, train_groups: Any, test_attrs: Any, test_groups
     Parameters
     ----------
     n_bootstrap, confidence_level, interval_method, seed
-        Bootstrap intervals over the test images (1,000 replicates by default; 0: none, the
-        point estimate alone); the seed used is in ``params``.
+        Bootstrap intervals over the test images (default 1,000; 0: none); seed in ``params``.
 
     Examples
     --------
@@ -585,8 +583,7 @@ def multi_directional(
     Parameters
     ----------
     n_bootstrap, confidence_level, interval_method, seed
-        Bootstrap intervals over the test images (1,000 replicates by default; 0: none, the
-        point estimate alone); the seed used is in ``params``.
+        Bootstrap intervals over the test images (default 1,000; 0: none); seed in ``params``.
         ``"linearised"`` (the default): the value's interval is the percentile interval of
         the replicates of the mean of ``sign(Δ̂)·Δ*``, each cell's |Δ| taken with the sign
         of its estimate. Replicates of mean |Δ| add their own upward bias to the
