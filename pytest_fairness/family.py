@@ -126,8 +126,9 @@ def _bounded_as(result: IndicatorResult, name: str) -> str:
         result keeps only its headline per group, from which nothing else is re-levelled.
     """
     mine = result.intervals.get(name)
-    shared = next((other for other in ("gap", *sorted(result.intervals)) if other != name
-                   and other.startswith("gap") and result.intervals.get(other) == mine), name)
+    shared = name if mine is None else next(
+        (other for other in ("gap", *sorted(result.intervals)) if other != name
+         and other.startswith("gap") and result.intervals.get(other) == mine), name)
     if shared.startswith(("gap:", "min:", "max:")):
         raise FairnessConfigError(
             f"{name!r} of {result.name!r}: its interval is bounded over the groups of a "
