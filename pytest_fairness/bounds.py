@@ -176,34 +176,45 @@ def simultaneous_sets(
     """
     import numpy as np
 
-    if len({len(e) for _, e, _ in sets}) != 1 or not len(sets[0][1]) or any(
-            np.isnan(e).any() or np.isnan(r).any() for r, e, _ in sets):
+    if len({len(e) for _, e, _ in sets}) != 1 or not len(sets[0][1]):
         return [simultaneous(r, e, confidence_level, weights=w) for r, e, w in sets]
-    reps = np.stack([r for r, _, _ in sets], axis=-1)  # (B, k, sets)
-    v = np.stack([e for _, e, _ in sets], axis=-1)  # (k, sets)
-    (b, k, n), out = reps.shape, np.full((len(sets), 3, 2), np.nan)
-    own = _sd(reps.reshape(b, -1)).reshape(k, n)
+    reps = np.stack([r for r, _, _ in sets])  # (sets, B, k): reductions run along rows
+    v = np.stack([e for _, e, _ in sets])  # (sets, k)
+    if np.isnan(reps).any() or np.isnan(v).any():
+        return [simultaneous(r, e, confidence_level, weights=w) for r, e, w in sets]
+    (_n, b, k), out = reps.shape, np.full((len(sets), 3, 2), np.nan)
+
+    def sd(x: NDArray[np.float64]) -> NDArray[np.float64]:  # over replicates, as _sd
+        centred = x - x.mean(axis=1, keepdims=True)
+        spread: NDArray[np.float64] = np.sqrt(np.einsum("sbk,sbk->sk", centred, centred) / (b - 1))
+        return spread
+
+    def critical(x: NDArray[np.float64], d: NDArray[np.float64],
+                 s: NDArray[np.float64]) -> NDArray[np.float64]:  # as _critical, per set
+        with np.errstate(invalid="ignore", divide="ignore"):
+            t = np.abs(x - d[:, None]) / np.where(s > 0, s, np.nan)[:, None]
+        return _criticals(np.fmax.reduce(t, axis=2, initial=-np.inf).T, confidence_level)
+
+    own = sd(reps)
     w = np.stack([np.full(k, np.nan) if x is None else np.asarray(x, dtype=np.float64)
-                  for _, _, x in sets], axis=-1)
+                  for _, _, x in sets])
     with np.errstate(invalid="ignore", divide="ignore"):
-        floor = np.where((w > 0).all(axis=0), np.sqrt(
-            np.sum(w**2 * own**2, axis=0) / w.sum(axis=0) / w), 0.0)
+        floor = np.where((w > 0).all(axis=1, keepdims=True), np.sqrt(
+            np.sum(w**2 * own**2, axis=1, keepdims=True) / w.sum(axis=1, keepdims=True) / w),
+            0.0)
     s = np.fmax(own, floor)
-    c = _criticals(_studentized_max(v, reps, s), confidence_level)
-    low, high = v - c * s, v + c * s
-    floor_of, top_of = (np.minimum(reps.min(axis=(0, 1)), v.min(axis=0))[:, None],
-                        np.maximum(reps.max(axis=(0, 1)), v.max(axis=0))[:, None])
+    c = critical(reps, v, s)[:, None] * s
+    reach = (np.minimum(reps.min(axis=(1, 2)), v.min(axis=1))[:, None],
+             np.maximum(reps.max(axis=(1, 2)), v.max(axis=1))[:, None])
     for row, pick in ((1, np.min), (2, np.max)):  # within reach, as simultaneous()
-        out[:, row] = np.clip(np.stack([pick(low, axis=0), pick(high, axis=0)], -1),
-                              floor_of, top_of)
+        out[:, row] = np.clip(np.stack([pick(v - c, axis=1), pick(v + c, axis=1)], -1), *reach)
     if k > 1:
         first, second = np.triu_indices(k, 1)
-        diff, d = reps[:, first] - reps[:, second], v[first] - v[second]
-        pair_s = np.fmax(_sd(diff.reshape(b, -1)).reshape(d.shape),
-                         np.hypot(floor[first], floor[second]))
-        c = _criticals(_studentized_max(d, diff, pair_s), confidence_level)
-        out[:, 0] = np.stack([np.maximum(0.0, (np.abs(d) - c * pair_s).max(axis=0)),
-                              (np.abs(d) + c * pair_s).max(axis=0)], -1)
+        diff, d = reps[:, :, first] - reps[:, :, second], v[:, first] - v[:, second]
+        pair_s = np.fmax(sd(diff), np.hypot(floor[:, first], floor[:, second]))
+        c = critical(diff, d, pair_s)[:, None] * pair_s
+        out[:, 0] = np.stack([np.maximum(0.0, (np.abs(d) - c).max(axis=1)),
+                              (np.abs(d) + c).max(axis=1)], -1)
     return list(out)
 
 
