@@ -145,7 +145,8 @@ def _intervals(boot: NDArray[np.float64], estimate: NDArray[np.float64],
     n_valid = (~np.isnan(boot)).sum(axis=0)
     whole = np.flatnonzero((n_valid == boot.shape[0]) & ~np.isnan(estimate))
     if method == "percentile" and whole.size:  # no NaN replicate: every entry at once
-        out[whole] = quantiles(np.sort(boot[:, whole], axis=0), [alpha / 2, 1 - alpha / 2]).T
+        ordered = np.sort(np.ascontiguousarray(boot[:, whole].T), axis=1).T  # rows sort faster
+        out[whole] = quantiles(ordered, [alpha / 2, 1 - alpha / 2]).T
     for i in range(estimate.size):
         if (method == "percentile" and n_valid[i] == boot.shape[0]) or (
                 n_valid[i] < 2 or math.isnan(estimate[i])):
