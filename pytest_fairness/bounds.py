@@ -6,14 +6,13 @@ indicator with a group table, and re-levels them for a run's family-wise control
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["quantiles", "simultaneous", "simultaneous_sets"]
+__all__ = ["quantiles", "simultaneous"]
 
 #: Upper bound on the number of cells (replicates × pairs) held at once.
 _CHUNK_CELLS = 4_000_000
@@ -163,74 +162,4 @@ def simultaneous(replicates: NDArray[np.float64], estimate: NDArray[np.float64],
     c = _critical(tops, confidence_level)
     d, s = np.abs(v[first] - v[second]), np.concatenate(sds)
     out[0] = (max(0.0, float(np.max(d - c * s))), float(np.max(d + c * s)))
-    return out
-
-
-def simultaneous_sets(
-    sets: Sequence[tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64] | None]],
-    confidence_level: float,
-) -> list[NDArray[np.float64]]:
-    """:func:`simultaneous` of several sets ``(replicates, estimate, weights)``, each its own.
-
-    Sets of the same size without NaN (a group table's columns) are bounded in one pass.
-    """
-    import numpy as np
-
-    if len({len(e) for _, e, _ in sets}) != 1 or not len(sets[0][1]):
-        return [simultaneous(r, e, confidence_level, weights=w) for r, e, w in sets]
-    reps = np.stack([r for r, _, _ in sets])  # (sets, B, k): reductions run along rows
-    v = np.stack([e for _, e, _ in sets])  # (sets, k)
-    if np.isnan(reps).any() or np.isnan(v).any():
-        return [simultaneous(r, e, confidence_level, weights=w) for r, e, w in sets]
-    (_n, b, k), out = reps.shape, np.full((len(sets), 3, 2), np.nan)
-
-    def sd(x: NDArray[np.float64]) -> NDArray[np.float64]:  # over replicates, as _sd
-        centred = x - x.mean(axis=1, keepdims=True)
-        spread: NDArray[np.float64] = np.sqrt(np.einsum("sbk,sbk->sk", centred, centred) / (b - 1))
-        return spread
-
-    def critical(x: NDArray[np.float64], d: NDArray[np.float64],
-                 s: NDArray[np.float64]) -> NDArray[np.float64]:  # as _critical, per set
-        with np.errstate(invalid="ignore", divide="ignore"):
-            t = np.abs(x - d[:, None]) / np.where(s > 0, s, np.nan)[:, None]
-        return _criticals(np.fmax.reduce(t, axis=2, initial=-np.inf).T, confidence_level)
-
-    own = sd(reps)
-    w = np.stack([np.full(k, np.nan) if x is None else np.asarray(x, dtype=np.float64)
-                  for _, _, x in sets])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        floor = np.where((w > 0).all(axis=1, keepdims=True), np.sqrt(
-            np.sum(w**2 * own**2, axis=1, keepdims=True) / w.sum(axis=1, keepdims=True) / w),
-            0.0)
-    s = np.fmax(own, floor)
-    c = critical(reps, v, s)[:, None] * s
-    reach = (np.minimum(reps.min(axis=(1, 2)), v.min(axis=1))[:, None],
-             np.maximum(reps.max(axis=(1, 2)), v.max(axis=1))[:, None])
-    for row, pick in ((1, np.min), (2, np.max)):  # within reach, as simultaneous()
-        out[:, row] = np.clip(np.stack([pick(v - c, axis=1), pick(v + c, axis=1)], -1), *reach)
-    if k > 1:
-        first, second = np.triu_indices(k, 1)
-        diff, d = reps[:, :, first] - reps[:, :, second], v[:, first] - v[:, second]
-        pair_s = np.fmax(sd(diff), np.hypot(floor[:, first], floor[:, second]))
-        c = critical(diff, d, pair_s)[:, None] * pair_s
-        out[:, 0] = np.stack([np.maximum(0.0, (np.abs(d) - c).max(axis=1)),
-                              (np.abs(d) + c).max(axis=1)], -1)
-    return list(out)
-
-
-def _criticals(tops: NDArray[np.float64], confidence_level: float) -> NDArray[np.float64]:
-    """:func:`_critical` of each column of ``tops`` (B, sets) at once."""
-    import numpy as np
-
-    finite = np.isfinite(tops)
-    ordered = np.sort(np.where(finite, tops, np.inf), axis=0)  # the finite ones first
-    n = finite.sum(axis=0)
-    at = np.maximum(n - 1, 0) * confidence_level
-    low = np.floor(at).astype(np.intp)
-    below = np.take_along_axis(ordered, low[None], 0)[0]
-    above = np.take_along_axis(ordered, np.minimum(low + 1, np.maximum(n - 1, 0))[None], 0)[0]
-    t = at - low
-    with np.errstate(invalid="ignore"):
-        c = np.where(t >= 0.5, above - (above - below) * (1 - t), below + (above - below) * t)
-    out: NDArray[np.float64] = np.where(n > 0, c, 0.0)
     return out

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, final
 
 import numpy as np
 
-from pytest_fairness.bounds import simultaneous_sets
+from pytest_fairness.bounds import simultaneous
 from pytest_fairness.errors import (
     FairnessConfigError,
     InsufficientDataError,
@@ -461,18 +461,19 @@ class GroupTable:
         ``max``) and of the ratio (on the log scale, where every value is above 0).
         """
         assert self.boot is not None
-        head, inc, found = self.headline, self.included, {}
-        sets = [(self.boot.replicates[f"group:{c}"][:, inc, j], v[inc, j],
-                 self.weights[c][inc, j] if c in self.weights else None)
-                for c, v in self.values.items()]
-        if self._log_ratio(j):  # the headline on the log scale: the ratio's bounds
-            sets.append((np.log(sets[0][0]), np.log(sets[0][1]), sets[0][2]))
-        bounds = simultaneous_sets(sets, self.boot.confidence_level)
-        for column, (gap, low, high) in zip(self.values, bounds):
+        head, inc, level, found = self.headline, self.included, self.boot.confidence_level, {}
+        weights = {c: w[inc, j] for c, w in self.weights.items()}
+        for column, values in self.values.items():
+            gap, low, high = simultaneous(self.boot.replicates[f"group:{column}"][:, inc, j],
+                                          values[inc, j], level, weights=weights.get(column))
             tag = "" if column == head else f":{column}"
             found.update({f"gap{tag}": gap, f"min{tag}": low, f"max{tag}": high})
-        if len(bounds) > len(self.values):
-            low, high = bounds[-1][0]
+        if self._log_ratio(j):  # the headline on the log scale: the ratio's bounds
+            with np.errstate(divide="ignore", invalid="ignore"):
+                low, high = simultaneous(
+                    np.log(self.boot.replicates[f"group:{head}"][:, inc, j]),
+                    np.log(self.values[head][inc, j]), level, weights=weights.get(head),
+                    extremes=False)[0]
             found["ratio"] = np.array([np.exp(-high), np.exp(-low)])
         return {name: (float(pair[0]), float(pair[1])) for name, pair in found.items()
                 if not np.isnan(pair).any()}
@@ -489,10 +490,10 @@ class GroupTable:
         if self.boot is None:
             return {}
         reps, head = self.boot.replicates, self.headline
-        names = {"value": "value", "gap": f"gap:{head}", "ratio": "ratio",
-                 **{f"gap:{c}": f"gap:{c}" for c in self.values if c != head},
-                 **{d: d for d in self.derived}, **self.aliases}
-        names = {shown: names.get(name, name) for shown, name in names.items()}
+        own = {"value": "value", "gap": f"gap:{head}", "ratio": "ratio",
+               **{f"gap:{c}": f"gap:{c}" for c in self.values if c != head},
+               **{d: d for d in self.derived}}
+        names = {**own, **{alias: own.get(to, to) for alias, to in self.aliases.items()}}
         found: dict[str, tuple[float, ...]] = {
             shown: float32s(reps[name][:, j]) for shown, name in names.items() if name in reps}
         heads = reps[f"group:{head}"][:, self.included, j]
@@ -557,8 +558,9 @@ def group_table(
     if options.n_bootstrap:
         # Without clusters, rows that contribute alike (same group, same numerators and
         # denominators) are pooled into kinds: the same resampling, drawn per kind.
-        kinds = None if clusters is not None else np.column_stack([codes, *(
-            x for name, pair in ratios.items() for x in pair[:1 + (columns[name][1] is not None)])])
+        varying = [codes, *(ratios[name][i] for name, (_, den) in columns.items()
+                            for i in ((0,) if den is None else (0, 1)))]  # not the 1s
+        kinds = None if clusters is not None else np.column_stack(varying)
         units = Units.of(n, clusters=clusters, kinds=kinds)
         # Every numerator and denominator of every group in one sparse matrix (units ×
         # cells): one product per chunk of replicates gives all their weighted sums.

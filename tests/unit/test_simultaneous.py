@@ -205,18 +205,3 @@ def test_bounds_on_a_rate_stay_between_0_and_1() -> None:
     assert 0.0 <= low <= 0.02 <= high <= 1.0
     assert 0.0 <= r.intervals["max"][0]
 
-
-@settings(max_examples=40, deadline=None)
-@given(st.integers(1, 6), st.integers(1, 4), st.integers(0, 2**32 - 1))
-def test_sets_bounded_together_equal_each_bounded_alone(k: int, n: int, seed: int) -> None:
-    from pytest_fairness.bounds import simultaneous_sets
-
-    rng = np.random.default_rng(seed)
-    sets = []
-    for _ in range(n):
-        reps = rng.random((200, k)) * rng.random(k)
-        weights = None if rng.random() < 0.3 else rng.integers(0, 50, k).astype(float)
-        sets.append((reps, reps.mean(axis=0) + rng.normal(size=k) * 0.01, weights))
-    for (reps, est, weights), got in zip(sets, simultaneous_sets(sets, 0.95)):
-        want = simultaneous(reps, est, 0.95, weights=weights)
-        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
