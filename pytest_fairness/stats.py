@@ -510,9 +510,10 @@ def bootstrap(
 
     rng = as_generator(seed)
     c = units.n_clusters
+    drawn = _kind_draws(units, rng.bit_generator.random_raw(2), n_bootstrap) if (
+        units.by_kind) else None
     joint = None
-    if units.by_kind and c * (n_bootstrap + 1) <= _CHUNK_CELLS:  # one pass: weights 1, draws
-        drawn = _kind_draws(units, rng.bit_generator.random_raw(2), n_bootstrap)
+    if drawn is not None and c * (n_bootstrap + 1) <= _CHUNK_CELLS:  # one pass: 1s, draws
         joint = {k: np.asarray(v, dtype=np.float64)
                  for k, v in statistic(np.vstack([np.ones((1, c)), drawn])).items()}
     estimate = {k: v[:1] for k, v in joint.items()} if joint is not None else {
@@ -529,10 +530,9 @@ def bootstrap(
                               for done in range(0, n_bootstrap, chunk))
     elif joint is not None:
         replicates = {k: v[1:] for k, v in joint.items()}
-    elif units.by_kind:
-        weights = _kind_draws(units, rng.bit_generator.random_raw(2), n_bootstrap)
+    elif drawn is not None:
         chunk = max(1, _CHUNK_CELLS // max(c, 1))
-        replicates = evaluate(weights[done:done + chunk] for done in range(0, n_bootstrap, chunk))
+        replicates = evaluate(drawn[done:done + chunk] for done in range(0, n_bootstrap, chunk))
     else:  # Poisson weights in blocks of _BLOCK_REPS replicates
         key = rng.bit_generator.random_raw(2)  # a function of an int seed alone
         chunk = _BLOCK_REPS * max(1, min(-(-n_bootstrap // _BLOCK_REPS),
