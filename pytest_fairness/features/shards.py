@@ -6,7 +6,8 @@ import math
 import os
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Any, Final, TypedDict, cast
 
@@ -45,8 +46,9 @@ CLEAN: Final = "clean"
 _DTYPES: Final = ("float16", "float32", "float64", "int8", "int16", "int32", "int64",
                   "uint8", "uint16", "uint32", "uint64")
 _SHA256: Final = re.compile(r"[0-9a-f]{64}")
-#: Bytes of features decoded at a time (about the row groups the job writes).
+#: Bytes of features decoded at a time by each thread (about the row groups the job writes).
 _BATCH_BYTES: Final = 16 * 2**20
+_CORES: Final = min(4, os.cpu_count() or 1)
 
 class PerturbationKey(TypedDict):
     """A perturbation as the manifest names it (None is the clean images)."""
@@ -502,54 +504,61 @@ def _unreadable(error: Exception) -> str:
 
 
 def _checked_decode(shards: _Shards, dataset: FairnessDataset) -> dict[str, NDArray[Any]]:
-    """Decode while a thread checks the sha256s; a checksum error wins over a decoding one."""
-    from concurrent.futures import ThreadPoolExecutor
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        sums = pool.submit(_check_sums, shards.folder, shards.extraction["shards"],
-                           shards.command)
-        try:
-            return _decode(shards, dataset)
-        finally:
-            sums.result()
+    """Decode the shards and check their sha256s on every core; a checksum error wins.
 
-
-def _check_sums(folder: Path, shards: Sequence[ShardEntry], command: str) -> None:
-    for shard in shards:
-        if file_sha256(folder / shard["file"]) != shard["sha256"]:
-            raise MissingFeaturesError(
-                f"features in {str(folder)!r}: shard {shard['file']!r} does not match its "
-                "sha256 in the manifest (damaged, or replaced by another extraction's "
-                f"shard). Delete it and run `{command}` again: it re-extracts that shard.")
-
-
-def _decode(shards: _Shards, dataset: FairnessDataset) -> dict[str, NDArray[Any]]:
-    """Read the shards into one matrix per output, rows placed by id; check every id once."""
+    Each shard's checksum and each shard's decoding is one task; the tasks share the
+    cores (the checksums alone take about as long as Arrow's own read of the shards).
+    """
     import numpy as np
 
-    files = shards.files()  # every footer and id checked before anything is allocated
-    placed = _rows(str(shards.folder), files, dataset)
-    pool = sys.modules["pyarrow"].default_memory_pool()
-    matrices = {name: np.empty((len(dataset), int(spec["width"])), dtype=np.dtype(spec["dtype"]))
-                for name, spec in shards.outputs.items()}
-    row_bytes = sum(m.shape[1] * m.itemsize for m in matrices.values())
-    for (shard, file, _), rows in zip(files, placed):
+    with ThreadPoolExecutor(_CORES) as workers:  # hashlib, Arrow and numpy let go of the GIL
+        sums = [workers.submit(_check_sum, shards.folder, entry, shards.command)
+                for entry in shards.extraction["shards"]]
         try:
-            for batch in file.iter_batches(batch_size=max(1, _BATCH_BYTES // row_bytes),
-                                           columns=[*matrices]):
-                part, rows = rows[:batch.num_rows], rows[batch.num_rows:]
-                for name, matrix in matrices.items():
-                    _place(batch.column(name), matrix, part, dataset, shards.error, shard, name)
-                # Arrow's allocator keeps freed buffers for reuse; handing them back after
-                # each batch keeps the peak near the matrix's own size (2.3x it otherwise).
-                del batch
-                pool.release_unused()
-        except MissingFeaturesError:
-            raise
-        except Exception as error:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError, ...
-            raise shards.error(shard, _unreadable(error)) from None
+            files = shards.files()  # every footer and id checked before anything is allocated
+            placed = _rows(str(shards.folder), files, dataset)
+            matrices = {name: np.empty((len(dataset), int(spec["width"])),
+                                       dtype=np.dtype(spec["dtype"]))
+                        for name, spec in shards.outputs.items()}
+            for task in [workers.submit(_decode, shards, file, rows, matrices, dataset)
+                         for file, rows in zip(files, placed)]:
+                task.result()
         finally:
-            file.close()
+            for task in sums:
+                task.result()
     return matrices
+
+
+def _check_sum(folder: Path, shard: ShardEntry, command: str) -> None:
+    if file_sha256(folder / shard["file"]) != shard["sha256"]:
+        raise MissingFeaturesError(
+            f"features in {str(folder)!r}: shard {shard['file']!r} does not match its "
+            "sha256 in the manifest (damaged, or replaced by another extraction's "
+            f"shard). Delete it and run `{command}` again: it re-extracts that shard.")
+
+
+def _decode(shards: _Shards, file: tuple[str, Any, Any], rows: NDArray[Any],
+            matrices: dict[str, NDArray[Any]], dataset: FairnessDataset) -> None:
+    """One shard's outputs into their rows of ``matrices`` (a batch at a time, in this thread)."""
+    shard, parquet, _ = file
+    pool = sys.modules["pyarrow"].default_memory_pool()
+    row_bytes = sum(m.shape[1] * m.itemsize for m in matrices.values())
+    try:
+        for batch in parquet.iter_batches(batch_size=max(1, _BATCH_BYTES // row_bytes),
+                                          columns=[*matrices], use_threads=False):
+            part, rows = rows[:batch.num_rows], rows[batch.num_rows:]
+            for name, matrix in matrices.items():
+                _place(batch.column(name), matrix, part, dataset, shards.error, shard, name)
+            # Arrow's allocator keeps freed buffers for reuse; handing them back after each
+            # batch keeps the peak near the matrices' own size (1.6x it otherwise).
+            del batch
+            pool.release_unused()
+    except MissingFeaturesError:
+        raise
+    except Exception as error:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError, ...
+        raise shards.error(shard, _unreadable(error)) from None
+    finally:
+        parquet.close()
 
 
 def _rows(folder: str, files: list[tuple[str, Any, Any]],
