@@ -6,6 +6,7 @@ indicator with a group table, and re-levels them for a run's family-wise control
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -31,34 +32,38 @@ def quantiles(ordered: NDArray[np.float64], levels: Any) -> NDArray[np.float64]:
     return out
 
 
-def _sd(replicates: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Bootstrap SD of each column, its NaN replicates left out."""
+def _sd(columns: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Bootstrap SD of each row of ``columns`` (p, B), its NaN replicates left out."""
     import warnings
 
     import numpy as np
 
-    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a column with under two replicates
-        if np.isnan(replicates).any():
-            sd: NDArray[np.float64] = np.nanstd(replicates, axis=0, ddof=1)
+    if columns.shape[1] < 2:
+        return np.full(columns.shape[0], np.nan)
+    if np.isnan(columns).any():
+        with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a row with under two replicates
+            sd: NDArray[np.float64] = np.nanstd(columns, axis=1, ddof=1)
             return sd
-        centred = replicates - replicates.mean(axis=0)
-        sd = np.sqrt(np.einsum("ij,ij->j", centred, centred) / (len(replicates) - 1))
-        return sd
+    centred = columns - columns.mean(axis=1, keepdims=True)
+    sd = np.sqrt(np.einsum("ij,ij->i", centred, centred) / (columns.shape[1] - 1))
+    return sd
 
 
-def _studentized_max(estimate: NDArray[np.float64], replicates: NDArray[np.float64],
+def _studentized_max(estimate: NDArray[np.float64], columns: NDArray[np.float64],
                      s: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``max |x* − x| / s`` of each replicate over p statistics of SDs ``s`` (p,).
+    """``max |x* − x| / s`` of each replicate over p statistics (``columns`` (p, B), SDs ``s``).
 
     NaN replicates and statistics with ``s`` 0 or NaN are left out of the maximum (-inf
     where a replicate has none).
     """
     import numpy as np
 
-    with np.errstate(invalid="ignore", divide="ignore"):
-        t = np.abs(replicates - estimate) / np.where(s > 0, s, np.nan)
-    top: NDArray[np.float64] = np.fmax.reduce(t, axis=1, initial=-np.inf)  # NaN passed over
+    scale = np.full(s.shape, np.nan)
+    np.divide(1.0, s, out=scale, where=s > 0)
+    t = np.abs(columns - estimate[:, None])
+    t *= scale[:, None]
+    top: NDArray[np.float64] = np.fmax.reduce(t, axis=0, initial=-np.inf)  # NaN passed over
     return top
 
 
@@ -66,13 +71,26 @@ def _critical(tops: NDArray[np.float64], confidence_level: float) -> float:
     """The ``confidence_level`` quantile of the finite maxima (0 when there are none)."""
     import numpy as np
 
-    finite = np.sort(tops[np.isfinite(tops)]).tolist()
-    if not finite:
+    finite = tops[np.isfinite(tops)]
+    if not finite.size:
         return 0.0
-    at = (len(finite) - 1) * confidence_level  # numpy's default (linear) quantile
+    at = (finite.size - 1) * confidence_level  # numpy's default (linear) quantile
     low = int(at)
-    below, above, t = finite[low], finite[min(low + 1, len(finite) - 1)], at - low
-    return float(above - (above - below) * (1 - t) if t >= 0.5 else below + (above - below) * t)
+    high = min(low + 1, finite.size - 1)
+    ordered = np.partition(finite, (low, high))
+    below, above, t = float(ordered[low]), float(ordered[high]), at - low
+    return above - (above - below) * (1 - t) if t >= 0.5 else below + (above - below) * t
+
+
+@functools.lru_cache(maxsize=64)
+def _pairs(k: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """Each pair (i < j) of k values: ``np.triu_indices(k, 1)``, read-only."""
+    import numpy as np
+
+    pairs = np.triu_indices(k, 1)
+    for part in pairs:
+        part.flags.writeable = False
+    return pairs
 
 
 def simultaneous(replicates: NDArray[np.float64], estimate: NDArray[np.float64],
@@ -130,35 +148,37 @@ def simultaneous(replicates: NDArray[np.float64], estimate: NDArray[np.float64],
     import numpy as np
 
     keep = ~np.isnan(estimate)
-    v, reps = estimate[keep], replicates[:, keep]
+    v = estimate[keep]
     out = np.full((3, 2), np.nan)
     if not v.size:
         return out
-    own, floor = _sd(reps), np.zeros(v.size)
+    columns = np.ascontiguousarray(replicates[:, keep].T)  # (k, B): reductions along rows
+    own, floor = _sd(columns), np.zeros(v.size)
     if weights is not None:
         w = np.asarray(weights, dtype=np.float64)[keep]
         if (w > 0).all():
-            floor = np.sqrt(np.sum(w**2 * np.nan_to_num(own)**2) / w.sum() / w)
+            floor = np.sqrt(np.sum(w**2 * np.where(np.isnan(own), 0.0, own)**2) / w.sum() / w)
     if extremes:  # within what the replicates reach (a rate's bound stays in [0, 1])
         s = np.fmax(own, floor)
-        c = _critical(_studentized_max(v, reps, s), confidence_level)
-        s = np.nan_to_num(s)
-        out[1] = (np.min(v - c * s), np.min(v + c * s))
-        out[2] = (np.max(v - c * s), np.max(v + c * s))
-        if np.isfinite(reps).any():
-            out[1:] = np.clip(out[1:], min(np.nanmin(reps), v.min()), max(np.nanmax(reps), v.max()))
+        c = _critical(_studentized_max(v, columns, s), confidence_level)
+        s = np.where(np.isnan(s), 0.0, s)
+        low, high = v - c * s, v + c * s
+        out[1:] = ((low.min(), high.min()), (low.max(), high.max()))
+        if np.isfinite(columns).any():
+            out[1:] = np.clip(out[1:], min(np.nanmin(columns), v.min()),
+                              max(np.nanmax(columns), v.max()))
     if v.size < 2:
         return out
     # Pairs in chunks of about _CHUNK_CELLS cells: k = 200 groups has 19,900 pairs.
-    first, second = np.triu_indices(v.size, 1)
-    step = max(1, _CHUNK_CELLS // max(reps.shape[0], 1))
-    sds, tops = [], np.full(reps.shape[0], -np.inf)
+    first, second = _pairs(v.size)
+    step = max(1, _CHUNK_CELLS // max(columns.shape[1], 1))
+    sds, tops = [], np.full(columns.shape[1], -np.inf)
     for at in range(0, first.size, step):
         i, j = first[at:at + step], second[at:at + step]
-        diff = reps[:, i] - reps[:, j]
+        diff = columns[i] - columns[j]
         pair_s = np.fmax(_sd(diff), np.hypot(floor[i], floor[j]))
         tops = np.maximum(tops, _studentized_max(v[i] - v[j], diff, pair_s))
-        sds.append(np.nan_to_num(pair_s))
+        sds.append(np.where(np.isnan(pair_s), 0.0, pair_s))
     c = _critical(tops, confidence_level)
     d, s = np.abs(v[first] - v[second]), np.concatenate(sds)
     out[0] = (max(0.0, float(np.max(d - c * s))), float(np.max(d + c * s)))
