@@ -390,6 +390,9 @@ def _workers() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(_CORES, thread_name_prefix="pytest-fairness-draws")
 
 
+os.register_at_fork(after_in_child=_workers.cache_clear)  # a forked child has no threads
+
+
 @functools.cache
 def _poisson_table() -> NDArray[np.float64]:
     """Poisson(1) by the inverse CDF of a 16-bit uniform (probabilities to 2**-16)."""

@@ -7,6 +7,8 @@ the same seed are resampled alike, whether or not their rows pool into kinds.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -191,3 +193,32 @@ def test_image_by_image_draws_before_this_layout_do_not_pair() -> None:
     y, pred, groups = _data()
     now = ind.group_metrics(y, pred, groups=groups, min_group_size=1, n_bootstrap=B, seed=1)
     assert now.params["bootstrap_plan"] != old_plan
+
+
+def _draw_in_child(queue: Any) -> None:
+    from pytest_fairness import stats
+
+    units = stats.Units.of(1 << 17)
+    queue.put(stats._draw(units, np.array([1, 2], dtype=np.uint64), 0, 16).sum())
+
+
+def test_a_forked_child_draws_on_its_own_threads() -> None:
+    """The draws' threads start once a process; a child forked after a draw starts its own
+    (the parent's pool, copied without its threads, would wait forever)."""
+    import multiprocessing
+
+    from pytest_fairness import stats
+
+    units = stats.Units.of(1 << 17)  # 2^21 weights: drawn on the pool's threads
+    here = stats._draw(units, np.array([1, 2], dtype=np.uint64), 0, 16).sum()
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_draw_in_child, args=(queue,))
+    child.start()
+    try:
+        assert queue.get(timeout=60) == here
+    finally:
+        child.join(timeout=10)
+        if child.is_alive():
+            child.kill()
+    assert child.exitcode == 0
