@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["BOOTSTRAP_METHODS", "Bootstrap", "IntervalOptions", "Units", "as_generator",
+__all__ = ["BOOTSTRAP_METHODS", "Bootstrap", "IntervalOptions", "Linear", "Units", "as_generator",
            "bootstrap", "check_bootstrap_options", "check_finite", "resolve_seed",
            "set_default_seed", "set_paired_draws"]
 
@@ -308,6 +308,25 @@ class Units:
 
 @final
 @dataclass(frozen=True)
+class Linear:
+    """A statistic of weighted sums: ``finish(w @ totals)`` for weights ``w`` (r, units).
+
+    :func:`bootstrap` may form the sums block by block as it draws the weights, without
+    holding them (see :func:`_drawn_sums`).
+    """
+
+    totals: Any  # (units, width): an array, or a sparse matrix (then formed from weights)
+    finish: Callable[[NDArray[np.float64]], Mapping[str, NDArray[np.float64]]]
+
+    def __call__(self, w: NDArray[np.float64]) -> Mapping[str, NDArray[np.float64]]:
+        """The statistic at weights ``w``."""
+        import numpy as np
+
+        return self.finish(np.asarray(w @ self.totals))
+
+
+@final
+@dataclass(frozen=True)
 class Bootstrap:
     """Estimates, replicates and intervals of named statistics (see :func:`bootstrap`).
 
@@ -450,6 +469,38 @@ def _draw(units: Units, key: NDArray[np.uint64], start: int, r: int) -> NDArray[
     return drawn
 
 
+def _drawn_sums(units: Units, key: NDArray[np.uint64], r: int,
+                totals: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``_draw(units, key, 0, r) @ totals`` for ``r`` a multiple of 16, without the weights.
+
+    Each block of weights is multiplied into its units' rows of ``totals`` as it is drawn, in
+    products of at most 2^18 multiply-adds (OpenBLAS runs those on the calling thread; larger
+    ones start its own threads, which then compete with these). The sums are those of the
+    weights :func:`_draw` gives, added in another order.
+    """
+    import numpy as np
+
+    table = _poisson_table()
+    n = units.n_clusters if units.sizes is None else units.codes.size  # units drawn
+    rows = totals if units.sizes is None else (totals / units.sizes[:, None])[units.codes]
+    width = totals.shape[1]
+    step = max(256, (1 << 18) // (_BLOCK_REPS * width))
+    sums = np.empty((r, width))
+
+    def fill(q: int) -> None:  # replicates q to q + 16
+        part = np.zeros((_BLOCK_REPS, width))
+        for at in range(0, n, _BLOCK_UNITS):
+            stop = min(at + _BLOCK_UNITS, n)
+            block = _block(key, at // _BLOCK_UNITS, q // _BLOCK_REPS, table, stop - at)
+            for low in range(0, stop - at, step):
+                part += block[:, low:low + step] @ rows[at + low:min(at + low + step, stop)]
+        sums[q:q + _BLOCK_REPS] = part
+
+    blocks = range(0, r, _BLOCK_REPS)
+    list(map(fill, blocks) if n * r < _THREADED else _workers().map(fill, blocks))
+    return sums
+
+
 def _kind_draws(units: Units, key: NDArray[np.uint64], r: int) -> NDArray[np.float64]:
     """Weights (r, kinds): each kind's total of its rows' Poisson(1) counts, a Poisson(size).
 
@@ -480,6 +531,11 @@ def _multinomial(units: Units, r: int, rng: np.random.Generator) -> NDArray[np.f
     return weights
 
 
+def _cacheable(units: Units, total: int) -> bool:
+    """Whether all ``total`` replicates' weights fit the cache."""
+    return units.n_clusters * total * 8 <= _CACHE_BYTES
+
+
 def _replicate_weights(units: Units, key: NDArray[np.uint64], start: int, r: int,
                        total: int) -> NDArray[np.float64]:
     """:func:`_draw`, kept while small: tests over the same rows and seed share their draws.
@@ -487,7 +543,7 @@ def _replicate_weights(units: Units, key: NDArray[np.uint64], start: int, r: int
     Only draws whose ``total`` replicates all fit in the cache are kept: larger ones would
     push their own chunks out before any reuse.
     """
-    if units.n_clusters * total * 8 > _CACHE_BYTES:
+    if not _cacheable(units, total):
         return _draw(units, key, start, r)
     digest = hashlib.sha256(units.codes.tobytes()).hexdigest() if units.sizes is not None else ""
     name = (key.tobytes(), units.plan, digest, start, r)
@@ -545,6 +601,12 @@ def bootstrap(
     elif drawn is not None:
         chunk = max(1, _CHUNK_CELLS // max(c, 1))
         replicates = evaluate(drawn[done:done + chunk] for done in range(0, n_bootstrap, chunk))
+    elif (isinstance(statistic, Linear) and isinstance(statistic.totals, np.ndarray)
+          and not _cacheable(units, n_bootstrap)):  # too many weights to keep: never held
+        key = rng.bit_generator.random_raw(2)  # the same key, so the same weights, as below
+        r = -(-n_bootstrap // _BLOCK_REPS) * _BLOCK_REPS
+        replicates = {k: np.asarray(v, dtype=np.float64)[:n_bootstrap] for k, v in
+                      statistic.finish(_drawn_sums(units, key, r, statistic.totals)).items()}
     else:  # Poisson weights in blocks of _BLOCK_REPS replicates
         key = rng.bit_generator.random_raw(2)  # a function of an int seed alone
         chunk = _BLOCK_REPS * max(1, min(-(-n_bootstrap // _BLOCK_REPS),

@@ -24,7 +24,7 @@ from pytest_fairness.results import (
     group_label,
     normalize_group,
 )
-from pytest_fairness.stats import Bootstrap, IntervalOptions, Units, check_finite
+from pytest_fairness.stats import Bootstrap, IntervalOptions, Linear, Units, check_finite
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -577,9 +577,8 @@ def group_table(
                               np.concatenate(cells), start)
         head = next(iter(columns))
 
-        def statistic(w: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
-            r = w.shape[0]
-            sums = np.asarray(w @ totals)
+        def finish(sums: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
+            r = sums.shape[0]
             out, reps = {}, {}
             for name, (at, m) in slices.items():
                 top = sums[:, at:at + k * m].reshape(r, k, m)
@@ -595,6 +594,7 @@ def group_table(
                 out.update(derive(reps, included))
             return out
 
+        statistic = Linear(totals, finish)
     boot = options.run(statistic, units, params)
     return GroupTable(keys, counts, values, derived, included, min_group_size, boot,
                       dict(aliases or {}), weights)

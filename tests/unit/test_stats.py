@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from pytest_fairness.errors import FairnessConfigError, InvalidDataError
+from pytest_fairness.results import IndicatorResult
 from pytest_fairness.stats import (
     IntervalOptions,
     Units,
@@ -160,3 +161,50 @@ def test_bootstrap_interval_of_a_mean_covers_it() -> None:
     assert interval is not None
     low, high = interval
     assert bool(low < 4.5 < high)
+
+
+@pytest.mark.parametrize("how", ["rows", "clusters", "kinds"])
+@pytest.mark.usefixtures("paired_draws")  # kinds drawn row by row, as a comparing run does
+def test_sums_formed_while_drawing_are_the_weights_product(how: str) -> None:
+    """Without holding the weights, the sums are those of the weights drawn: exactly the
+    same replicates, added in another order."""
+    from pytest_fairness import stats
+
+    rng = np.random.default_rng(4)
+    n = 20_000  # two blocks of units; the second a partial one
+    labels = rng.integers(0, 5, n)
+    units = {"rows": Units.of(n), "clusters": Units.of(n, clusters=rng.integers(0, 900, n)),
+             "kinds": Units.of(n, kinds=labels)}[how]
+    assert (units.sizes is not None) == (how == "kinds") and not units.by_kind
+    totals = rng.random((units.n_clusters, 7))
+    key = np.array([3, 9], dtype=np.uint64)
+    weights = stats._draw(units, key, 0, 48)
+    np.testing.assert_allclose(stats._drawn_sums(units, key, 48, totals), weights @ totals,
+                               rtol=1e-12)
+
+
+def test_draws_too_large_to_keep_give_the_kept_draws_intervals(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A statistic of weighted sums drawn without its weights (the cache too small to keep
+    them) has the replicates and intervals of the same draw kept whole."""
+    from pytest_fairness import stats
+    from pytest_fairness.indicators.cross_domain import landmark_metrics
+
+    rng = np.random.default_rng(5)
+    truth = rng.normal(size=(400, 5, 2)) * 20
+    pred = truth + rng.normal(size=truth.shape)
+    groups = rng.integers(0, 3, 400)
+
+    def call() -> IndicatorResult:
+        return landmark_metrics(truth, pred, groups=groups, normalizer=(0, 1),
+                                n_bootstrap=200, seed=2, min_group_size=30)
+
+    monkeypatch.setattr(stats, "_cache", {})
+    kept = call()
+    monkeypatch.setattr(stats, "_cache", {})
+    monkeypatch.setattr(stats, "_CACHE_BYTES", 0)
+    formed = call()
+    assert not stats._cache
+    assert formed.replicates == kept.replicates
+    for name, pair in kept.intervals.items():
+        assert formed.intervals[name] == pytest.approx(pair, abs=1e-12)
