@@ -609,8 +609,9 @@ def bootstrap(
                       statistic.finish(_drawn_sums(units, key, r, statistic.totals)).items()}
     else:  # Poisson weights in blocks of _BLOCK_REPS replicates
         key = rng.bit_generator.random_raw(2)  # a function of an int seed alone
-        chunk = _BLOCK_REPS * max(1, min(-(-n_bootstrap // _BLOCK_REPS),
-                                         _CHUNK_CELLS // _BLOCK_REPS // max(c, 1)))
+        blocks = -(-n_bootstrap // _BLOCK_REPS)  # in even chunks: the last one not mostly unused
+        most = max(1, _CHUNK_CELLS // _BLOCK_REPS // max(c, 1))
+        chunk = _BLOCK_REPS * -(-blocks // -(-blocks // most))
         replicates = evaluate(
             _replicate_weights(units, key, done, chunk, n_bootstrap)[:n_bootstrap - done]
                               for done in range(0, n_bootstrap, chunk))
