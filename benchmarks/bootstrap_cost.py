@@ -123,23 +123,27 @@ def _alternate(calls: list[Callable[[], Any]], repeat: int,
 
 def _peak_mib(rows: int, paired: bool) -> tuple[float, float]:
     """Peak memory (MiB) of a fresh process after one default group_metrics call, and its
-    growth over the point estimate's peak (ru_maxrss; this process has run larger calls).
+    growth over the point estimate's peak.
 
-    ``paired``: drawn image by image, as a run that compares draws.
+    VmHWM, the process's own high-water mark (Linux): ``ru_maxrss`` would carry over the
+    parent's from before the spawn. ``paired``: drawn image by image, as a comparing run.
     """
-    import resource
-
     from pytest_fairness import stats
+
+    def high_water() -> float:
+        with open("/proc/self/status") as status:
+            return next(int(line.split()[1]) / 1024 for line in status
+                        if line.startswith("VmHWM:"))
 
     global N
     N = rows
     stats.set_paired_draws(paired)
     call = _group_metrics()
     call(n_bootstrap=0)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    before = high_water()
     call()
-    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return after / 1024, (after - before) / 1024
+    after = high_water()
+    return after, after - before
 
 
 def main() -> None:
