@@ -45,7 +45,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("policy, store, render", ("checks", "family", "readings", "regression", "baseline", "history",
                                 "report")),
     ("computation and inputs", ("indicators", "features", "data", "perturbations")),
-    ("values", ("records", "results", "stats", "bounds", "options", "errors", "files")),
+    ("values", ("records", "results", "stats", "draws", "bounds", "options", "errors",
+                "files")),
 )
 
 #: Groups of one rank that must not import one another (entries as in :data:`LAYERS`).

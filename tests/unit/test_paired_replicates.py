@@ -196,10 +196,10 @@ def test_image_by_image_draws_before_this_layout_do_not_pair() -> None:
 
 
 def _draw_in_child(queue: Any) -> None:
-    from pytest_fairness import stats
+    from pytest_fairness import draws, stats
 
     units = stats.Units.of(1 << 17)
-    queue.put(stats._draw(units, np.array([1, 2], dtype=np.uint64), 0, 16).sum())
+    queue.put(draws.draw(units, np.array([1, 2], dtype=np.uint64), 0, 16).sum())
 
 
 def test_a_forked_child_draws_on_its_own_threads() -> None:
@@ -207,10 +207,10 @@ def test_a_forked_child_draws_on_its_own_threads() -> None:
     (the parent's pool, copied without its threads, would wait forever)."""
     import multiprocessing
 
-    from pytest_fairness import stats
+    from pytest_fairness import draws, stats
 
     units = stats.Units.of(1 << 17)  # 2^21 weights: drawn on the pool's threads
-    here = stats._draw(units, np.array([1, 2], dtype=np.uint64), 0, 16).sum()
+    here = draws.draw(units, np.array([1, 2], dtype=np.uint64), 0, 16).sum()
     context = multiprocessing.get_context("fork")
     queue = context.Queue()
     child = context.Process(target=_draw_in_child, args=(queue,))

@@ -168,7 +168,7 @@ def test_bootstrap_interval_of_a_mean_covers_it() -> None:
 def test_sums_formed_while_drawing_are_the_weights_product(how: str) -> None:
     """Without holding the weights, the sums are those of the weights drawn: exactly the
     same replicates, added in another order."""
-    from pytest_fairness import stats
+    from pytest_fairness import draws
 
     rng = np.random.default_rng(4)
     n = 20_000  # two blocks of units; the second a partial one
@@ -178,8 +178,8 @@ def test_sums_formed_while_drawing_are_the_weights_product(how: str) -> None:
     assert (units.sizes is not None) == (how == "kinds") and not units.by_kind
     totals = rng.random((units.n_clusters, 7))
     key = np.array([3, 9], dtype=np.uint64)
-    weights = stats._draw(units, key, 0, 48)
-    np.testing.assert_allclose(stats._drawn_sums(units, key, 48, totals), weights @ totals,
+    weights = draws.draw(units, key, 0, 48)
+    np.testing.assert_allclose(draws.drawn_sums(units, key, 48, totals), weights @ totals,
                                rtol=1e-12)
 
 
@@ -187,7 +187,7 @@ def test_draws_too_large_to_keep_give_the_kept_draws_intervals(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A statistic of weighted sums drawn without its weights (the cache too small to keep
     them) has the replicates and intervals of the same draw kept whole."""
-    from pytest_fairness import stats
+    from pytest_fairness import draws
     from pytest_fairness.indicators.cross_domain import landmark_metrics
 
     rng = np.random.default_rng(5)
@@ -199,12 +199,12 @@ def test_draws_too_large_to_keep_give_the_kept_draws_intervals(
         return landmark_metrics(truth, pred, groups=groups, normalizer=(0, 1),
                                 n_bootstrap=200, seed=2, min_group_size=30)
 
-    monkeypatch.setattr(stats, "_cache", {})
+    monkeypatch.setattr(draws, "_cache", {})
     kept = call()
-    monkeypatch.setattr(stats, "_cache", {})
-    monkeypatch.setattr(stats, "_CACHE_BYTES", 0)
+    monkeypatch.setattr(draws, "_cache", {})
+    monkeypatch.setattr(draws, "_CACHE_BYTES", 0)
     formed = call()
-    assert not stats._cache
+    assert not draws._cache
     assert formed.replicates == kept.replicates
     for name, pair in kept.intervals.items():
         assert formed.intervals[name] == pytest.approx(pair, abs=1e-12)
