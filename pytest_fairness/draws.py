@@ -97,15 +97,10 @@ def draw(units: Drawn, key: NDArray[np.uint64], start: int, r: int) -> NDArray[n
     of weighted sums); a kind weighs its rows' mean count.
     """
     import numpy as np
-    from scipy import sparse
 
     table = _poisson_table()
-    n = units.n_clusters if units.sizes is None else units.codes.size
+    n, spans, pools = _spans(units)
     drawn = (np.empty if units.sizes is None else np.zeros)((r, units.n_clusters))
-    spans = [(at, min(at + _BLOCK_UNITS, n)) for at in range(0, n, _BLOCK_UNITS)]
-    pools = [None if units.sizes is None else sparse.csr_matrix(  # rows summed per kind
-        (np.ones(stop - at), (np.arange(stop - at), units.codes[at:stop])),
-        shape=(stop - at, units.n_clusters)) for at, stop in spans]
 
     def fill(q: int) -> None:  # replicates q to q + 16: disjoint rows of ``drawn``
         for (at, stop), pool in zip(spans, pools):
@@ -128,30 +123,46 @@ def drawn_sums(units: Drawn, key: NDArray[np.uint64], r: int,
 
     Each block of weights is multiplied into its units' rows of ``totals`` as it is drawn, in
     products of at most 2^18 multiply-adds (OpenBLAS runs those on the calling thread; larger
-    ones start its own threads, which then compete with these). The sums are those of the
-    weights :func:`draw` gives, added in another order.
+    ones start its own threads, which then compete with these); rows of kinds are summed per
+    kind first, as :func:`draw` sums them. The sums are those of the weights :func:`draw`
+    gives, added in another order.
     """
     import numpy as np
 
     table = _poisson_table()
-    n = units.n_clusters if units.sizes is None else units.codes.size  # units drawn
-    rows = totals if units.sizes is None else (totals / units.sizes[:, None])[units.codes]
+    n, spans, pools = _spans(units)
     width = totals.shape[1]
     step = max(256, (1 << 18) // (BLOCK_REPS * width))
     sums = np.empty((r, width))
 
     def fill(q: int) -> None:  # replicates q to q + 16
         part = np.zeros((BLOCK_REPS, width))
-        for at in range(0, n, _BLOCK_UNITS):
-            stop = min(at + _BLOCK_UNITS, n)
+        kinds = np.zeros((BLOCK_REPS, 0 if units.sizes is None else units.n_clusters))
+        for (at, stop), pool in zip(spans, pools):
             block = _block(key, at // _BLOCK_UNITS, q // BLOCK_REPS, table, stop - at)
+            if pool is not None:
+                kinds += block @ pool
+                continue
             for low in range(0, stop - at, step):
-                part += block[:, low:low + step] @ rows[at + low:min(at + low + step, stop)]
-        sums[q:q + BLOCK_REPS] = part
+                part += block[:, low:low + step] @ totals[at + low:min(at + low + step, stop)]
+        sums[q:q + BLOCK_REPS] = part if units.sizes is None else kinds / units.sizes @ totals
 
     blocks = range(0, r, BLOCK_REPS)
     list(map(fill, blocks) if n * r < _THREADED else _workers().map(fill, blocks))
     return sums
+
+
+def _spans(units: Drawn) -> tuple[int, list[tuple[int, int]], list[Any]]:
+    """The units drawn, their blocks of 16,384, and each block's sum per kind (or None)."""
+    import numpy as np
+    from scipy import sparse
+
+    n = units.n_clusters if units.sizes is None else units.codes.size
+    spans = [(at, min(at + _BLOCK_UNITS, n)) for at in range(0, n, _BLOCK_UNITS)]
+    pools = [None if units.sizes is None else sparse.csr_matrix(
+        (np.ones(stop - at), (np.arange(stop - at), units.codes[at:stop])),
+        shape=(stop - at, units.n_clusters)) for at, stop in spans]
+    return n, spans, pools
 
 
 def kind_draws(units: Drawn, key: NDArray[np.uint64], r: int) -> NDArray[np.float64]:
