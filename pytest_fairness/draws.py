@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = ["BLOCK_REPS", "Drawn", "cacheable", "draw", "drawn_sums", "kind_draws", "multinomial",
-           "replicate_weights"]
+           "replicate_weights", "workers"]
 
 
 class Drawn(Protocol):
@@ -48,21 +48,22 @@ class Drawn(Protocol):
 #: Units and replicates per block of Poisson weights, each block drawn by its own generator;
 #: replicate weights kept for reuse: at most _CACHE_BYTES in all.
 _BLOCK_UNITS, BLOCK_REPS, _CACHE_BYTES = 1 << 14, 16, 512 << 20
-#: Draws of at least this many weights use every core (at most 4).
+#: Draws of at least this many weights use the worker threads, at most 4.
 _THREADED, _CORES = 1 << 20, min(4, os.cpu_count() or 1)
 _cache: dict[tuple[Any, ...], NDArray[np.float64]] = {}
 
 
 @functools.cache
-def _workers() -> ThreadPoolExecutor:
-    """Threads for large draws (numpy lets go of the GIL while it draws), started once.
+def workers() -> ThreadPoolExecutor:
+    """The process's worker threads, started once, for work that lets go of the GIL.
 
-    A pool per call spent about 4 ms starting its threads: 0.13 s a bootstrap of 10^5 rows.
+    Numpy's draws and products here, shards' checksums and pages when read. A pool per call
+    spent about 4 ms starting its threads: 0.13 s a bootstrap of 10^5 rows.
     """
-    return ThreadPoolExecutor(_CORES, thread_name_prefix="pytest-fairness-draws")
+    return ThreadPoolExecutor(_CORES, thread_name_prefix="pytest-fairness")
 
 
-os.register_at_fork(after_in_child=_workers.cache_clear)  # a forked child has no threads
+os.register_at_fork(after_in_child=workers.cache_clear)  # a forked child has no threads
 
 
 @functools.cache
@@ -111,7 +112,7 @@ def draw(units: Drawn, key: NDArray[np.uint64], start: int, r: int) -> NDArray[n
                 drawn[q:q + BLOCK_REPS] += block @ pool
 
     blocks = range(0, r, BLOCK_REPS)
-    list(map(fill, blocks) if n * r < _THREADED else _workers().map(fill, blocks))
+    list(map(fill, blocks) if n * r < _THREADED else workers().map(fill, blocks))
     if units.sizes is not None:
         drawn /= units.sizes
     return drawn
@@ -148,7 +149,7 @@ def drawn_sums(units: Drawn, key: NDArray[np.uint64], r: int,
         sums[q:q + BLOCK_REPS] = part if units.sizes is None else kinds / units.sizes @ totals
 
     blocks = range(0, r, BLOCK_REPS)
-    list(map(fill, blocks) if n * r < _THREADED else _workers().map(fill, blocks))
+    list(map(fill, blocks) if n * r < _THREADED else workers().map(fill, blocks))
     return sums
 
 

@@ -412,8 +412,8 @@ def bootstrap(
     Efron & Tibshirani, *An Introduction to the Bootstrap* (1993): weights all 1 give the
     estimate; each replicate weighs every unit by a Poisson(1) count
     (:func:`~pytest_fairness.draws.draw`), or, with several strata, draws each stratum's
-    clusters with replacement. Intervals are
-    percentile or BCa (Efron 1987, jackknife acceleration); NaN replicates are left out.
+    clusters with replacement. Intervals are percentile or BCa (Efron 1987, jackknife
+    acceleration); NaN replicates are left out.
     """
     import numpy as np
 
@@ -442,20 +442,20 @@ def bootstrap(
     elif drawn is not None:
         chunk = max(1, _CHUNK_CELLS // max(c, 1))
         replicates = evaluate(drawn[done:done + chunk] for done in range(0, n_bootstrap, chunk))
-    elif (isinstance(statistic, Linear) and isinstance(statistic.totals, np.ndarray)
-          and not cacheable(units, n_bootstrap)):  # too many weights to keep: never held
-        key = rng.bit_generator.random_raw(2)  # the same key, so the same weights, as below
-        r = -(-n_bootstrap // BLOCK_REPS) * BLOCK_REPS
-        replicates = {k: np.asarray(v, dtype=np.float64)[:n_bootstrap] for k, v in
-                      statistic.finish(drawn_sums(units, key, r, statistic.totals)).items()}
     else:  # Poisson weights in blocks of BLOCK_REPS replicates
         key = rng.bit_generator.random_raw(2)  # a function of an int seed alone
-        blocks = -(-n_bootstrap // BLOCK_REPS)  # in even chunks: the last one not mostly unused
-        most = max(1, _CHUNK_CELLS // BLOCK_REPS // max(c, 1))
-        chunk = BLOCK_REPS * -(-blocks // -(-blocks // most))
-        replicates = evaluate(
-            replicate_weights(units, key, done, chunk, n_bootstrap)[:n_bootstrap - done]
-                              for done in range(0, n_bootstrap, chunk))
+        blocks = -(-n_bootstrap // BLOCK_REPS)
+        if (isinstance(statistic, Linear) and isinstance(statistic.totals, np.ndarray)
+                and not cacheable(units, n_bootstrap)):  # too many weights to keep: never held
+            sums = drawn_sums(units, key, blocks * BLOCK_REPS, statistic.totals)[:n_bootstrap]
+            replicates = {k: np.asarray(v, dtype=np.float64)
+                          for k, v in statistic.finish(sums).items()}
+        else:  # in even chunks: the last one not mostly unused
+            most = max(1, _CHUNK_CELLS // BLOCK_REPS // max(c, 1))
+            chunk = BLOCK_REPS * -(-blocks // -(-blocks // most))
+            replicates = evaluate(
+                replicate_weights(units, key, done, chunk, n_bootstrap)[:n_bootstrap - done]
+                for done in range(0, n_bootstrap, chunk))
     jack: dict[str, NDArray[np.float64]] | None = None
     if method == "bca":
         step = max(1, _CHUNK_CELLS // max(c, 1))

@@ -7,10 +7,11 @@ import os
 import re
 import sys
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Any, Final, TypedDict, cast
 
+from pytest_fairness.draws import workers
 from pytest_fairness.errors import (
     FairnessConfigError,
     InvalidDataError,
@@ -48,7 +49,6 @@ _DTYPES: Final = ("float16", "float32", "float64", "int8", "int16", "int32", "in
 _SHA256: Final = re.compile(r"[0-9a-f]{64}")
 #: Bytes of features decoded at a time by each thread (about the row groups the job writes).
 _BATCH_BYTES: Final = 16 * 2**20
-_CORES: Final = min(4, os.cpu_count() or 1)
 
 class PerturbationKey(TypedDict):
     """A perturbation as the manifest names it (None is the clean images)."""
@@ -504,22 +504,23 @@ def _unreadable(error: Exception) -> str:
 
 
 def _checked_decode(shards: _Shards, dataset: FairnessDataset) -> dict[str, NDArray[Any]]:
-    """Decode and checksum the shards, a task a shard each on every core; a checksum wins."""
+    """Decode and checksum the shards, a task a shard on the worker threads; a checksum wins."""
     import numpy as np
 
-    with ThreadPoolExecutor(_CORES) as workers:  # hashlib, Arrow and numpy let go of the GIL
-        sums = [workers.submit(_check_sum, shards, entry) for entry in shards.extraction["shards"]]
-        try:
-            files = shards.files()  # every footer and id checked before anything is allocated
-            placed = _rows(str(shards.folder), files, dataset)
-            matrices = {name: np.empty((len(dataset), int(out["width"])), np.dtype(out["dtype"]))
-                        for name, out in shards.outputs.items()}
-            for task in [workers.submit(_decode, shards, file, rows, matrices, dataset)
-                         for file, rows in zip(files, placed)]:
-                task.result()
-        finally:
-            for task in sums:
-                task.result()
+    sums = [workers().submit(_check_sum, shards, entry) for entry in shards.extraction["shards"]]
+    try:
+        files = shards.files()  # every footer and id checked before anything is allocated
+        placed = _rows(str(shards.folder), files, dataset)
+        matrices = {name: np.empty((len(dataset), int(out["width"])), np.dtype(out["dtype"]))
+                    for name, out in shards.outputs.items()}
+        decoded = [workers().submit(_decode, shards, file, rows, matrices, dataset)
+                   for file, rows in zip(files, placed)]
+        wait(decoded)  # every shard closed before any error is raised
+        for task in decoded:
+            task.result()
+    finally:
+        for task in sums:
+            task.result()
     return matrices
 
 
@@ -541,9 +542,8 @@ def _decode(shards: _Shards, file: tuple[str, Any, Any], rows: NDArray[Any],
             part, rows = rows[:batch.num_rows], rows[batch.num_rows:]
             for name, matrix in matrices.items():
                 _place(batch.column(name), matrix, part, dataset, shards.error, shard, name)
-            # Freed buffers handed back to Arrow's allocator: a peak of 1.3x the matrix, not 1.6x
             del batch
-            pool.release_unused()
+            pool.release_unused()  # freed buffers handed back: a peak of 1.3x the matrix, not 1.6x
     except MissingFeaturesError:
         raise
     except Exception as error:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError, ...

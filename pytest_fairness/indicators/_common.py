@@ -498,8 +498,7 @@ class GroupTable:
         heads = np.ascontiguousarray(reps[f"group:{head}"][:, self.included, j].T)  # (k, B)
         found.update({f"group:{g}": float32s(row)
                       for g, row in zip(np.flatnonzero(self.included), heads)})
-        if heads.shape[0]:  # the worst included group's value, replicate by replicate (NaN
-            # where a replicate has none)
+        if heads.shape[0]:  # the worst included group's value, replicate by replicate
             worst = (np.fmin if higher_is_better else np.fmax).reduce(heads, axis=0)
             found["worst"] = float32s(worst)
         return found
